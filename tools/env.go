@@ -1,0 +1,142 @@
+// This file defines the environment tools run in: the workspace roots, the
+// file system, the command runner, the permission gate and the plan sink.
+
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Env is a session's environment, shared by every call of the session's
+// tools. Its fields are set once when the session (or a subagent child) is
+// created; a child gets its own Env whose Permission wraps the parent's.
+type Env struct {
+	// Workspace confines paths to the session's roots.
+	Workspace *Workspace
+	// FS reads and writes text files.
+	FS FileSystem
+	// Runner runs commands.
+	Runner Runner
+	// Permission decides whether a call that changes things may run.
+	Permission Permission
+	// Plan publishes the agent's plan; nil drops it.
+	Plan func(entries []PlanEntry)
+}
+
+// FileSystem reads and writes text files by absolute, already confined
+// path. The editor-backed implementation goes through fs/read_text_file and
+// fs/write_text_file, so the agent sees unsaved buffers.
+type FileSystem interface {
+	// ReadTextFile returns up to limit lines starting at the 1-based line
+	// (0 for both means the whole file). A missing file is an error that
+	// matches [ErrNotExist].
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	// WriteTextFile replaces the file's content, creating it (and its
+	// parent directories, locally) when needed.
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// ErrNotExist reports a file that does not exist, whichever FileSystem
+// looked for it.
+var ErrNotExist = errors.New("file does not exist")
+
+// Command is a command to run.
+type Command struct {
+	// Command is run by the shell ("sh -c") when Args is empty, or as the
+	// program when Args is set.
+	Command string
+	Args    []string
+	// Dir is absolute and inside the workspace.
+	Dir     string
+	Env     []string // extra "NAME=value" entries
+	Timeout time.Duration
+	// OutputLimit caps the bytes of output kept (the tail is kept).
+	OutputLimit int
+}
+
+// CommandResult is the outcome of a finished (or killed) command.
+type CommandResult struct {
+	Output    string
+	Truncated bool
+	// ExitCode is nil when the process was killed by a signal.
+	ExitCode *int
+	Signal   string
+	TimedOut bool
+}
+
+// Runner runs commands. The editor-backed implementation uses terminal/*
+// and reports the terminal id through started so the tool can embed it in
+// its content; the local one uses os/exec in its own process group.
+type Runner interface {
+	Run(ctx context.Context, cmd Command, started func(terminalID string), output func(chunk string)) (CommandResult, error)
+}
+
+// Effect is what a call would do, for the permission gate.
+type Effect uint8
+
+// Effects a permission gate distinguishes.
+const (
+	EffectRead Effect = iota
+	EffectEdit
+	EffectExecute
+)
+
+func (e Effect) String() string {
+	switch e {
+	case EffectRead:
+		return "read"
+	case EffectEdit:
+		return "edit"
+	case EffectExecute:
+		return "execute"
+	}
+	return fmt.Sprintf("Effect(%d)", e)
+}
+
+// PermissionRequest describes a call that needs approval.
+type PermissionRequest struct {
+	ToolCallID string
+	ToolName   string
+	Title      string
+	Kind       Kind
+	Effect     Effect
+	Content    []Content
+	Locations  []Location
+	RawInput   any
+}
+
+// Decision is the outcome of a permission request.
+type Decision uint8
+
+// Decisions.
+const (
+	Allowed Decision = iota + 1
+	Rejected
+	// Cancelled means the turn was cancelled while the request was pending;
+	// the tool must not run and the call ends as cancelled.
+	Cancelled
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allowed:
+		return "allowed"
+	case Rejected:
+		return "rejected"
+	case Cancelled:
+		return "cancelled"
+	}
+	return fmt.Sprintf("Decision(%d)", d)
+}
+
+// Permission decides whether a call may run. Implementations apply the
+// session's mode (ask, accept-edits, yolo) and remember "always" answers.
+type Permission interface {
+	Check(ctx context.Context, req PermissionRequest) (Decision, error)
+}
+
+// sprintf is fmt.Sprintf, named so tool files read naturally.
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
