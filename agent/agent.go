@@ -1,0 +1,504 @@
+// This file implements the Agent and its turn loop.
+
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools"
+)
+
+// ErrBusy is returned by Prompt when a turn is already running.
+var ErrBusy = errors.New("agent: a turn is already running")
+
+// ErrNotRunning is returned by Steer when no turn is running.
+var ErrNotRunning = errors.New("agent: no turn is running")
+
+// ToolSet is where an agent finds its tools. *tools.Registry implements
+// it; a subagent child gets a filtered one.
+type ToolSet interface {
+	Tools() []tools.Tool
+	Get(name string) (tools.Tool, bool)
+}
+
+// Options configure an Agent. The zero value of each field is a usable
+// default unless the field says otherwise.
+type Options struct {
+	// ID identifies the agent in the Registry; required.
+	ID string
+	// Model is the backend; required. ModelID is the model to ask for.
+	Model   llm.Model
+	ModelID string
+	// MaxTokens caps each model call's output; 0 leaves it to the backend.
+	MaxTokens int
+	// ContextWindow is the model's context size in tokens (default 128000).
+	ContextWindow int
+	// MaxTurnRequests caps the model calls of one turn (default 100).
+	MaxTurnRequests int
+	// MaxParallelTools caps how many tool calls of one response run at
+	// once (default 256).
+	MaxParallelTools int
+	// System returns the system prompt for a turn. It runs at the start of
+	// every turn; an error ends only that turn. Nil means no system prompt.
+	System func(ctx context.Context) (string, error)
+	// CompactPrompt is the instruction used to summarise older turns when
+	// the conversation outgrows the context window.
+	CompactPrompt string
+	// Tools is the agent's tool set; nil means no tools.
+	Tools ToolSet
+	// Env is the environment the tools run in.
+	Env *tools.Env
+	// History is the conversation so far (a fork's shared prefix, or a
+	// loaded session's messages).
+	History History
+	// Registry, when set, lists the agent while it is open.
+	Registry *Registry
+	// OnMessage, when set, is called with every message the agent appends
+	// to its history, in order, so a session can journal it.
+	OnMessage func(llm.Message)
+	// OnReset, when set, is called with the whole new history after a
+	// compaction replaced the old one.
+	OnReset func([]llm.Message)
+	Logger  *slog.Logger
+}
+
+// Input is the user's message for one turn.
+type Input struct {
+	Text   string
+	Images []llm.Image
+}
+
+// Result is the outcome of a turn that did not fail.
+type Result struct {
+	StopReason StopReason
+	// Usage is the token usage of this turn's model calls.
+	Usage llm.Usage
+	// LastMessage is a copy of the turn's last assistant message with
+	// non-empty content; nil when there was none.
+	LastMessage *llm.Message
+	// Streamed is all the answer text streamed during the turn.
+	Streamed string
+}
+
+// Agent is one conversation with a model and tools. It runs one turn at a
+// time; its methods are safe for concurrent use.
+type Agent struct {
+	id     string
+	opts   Options
+	log    *slog.Logger
+	idBase string
+	seq    atomic.Uint64
+
+	running atomic.Bool
+
+	mu        sync.Mutex
+	hist      History
+	turnStart int // index of the running turn's user message; -1 when idle
+	modelID   string
+	steer     []string
+	total     llm.Usage
+	lastUsed  int64 // tokens in context after the last model call
+	closed    bool
+}
+
+// New returns an agent. It panics if Options lack an ID or a Model, which
+// is a programming error.
+func New(opts Options) *Agent {
+	if opts.ID == "" || opts.Model == nil {
+		panic("agent: Options.ID and Options.Model are required")
+	}
+	if opts.ContextWindow <= 0 {
+		opts.ContextWindow = 128000
+	}
+	if opts.MaxTurnRequests <= 0 {
+		opts.MaxTurnRequests = 100
+	}
+	if opts.MaxParallelTools <= 0 {
+		opts.MaxParallelTools = 256
+	}
+	if opts.CompactPrompt == "" {
+		opts.CompactPrompt = defaultCompactPrompt
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	a := &Agent{
+		id:        opts.ID,
+		opts:      opts,
+		log:       log.With("agent", opts.ID),
+		idBase:    hex.EncodeToString(b[:]),
+		hist:      opts.History,
+		turnStart: -1,
+		modelID:   opts.ModelID,
+	}
+	a.opts.History = History{}
+	if opts.Registry != nil {
+		opts.Registry.add(a)
+	}
+	return a
+}
+
+// ID returns the agent's id.
+func (a *Agent) ID() string { return a.id }
+
+// Close removes the agent from its registry. A running turn is not
+// stopped: cancel its context first.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	closed := a.closed
+	a.closed = true
+	a.mu.Unlock()
+	if !closed && a.opts.Registry != nil {
+		a.opts.Registry.remove(a)
+	}
+}
+
+// ModelID returns the model the agent asks for.
+func (a *Agent) ModelID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.modelID
+}
+
+// SetModelID changes the model used from the next model call on.
+func (a *Agent) SetModelID(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.modelID = id
+}
+
+// MaxTokens returns the per-call output cap.
+func (a *Agent) MaxTokens() int { return a.opts.MaxTokens }
+
+// ContextWindow returns the context size the agent assumes.
+func (a *Agent) ContextWindow() int { return a.opts.ContextWindow }
+
+// Running reports whether a turn is running.
+func (a *Agent) Running() bool { return a.running.Load() }
+
+// Usage returns the agent's accumulated token usage.
+func (a *Agent) Usage() llm.Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.total
+}
+
+// ContextUsed returns the tokens in context after the last model call.
+func (a *Agent) ContextUsed() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastUsed
+}
+
+// History returns the whole conversation. The returned value shares
+// storage with the agent but can never change what the agent holds.
+func (a *Agent) History() History {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.hist.Prefix(a.hist.Len())
+}
+
+// CompletedHistory returns the conversation's completed turns: all of it
+// when idle, everything before the running turn's user message otherwise.
+// It costs O(1) in the history's length; a forked child starts from it.
+func (a *Agent) CompletedHistory() History {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.hist.Len()
+	if a.turnStart >= 0 {
+		n = a.turnStart
+	}
+	return a.hist.Prefix(n)
+}
+
+// LastAssistantMessage returns a copy of the last assistant message with
+// non-empty content.
+func (a *Agent) LastAssistantMessage() (llm.Message, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := a.hist.Len() - 1; i >= 0; i-- {
+		m := a.hist.At(i)
+		if m.Role == llm.RoleAssistant && m.Content != "" {
+			return m.Clone(), true
+		}
+	}
+	return llm.Message{}, false
+}
+
+// Steer queues a user message for the running turn; the model sees it
+// before its next call.
+func (a *Agent) Steer(text string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.running.Load() {
+		return ErrNotRunning
+	}
+	a.steer = append(a.steer, text)
+	return nil
+}
+
+// newID mints an id unique to this agent's lifetime and, with its random
+// base, unique across agents of a session.
+func (a *Agent) newID(prefix string) string {
+	return prefix + a.idBase + "_" + strconv.FormatUint(a.seq.Add(1), 10)
+}
+
+func (a *Agent) appendMsgs(msgs ...llm.Message) {
+	a.mu.Lock()
+	a.hist.Append(msgs...)
+	a.mu.Unlock()
+	if a.opts.OnMessage != nil {
+		for _, m := range msgs {
+			a.opts.OnMessage(m)
+		}
+	}
+}
+
+// Prompt runs one turn: the user's input, then model calls and tool calls
+// until a stop reason. emit receives the turn's events in order; the
+// agent serialises its calls, so emit needs no locking of its own.
+//
+// A cancelled ctx ends the turn with StopCancelled and a nil error, after
+// every event of the turn was emitted. A non-nil error means the turn
+// failed (the model backend failed, the system prompt could not be
+// rendered, a tool panicked); the agent stays usable for the next turn.
+func (a *Agent) Prompt(ctx context.Context, in Input, emit func(Event)) (Result, error) {
+	if !a.running.CompareAndSwap(false, true) {
+		return Result{}, ErrBusy
+	}
+	defer a.running.Store(false)
+	var emitMu sync.Mutex
+	send := func(e Event) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		emit(e)
+	}
+
+	t := &turn{a: a, ctx: ctx, emit: send}
+	defer func() {
+		a.mu.Lock()
+		a.turnStart = -1
+		a.steer = nil
+		a.mu.Unlock()
+	}()
+	return t.run(in)
+}
+
+// turn is the state of one running Prompt.
+type turn struct {
+	a        *Agent
+	ctx      context.Context
+	emit     func(Event)
+	usage    llm.Usage
+	streamed []byte
+	last     *llm.Message
+	system   string
+}
+
+func (t *turn) run(in Input) (Result, error) {
+	a := t.a
+	if a.opts.System != nil {
+		sys, err := a.opts.System(t.ctx)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return t.result(StopCancelled), nil
+			}
+			return Result{}, fmt.Errorf("agent: system prompt: %w", err)
+		}
+		t.system = sys
+	}
+	if t.ctx.Err() != nil {
+		return t.result(StopCancelled), nil
+	}
+
+	a.mu.Lock()
+	a.turnStart = a.hist.Len()
+	a.mu.Unlock()
+	a.appendMsgs(llm.Message{Role: llm.RoleUser, Content: in.Text, Images: in.Images})
+
+	for calls := 0; ; calls++ {
+		if t.ctx.Err() != nil {
+			return t.result(StopCancelled), nil
+		}
+		if calls >= a.opts.MaxTurnRequests {
+			return t.result(StopMaxTurnRequests), nil
+		}
+		t.takeSteering()
+		if err := t.maybeCompact(); err != nil {
+			if t.ctx.Err() != nil {
+				return t.result(StopCancelled), nil
+			}
+			return Result{}, err
+		}
+
+		msg, finish, err := t.callModel()
+		if err != nil {
+			if t.ctx.Err() != nil {
+				// Keep what was said before the cancel, without tool calls
+				// that will never get answers.
+				msg.ToolCalls = nil
+				if msg.Content != "" || msg.Reasoning != nil {
+					a.appendMsgs(msg)
+				}
+				return t.result(StopCancelled), nil
+			}
+			return Result{}, err
+		}
+
+		switch finish {
+		case llm.FinishContentFilter:
+			// A refused prompt and everything after it leaves the context
+			// (ACP: the UI should reflect that it is gone).
+			a.mu.Lock()
+			a.hist.truncate(a.turnStart)
+			a.mu.Unlock()
+			return t.result(StopRefusal), nil
+		case llm.FinishLength:
+			msg.ToolCalls = nil // arguments cut short; never run them
+			a.appendMsgs(msg)
+			t.noteLast(msg)
+			return t.result(StopMaxTokens), nil
+		}
+
+		a.appendMsgs(msg)
+		t.noteLast(msg)
+		if len(msg.ToolCalls) == 0 {
+			return t.result(StopEndTurn), nil
+		}
+		results, err := t.runTools(msg.ToolCalls)
+		a.appendMsgs(results...)
+		if err != nil {
+			return Result{}, err
+		}
+		if t.ctx.Err() != nil {
+			return t.result(StopCancelled), nil
+		}
+	}
+}
+
+func (t *turn) noteLast(m llm.Message) {
+	if m.Content != "" {
+		c := m.Clone()
+		t.last = &c
+	}
+}
+
+func (t *turn) result(r StopReason) Result {
+	return Result{StopReason: r, Usage: t.usage, LastMessage: t.last, Streamed: string(t.streamed)}
+}
+
+func (t *turn) takeSteering() {
+	a := t.a
+	a.mu.Lock()
+	queued := a.steer
+	a.steer = nil
+	a.mu.Unlock()
+	for _, s := range queued {
+		a.appendMsgs(llm.Message{Role: llm.RoleUser, Content: s})
+	}
+}
+
+// request builds the model request from the system prompt and history.
+func (t *turn) request() *llm.Request {
+	a := t.a
+	a.mu.Lock()
+	msgs := a.hist.Messages()
+	model := a.modelID
+	a.mu.Unlock()
+	if t.system != "" {
+		msgs = append([]llm.Message{{Role: llm.RoleSystem, Content: t.system}}, msgs...)
+	}
+	req := &llm.Request{Model: model, Messages: msgs, MaxTokens: a.opts.MaxTokens}
+	if a.opts.Tools != nil {
+		for _, tl := range a.opts.Tools.Tools() {
+			req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Name(), Description: tl.Description(), Parameters: tl.InputSchema()})
+		}
+	}
+	return req
+}
+
+// callModel streams one model call, emitting chunks as they arrive, and
+// returns the assistant message. On error the message holds what arrived.
+func (t *turn) callModel() (llm.Message, llm.FinishReason, error) {
+	a := t.a
+	msg := llm.Message{Role: llm.RoleAssistant}
+	var text, reasoning []byte
+	sawReasoning := false
+	msgID, thoughtID := "", ""
+	var usage llm.Usage
+	sawUsage := false
+	finish := llm.FinishReason("")
+	var streamErr error
+
+	for ev, err := range a.opts.Model.Stream(t.ctx, t.request()) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch ev.Kind {
+		case llm.EventText:
+			if ev.Text == "" {
+				continue
+			}
+			if msgID == "" {
+				msgID = a.newID("m")
+			}
+			text = append(text, ev.Text...)
+			t.streamed = append(t.streamed, ev.Text...)
+			t.emit(MessageChunk{MessageID: msgID, Text: ev.Text})
+		case llm.EventReasoning:
+			sawReasoning = true
+			if ev.Text == "" {
+				continue
+			}
+			if thoughtID == "" {
+				thoughtID = a.newID("r")
+			}
+			reasoning = append(reasoning, ev.Text...)
+			t.emit(ThoughtChunk{MessageID: thoughtID, Text: ev.Text})
+		case llm.EventToolCall:
+			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
+		case llm.EventUsage:
+			usage.Add(*ev.Usage)
+			sawUsage = true
+		case llm.EventFinish:
+			finish = ev.Finish
+		}
+	}
+	msg.Content = string(text)
+	if sawReasoning {
+		r := string(reasoning)
+		msg.Reasoning = &r
+	}
+	if streamErr == nil && finish == "" {
+		streamErr = llm.ErrTruncated
+	}
+	if sawUsage {
+		t.usage.Add(usage)
+		a.mu.Lock()
+		a.total.Add(usage)
+		a.lastUsed = usage.InputTokens + usage.OutputTokens
+		used := a.lastUsed
+		a.mu.Unlock()
+		t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Call: usage})
+	}
+	if streamErr != nil {
+		if t.ctx.Err() == nil {
+			streamErr = fmt.Errorf("agent: model call failed: %w", streamErr)
+		}
+		return msg, "", streamErr
+	}
+	return msg, finish, nil
+}
