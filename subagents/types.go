@@ -1,0 +1,255 @@
+// This file defines the vocabulary of the subagent seam: what a caller asks
+// for (StartRequest), what a child inherits (Scope), what a run returns
+// (Result), the provider and run contracts, and the sink through which the
+// editor sees children (Exposure).
+
+package subagents
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools"
+)
+
+// DefaultMaxDepth is the default depth limit of a whole delegation tree: a
+// top-level session is depth 0, its children depth 1, and so on; a Start
+// that would create a child deeper than the limit is rejected.
+const DefaultMaxDepth = 3
+
+// StopReason is how a run ended.
+type StopReason string
+
+// Stop reasons of a run.
+const (
+	StopCompleted StopReason = "completed"
+	StopAborted   StopReason = "aborted"
+	StopError     StopReason = "error"
+	StopMaxTokens StopReason = "max-tokens"
+	StopRefusal   StopReason = "refusal"
+)
+
+// Capabilities are the start-time features a provider declares statically.
+// The service checks every requested one before any child exists.
+type Capabilities struct {
+	// OutputSchema: the child's final answer is JSON validated against a
+	// schema and delivered as Result.Structured.
+	OutputSchema bool
+	// DepthLimit: the caller may limit how deep below this run children go.
+	DepthLimit bool
+	// ToolFilter: the caller may restrict the child's tools.
+	ToolFilter bool
+}
+
+// ToolFilter restricts a child's tools. An empty Allow allows every tool;
+// Deny removes tools from what Allow leaves. An unknown name fails Start.
+type ToolFilter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Scope is what an agent can delegate from: the parent of any child it
+// starts. A session's own agent has a Scope of depth 0; each child gets its
+// own Scope, one deeper. The subagent tool finds the calling agent's Scope
+// in tools.Env.Scope.
+type Scope struct {
+	// Service is where providers are found.
+	Service *Service
+	// SessionID is the id the editor knows this agent's session by: the
+	// client's session for a top-level agent, the minted child id for an
+	// exposed child, the parent's for a child the editor does not see.
+	SessionID string
+	// Agent is the delegating agent (fork reads its completed turns).
+	Agent *agent.Agent
+	// Depth is this agent's depth: 0 for a session's own agent.
+	Depth int
+	// MaxDepth is the absolute depth limit in force for this subtree.
+	MaxDepth int
+	// Cwd is the session's working directory (never the daemon's);
+	// AdditionalDirectories its other roots.
+	Cwd                   string
+	AdditionalDirectories []string
+	// Model, ModelID and MaxTokens are what a child inherits unless the
+	// request overrides them.
+	Model     llm.Model
+	ModelID   string
+	MaxTokens int
+	// ContextWindow is the model's window, inherited by children.
+	ContextWindow int
+	// Tools is the delegating agent's tool set; a child's is filtered from
+	// it.
+	Tools *tools.Registry
+	// Env is the delegating agent's environment (workspace, file system,
+	// runner, permission gate).
+	Env *tools.Env
+	// SystemPrompt is the delegating agent's system prompt source; a fork
+	// child reuses it so its view of the conversation stays the same.
+	SystemPrompt func(ctx context.Context) (string, error)
+	// Expose is the editor's view of children; nil when the client did not
+	// opt in to subagent sessions.
+	Expose Exposure
+	// MCPServers are the session's MCP server entries (ACP JSON), which an
+	// acp binding may forward to its child.
+	MCPServers json.RawMessage
+	// Registry lists live agents, children included.
+	Registry *agent.Registry
+}
+
+// StartRequest asks a provider for one child run.
+type StartRequest struct {
+	// Prompt is the task.
+	Prompt string
+	// Description is a one-line summary for display.
+	Description string
+	// Name labels the child (the binding's tool name by default).
+	Name string
+
+	// Start-time capabilities; requesting one the provider does not declare
+	// fails Start with UNSUPPORTED_CAPABILITY.
+	OutputSchema json.RawMessage
+	DepthLimit   *int
+	ToolFilter   *ToolFilter
+
+	// Overrides of what the child inherits from Parent; zero values
+	// inherit.
+	Model        string
+	MaxTokens    int
+	SystemPrompt string
+	// Persona is extra instructions for this child only.
+	Persona string
+	// DenyPermissions pins the child's permission requests to "deny": each
+	// is rejected at once and the child is told its scope is fixed.
+	DenyPermissions bool
+
+	// Parent is the delegating agent's scope; required.
+	Parent *Scope
+	// ToolCallID is the parent's tool call that runs this child (used to
+	// link the child in the editor and to label fallback progress).
+	ToolCallID string
+	// Progress receives a bounded summary of the child's progress when the
+	// editor does not see the child as its own session; may be nil.
+	Progress func(Progress)
+}
+
+// Progress is the fallback view of a running child, shown in the parent's
+// tool call.
+type Progress struct {
+	// Text is the child's message text so far (bounded).
+	Text string
+	// Tools are the titles of the child's tool calls so far, with status.
+	Tools []string
+	Usage llm.Usage
+}
+
+// Result is how a run ended. A child-level failure is a Result with
+// StopError, never an error.
+type Result struct {
+	StopReason StopReason
+	// Output is the child's last assistant message with non-empty content,
+	// else its streamed text, else "".
+	Output string
+	// Structured is the validated JSON answer when OutputSchema was asked.
+	Structured json.RawMessage
+	// Diagnostic explains a non-completed run to people: at most 4 KiB,
+	// never tool inputs, file contents, environment values or credentials.
+	Diagnostic string
+	// Usage is the child's token usage for this run.
+	Usage llm.Usage
+	// LastMessage is a copy of the child's last assistant message; nil when
+	// it had none.
+	LastMessage *llm.Message
+	// ChildSessionID is the id the editor knows the child by, when exposed.
+	ChildSessionID string
+}
+
+// Provider is one transport for running children.
+type Provider interface {
+	Name() string
+	Capabilities() Capabilities
+	// InheritsParentContext reports whether the child sees the parent's
+	// conversation (fork) or only its prompt (spawn, acp).
+	InheritsParentContext() bool
+	// Start creates the child and returns once it exists; the caller owns
+	// the run from then on. A failed Start leaves nothing behind.
+	Start(ctx context.Context, req StartRequest) (Run, error)
+}
+
+// Run is a started child. Dispose is required on every path.
+type Run interface {
+	ID() string
+	// Wait blocks until the run ends. It returns an error only when ctx
+	// ends first or the run could not be observed at all; a child-level
+	// failure is a Result with StopError.
+	Wait(ctx context.Context) (Result, error)
+	// Cancel stops the child and its descendants; the run ends aborted.
+	Cancel()
+	// Dispose cancels what remains and returns once the child and
+	// everything it started are quiet. It is idempotent.
+	Dispose() error
+}
+
+// Steerable is a Run that accepts messages while it runs.
+type Steerable interface {
+	SendMessage(ctx context.Context, text string) error
+}
+
+// Resumable is a Run whose finished conversation can be continued.
+type Resumable interface {
+	Resume(ctx context.Context, prompt string) (Run, error)
+}
+
+// Exposure is how the editor sees children as ACP subagent sessions. It is
+// implemented by acp/server for clients that opted in; a nil Exposure means
+// the fallback (progress folded into the parent's tool call). Every method
+// writes through the connection's single ordered writer before returning.
+type Exposure interface {
+	// Announce mints the child's session id and announces it on parent's
+	// stream (subagent_update) before any of its traffic.
+	Announce(parent string, a Announcement) (child string, err error)
+	// Message records the task sent to the child (session_message on both
+	// streams).
+	Message(parent, child, text string)
+	// Emit sends one of the child's agent events on the child's stream.
+	Emit(child string, ev agent.Event)
+	// EmitRaw sends an ACP session update (JSON) on the child's stream as
+	// is; used to relay another ACP agent's updates.
+	EmitRaw(child string, update json.RawMessage)
+	// State reports the child's work state on its parent's stream.
+	State(child string, s State)
+	// Forget drops the child's routes; nothing more is sent for it.
+	Forget(child string)
+}
+
+// Announcement describes a child to the editor.
+type Announcement struct {
+	Title       string
+	Description string
+	// Cancel is called when the editor cancels this child; nil means the
+	// editor may not cancel it.
+	Cancel func()
+	// Cwd is set only when the child runs somewhere other than the parent.
+	Cwd string
+}
+
+// WorkState is a child's activity.
+type WorkState string
+
+// Work states.
+const (
+	StateRunning        WorkState = "running"
+	StateRequiresAction WorkState = "requires_action"
+	StateIdle           WorkState = "idle"
+	StateUnknown        WorkState = "unknown"
+)
+
+// State is a work state snapshot; StopReason, Error and Usage are set on
+// idle.
+type State struct {
+	State      WorkState
+	StopReason StopReason
+	// Error describes a StopError run.
+	Error string
+	Usage *llm.Usage
+}
