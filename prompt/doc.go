@@ -1,0 +1,30 @@
+// Package prompt renders prompt templates and holds the embedded system
+// prompts of the coding agent, its subagent children and context
+// compaction.
+//
+// The renderer is deliberately tiny: a template is text with {{name}}
+// groups, and a group is replaced by the value registered for name in a
+// [Vars]. There are no conditionals, loops or escapes. The rules, which
+// the tests name one by one, are:
+//
+//   - A group is "{{", optional spaces or tabs, a name matching
+//     [A-Za-z_][A-Za-z0-9_.-]*, optional spaces or tabs, "}}".
+//   - A name is looked up only among the registered variables (and then a
+//     [Resolver], if one is given). An unregistered name is an error that
+//     names it; nothing else is ever spliced in.
+//   - A "{{" that opens no complete group while a "}}" still follows later
+//     in the text ("{{{model}}}", "{{a{b}}", "{{ }}") is an error.
+//   - A lone "{{" with no "}}" anywhere after it stays verbatim, and so
+//     does a "}}" with no opener.
+//   - Substituted values are never re-scanned: a value containing "{{x}}"
+//     is inserted literally.
+//
+// Errors are [*RenderError] values carrying the position, and match
+// [ErrUnknownVariable] or [ErrMalformedGroup] with errors.Is.
+//
+// Render only text the project wrote (the embedded templates). Text from
+// elsewhere — AGENTS.md, user messages, tool output — goes in as a
+// variable value or is appended after rendering, never rendered itself.
+//
+// This package imports nothing of the project and starts no goroutines.
+package prompt

@@ -1,0 +1,168 @@
+// This file holds the embedded templates, the standard variables and the
+// project instructions read from AGENTS.md.
+
+package prompt
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+//go:embed templates/*.md
+var templates embed.FS
+
+// Names of the embedded templates, for [Template].
+const (
+	// System is the coding agent's system prompt. Variables: cwd, model,
+	// date, os.
+	System = "system"
+	// Subagent is the system prompt of a spawned subagent child, which
+	// works on a standalone task. Variables: cwd, model, date, os,
+	// permissions.
+	Subagent = "subagent"
+	// Compaction asks the model to summarise the conversation so far so
+	// the work can continue from the summary. Variables: none.
+	Compaction = "compaction"
+)
+
+// Variable names the embedded templates use.
+const (
+	VarCwd   = "cwd"
+	VarModel = "model"
+	VarDate  = "date"
+	VarOS    = "os"
+	// VarPermissions is the subagent's paragraph about its permissions;
+	// see [SubagentVars].
+	VarPermissions = "permissions"
+)
+
+// ErrUnknownTemplate is returned by [Template] for a name it does not
+// hold.
+var ErrUnknownTemplate = errors.New("prompt: unknown template")
+
+// Template returns the text of the embedded template name (see [System],
+// [Subagent], [Compaction]), ready for [Render].
+func Template(name string) (string, error) {
+	if strings.ContainsAny(name, "/\\") {
+		return "", fmt.Errorf("%w %q", ErrUnknownTemplate, name)
+	}
+	b, err := templates.ReadFile("templates/" + name + ".md")
+	if err != nil {
+		return "", fmt.Errorf("%w %q", ErrUnknownTemplate, name)
+	}
+	return string(b), nil
+}
+
+// Templates returns the names of the embedded templates, sorted.
+func Templates() []string {
+	entries, _ := fs.ReadDir(templates, "templates")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".md"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// SystemVars returns the variables of the [System] template: cwd, model,
+// date (now as YYYY-MM-DD in now's location) and os ("linux/amd64").
+func SystemVars(cwd, model string, now time.Time) Vars {
+	return Vars{
+		VarCwd:   cwd,
+		VarModel: model,
+		VarDate:  now.Format(time.DateOnly),
+		VarOS:    runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
+
+// Paragraphs a subagent child is told about its permissions.
+const (
+	// FixedPermissionsNote is for a child whose permissions are fixed by
+	// its parent: a refused action stays refused, so retrying only burns
+	// the budget.
+	FixedPermissionsNote = "# Permissions\n\nYour permissions were fixed by the agent that started you and cannot change while you run. If an action is refused or a path is outside your workspace, do not retry it or look for a way around it: report the limitation in your final message, say what you would have done, and finish the rest of the task."
+	// AskPermissionsNote is for a child whose actions may still be put to
+	// the user for approval.
+	AskPermissionsNote = "# Permissions\n\nSome actions may need the user's approval. If one is rejected, do not retry it: adapt, or report the limitation in your final message."
+)
+
+// SubagentVars returns the variables of the [Subagent] template: those of
+// [SystemVars] plus permissions, set to [FixedPermissionsNote] or
+// [AskPermissionsNote].
+func SubagentVars(cwd, model string, now time.Time, fixedPermissions bool) Vars {
+	v := SystemVars(cwd, model, now)
+	v[VarPermissions] = AskPermissionsNote
+	if fixedPermissions {
+		v[VarPermissions] = FixedPermissionsNote
+	}
+	return v
+}
+
+// ProjectInstructionsFile is the file [ProjectInstructions] reads.
+const ProjectInstructionsFile = "AGENTS.md"
+
+// MaxProjectInstructions caps how many bytes of AGENTS.md are used, so a
+// huge file cannot crowd the conversation out of the context window.
+const MaxProjectInstructions = 64 << 10
+
+// ProjectInstructions reads AGENTS.md in cwd and returns it as a section
+// to append to the rendered system prompt (never to render: it is the
+// project's text, not a template). A missing file, or one that is not a
+// regular file, gives "". Content beyond [MaxProjectInstructions] bytes is
+// cut at a character boundary and the cut is said in the section.
+func ProjectInstructions(cwd string) (string, error) {
+	path := filepath.Join(cwd, ProjectInstructionsFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("prompt: project instructions: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", fmt.Errorf("prompt: project instructions: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return "", nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxProjectInstructions+1))
+	if err != nil {
+		return "", fmt.Errorf("prompt: project instructions: %w", err)
+	}
+	truncated := len(b) > MaxProjectInstructions
+	if truncated {
+		cut := MaxProjectInstructions
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut]
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if text == "" {
+		return "", nil
+	}
+	var s strings.Builder
+	s.WriteString("# Project instructions\n\nThe project's ")
+	s.WriteString(ProjectInstructionsFile)
+	s.WriteString(" (")
+	s.WriteString(path)
+	s.WriteString(") says the following. Follow it unless the user says otherwise.\n\n")
+	s.WriteString(text)
+	s.WriteString("\n")
+	if truncated {
+		fmt.Fprintf(&s, "\n[%s was cut at %d KiB; read the file for the rest.]\n", ProjectInstructionsFile, MaxProjectInstructions>>10)
+	}
+	return s.String(), nil
+}
