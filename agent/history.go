@@ -34,7 +34,7 @@ func NewHistory(msgs ...llm.Message) History {
 }
 
 // Len returns the number of messages.
-func (h *History) Len() int { return h.n }
+func (h History) Len() int { return h.n }
 
 // Append adds messages at the end.
 func (h *History) Append(msgs ...llm.Message) {
@@ -43,7 +43,7 @@ func (h *History) Append(msgs ...llm.Message) {
 }
 
 // All iterates over the messages in order.
-func (h *History) All() iter.Seq2[int, llm.Message] {
+func (h History) All() iter.Seq2[int, llm.Message] {
 	return func(yield func(int, llm.Message) bool) {
 		i := 0
 		for _, seg := range h.frozen {
@@ -65,7 +65,7 @@ func (h *History) All() iter.Seq2[int, llm.Message] {
 
 // Messages returns the messages as one new slice. It costs O(Len); use it
 // to build a model request, not to inspect the history.
-func (h *History) Messages() []llm.Message {
+func (h History) Messages() []llm.Message {
 	out := make([]llm.Message, 0, h.n)
 	for _, seg := range h.frozen {
 		out = append(out, seg...)
@@ -74,7 +74,7 @@ func (h *History) Messages() []llm.Message {
 }
 
 // At returns message i.
-func (h *History) At(i int) llm.Message {
+func (h History) At(i int) llm.Message {
 	for _, seg := range h.frozen {
 		if i < len(seg) {
 			return seg[i]
@@ -85,7 +85,7 @@ func (h *History) At(i int) llm.Message {
 }
 
 // Last returns the last message, and false when the history is empty.
-func (h *History) Last() (llm.Message, bool) {
+func (h History) Last() (llm.Message, bool) {
 	if h.n == 0 {
 		return llm.Message{}, false
 	}
@@ -95,7 +95,7 @@ func (h *History) Last() (llm.Message, bool) {
 // Prefix returns a History sharing the first n messages of h. Its cost does
 // not depend on n or on h's length, only on the number of frozen segments
 // (one per level of forking).
-func (h *History) Prefix(n int) History {
+func (h History) Prefix(n int) History {
 	if n > h.n {
 		n = h.n
 	}

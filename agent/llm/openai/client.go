@@ -1,0 +1,528 @@
+// The client: New, Stream with retries and timeouts, Models.
+
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/agent/llm"
+)
+
+// Timeout errors. Each is returned wrapped, with the duration that ran out;
+// test with errors.Is.
+var (
+	ErrHeaderTimeout     = errors.New("openai: no response headers in time")
+	ErrFirstTokenTimeout = errors.New("openai: no data from the model in time")
+	ErrIdleTimeout       = errors.New("openai: stream idle for too long")
+	ErrCallTimeout       = errors.New("openai: call took too long")
+	errDoneTimeout       = errors.New("openai: no [DONE] after the finish reason")
+	errConsumerGone      = errors.New("openai: consumer stopped")
+)
+
+// Client is an OpenAI-compatible Chat Completions client. It implements
+// [llm.Model] and [llm.Lister] and is safe for concurrent use.
+type Client struct {
+	opts     resolved
+	http     *http.Client
+	chatURL  string
+	modelURL string
+	// sleep waits between retries; tests replace it to observe the delays.
+	sleep func(ctx context.Context, d time.Duration) error
+
+	modelMu sync.Mutex
+	model   string // discovered default model
+}
+
+var (
+	_ llm.Model  = (*Client)(nil)
+	_ llm.Lister = (*Client)(nil)
+)
+
+// New returns a client for opts. It fails only on options that cannot work
+// (a base URL that is not http or https).
+func New(opts Options) (*Client, error) {
+	r := resolve(opts)
+	u, err := url.Parse(r.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: BaseURL %q is not an http(s) URL", r.BaseURL)
+	}
+	base := strings.TrimRight(r.BaseURL, "/")
+	c := &Client{
+		opts:     r,
+		http:     r.HTTPClient,
+		chatURL:  base + "/chat/completions",
+		modelURL: base + "/models",
+		sleep:    sleepCtx,
+		model:    r.DefaultModel,
+	}
+	if c.http == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DialContext = (&net.Dialer{Timeout: r.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+		t.TLSHandshakeTimeout = r.ConnectTimeout
+		t.Proxy = http.ProxyFromEnvironment
+		c.http = &http.Client{Transport: t}
+	}
+	return c, nil
+}
+
+// DefaultModel returns the model used when a request names none; empty
+// until discovered when it comes from GET /models.
+func (c *Client) DefaultModel() string {
+	c.modelMu.Lock()
+	defer c.modelMu.Unlock()
+	return c.model
+}
+
+// CloseIdleConnections closes the idle connections of the client's
+// transport (tests call it so no transport goroutine outlives them).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// modelFor resolves the model id of a request.
+func (c *Client) modelFor(ctx context.Context, req *llm.Request) (string, error) {
+	if req.Model != "" {
+		return req.Model, nil
+	}
+	c.modelMu.Lock()
+	defer c.modelMu.Unlock()
+	if c.model != "" {
+		return c.model, nil
+	}
+	infos, err := c.Models(ctx)
+	if err != nil {
+		return "", fmt.Errorf("openai: no model given and none discovered: %w", err)
+	}
+	if len(infos) == 0 {
+		return "", errors.New("openai: no model given and GET /models lists none")
+	}
+	c.model = infos[0].ID
+	return c.model, nil
+}
+
+// Stream sends one chat request and yields its events. Retries happen only
+// before the response body is read, so nothing reaches the consumer twice.
+// Leaving the loop aborts the request.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if err := c.stream(ctx, req, yield); err != nil && !errors.Is(err, errConsumerGone) {
+			yield(llm.Event{}, err)
+		}
+	}
+}
+
+func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) error {
+	callCtx := ctx
+	if c.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, c.opts.CallTimeout,
+			fmt.Errorf("%w (%s)", ErrCallTimeout, c.opts.CallTimeout))
+		defer cancel()
+	}
+	model, err := c.modelFor(callCtx, req)
+	if err != nil {
+		return c.ctxErr(ctx, callCtx, err)
+	}
+	body, err := c.encode(req, model)
+	if err != nil {
+		return err
+	}
+	log := c.opts.Logger.With("provider", "openai", "model", model)
+	for attempt := 0; ; attempt++ {
+		err := c.attempt(ctx, callCtx, body, log, yield)
+		var apiErr *llm.APIError
+		if err == nil || !errors.As(err, &apiErr) || !apiErr.Retryable() ||
+			attempt >= c.opts.MaxRetries || !isPreBody(err) {
+			return unwrapPreBody(err)
+		}
+		wait := c.backoff(attempt)
+		if apiErr.RetryAfter > 0 {
+			ra := time.Duration(apiErr.RetryAfter * float64(time.Second))
+			if ra > maxRetryAfter {
+				return unwrapPreBody(err)
+			}
+			wait = ra
+		}
+		log.LogAttrs(ctx, slog.LevelWarn, "model call failed, retrying",
+			slog.Int("attempt", attempt+1), slog.Duration("wait", wait), slog.Any("err", err))
+		if serr := c.sleep(callCtx, wait); serr != nil {
+			return c.ctxErr(ctx, callCtx, serr)
+		}
+	}
+}
+
+// preBodyError marks a failure that happened before any of the response
+// body was consumed: the only failures a retry may follow.
+type preBodyError struct{ error }
+
+func (e preBodyError) Unwrap() error { return e.error }
+
+func isPreBody(err error) bool {
+	_, ok := err.(preBodyError)
+	return ok
+}
+
+func unwrapPreBody(err error) error {
+	if p, ok := err.(preBodyError); ok {
+		return p.error
+	}
+	return err
+}
+
+// backoff returns base·2ⁿ capped, with jitter in its upper half.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.opts.RetryBaseDelay << min(attempt, 20)
+	if d > c.opts.RetryMaxDelay || d <= 0 {
+		d = c.opts.RetryMaxDelay
+	}
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2)
+}
+
+// ctxErr reports the right error once a context may be done: the caller's
+// own ctx error first, then our call cap, then err itself.
+func (c *Client) ctxErr(ctx, callCtx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return context.Cause(callCtx)
+	}
+	return err
+}
+
+// attempt sends the request once and, on a 200, streams the answer.
+func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Logger, yield func(llm.Event, error) bool) error {
+	actx, cancel := context.WithCancelCause(callCtx)
+	defer cancel(nil)
+	wd := newWatchdog(cancel)
+	defer wd.stop()
+
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("openai: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", "dshd")
+	if k := c.opts.APIKey.Reveal(); k != "" {
+		hreq.Header.Set("Authorization", "Bearer "+k)
+	}
+	for k, v := range c.opts.ExtraHeaders {
+		hreq.Header.Set(k, v)
+	}
+
+	wd.arm(c.opts.HeaderTimeout, phaseHeader)
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		if e := c.timeoutErr(ctx, callCtx, actx); e != nil {
+			return e
+		}
+		return preBodyError{llm.NewAPIError(0, "connection_error",
+			"cannot reach the model server: "+c.redact(err.Error()), "", true, err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		wd.stop()
+		return preBodyError{c.httpError(resp)}
+	}
+	wd.arm(c.opts.FirstTokenTimeout, phaseFirstToken)
+
+	dec := &decoder{}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "application/json" {
+		return c.readJSON(ctx, callCtx, actx, resp.Body, dec, yield)
+	}
+	return c.readSSE(ctx, callCtx, actx, resp.Body, wd, dec, log, yield)
+}
+
+// timeoutErr names the error behind a failed read or Do once a context
+// ended: the caller's cancellation, the call cap or one of our watchdogs.
+// It returns nil when no context ended (a plain network failure).
+func (c *Client) timeoutErr(ctx, callCtx, actx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return context.Cause(callCtx)
+	}
+	if actx.Err() != nil {
+		return context.Cause(actx)
+	}
+	return nil
+}
+
+func (c *Client) readSSE(ctx, callCtx, actx context.Context, body io.Reader, wd *watchdog, dec *decoder, log *slog.Logger, yield func(llm.Event, error) bool) error {
+	rd := newSSEReader(body, c.opts.MaxLineBytes)
+	var events []llm.Event
+	for {
+		data, err := rd.next()
+		if err != nil {
+			if errors.Is(err, ErrLineTooLong) {
+				return err
+			}
+			stop := c.timeoutErr(ctx, callCtx, actx)
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case dec.finished:
+				// The answer is complete; whatever broke the wait for
+				// "[DONE]" (EOF, a reset, pings only) changes nothing.
+				return c.finish(ctx, dec, yield)
+			case stop != nil:
+				return stop
+			case err == io.EOF:
+				return fmt.Errorf("openai: stream closed early: %w", llm.ErrTruncated)
+			default:
+				return fmt.Errorf("%w: %w", llm.ErrTruncated, err)
+			}
+		}
+		// A data event: the only thing that feeds the watchdog.
+		if dec.finished {
+			wd.arm(c.opts.DoneTimeout, phaseDone)
+		} else {
+			wd.arm(c.opts.IdleTimeout, phaseIdle)
+		}
+		if isDone(data) {
+			if !dec.finished {
+				return fmt.Errorf("openai: [DONE] without a finish reason: %w", llm.ErrTruncated)
+			}
+			return c.finish(ctx, dec, yield)
+		}
+		events, err = dec.feed(data, events[:0])
+		if err == nil && dec.finished {
+			wd.arm(c.opts.DoneTimeout, phaseDone)
+		}
+		if len(events) > 0 {
+			// The consumer's time is not the server's silence.
+			wd.pause()
+			for _, ev := range events {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if !yield(ev, nil) {
+					return errConsumerGone
+				}
+			}
+			wd.resume()
+		}
+		if err != nil {
+			var apiErr *llm.APIError
+			if errors.As(err, &apiErr) {
+				log.LogAttrs(ctx, slog.LevelWarn, "model stream failed", slog.Any("err", err))
+			}
+			return err
+		}
+	}
+}
+
+func isDone(data []byte) bool {
+	return string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// finish yields the usage (if the server sent any) and the finish event.
+func (c *Client) finish(ctx context.Context, dec *decoder, yield func(llm.Event, error) bool) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if dec.usage != nil {
+		if !yield(llm.Event{Kind: llm.EventUsage, Usage: dec.usage}, nil) {
+			return errConsumerGone
+		}
+	}
+	if !yield(llm.Event{Kind: llm.EventFinish, Finish: dec.finish}, nil) {
+		return errConsumerGone
+	}
+	return nil
+}
+
+func (c *Client) readJSON(ctx, callCtx, actx context.Context, body io.Reader, dec *decoder, yield func(llm.Event, error) bool) error {
+	data, err := io.ReadAll(io.LimitReader(body, int64(c.opts.MaxLineBytes)))
+	if err != nil {
+		if e := c.timeoutErr(ctx, callCtx, actx); e != nil {
+			return e
+		}
+		return fmt.Errorf("%w: %w", llm.ErrTruncated, err)
+	}
+	events, err := dec.decodeCompletion(data)
+	for _, ev := range events {
+		if !yield(ev, nil) {
+			return errConsumerGone
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return c.finish(ctx, dec, yield)
+}
+
+// httpError reads an error response into an *llm.APIError.
+func (c *Client) httpError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body := c.redact(string(raw))
+	var env struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	var w wireError
+	if json.Unmarshal(bytes.TrimSpace(raw), &env) == nil {
+		switch {
+		case len(env.Error) > 0 && env.Error[0] == '{':
+			_ = json.Unmarshal(env.Error, &w)
+		case len(env.Error) > 0 && env.Error[0] == '"':
+			_ = json.Unmarshal(env.Error, &w.Message)
+		default:
+			w.Message = env.Message
+		}
+	}
+	code := w.code()
+	msg := c.redact(w.Message)
+	if msg == "" {
+		msg = strings.TrimSpace(body)
+		if msg == "" || len(msg) > 300 {
+			msg = http.StatusText(resp.StatusCode)
+		}
+	}
+	retryable := false
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		// The server's text may quote part of the key; say nothing of it.
+		msg = "authentication failed: the API key is missing or wrong"
+	case http.StatusPaymentRequired:
+		msg = "insufficient balance: the account's balance is exhausted, top it up to continue (server: " + msg + ")"
+	case http.StatusTooManyRequests:
+		if code == "insufficient_quota" || w.Type == "insufficient_quota" {
+			msg = "quota exhausted: " + msg
+		} else {
+			retryable = true
+		}
+	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		retryable = true
+	}
+	e := llm.NewAPIError(resp.StatusCode, code, msg, body, retryable, nil)
+	e.RetryAfter = retryAfter(resp.Header, time.Now())
+	return e
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date) or OpenAI's
+// retry-after-ms, in seconds; 0 when absent or unreadable.
+func retryAfter(h http.Header, now time.Time) float64 {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return ms / 1000
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		return max(s, 0)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		// Below a second the date's own precision makes any wait a guess;
+		// round a past date up to a tiny positive wait so it still counts.
+		return max(t.Sub(now).Seconds(), 0.001)
+	}
+	return 0
+}
+
+func (c *Client) redact(s string) string {
+	if k := c.opts.APIKey.Reveal(); len(k) >= 4 {
+		s = strings.ReplaceAll(s, k, redacted)
+	}
+	return s
+}
+
+// Models lists the server's models (GET /models).
+func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", "dshd")
+	if k := c.opts.APIKey.Reveal(); k != "" {
+		hreq.Header.Set("Authorization", "Bearer "+k)
+	}
+	for k, v := range c.opts.ExtraHeaders {
+		hreq.Header.Set(k, v)
+	}
+	if c.opts.HeaderTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.HeaderTimeout)
+		defer cancel()
+		hreq = hreq.WithContext(ctx)
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, llm.NewAPIError(0, "connection_error",
+			"cannot reach the model server: "+c.redact(err.Error()), "", true, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, c.httpError(resp)
+	}
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			Name          string `json:"name"`
+			ContextLength int    `json:"context_length"` // OpenRouter
+			MaxModelLen   int    `json:"max_model_len"`  // vLLM
+			Meta          struct {
+				NCtxTrain int `json:"n_ctx_train"` // llama.cpp
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return nil, fmt.Errorf("openai: read models: %w", err)
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &list); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return nil, fmt.Errorf("openai: decode models: %w", err)
+		}
+	}
+	out := make([]llm.Info, 0, len(list.Data))
+	for _, m := range list.Data {
+		if m.ID == "" {
+			continue
+		}
+		info := llm.Info{ID: m.ID, Name: m.Name}
+		info.ContextWindow = max(m.ContextLength, m.MaxModelLen, m.Meta.NCtxTrain)
+		out = append(out, info)
+	}
+	return out, nil
+}

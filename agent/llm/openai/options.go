@@ -1,0 +1,325 @@
+// Options, per-backend capability flags and presets of the client.
+
+package openai
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults applied by [New] to zero fields of [Options].
+const (
+	DefaultBaseURL           = "https://api.deepseek.com"
+	DefaultModel             = "deepseek-flash"
+	DefaultMaxRetries        = 3
+	DefaultRetryBaseDelay    = 500 * time.Millisecond
+	DefaultRetryMaxDelay     = 10 * time.Second
+	DefaultConnectTimeout    = 30 * time.Second
+	DefaultHeaderTimeout     = 5 * time.Minute
+	DefaultFirstTokenTimeout = 10 * time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultDoneTimeout       = 10 * time.Second
+	DefaultCallTimeout       = 15 * time.Minute
+	DefaultMaxLineBytes      = 64 << 20
+)
+
+// maxRetryAfter bounds how long a retry waits on a server's Retry-After; a
+// longer wait is returned to the caller as the error instead.
+const maxRetryAfter = 2 * time.Minute
+
+// APIKey is a secret. It prints and logs as "REDACTED" so that options can be
+// logged whole; [APIKey.Reveal] is the only way to read it.
+type APIKey string
+
+const redacted = "REDACTED"
+
+// Reveal returns the key itself.
+func (k APIKey) Reveal() string { return string(k) }
+
+// String redacts the key.
+func (k APIKey) String() string {
+	if k == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString redacts the key from %#v.
+func (k APIKey) GoString() string { return `"` + k.String() + `"` }
+
+// LogValue redacts the key from slog output.
+func (k APIKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// MarshalText redacts the key from JSON and text encodings, so a dumped
+// configuration never carries it.
+func (k APIKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// ThinkingStyle is how a backend turns the model's thinking on and off.
+type ThinkingStyle uint8
+
+// Thinking styles.
+const (
+	// ThinkingNone sends nothing: the server's default applies.
+	ThinkingNone ThinkingStyle = iota
+	// ThinkingObject sends DeepSeek's "thinking": {"type": "enabled"|"disabled"},
+	// plus "reasoning_effort" when [Options.ReasoningEffort] is set.
+	ThinkingObject
+	// ThinkingEffort sends "reasoning_effort" (OpenAI reasoning models) when
+	// [Options.ReasoningEffort] is set and thinking is not disabled.
+	ThinkingEffort
+)
+
+// Compat describes what one OpenAI-compatible server wants, so the client
+// never guesses from the URL (llm-backends.md §2.6, §2.7).
+type Compat struct {
+	// EchoReasoning sends each assistant message's stored reasoning back to
+	// the server, verbatim, "" included (DeepSeek requires it on every
+	// assistant message of a tool loop).
+	EchoReasoning bool
+	// ReasoningField names the echoed field; "" means "reasoning_content".
+	ReasoningField string
+	// ReasoningPlaceholder, when EchoReasoning is set, is sent for an
+	// assistant message that has tool calls but no stored reasoning (a
+	// history written by another backend). Nil omits the field.
+	ReasoningPlaceholder *string
+	// Thinking is how thinking is toggled.
+	Thinking ThinkingStyle
+	// MaxTokensField names the output cap field; "" means "max_tokens"
+	// (OpenAI reasoning models want "max_completion_tokens").
+	MaxTokensField string
+	// SendStreamOptions sends "stream_options": {"include_usage": true}.
+	// Some strict servers reject unknown fields; most need it for usage.
+	SendStreamOptions bool
+	// ParallelToolCalls sends "parallel_tool_calls": true when tools are
+	// offered (llama.cpp needs it to emit more than one call).
+	ParallelToolCalls bool
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// DeepSeekCompat is the capability set of api.deepseek.com.
+func DeepSeekCompat() Compat {
+	return Compat{
+		EchoReasoning:        true,
+		ReasoningField:       "reasoning_content",
+		ReasoningPlaceholder: ptr(""),
+		Thinking:             ThinkingObject,
+		MaxTokensField:       "max_tokens",
+		SendStreamOptions:    true,
+	}
+}
+
+// Options configure a [Client]. Every zero field takes the documented
+// default; [New] copies the options, so later changes have no effect.
+type Options struct {
+	// BaseURL is the API root; "/chat/completions" and "/models" are
+	// appended. Zero: https://api.deepseek.com.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer"; empty sends no header.
+	APIKey APIKey
+	// DefaultModel is used when a request names no model. Zero: with a nil
+	// Compat (DeepSeek) "deepseek-flash"; otherwise the first id of
+	// GET /models, fetched once (local servers serve what they loaded).
+	DefaultModel string
+	// HTTPClient sends the requests. Zero: a client of its own whose
+	// transport uses ConnectTimeout. Its Timeout must be 0 (it would cut
+	// streams); the timeouts below are enforced per call instead.
+	HTTPClient *http.Client
+	// Compat is the server's capability set. Nil: [DeepSeekCompat]. A
+	// non-nil Compat is used as it is.
+	Compat *Compat
+	// DisableThinking turns thinking off where Compat.Thinking can say so.
+	// Thinking is on by default.
+	DisableThinking bool
+	// ReasoningEffort ("low", "high", "max" for DeepSeek) is sent with a
+	// thinking style that supports it; empty leaves the server's default.
+	ReasoningEffort string
+	// ExtraHeaders are added to every request.
+	ExtraHeaders map[string]string
+	// ExtraBody fields are merged into the top level of every chat request
+	// body (for server-specific parameters such as "user_id").
+	ExtraBody map[string]any
+
+	// MaxRetries is how many times a failed call is sent again, only ever
+	// before any of its body was read: on connection errors and on HTTP
+	// 408, 429 (not insufficient_quota), 500, 502, 503 and 504. Zero: 3;
+	// negative: never.
+	MaxRetries int
+	// RetryBaseDelay is the first backoff; it doubles per retry, with
+	// jitter, up to RetryMaxDelay. A server's Retry-After replaces it.
+	// Zero: 500ms and 10s.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+
+	// ConnectTimeout bounds dialing (and TLS) when HTTPClient is zero.
+	// Zero: 30s.
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for response headers. Zero: 5m.
+	HeaderTimeout time.Duration
+	// FirstTokenTimeout bounds the wait from the response headers to the
+	// first data event; keep-alive comments do not count as data (DeepSeek
+	// may queue a request for 10 minutes, sending only comments). Zero: 10m.
+	FirstTokenTimeout time.Duration
+	// IdleTimeout bounds the silence between two data events; keep-alive
+	// comments do not reset it, so a stream that only pings fails. Time
+	// spent by the consumer between two events does not count. Zero: 2m.
+	IdleTimeout time.Duration
+	// DoneTimeout bounds the wait for the usage chunk and "[DONE]" after
+	// the finish reason; when it expires the call still succeeds. Zero: 10s.
+	DoneTimeout time.Duration
+	// CallTimeout caps one whole call, retries included. Zero: 15m.
+	CallTimeout time.Duration
+	// For every timeout above, a negative value disables it.
+
+	// MaxLineBytes caps one SSE line. Zero: 64 MiB.
+	MaxLineBytes int
+
+	// Logger receives retries and failures. Nil: discard.
+	Logger *slog.Logger
+}
+
+// DeepSeek returns the options of the DeepSeek API: thinking on, reasoning
+// echoed, usage requested. It equals the zero Options, spelled out.
+func DeepSeek() Options {
+	c := DeepSeekCompat()
+	return Options{BaseURL: DefaultBaseURL, DefaultModel: DefaultModel, Compat: &c}
+}
+
+// OpenAI returns the options of api.openai.com: no reasoning in Chat
+// Completions, "max_completion_tokens", "reasoning_effort" when set.
+func OpenAI() Options {
+	return Options{
+		BaseURL:      "https://api.openai.com/v1",
+		DefaultModel: "gpt-5-mini",
+		Compat: &Compat{
+			Thinking:          ThinkingEffort,
+			MaxTokensField:    "max_completion_tokens",
+			SendStreamOptions: true,
+		},
+	}
+}
+
+// Ollama returns the options of a local Ollama /v1 endpoint. Ollama wants
+// a non-empty key and ignores it; its reasoning field is "reasoning". The
+// model is discovered from GET /models unless DefaultModel is set.
+func Ollama() Options {
+	return Options{
+		BaseURL: "http://localhost:11434/v1",
+		APIKey:  "ollama",
+		Compat: &Compat{
+			ReasoningField:    "reasoning",
+			SendStreamOptions: true,
+		},
+	}
+}
+
+// VLLM returns the options of a local vLLM server (reasoning arrives as
+// "reasoning"; tools need the server's --enable-auto-tool-choice flags).
+func VLLM() Options {
+	return Options{
+		BaseURL: "http://localhost:8000/v1",
+		Compat: &Compat{
+			ReasoningField:    "reasoning",
+			SendStreamOptions: true,
+		},
+	}
+}
+
+// LlamaCpp returns the options of a local llama-server: reasoning as
+// "reasoning_content", "parallel_tool_calls" needed for several calls.
+func LlamaCpp() Options {
+	return Options{
+		BaseURL: "http://localhost:8080/v1",
+		Compat: &Compat{
+			ReasoningField:    "reasoning_content",
+			SendStreamOptions: true,
+			ParallelToolCalls: true,
+		},
+	}
+}
+
+// OpenRouter returns the options of openrouter.ai, which always sends usage
+// (include_usage is deprecated there) and its reasoning as "reasoning".
+func OpenRouter() Options {
+	return Options{
+		BaseURL:      "https://openrouter.ai/api/v1",
+		DefaultModel: "deepseek/deepseek-v4.1-flash",
+		Compat: &Compat{
+			ReasoningField: "reasoning",
+		},
+	}
+}
+
+// resolved holds the options with every default applied.
+type resolved struct {
+	Options
+	compat        Compat
+	discoverModel bool
+}
+
+func pick(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0 // disabled
+	}
+	return d
+}
+
+func resolve(o Options) resolved {
+	r := resolved{Options: o}
+	if o.Compat == nil {
+		r.compat = DeepSeekCompat()
+		if r.DefaultModel == "" {
+			r.DefaultModel = DefaultModel
+		}
+	} else {
+		r.compat = *o.Compat
+		r.discoverModel = r.DefaultModel == ""
+	}
+	if r.compat.ReasoningField == "" {
+		r.compat.ReasoningField = "reasoning_content"
+	}
+	if r.compat.MaxTokensField == "" {
+		r.compat.MaxTokensField = "max_tokens"
+	}
+	if r.BaseURL == "" {
+		r.BaseURL = DefaultBaseURL
+	}
+	switch {
+	case r.MaxRetries == 0:
+		r.MaxRetries = DefaultMaxRetries
+	case r.MaxRetries < 0:
+		r.MaxRetries = 0
+	}
+	r.RetryBaseDelay = pick(r.RetryBaseDelay, DefaultRetryBaseDelay)
+	r.RetryMaxDelay = pick(r.RetryMaxDelay, DefaultRetryMaxDelay)
+	r.ConnectTimeout = pick(r.ConnectTimeout, DefaultConnectTimeout)
+	r.HeaderTimeout = pick(r.HeaderTimeout, DefaultHeaderTimeout)
+	r.FirstTokenTimeout = pick(r.FirstTokenTimeout, DefaultFirstTokenTimeout)
+	r.IdleTimeout = pick(r.IdleTimeout, DefaultIdleTimeout)
+	r.DoneTimeout = pick(r.DoneTimeout, DefaultDoneTimeout)
+	r.CallTimeout = pick(r.CallTimeout, DefaultCallTimeout)
+	if r.MaxLineBytes <= 0 {
+		r.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	// Copy the maps so the caller cannot change them under us.
+	if o.ExtraHeaders != nil {
+		r.ExtraHeaders = make(map[string]string, len(o.ExtraHeaders))
+		for k, v := range o.ExtraHeaders {
+			r.ExtraHeaders[k] = v
+		}
+	}
+	if o.ExtraBody != nil {
+		r.ExtraBody = make(map[string]any, len(o.ExtraBody))
+		for k, v := range o.ExtraBody {
+			r.ExtraBody[k] = v
+		}
+	}
+	return r
+}

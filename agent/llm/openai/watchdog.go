@@ -1,0 +1,77 @@
+// The watchdog: one timer that cancels an attempt when a phase of it
+// (headers, first data, idle, tail) lasts too long.
+
+package openai
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+type phase int32
+
+const (
+	phaseHeader phase = iota + 1
+	phaseFirstToken
+	phaseIdle
+	phaseDone
+)
+
+func (p phase) err() error {
+	switch p {
+	case phaseHeader:
+		return ErrHeaderTimeout
+	case phaseFirstToken:
+		return ErrFirstTokenTimeout
+	case phaseIdle:
+		return ErrIdleTimeout
+	default:
+		return errDoneTimeout
+	}
+}
+
+// watchdog cancels its attempt's context, with the phase's error as cause,
+// when armed and not re-armed in time. Only data events re-arm it, so a
+// server sending keep-alive comments alone still runs out of time.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	phase  atomic.Int32
+	dur    atomic.Int64
+}
+
+func newWatchdog(cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{cancel: cancel}
+	w.timer = time.AfterFunc(time.Hour, w.fire)
+	w.timer.Stop()
+	return w
+}
+
+func (w *watchdog) fire() {
+	d := time.Duration(w.dur.Load())
+	w.cancel(fmt.Errorf("%w (%s)", phase(w.phase.Load()).err(), d))
+}
+
+// arm starts phase p with d to run; d <= 0 leaves the phase unbounded.
+func (w *watchdog) arm(d time.Duration, p phase) {
+	w.timer.Stop()
+	w.phase.Store(int32(p))
+	w.dur.Store(int64(d))
+	if d > 0 {
+		w.timer.Reset(d)
+	}
+}
+
+// pause stops the clock while the consumer handles events.
+func (w *watchdog) pause() { w.timer.Stop() }
+
+// resume restarts the current phase from its full duration.
+func (w *watchdog) resume() {
+	if d := time.Duration(w.dur.Load()); d > 0 {
+		w.timer.Reset(d)
+	}
+}
+
+func (w *watchdog) stop() { w.timer.Stop() }
