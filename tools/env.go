@@ -109,6 +109,9 @@ type PermissionRequest struct {
 	Content    []Content
 	Locations  []Location
 	RawInput   any
+	// Requester is the subagent this request comes from; empty for the
+	// session's own agent. acp/server uses it to route a child's request.
+	Requester string
 }
 
 // Decision is the outcome of a permission request.

@@ -1,0 +1,171 @@
+// This file implements FileSystem on the local disk: paged reads that
+// stream the file, atomic writes.
+
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// DefaultMaxReadBytes is the most a [LocalFS] read holds in memory when
+// MaxReadBytes is zero.
+const DefaultMaxReadBytes = 32 << 20
+
+// LocalFS is the [FileSystem] of the local disk, used when the editor does
+// not offer fs/*. Paths must be absolute and already confined by
+// [Workspace.Resolve]. A LocalFS is safe for concurrent use.
+type LocalFS struct {
+	// MaxReadBytes caps the bytes one ReadTextFile returns; a read that
+	// would exceed it fails with an error wrapping [ErrTooLarge]. Zero
+	// means [DefaultMaxReadBytes].
+	MaxReadBytes int
+}
+
+// NewLocalFS returns a LocalFS with default limits.
+func NewLocalFS() *LocalFS { return &LocalFS{} }
+
+var _ FileSystem = (*LocalFS)(nil)
+
+// readChunk is the size of the reads ReadTextFile streams a file with.
+const readChunk = 256 << 10
+
+// ReadTextFile returns up to limit lines starting at the 1-based line (0
+// for both means the whole file). It streams the file: the lines before
+// line are counted, never kept, so a window deep inside a huge file costs
+// one pass and a chunk of memory.
+func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	maxBytes := l.MaxReadBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxReadBytes
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fsError(path, err)
+	}
+	defer f.Close()
+
+	skip := max(line-1, 0) // newlines still to pass before the window
+	want := limit          // lines still to collect; <= 0 means all
+	var out []byte
+	buf := make([]byte, readChunk)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n, rerr := f.Read(buf)
+		chunk := buf[:n]
+		if skip > 0 && len(chunk) > 0 {
+			if c := bytes.Count(chunk, []byte{'\n'}); c < skip {
+				skip -= c
+				chunk = nil
+			} else {
+				for skip > 0 {
+					i := bytes.IndexByte(chunk, '\n')
+					chunk = chunk[i+1:]
+					skip--
+				}
+			}
+		}
+		if skip == 0 && len(chunk) > 0 {
+			done := false
+			if want > 0 {
+				end := 0
+				for want > 0 {
+					i := bytes.IndexByte(chunk[end:], '\n')
+					if i < 0 {
+						end = len(chunk)
+						break
+					}
+					end += i + 1
+					want--
+				}
+				if want == 0 {
+					done = true
+				}
+				chunk = chunk[:end]
+			}
+			if len(out)+len(chunk) > maxBytes {
+				return "", fmt.Errorf("%s: %w (more than %d bytes)", path, ErrTooLarge, maxBytes)
+			}
+			out = append(out, chunk...)
+			if done {
+				return string(out), nil
+			}
+		}
+		if rerr == io.EOF {
+			return string(out), nil
+		}
+		if rerr != nil {
+			return "", fsError(path, rerr)
+		}
+	}
+}
+
+// WriteTextFile replaces the file's content atomically: it writes a
+// temporary file beside it and renames it over the original, keeping the
+// original's permission bits (0644 for a new file). Missing parent
+// directories are created.
+func (l *LocalFS) WriteTextFile(ctx context.Context, path, content string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fsError(path, err)
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s: is a directory", path)
+		}
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fsError(path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fsError(path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := io.WriteString(tmp, content); err != nil {
+		return fsError(path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fsError(path, err)
+	}
+	// Sync before rename: otherwise a crash can leave an empty file where
+	// the old content used to be.
+	if err := tmp.Sync(); err != nil {
+		return fsError(path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fsError(path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fsError(path, err)
+	}
+	ok = true
+	return nil
+}
+
+// fsError turns a missing file into an error matching ErrNotExist and
+// leaves any other error as it is.
+func fsError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &notExistError{path: path, err: err}
+	}
+	return err
+}
