@@ -1,0 +1,152 @@
+// This file implements the glob tool.
+
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// GlobName is the glob tool's name.
+const GlobName = "glob"
+
+// GlobParams are glob's arguments.
+type GlobParams struct {
+	Pattern string `json:"pattern" jsonschema:"The glob pattern, e.g. **/*.go or src/**/*.{ts,tsx}"`
+	Path    string `json:"path,omitempty" jsonschema:"The directory to search in (default: the working directory)"`
+}
+
+// GlobOptions configures glob; the zero value is usable.
+type GlobOptions struct {
+	// MaxResults caps the paths returned; 0 means 1000.
+	MaxResults int
+}
+
+//go:embed glob.md
+var globDescription string
+
+type globTool struct {
+	toolBase
+	opts GlobOptions
+}
+
+// NewGlob returns the glob tool; opts may be nil.
+func NewGlob(opts *GlobOptions) Tool {
+	t := &globTool{}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.MaxResults <= 0 {
+		t.opts.MaxResults = 1000
+	}
+	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
+	t.toolBase = toolBase{name: GlobName, description: desc, schema: SchemaFor[GlobParams](), kind: KindSearch, parallel: true}
+	return t
+}
+
+// Title is "Find <pattern>", with the directory when one is given.
+func (t *globTool) Title(input json.RawMessage) string {
+	p, err := decodeInput[GlobParams](input)
+	if err != nil || p.Pattern == "" {
+		return "Find files"
+	}
+	title := "Find " + oneLine(p.Pattern, 80)
+	if p.Path != "" {
+		title += " in " + oneLine(p.Path, 80)
+	}
+	return title
+}
+
+func (t *globTool) Execute(ctx context.Context, call *Call) (*Result, error) {
+	p, err := decodeInput[GlobParams](call.Input)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if p.Pattern == "" {
+		return Errorf("pattern is required"), nil
+	}
+	env, res := envOf(call)
+	if res != nil {
+		return res, nil
+	}
+	pat, err := compileGlob(filepath.ToSlash(p.Pattern))
+	if err != nil {
+		return Errorf("bad pattern %q: %v", p.Pattern, err), nil
+	}
+	dir, res := searchDir(env, p.Path)
+	if res != nil {
+		return res, nil
+	}
+	w, prefix := newWalker(env, dir)
+	kept := newFirstK[string](t.opts.MaxResults)
+	sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
+	w.enterDir = func(rel string) bool {
+		s := sub(rel)
+		return pat.mayMatchBelow(s) && kept.wantsDir(s)
+	}
+	w.visit = func(rel string, d fs.DirEntry) {
+		s := sub(rel)
+		if pat.match(s) {
+			shown := env.Workspace.Display(filepath.Join(dir, filepath.FromSlash(s)))
+			if d.IsDir() {
+				shown += "/"
+			}
+			kept.add(s, 1, shown)
+		}
+	}
+	if err := w.run(ctx); err != nil {
+		return nil, err
+	}
+	items, capped := kept.sorted()
+	if len(items) == 0 {
+		return &Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, nil
+	}
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.v)
+		b.WriteByte('\n')
+	}
+	summary := fmt.Sprintf("%d paths", len(items))
+	if capped {
+		fmt.Fprintf(&b, "\n[capped at %d paths; there may be more: narrow the pattern or the path]\n", t.opts.MaxResults)
+		summary = fmt.Sprintf("%d paths (capped)", len(items))
+	}
+	return &Result{Output: b.String(), Content: []Content{TextContent(summary)}}, nil
+}
+
+// searchDir resolves the directory a search starts in (the cwd when p is
+// empty) and checks that it is one.
+func searchDir(env *Env, p string) (string, *Result) {
+	if p == "" {
+		p = "."
+	}
+	dir, err := env.Workspace.Resolve(p)
+	if err != nil {
+		return "", pathError(err)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return "", Errorf("%s: %v", env.Workspace.Display(dir), err)
+	case !fi.IsDir():
+		return "", Errorf("%s is not a directory", env.Workspace.Display(dir))
+	}
+	return dir, nil
+}
+
+// newWalker returns a walker over dir that reads the .gitignore files from
+// the root containing dir down to it, and the slash path of dir relative to
+// that root (the prefix of every path it reports).
+func newWalker(env *Env, dir string) (*walker, string) {
+	base := env.Workspace.rootOf(dir)
+	rel, _ := within(dir, base)
+	rel = filepath.ToSlash(rel)
+	return &walker{base: base, start: rel, gitignore: true}, rel
+}

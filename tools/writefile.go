@@ -1,0 +1,94 @@
+// This file implements the write_file tool.
+
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// WriteFileName is the write_file tool's name.
+const WriteFileName = "write_file"
+
+// WriteFileParams are write_file's arguments.
+type WriteFileParams struct {
+	Path    string `json:"path" jsonschema:"The file to write: relative to the working directory, or absolute"`
+	Content string `json:"content" jsonschema:"The complete new content of the file"`
+}
+
+//go:embed writefile.md
+var writeFileDescription string
+
+type writeFile struct{ toolBase }
+
+// NewWriteFile returns the write_file tool.
+func NewWriteFile() Tool {
+	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: SchemaFor[WriteFileParams](), kind: KindEdit}}
+}
+
+// Title is "Write <path>".
+func (t *writeFile) Title(input json.RawMessage) string {
+	if p := titleArg(input, "path"); p != "" {
+		return "Write " + p
+	}
+	return "Write file"
+}
+
+func (t *writeFile) Execute(ctx context.Context, call *Call) (*Result, error) {
+	p, err := decodeInput[WriteFileParams](call.Input)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if p.Path == "" {
+		return Errorf("path is required"), nil
+	}
+	env, res := envOf(call)
+	if res != nil {
+		return res, nil
+	}
+	path, err := env.Workspace.Resolve(p.Path)
+	if err != nil {
+		return pathError(err), nil
+	}
+	fsys := fsOf(env)
+	var old *string
+	switch text, err := fsys.ReadTextFile(ctx, path, 0, 0); {
+	case err == nil:
+		old = &text
+	case errors.Is(err, ErrNotExist):
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	default:
+		return readError(env, path, err), nil
+	}
+	shown := env.Workspace.Display(path)
+	if old != nil && *old == p.Content {
+		return &Result{Output: shown + " already has this content; nothing written", Locations: []Location{{Path: path}}}, nil
+	}
+	verb := "Write"
+	if old == nil {
+		verb = "Create"
+	}
+	diff := []Content{{Type: ContentDiff, Path: path, OldText: old, NewText: p.Content}}
+	loc := []Location{{Path: path}}
+	if res, err := permit(ctx, call, PermissionRequest{
+		ToolName: t.name, Title: verb + " " + shown, Kind: KindEdit, Effect: EffectEdit,
+		Content: diff, Locations: loc,
+	}); res != nil || err != nil {
+		return res, err
+	}
+	if err := fsys.WriteTextFile(ctx, path, p.Content); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return Errorf("cannot write %s: %v", shown, err), nil
+	}
+	out := fmt.Sprintf("Wrote %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
+	if old == nil {
+		out = fmt.Sprintf("Created %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
+	}
+	return &Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
+}
