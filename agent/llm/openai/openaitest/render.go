@@ -413,6 +413,9 @@ func (st *streamer) writeStream() {
 	if rep.CRLF {
 		st.nl = "\r\n"
 	}
+	if rep.HoldHeaders && !st.wait(rep.Hold, rep.FirstDelay, 0) {
+		return
+	}
 	h := st.w.Header()
 	for k, v := range rep.Header {
 		h[k] = v
@@ -423,7 +426,14 @@ func (st *streamer) writeStream() {
 	if http.NewResponseController(st.w).Flush() != nil || !st.keepAlives() {
 		return
 	}
-	if !st.wait(rep.Hold, rep.FirstDelay, rep.KeepAliveInterval) {
+	if !rep.HoldHeaders && !st.wait(rep.Hold, rep.FirstDelay, rep.KeepAliveInterval) {
+		return
+	}
+	if rep.Raw != "" {
+		st.write([]byte(rep.Raw))
+		if rep.Disconnect {
+			st.hangUp()
+		}
 		return
 	}
 	for i, p := range st.payloads() {

@@ -64,6 +64,9 @@ type Reply struct {
 	// FirstDelay delays the first data event by a duration, with the same
 	// keep-alives as Hold.
 	FirstDelay time.Duration
+	// HoldHeaders makes Hold and FirstDelay happen before the response
+	// headers are sent (a server still loading its model), without pings.
+	HoldHeaders bool
 	// Delay waits between two data events.
 	Delay time.Duration
 	// KeepAliveInterval is the period of keep-alive comments during Hold
@@ -89,6 +92,11 @@ type Reply struct {
 	// SSEFields adds "event:", "id:" and "retry:" lines, which clients
 	// must ignore.
 	SSEFields bool
+
+	// Raw, when set, is written verbatim as the whole text/event-stream
+	// body (malformed streams); only the failure and timing fields above
+	// still apply.
+	Raw string
 
 	// JSON answers with one non-streaming JSON completion even when the
 	// request asked for a stream; KeepAlives blank lines precede it. A
