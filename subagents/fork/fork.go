@@ -1,0 +1,50 @@
+// Package fork is the subagent provider that runs an in-process child
+// seeded with the parent's conversation: the child starts from the
+// parent's completed turns — shared, never copied, in O(1) of the
+// parent's length — and the parent's own system prompt, so the model sees
+// the same prefix; the task arrives as the child's next user message.
+// Nothing the child appends reaches the parent. It declares every
+// start-time capability; its runs are Steerable and Resumable.
+//
+// fork imports subagents and its in-process machinery, never another
+// provider. Each run owns the goroutine of its child's turn; Dispose
+// returns after it.
+package fork
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/inproc"
+)
+
+// Name is the provider's name.
+const Name = "fork"
+
+// Options configure the provider. The zero value (or nil) is usable.
+type Options struct {
+	// MaxTurnRequests caps a child's model calls per task (the agent's
+	// default when zero).
+	MaxTurnRequests int
+	// ProgressInterval is the least time between two progress reports in
+	// the parent's tool call when the editor does not see the child
+	// (default one second).
+	ProgressInterval time.Duration
+	Logger           *slog.Logger
+}
+
+// New returns the fork provider.
+func New(opts *Options) subagents.Provider {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return inproc.New(inproc.Config{
+		Name:             Name,
+		Inherit:          true,
+		MaxTurnRequests:  o.MaxTurnRequests,
+		ProgressInterval: o.ProgressInterval,
+		Logger:           o.Logger,
+	})
+}

@@ -1,0 +1,343 @@
+// This file implements a child and its runs: the turn goroutine, Wait,
+// Cancel, Dispose, and the runtime capabilities (steering, resume).
+
+package inproc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/subagents"
+)
+
+// child is one child agent. Several runs may use it in turn (Resume); it
+// is closed when the last of them is disposed.
+type child struct {
+	p                *Provider
+	id               string
+	parent           *subagents.Scope
+	expose           subagents.Exposure
+	session          string // the editor's id for the child; "" when not exposed
+	schema           *jsonschema.Resolved
+	schemaRaw        json.RawMessage
+	system           func(context.Context) (string, error)
+	progressInterval time.Duration
+	log              *slog.Logger
+	agent            *agent.Agent
+
+	mu      sync.Mutex
+	current *run // the run that runs or last ran a turn; guarded by mu
+	refs    int  // runs not yet disposed; guarded by mu
+	closed  bool // guarded by mu
+}
+
+// cancelCurrent is the editor's per-child cancel: it stops whatever the
+// child is doing now.
+func (c *child) cancelCurrent() {
+	c.mu.Lock()
+	r := c.current
+	c.mu.Unlock()
+	if r != nil {
+		r.Cancel()
+	}
+}
+
+// turnStarting is the child agent's system prompt source. The agent calls
+// it at the start of each turn, once the turn is running, which makes it
+// the moment queued steering messages can be handed over.
+func (c *child) turnStarting(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	r := c.current
+	c.mu.Unlock()
+	if r != nil {
+		r.markStarted()
+	}
+	if c.system == nil {
+		return "", nil
+	}
+	return c.system(ctx)
+}
+
+// release drops one run's hold on the child and closes the child with the
+// last one.
+func (c *child) release() {
+	c.mu.Lock()
+	c.refs--
+	last := c.refs == 0 && !c.closed
+	if last {
+		c.closed = true
+	}
+	c.mu.Unlock()
+	if last {
+		c.agent.Close()
+		if c.expose != nil {
+			c.expose.Forget(c.session)
+		}
+	}
+}
+
+// run is one turn of a child.
+type run struct {
+	c        *child
+	ctx      context.Context
+	cancel   context.CancelFunc
+	input    string
+	progress *progressSink // nil when exposed or nobody listens
+
+	cancelled atomic.Bool
+	done      chan struct{}
+	res       subagents.Result // set before done is closed
+
+	mu       sync.Mutex
+	started  bool     // the turn is running; guarded by mu
+	pending  []string // steering sent before it was; guarded by mu
+	disposed bool     // guarded by mu
+
+	disposeOnce sync.Once
+
+	// Written only from emit, which the agent serialises, and read after
+	// the turn ended.
+	usage   llm.Usage
+	msgID   string
+	curText []byte
+	prevTxt []byte
+}
+
+var (
+	_ subagents.Run       = (*run)(nil)
+	_ subagents.Steerable = (*run)(nil)
+	_ subagents.Resumable = (*run)(nil)
+)
+
+// newRun prepares a run of c. Its context is detached from ctx's
+// cancellation: the run belongs to its owner, who ends it with Cancel or
+// Dispose.
+func (c *child) newRun(ctx context.Context, input string, progress func(subagents.Progress)) *run {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &run{c: c, ctx: rctx, cancel: cancel, input: input, done: make(chan struct{})}
+	if c.expose == nil && progress != nil {
+		r.progress = newProgressSink(progress, c.progressInterval)
+	}
+	return r
+}
+
+// begin makes r the child's current run, marks it running for the editor
+// and starts its turn.
+func (r *run) begin() {
+	c := r.c
+	c.mu.Lock()
+	c.current = r
+	c.mu.Unlock()
+	if c.expose != nil {
+		c.expose.State(c.session, subagents.State{State: subagents.StateRunning})
+	}
+	go r.loop()
+}
+
+// loop runs the turn and publishes its end: the idle state (exposed) or
+// the final progress (fallback) goes out before Wait can return.
+func (r *run) loop() {
+	defer close(r.done)
+	res := r.turn()
+	c := r.c
+	if c.expose != nil {
+		usage := res.Usage
+		st := subagents.State{State: subagents.StateIdle, StopReason: res.StopReason, Usage: &usage}
+		if res.StopReason == subagents.StopError {
+			st.Error = res.Diagnostic
+		}
+		c.expose.State(c.session, st)
+	}
+	if r.progress != nil {
+		r.progress.finish()
+	}
+	r.res = res
+}
+
+func (r *run) turn() (res subagents.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.c.log.Error("subagent child panicked", "panic", v, "stack", string(debug.Stack()))
+			res = r.failure(errCrashed)
+		}
+	}()
+	ar, err := r.c.agent.Prompt(r.ctx, agent.Input{Text: r.input}, r.emit)
+	if err != nil {
+		return r.failure(err)
+	}
+	return r.outcome(ar)
+}
+
+// emit receives the child's events in order.
+func (r *run) emit(ev agent.Event) {
+	switch e := ev.(type) {
+	case agent.MessageChunk:
+		if e.MessageID != r.msgID {
+			if len(r.curText) > 0 {
+				r.prevTxt = r.curText
+			}
+			r.msgID, r.curText = e.MessageID, nil
+		}
+		r.curText = append(r.curText, e.Text...)
+	case agent.UsageUpdated:
+		r.usage.Add(e.Call)
+	}
+	if c := r.c; c.expose != nil {
+		c.expose.Emit(c.session, ev)
+		return
+	}
+	if r.progress != nil {
+		r.progress.observe(ev)
+	}
+}
+
+// partial is the text of the child's last message that has any, for a
+// turn that ended without a result.
+func (r *run) partial() string {
+	if len(r.curText) > 0 {
+		return string(r.curText)
+	}
+	return string(r.prevTxt)
+}
+
+func (r *run) markStarted() {
+	r.mu.Lock()
+	r.started = true
+	pending := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	for _, text := range pending {
+		if err := r.c.agent.Steer(text); err != nil {
+			r.c.log.Warn("steering message lost", "err", err)
+		}
+	}
+}
+
+// ID returns the child agent's id, which the agent registry lists while
+// the child is alive.
+func (r *run) ID() string { return r.c.id }
+
+// Wait returns the run's result once its turn ended. A child-level failure
+// is a Result with StopError; the error is only ever ctx's.
+func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
+	select {
+	case <-r.done:
+		return r.res, nil
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.res, nil
+	case <-ctx.Done():
+		return subagents.Result{}, ctx.Err()
+	}
+}
+
+// Cancel stops the child's turn and, through its context, every
+// descendant; the run ends aborted.
+func (r *run) Cancel() {
+	r.cancelled.Store(true)
+	r.cancel()
+}
+
+// Dispose cancels what remains, waits until the turn and everything it
+// started have ended, and closes the child unless a resumed run still
+// holds it. It is idempotent.
+func (r *run) Dispose() error {
+	r.disposeOnce.Do(func() {
+		select {
+		case <-r.done:
+		default:
+			r.Cancel()
+			<-r.done
+		}
+		r.cancel()
+		r.mu.Lock()
+		r.disposed = true
+		r.mu.Unlock()
+		r.c.release()
+	})
+	return nil
+}
+
+// SendMessage steers the running child: the model sees text before its
+// next call. A message sent before the turn started is handed over as soon
+// as it does.
+func (r *run) SendMessage(_ context.Context, text string) error {
+	select {
+	case <-r.done:
+		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+	default:
+	}
+	r.mu.Lock()
+	if !r.started {
+		r.pending = append(r.pending, text)
+		r.mu.Unlock()
+	} else {
+		r.mu.Unlock()
+		if err := r.c.agent.Steer(text); err != nil {
+			if errors.Is(err, agent.ErrNotRunning) {
+				return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+			}
+			return err
+		}
+	}
+	if c := r.c; c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.session, text)
+	}
+	return nil
+}
+
+// Resume continues the finished child's conversation with prompt: a new
+// run on the same child agent and, when exposed, the same child session,
+// which goes running and idle again. r must have ended and not been
+// disposed.
+func (r *run) Resume(ctx context.Context, prompt string) (subagents.Run, error) {
+	select {
+	case <-r.done:
+	default:
+		return nil, invalid("the subagent run has not ended yet")
+	}
+	r.mu.Lock()
+	disposed := r.disposed
+	r.mu.Unlock()
+	c := r.c
+	c.mu.Lock()
+	if disposed || c.closed {
+		c.mu.Unlock()
+		return nil, &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run was disposed"}
+	}
+	if cur := c.current; cur != nil && cur != r {
+		select {
+		case <-cur.done:
+		default:
+			c.mu.Unlock()
+			return nil, invalid("the subagent is still running")
+		}
+	}
+	c.refs++
+	c.mu.Unlock()
+
+	input := prompt
+	if len(c.schemaRaw) > 0 {
+		input = childInput(false, subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})
+	}
+	next := c.newRun(ctx, input, nil)
+	if c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.session, prompt)
+	}
+	next.begin()
+	return next, nil
+}
+
+var errCrashed = errors.New("the child crashed")
