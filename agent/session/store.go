@@ -1,0 +1,566 @@
+// This file implements the store: a state directory of journals and the
+// sidecar index that session/list reads.
+
+package session
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Meta is the first record of every journal the [Store] creates. Further
+// initial state (mode, model, config) belongs in a [KindState] record.
+type Meta struct {
+	SessionID             string    `json:"sessionId"`
+	Cwd                   string    `json:"cwd"`
+	AdditionalDirectories []string  `json:"additionalDirectories,omitempty"`
+	CreatedAt             time.Time `json:"createdAt"`
+	// ParentID and Depth are set for a subagent child: the session that
+	// started it and how deep it is (1 for a direct child).
+	ParentID string `json:"parentId,omitempty"`
+	Depth    int    `json:"depth,omitempty"`
+	// Hidden keeps a session out of List even without a parent here, for
+	// a session an ACP parent created in this daemon for its subagent.
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// Info is a session's sidecar: what session/list shows, readable without
+// the journal.
+type Info struct {
+	SessionID             string    `json:"sessionId"`
+	Cwd                   string    `json:"cwd"`
+	AdditionalDirectories []string  `json:"additionalDirectories,omitempty"`
+	Title                 string    `json:"title,omitempty"`
+	CreatedAt             time.Time `json:"createdAt"`
+	// UpdatedAt is the time of the last durable activity.
+	UpdatedAt time.Time `json:"updatedAt"`
+	ParentID  string    `json:"parentId,omitempty"`
+	Depth     int       `json:"depth,omitempty"`
+	Hidden    bool      `json:"hidden,omitempty"`
+}
+
+// Listed reports whether List shows the session: not a subagent child and
+// not hidden.
+func (i *Info) Listed() bool { return i.ParentID == "" && !i.Hidden }
+
+func infoFromMeta(m *Meta) Info {
+	return Info{
+		SessionID:             m.SessionID,
+		Cwd:                   m.Cwd,
+		AdditionalDirectories: m.AdditionalDirectories,
+		CreatedAt:             m.CreatedAt,
+		UpdatedAt:             m.CreatedAt,
+		ParentID:              m.ParentID,
+		Depth:                 m.Depth,
+		Hidden:                m.Hidden,
+	}
+}
+
+// ErrInvalidCursor is a List cursor that no List returned.
+var ErrInvalidCursor = errors.New("session: invalid cursor")
+
+// Page sizes of List.
+const (
+	// DefaultPageSize is used for a page size of zero or less.
+	DefaultPageSize = 50
+	// MaxPageSize caps larger page sizes.
+	MaxPageSize = 500
+)
+
+// DefaultDir returns the default state directory of session journals:
+// $XDG_STATE_HOME/dshd/sessions, or ~/.local/state/dshd/sessions when
+// XDG_STATE_HOME is unset or not absolute (as the XDG spec asks).
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "dshd", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session: state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "dshd", "sessions"), nil
+}
+
+// StoreOptions configures [NewStore]. The zero value is ready to use.
+type StoreOptions struct {
+	// Logger receives warnings (skipped journal lines, rebuilt sidecars);
+	// nil discards them.
+	Logger *slog.Logger
+	// Now stamps records and creation times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is a state directory of session journals and their sidecars. Its
+// methods are safe for concurrent use.
+type Store struct {
+	dir    string
+	logger *slog.Logger
+	now    func() time.Time
+	// mu serialises sidecar read-modify-writes within this process.
+	mu sync.Mutex
+
+	// cache holds each sidecar as List last read it, keyed by id, with the
+	// file's identity; a sidecar whose file is still the same inode with
+	// the same size and mtime is not read again. Every rewrite (ours or
+	// another process's) renames a new file in, which changes the inode.
+	cacheMu sync.Mutex
+	cache   map[string]cachedInfo
+}
+
+type cachedInfo struct {
+	fi   fs.FileInfo
+	info Info
+}
+
+// NewStore opens the state directory dir, creating it (mode 0700) when
+// needed. opts may be nil.
+func NewStore(dir string, opts *StoreOptions) (*Store, error) {
+	var o StoreOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: state directory: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("session: state directory: %w", err)
+	}
+	return &Store{dir: abs, logger: o.Logger, now: o.Now, cache: make(map[string]cachedInfo)}, nil
+}
+
+// Dir returns the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) sidecarPath(id string) string { return filepath.Join(s.dir, id+".json") }
+
+func (s *Store) journalOptions() *JournalOptions {
+	return &JournalOptions{Logger: s.logger, Now: s.now}
+}
+
+// Create starts the journal of meta.SessionID with meta as its first
+// record, and its sidecar. A zero CreatedAt is set to now. The returned
+// journal keeps the sidecar's UpdatedAt current: each Sync or Close that
+// made new records durable moves it to the last record's time.
+func (s *Store) Create(meta Meta) (*Journal, error) {
+	if err := checkID(meta.SessionID); err != nil {
+		return nil, err
+	}
+	if meta.CreatedAt.IsZero() {
+		meta.CreatedAt = s.now().UTC()
+	}
+	j, err := CreateJournal(s.dir, meta.SessionID, &meta, s.journalOptions())
+	if err != nil {
+		return nil, err
+	}
+	info := infoFromMeta(&meta)
+	s.mu.Lock()
+	err = s.writeInfo(&info)
+	s.mu.Unlock()
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err != nil {
+		j.Close()
+		os.Remove(j.Path())
+		os.Remove(s.sidecarPath(meta.SessionID))
+		return nil, fmt.Errorf("session: create: %w", err)
+	}
+	s.attach(j)
+	return j, nil
+}
+
+// Open opens the journal of session id and returns its records (see
+// [OpenJournal]). A missing or damaged sidecar is rebuilt from the
+// journal. Like one from Create, the journal keeps the sidecar current.
+func (s *Store) Open(id string) (*Journal, []Record, error) {
+	j, recs, err := OpenJournal(s.dir, id, s.journalOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.readInfo(id); err != nil {
+		s.logger.Warn("rebuilding session sidecar", "session", id, "err", err)
+		if info, ok := infoFromRecords(id, recs); ok {
+			s.mu.Lock()
+			err = s.writeInfo(&info)
+			s.mu.Unlock()
+		} else {
+			err = errors.New("journal has no meta record")
+		}
+		if err != nil {
+			s.logger.Warn("cannot rebuild session sidecar", "session", id, "err", err)
+		}
+	}
+	s.attach(j)
+	return j, recs, nil
+}
+
+func (s *Store) attach(j *Journal) {
+	id := j.ID()
+	j.onSync = func(last time.Time) {
+		err := s.Update(id, func(i *Info) {
+			if last.After(i.UpdatedAt) {
+				i.UpdatedAt = last
+			}
+		})
+		if err != nil && !errors.Is(err, ErrNotFound) { // deleted sessions stay deleted
+			s.logger.Warn("cannot update session sidecar", "session", id, "err", err)
+		}
+	}
+}
+
+// Exists reports whether session id has a journal.
+func (s *Store) Exists(id string) bool {
+	if !ValidID(id) {
+		return false
+	}
+	_, err := os.Stat(JournalPath(s.dir, id))
+	return err == nil
+}
+
+// Info returns the sidecar of session id.
+func (s *Store) Info(id string) (Info, error) {
+	if err := checkID(id); err != nil {
+		return Info{}, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return s.readInfo(id)
+}
+
+// Update changes the sidecar of session id with fn and rewrites it
+// atomically. It never creates a sidecar: a missing one is ErrNotFound.
+// fn must not change SessionID.
+func (s *Store) Update(id string, fn func(*Info)) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info, err := s.readInfo(id)
+	if err != nil {
+		return err
+	}
+	fn(&info)
+	info.SessionID = id
+	return s.writeInfo(&info)
+}
+
+// Touch sets the last activity time of session id.
+func (s *Store) Touch(id string, t time.Time) error {
+	return s.Update(id, func(i *Info) { i.UpdatedAt = t.UTC() })
+}
+
+// SetTitle sets the title of session id ("" clears it) and touches it.
+func (s *Store) SetTitle(id, title string) error {
+	now := s.now().UTC()
+	return s.Update(id, func(i *Info) {
+		i.Title = title
+		if now.After(i.UpdatedAt) {
+			i.UpdatedAt = now
+		}
+	})
+}
+
+// Delete removes the journal and sidecar of session id. An unknown (or
+// invalid) id is not an error. Deleting an open session leaves its
+// Journal writing to an unlinked file.
+func (s *Store) Delete(id string) error {
+	if !ValidID(id) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The sidecar goes first: a crash in between leaves a journal that
+	// List does not show, never a listed session without a journal.
+	s.forget(id)
+	err1 := os.Remove(s.sidecarPath(id))
+	err2 := os.Remove(JournalPath(s.dir, id))
+	var errs []error
+	for _, err := range []error{err1, err2} {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("session: delete: %w", err)
+	}
+	return nil
+}
+
+// List returns a page of the listed sessions (see [Info.Listed]), most
+// recently updated first (ties by id), optionally only those whose cwd is
+// exactly cwd. cursor is "" for the first page or a nextCursor from an
+// earlier List; nextCursor is "" on the last page. A cursor List did not
+// make is ErrInvalidCursor. pageSize is capped to [MaxPageSize]; zero or
+// less means [DefaultPageSize].
+func (s *Store) List(cwd, cursor string, pageSize int) (infos []Info, nextCursor string, err error) {
+	var after *listKey
+	if cursor != "" {
+		k, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		after = &k
+	}
+	if pageSize <= 0 {
+		pageSize = DefaultPageSize
+	}
+	pageSize = min(pageSize, MaxPageSize)
+
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("session: list: %w", err)
+	}
+	all := make([]Info, 0, len(entries)/2)
+	seen := make(map[string]bool, len(entries)/2)
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(id) || !e.Type().IsRegular() {
+			continue
+		}
+		seen[id] = true
+		info, err := s.listInfo(id, e)
+		if err != nil {
+			if info, err = s.repairInfo(id, err); err != nil {
+				s.logger.Warn("skipping unreadable session sidecar", "session", id, "err", err)
+				continue
+			}
+		}
+		if !info.Listed() || (cwd != "" && info.Cwd != cwd) {
+			continue
+		}
+		all = append(all, info)
+	}
+	s.pruneCache(seen)
+	slices.SortFunc(all, func(a, b Info) int { return keyOf(&a).compare(keyOf(&b)) })
+	start := 0
+	if after != nil {
+		start, _ = slices.BinarySearchFunc(all, *after, func(i Info, k listKey) int {
+			if c := keyOf(&i).compare(k); c != 0 {
+				return c
+			}
+			return -1 // the cursor's own entry is behind us
+		})
+	}
+	end := min(start+pageSize, len(all))
+	page := all[start:end]
+	if end < len(all) {
+		nextCursor = encodeCursor(keyOf(&page[len(page)-1]))
+	}
+	return slices.Clip(page), nextCursor, nil
+}
+
+// listInfo returns a sidecar for List, from the cache when its file has
+// not changed since List last read it.
+func (s *Store) listInfo(id string, e fs.DirEntry) (Info, error) {
+	fi, err := e.Info()
+	if err != nil {
+		return Info{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	s.cacheMu.Lock()
+	c, ok := s.cache[id]
+	s.cacheMu.Unlock()
+	if ok && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+		return c.info, nil
+	}
+	f, err := os.Open(s.sidecarPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("session: read sidecar: %w", err)
+	}
+	defer f.Close()
+	// The identity comes from the open file, so it matches what is read
+	// even if the sidecar is replaced meanwhile.
+	fi, err = f.Stat()
+	if err != nil {
+		return Info{}, fmt.Errorf("session: read sidecar: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return Info{}, fmt.Errorf("session: read sidecar: %w", err)
+	}
+	info, err := decodeInfo(id, b)
+	if err != nil {
+		return Info{}, err
+	}
+	s.cacheMu.Lock()
+	s.cache[id] = cachedInfo{fi: fi, info: info}
+	s.cacheMu.Unlock()
+	return info, nil
+}
+
+func (s *Store) forget(id string) {
+	s.cacheMu.Lock()
+	delete(s.cache, id)
+	s.cacheMu.Unlock()
+}
+
+func (s *Store) pruneCache(keep map[string]bool) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	for id := range s.cache {
+		if !keep[id] {
+			delete(s.cache, id)
+		}
+	}
+}
+
+// repairInfo rebuilds a damaged sidecar from its journal, for List.
+func (s *Store) repairInfo(id string, cause error) (Info, error) {
+	if errors.Is(cause, ErrNotFound) {
+		return Info{}, cause
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if info, err := s.readInfo(id); err == nil { // someone else repaired it
+		return info, nil
+	}
+	f, err := os.Open(JournalPath(s.dir, id))
+	if err != nil {
+		return Info{}, errors.Join(cause, err)
+	}
+	recs, _, err := readRecords(f, s.logger.With("session", id))
+	f.Close()
+	if err != nil {
+		return Info{}, errors.Join(cause, err)
+	}
+	info, ok := infoFromRecords(id, recs)
+	if !ok {
+		return Info{}, errors.Join(cause, errors.New("journal has no meta record"))
+	}
+	s.logger.Warn("rebuilt session sidecar", "session", id, "err", cause)
+	return info, s.writeInfo(&info)
+}
+
+// infoFromRecords rebuilds a sidecar from a journal: the meta record, the
+// last title set by a state record, and the last record's time.
+func infoFromRecords(id string, recs []Record) (Info, bool) {
+	if len(recs) == 0 || recs[0].Kind != KindMeta {
+		return Info{}, false
+	}
+	var m Meta
+	if recs[0].Decode(&m) != nil || m.SessionID != id {
+		return Info{}, false
+	}
+	info := infoFromMeta(&m)
+	for _, r := range recs {
+		if r.Time.After(info.UpdatedAt) {
+			info.UpdatedAt = r.Time
+		}
+		if r.Kind == KindState {
+			var st struct {
+				Title *string `json:"title"`
+			}
+			if r.Decode(&st) == nil && st.Title != nil {
+				info.Title = *st.Title
+			}
+		}
+	}
+	return info, true
+}
+
+func (s *Store) readInfo(id string) (Info, error) {
+	b, err := os.ReadFile(s.sidecarPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("session: read sidecar: %w", err)
+	}
+	return decodeInfo(id, b)
+}
+
+func decodeInfo(id string, b []byte) (Info, error) {
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil {
+		return Info{}, fmt.Errorf("session: sidecar of %q: %w", id, err)
+	}
+	if info.SessionID != id {
+		return Info{}, fmt.Errorf("session: sidecar of %q names %q", id, info.SessionID)
+	}
+	return info, nil
+}
+
+// writeInfo replaces a sidecar atomically: a reader sees the old or the
+// new file, never a partial one. The temp name starts with a dot, which
+// no session id does.
+func (s *Store) writeInfo(info *Info) error {
+	s.forget(info.SessionID)
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.dir, "."+info.SessionID+".json.*.tmp")
+	if err != nil {
+		return fmt.Errorf("session: write sidecar: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), s.sidecarPath(info.SessionID))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("session: write sidecar: %w", err)
+	}
+	return nil
+}
+
+// listKey orders sessions for List: newest first, then by id.
+type listKey struct {
+	UpdatedAt int64  `json:"u"`
+	ID        string `json:"i"`
+}
+
+func keyOf(i *Info) listKey { return listKey{UpdatedAt: i.UpdatedAt.UnixNano(), ID: i.SessionID} }
+
+func (k listKey) compare(o listKey) int {
+	if c := cmp.Compare(o.UpdatedAt, k.UpdatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(k.ID, o.ID)
+}
+
+func encodeCursor(k listKey) string {
+	b, _ := json.Marshal(k) // two plain fields always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string) (listKey, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return listKey{}, fmt.Errorf("%w: %q", ErrInvalidCursor, c)
+	}
+	var k listKey
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&k); err != nil || d.More() || !ValidID(k.ID) {
+		return listKey{}, fmt.Errorf("%w: %q", ErrInvalidCursor, c)
+	}
+	return k, nil
+}
