@@ -1,0 +1,244 @@
+// content.go: content blocks and embedded resources (acp-v1 §11).
+
+package acp
+
+import "encoding/json"
+
+// ContentBlock is one block of a prompt, a message chunk or tool output
+// (acp-v1 §11): *TextContent, *ImageContent, *AudioContent, *ResourceLink or
+// *EmbeddedResource.
+type ContentBlock interface {
+	// ContentType returns the block's `type` tag.
+	ContentType() string
+	isContentBlock()
+}
+
+// Annotations are optional display hints on a content block (acp-v1 §11).
+type Annotations struct {
+	Audience     []Role   `json:"audience,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"`
+	Meta         Meta     `json:"_meta,omitempty"`
+}
+
+// TextContent is a `text` block.
+type TextContent struct {
+	Text        string       `json:"text"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// ImageContent is an `image` block; Data is base64.
+type ImageContent struct {
+	Data        string       `json:"data"`
+	MimeType    string       `json:"mimeType"`
+	URI         string       `json:"uri,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// AudioContent is an `audio` block; Data is base64.
+type AudioContent struct {
+	Data        string       `json:"data"`
+	MimeType    string       `json:"mimeType"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// ResourceLink is a `resource_link` block.
+type ResourceLink struct {
+	URI         string       `json:"uri"`
+	Name        string       `json:"name"`
+	MimeType    string       `json:"mimeType,omitempty"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Size        *int64       `json:"size,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// EmbeddedResource is a `resource` block.
+type EmbeddedResource struct {
+	Resource    EmbeddedResourceResource `json:"resource"`
+	Annotations *Annotations             `json:"annotations,omitempty"`
+	Meta        Meta                     `json:"_meta,omitempty"`
+}
+
+// EmbeddedResourceResource is the payload of an [EmbeddedResource]:
+// *TextResourceContents or *BlobResourceContents, told apart by shape.
+type EmbeddedResourceResource interface {
+	isEmbeddedResourceResource()
+}
+
+// TextResourceContents is a text resource.
+type TextResourceContents struct {
+	URI      string `json:"uri"`
+	Text     string `json:"text"`
+	MimeType string `json:"mimeType,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+// BlobResourceContents is a binary resource; Blob is base64.
+type BlobResourceContents struct {
+	URI      string `json:"uri"`
+	Blob     string `json:"blob"`
+	MimeType string `json:"mimeType,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+func (*TextContent) isContentBlock()                      {}
+func (*ImageContent) isContentBlock()                     {}
+func (*AudioContent) isContentBlock()                     {}
+func (*ResourceLink) isContentBlock()                     {}
+func (*EmbeddedResource) isContentBlock()                 {}
+func (*TextResourceContents) isEmbeddedResourceResource() {}
+func (*BlobResourceContents) isEmbeddedResourceResource() {}
+func (*TextContent) ContentType() string                  { return ContentTypeText }
+func (*ImageContent) ContentType() string                 { return ContentTypeImage }
+func (*AudioContent) ContentType() string                 { return ContentTypeAudio }
+func (*ResourceLink) ContentType() string                 { return ContentTypeResourceLink }
+func (*EmbeddedResource) ContentType() string             { return ContentTypeResource }
+
+// TextBlock returns a text content block.
+func TextBlock(text string) *TextContent { return &TextContent{Text: text} }
+
+// ImageBlock returns an image content block from base64 data.
+func ImageBlock(mimeType, base64Data string) *ImageContent {
+	return &ImageContent{MimeType: mimeType, Data: base64Data}
+}
+
+// ResourceLinkBlock returns a resource link block.
+func ResourceLinkBlock(name, uri string) *ResourceLink { return &ResourceLink{Name: name, URI: uri} }
+
+// TextResourceBlock returns an embedded text resource block.
+func TextResourceBlock(uri, mimeType, text string) *EmbeddedResource {
+	return &EmbeddedResource{Resource: &TextResourceContents{URI: uri, MimeType: mimeType, Text: text}}
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c TextContent) MarshalJSON() ([]byte, error) {
+	type alias TextContent
+	return marshalTagged("type", ContentTypeText, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c ImageContent) MarshalJSON() ([]byte, error) {
+	type alias ImageContent
+	return marshalTagged("type", ContentTypeImage, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c AudioContent) MarshalJSON() ([]byte, error) {
+	type alias AudioContent
+	return marshalTagged("type", ContentTypeAudio, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c ResourceLink) MarshalJSON() ([]byte, error) {
+	type alias ResourceLink
+	return marshalTagged("type", ContentTypeResourceLink, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
+	type alias EmbeddedResource
+	return marshalTagged("type", ContentTypeResource, alias(c))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
+	type alias EmbeddedResource
+	var w struct {
+		alias
+		Resource json.RawMessage `json:"resource"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	r, err := decodeOne(w.Resource, UnmarshalEmbeddedResourceResource)
+	if err != nil {
+		return err
+	}
+	*c = EmbeddedResource(w.alias)
+	c.Resource = r
+	return nil
+}
+
+// UnmarshalContentBlock decodes one content block by its `type` tag.
+func UnmarshalContentBlock(b []byte) (ContentBlock, error) {
+	tag, ok, err := readTag(b, "type")
+	if err != nil {
+		return nil, err
+	}
+	var v ContentBlock
+	switch tag {
+	case ContentTypeText:
+		v = new(TextContent)
+	case ContentTypeImage:
+		v = new(ImageContent)
+	case ContentTypeAudio:
+		v = new(AudioContent)
+	case ContentTypeResourceLink:
+		v = new(ResourceLink)
+	case ContentTypeResource:
+		v = new(EmbeddedResource)
+	default:
+		return nil, unionError("content block", "type", tag, ok)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// UnmarshalEmbeddedResourceResource decodes a resource payload: a `blob` key
+// makes it binary, otherwise it must have `text`.
+func UnmarshalEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, error) {
+	var hasText, hasBlob bool
+	if err := scanObject(b, func(k, _ []byte) bool {
+		hasText = hasText || keyIs(k, "text")
+		hasBlob = hasBlob || keyIs(k, "blob")
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	var v EmbeddedResourceResource
+	switch {
+	case hasBlob:
+		v = new(BlobResourceContents)
+	case hasText:
+		v = new(TextResourceContents)
+	default:
+		return nil, unionError("embedded resource", "text", "", false)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// validateContentBlock checks the required fields of a block received in a
+// request.
+func validateContentBlock(field string, c ContentBlock) error {
+	switch b := c.(type) {
+	case nil:
+		return invalidField(field, "required")
+	case *ImageContent:
+		if b.MimeType == "" {
+			return invalidField(field+".mimeType", "required")
+		}
+	case *AudioContent:
+		if b.MimeType == "" {
+			return invalidField(field+".mimeType", "required")
+		}
+	case *ResourceLink:
+		if b.URI == "" || b.Name == "" {
+			return invalidField(field, "uri and name are required")
+		}
+	case *EmbeddedResource:
+		if b.Resource == nil {
+			return invalidField(field+".resource", "required")
+		}
+	}
+	return nil
+}

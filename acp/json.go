@@ -1,0 +1,324 @@
+// json.go: shared JSON machinery — _meta, tri-state patches, request ids,
+// tagged-union helpers and lenient decoding (acp-v1 §4, §22).
+
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Meta is the free-form `_meta` object every ACP type may carry (acp-v1 §22).
+// A `_meta` that is not an object decodes as absent, as the schema asks.
+type Meta map[string]any
+
+// UnmarshalJSON implements json.Unmarshaler leniently.
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		*m = nil
+		return nil
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		*m = nil
+		return nil
+	}
+	*m = v
+	return nil
+}
+
+type patchState uint8
+
+const (
+	patchOmitted patchState = iota
+	patchNull
+	patchSet
+)
+
+// Patch is a field with patch semantics (acp-subagents §3, acp-v1 §10.10):
+// omitted means keep the stored value, null means clear it, a value replaces
+// it. The zero Patch is omitted; use it with the `omitzero` tag option.
+type Patch[T any] struct {
+	v     T
+	state patchState
+}
+
+// Set returns a Patch that replaces the stored value with v.
+func Set[T any](v T) Patch[T] { return Patch[T]{v: v, state: patchSet} }
+
+// Null returns a Patch that clears the stored value (JSON null).
+func Null[T any]() Patch[T] { return Patch[T]{state: patchNull} }
+
+// IsZero reports whether p is omitted; it drives `omitzero`.
+func (p Patch[T]) IsZero() bool { return p.state == patchOmitted }
+
+// IsOmitted reports whether the field was left out (keep the stored value).
+func (p Patch[T]) IsOmitted() bool { return p.state == patchOmitted }
+
+// IsNull reports whether the field was null (clear the stored value).
+func (p Patch[T]) IsNull() bool { return p.state == patchNull }
+
+// IsSet reports whether the field carries a value.
+func (p Patch[T]) IsSet() bool { return p.state == patchSet }
+
+// Get returns the value and whether one is set.
+func (p Patch[T]) Get() (T, bool) { return p.v, p.state == patchSet }
+
+// MarshalJSON implements json.Marshaler; an omitted Patch marshals as null,
+// so always tag Patch fields `omitzero`.
+func (p Patch[T]) MarshalJSON() ([]byte, error) {
+	if p.state != patchSet {
+		return []byte("null"), nil
+	}
+	return json.Marshal(p.v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Patch[T]) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		*p = Patch[T]{state: patchNull}
+		return nil
+	}
+	var v T
+	if err := decodeValue(b, &v); err != nil {
+		return err
+	}
+	*p = Patch[T]{v: v, state: patchSet}
+	return nil
+}
+
+// decodeValue decodes b into *dst, routing union types to their decoders
+// (encoding/json cannot fill an interface).
+func decodeValue[T any](b []byte, dst *T) error {
+	switch p := any(dst).(type) {
+	case *ContentBlock:
+		v, err := UnmarshalContentBlock(b)
+		*p = v
+		return err
+	case *[]ContentBlock:
+		v, err := decodeList(b, UnmarshalContentBlock, false)
+		*p = v
+		return err
+	case *StateUpdate:
+		v, err := UnmarshalStateUpdate(b)
+		*p = v
+		return err
+	default:
+		return json.Unmarshal(b, dst)
+	}
+}
+
+func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
+
+// RequestID is a JSON-RPC request id: a string, an integer or null (acp-v1
+// §3). It keeps the id's JSON type, so "7" and 7 differ. The zero RequestID is
+// absent; use the `omitzero` tag option.
+type RequestID struct {
+	raw string // canonical JSON text; "" when absent
+}
+
+// IntRequestID returns the integer id n.
+func IntRequestID(n int64) RequestID { return RequestID{raw: strconv.FormatInt(n, 10)} }
+
+// StringRequestID returns the string id s.
+func StringRequestID(s string) RequestID {
+	b, _ := json.Marshal(s)
+	return RequestID{raw: string(b)}
+}
+
+// NullRequestID returns the null id.
+func NullRequestID() RequestID { return RequestID{raw: "null"} }
+
+// IsZero reports whether the id is absent.
+func (id RequestID) IsZero() bool { return id.raw == "" }
+
+// String returns the id's canonical JSON text (`7`, `"7"`, `null`).
+func (id RequestID) String() string { return id.raw }
+
+// MarshalJSON implements json.Marshaler.
+func (id RequestID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it accepts a string, an integer
+// or null.
+func (id *RequestID) UnmarshalJSON(b []byte) error {
+	key, ok := idKey(bytes.TrimSpace(b))
+	if !ok {
+		return fmt.Errorf("acp: invalid request id %s", truncate(b, 40))
+	}
+	id.raw = key
+	return nil
+}
+
+// idKey returns the canonical text of a raw JSON id: strings re-encoded,
+// integers as written, null. It fails for every other value, including
+// fractional numbers.
+func idKey(raw []byte) (string, bool) {
+	switch {
+	case len(raw) == 0:
+		return "", false
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", false
+		}
+		b, _ := json.Marshal(s)
+		return string(b), true
+	case string(raw) == "null":
+		return "null", true
+	case isIntegerLiteral(raw):
+		return string(raw), true
+	}
+	return "", false
+}
+
+// isIntegerLiteral reports whether b is a JSON number without fraction or
+// exponent.
+func isIntegerLiteral(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// marshalTagged marshals v (a method-less alias of a union variant) and puts
+// `"key":"tag"` first, so every variant emits its own discriminator.
+func marshalTagged(key, tag string, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(body)+len(key)+len(tag)+8)
+	out = append(out, '{', '"')
+	out = append(out, key...)
+	out = append(out, `":"`...)
+	out = append(out, tag...)
+	out = append(out, '"')
+	if len(body) > 2 { // not "{}"
+		out = append(out, ',')
+		out = append(out, body[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// readTag returns the string value of key in the JSON object b, and whether
+// the key was present with a string value. It scans without allocating.
+func readTag(b []byte, key string) (tag string, ok bool, err error) {
+	var raw []byte
+	err = scanObject(b, func(k, v []byte) bool {
+		if keyIs(k, key) {
+			raw = v
+		}
+		return true
+	})
+	if err != nil {
+		return "", false, err
+	}
+	if raw == nil {
+		return "", false, nil
+	}
+	tag, ok = rawString(raw)
+	if !ok {
+		return "", false, fmt.Errorf("acp: %q is not a string", key)
+	}
+	return tag, true, nil
+}
+
+// decodeList decodes a JSON array with an element decoder. null and absent
+// give nil, [] gives an empty non-nil slice. With skipInvalid, elements that
+// fail to decode are dropped (schema x-deserialize-skip-invalid-items)
+// instead of failing the whole list.
+func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) ([]T, error) {
+	if len(b) == 0 || isNull(b) {
+		return nil, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(b, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(raws))
+	for i, r := range raws {
+		v, err := dec(r)
+		if err != nil {
+			if skipInvalid {
+				continue
+			}
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// decodeOne decodes a single union field; absent or null gives the zero value.
+func decodeOne[T any](b []byte, dec func([]byte) (T, error)) (T, error) {
+	var zero T
+	if len(b) == 0 || isNull(b) {
+		return zero, nil
+	}
+	return dec(b)
+}
+
+// decodeLenient decodes the JSON object b into the struct *v field by field,
+// leaving a field at its zero value when its JSON is malformed: the receiver
+// leniency acp-v1 §4 asks for on capability objects. b that is not an object
+// leaves *v zero.
+func decodeLenient(b []byte, v any) {
+	rv := reflect.ValueOf(v).Elem()
+	rv.SetZero()
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		raw, ok := m[name]
+		if !ok {
+			continue
+		}
+		fv := rv.Field(i)
+		p := reflect.New(fv.Type())
+		if json.Unmarshal(raw, p.Interface()) == nil {
+			fv.Set(p.Elem())
+		}
+	}
+}
+
+// unionError is the error of a union decoder meeting an unknown tag.
+func unionError(union, key, tag string, present bool) error {
+	if !present {
+		return fmt.Errorf("acp: %s: missing %q", union, key)
+	}
+	return fmt.Errorf("acp: %s: unknown %s %q", union, key, tag)
+}

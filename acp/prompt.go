@@ -1,0 +1,76 @@
+// prompt.go: session/prompt, session/cancel and $/cancel_request (acp-v1 §9,
+// §20).
+
+package acp
+
+import "encoding/json"
+
+// PromptRequest is the params of session/prompt (acp-v1 §9.1).
+type PromptRequest struct {
+	SessionID SessionID      `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler; nil Prompt is sent as [].
+func (r PromptRequest) MarshalJSON() ([]byte, error) {
+	type alias PromptRequest
+	if r.Prompt == nil {
+		r.Prompt = []ContentBlock{}
+	}
+	return json.Marshal(alias(r))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *PromptRequest) UnmarshalJSON(b []byte) error {
+	var w struct {
+		SessionID SessionID       `json:"sessionId"`
+		Prompt    json.RawMessage `json:"prompt"`
+		Meta      Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	blocks, err := decodeList(w.Prompt, UnmarshalContentBlock, false)
+	if err != nil {
+		return invalidField("prompt", err.Error())
+	}
+	*r = PromptRequest{SessionID: w.SessionID, Prompt: blocks, Meta: w.Meta}
+	return nil
+}
+
+// Validate checks the required fields; which block types are allowed is the
+// server's business (promptCapabilities).
+func (r *PromptRequest) Validate() error {
+	if r.Prompt == nil {
+		return invalidField("prompt", "required")
+	}
+	for _, b := range r.Prompt {
+		if err := validateContentBlock("prompt", b); err != nil {
+			return err
+		}
+	}
+	return requireSession(r.SessionID)
+}
+
+// PromptResponse is the result of session/prompt.
+type PromptResponse struct {
+	StopReason StopReason `json:"stopReason"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// CancelNotification is the params of session/cancel (acp-v1 §9.5).
+type CancelNotification struct {
+	SessionID SessionID `json:"sessionId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}
+
+// Validate checks the required fields.
+func (n *CancelNotification) Validate() error { return requireSession(n.SessionID) }
+
+// CancelRequestNotification is the params of $/cancel_request (acp-v1 §20).
+// Connections handle it themselves.
+type CancelRequestNotification struct {
+	RequestID RequestID `json:"requestId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}

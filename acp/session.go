@@ -1,0 +1,451 @@
+// session.go: session setup and management methods and MCP server
+// configurations (acp-v1 §8, §15).
+
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// SessionID identifies a session; it is opaque.
+type SessionID string
+
+// NewSessionRequest is the params of session/new (acp-v1 §8.3).
+type NewSessionRequest struct {
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
+func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
+	type alias NewSessionRequest
+	if r.McpServers == nil {
+		r.McpServers = []McpServer{}
+	}
+	return json.Marshal(alias(r))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *NewSessionRequest) UnmarshalJSON(b []byte) error {
+	type alias NewSessionRequest
+	var w struct {
+		alias
+		McpServers json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	servers, err := decodeMcpServers(w.McpServers)
+	if err != nil {
+		return err
+	}
+	*r = NewSessionRequest(w.alias)
+	r.McpServers = servers
+	return nil
+}
+
+// Validate checks the required fields. Whether cwd is absolute is the
+// server's business.
+func (r *NewSessionRequest) Validate() error {
+	switch {
+	case r.Cwd == "":
+		return invalidField("cwd", "required")
+	case r.McpServers == nil:
+		return invalidField("mcpServers", "required")
+	}
+	return validateMcpServers(r.McpServers)
+}
+
+// NewSessionResponse is the result of session/new.
+type NewSessionResponse struct {
+	SessionID     SessionID             `json:"sessionId"`
+	Modes         *SessionModeState     `json:"modes,omitempty"`
+	ConfigOptions []SessionConfigOption `json:"configOptions,omitzero"`
+	Meta          Meta                  `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
+func (r *NewSessionResponse) UnmarshalJSON(b []byte) error {
+	type alias NewSessionResponse
+	var w struct {
+		alias
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	opts, err := decodeConfigOptions(w.ConfigOptions)
+	if err != nil {
+		return err
+	}
+	*r = NewSessionResponse(w.alias)
+	r.ConfigOptions = opts
+	return nil
+}
+
+// LoadSessionRequest is the params of session/load (acp-v1 §8.4).
+type LoadSessionRequest struct {
+	SessionID             SessionID   `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
+func (r LoadSessionRequest) MarshalJSON() ([]byte, error) {
+	type alias LoadSessionRequest
+	if r.McpServers == nil {
+		r.McpServers = []McpServer{}
+	}
+	return json.Marshal(alias(r))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *LoadSessionRequest) UnmarshalJSON(b []byte) error {
+	type alias LoadSessionRequest
+	var w struct {
+		alias
+		McpServers json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	servers, err := decodeMcpServers(w.McpServers)
+	if err != nil {
+		return err
+	}
+	*r = LoadSessionRequest(w.alias)
+	r.McpServers = servers
+	return nil
+}
+
+// Validate checks the required fields.
+func (r *LoadSessionRequest) Validate() error {
+	switch {
+	case r.SessionID == "":
+		return invalidField("sessionId", "required")
+	case r.Cwd == "":
+		return invalidField("cwd", "required")
+	case r.McpServers == nil:
+		return invalidField("mcpServers", "required")
+	}
+	return validateMcpServers(r.McpServers)
+}
+
+// LoadSessionResponse is the result of session/load.
+type LoadSessionResponse struct {
+	Modes         *SessionModeState     `json:"modes,omitempty"`
+	ConfigOptions []SessionConfigOption `json:"configOptions,omitzero"`
+	Meta          Meta                  `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
+func (r *LoadSessionResponse) UnmarshalJSON(b []byte) error {
+	type alias LoadSessionResponse
+	var w struct {
+		alias
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	opts, err := decodeConfigOptions(w.ConfigOptions)
+	if err != nil {
+		return err
+	}
+	*r = LoadSessionResponse(w.alias)
+	r.ConfigOptions = opts
+	return nil
+}
+
+// ResumeSessionRequest is the params of session/resume (acp-v1 §8.5);
+// mcpServers is optional here.
+type ResumeSessionRequest struct {
+	SessionID             SessionID   `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers,omitzero"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *ResumeSessionRequest) UnmarshalJSON(b []byte) error {
+	type alias ResumeSessionRequest
+	var w struct {
+		alias
+		McpServers json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	servers, err := decodeMcpServers(w.McpServers)
+	if err != nil {
+		return err
+	}
+	*r = ResumeSessionRequest(w.alias)
+	r.McpServers = servers
+	return nil
+}
+
+// Validate checks the required fields.
+func (r *ResumeSessionRequest) Validate() error {
+	switch {
+	case r.SessionID == "":
+		return invalidField("sessionId", "required")
+	case r.Cwd == "":
+		return invalidField("cwd", "required")
+	}
+	return validateMcpServers(r.McpServers)
+}
+
+// ResumeSessionResponse is the result of session/resume.
+type ResumeSessionResponse = LoadSessionResponse
+
+// CloseSessionRequest is the params of session/close (acp-v1 §8.6).
+type CloseSessionRequest struct {
+	SessionID SessionID `json:"sessionId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}
+
+// Validate checks the required fields.
+func (r *CloseSessionRequest) Validate() error { return requireSession(r.SessionID) }
+
+// CloseSessionResponse is the (empty) result of session/close.
+type CloseSessionResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ListSessionsRequest is the params of session/list (acp-v1 §8.8); omitted
+// params mean {}.
+type ListSessionsRequest struct {
+	Cwd    string `json:"cwd,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Meta   Meta   `json:"_meta,omitempty"`
+}
+
+// ListSessionsResponse is the result of session/list.
+type ListSessionsResponse struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+	Meta       Meta          `json:"_meta,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler; nil Sessions is sent as [].
+func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
+	type alias ListSessionsResponse
+	if r.Sessions == nil {
+		r.Sessions = []SessionInfo{}
+	}
+	return json.Marshal(alias(r))
+}
+
+// SessionInfo describes one session in a list.
+type SessionInfo struct {
+	SessionID             SessionID `json:"sessionId"`
+	Cwd                   string    `json:"cwd"`
+	AdditionalDirectories []string  `json:"additionalDirectories,omitzero"`
+	Title                 string    `json:"title,omitempty"`
+	UpdatedAt             string    `json:"updatedAt,omitempty"`
+	Meta                  Meta      `json:"_meta,omitempty"`
+}
+
+// DeleteSessionRequest is the params of session/delete (acp-v1 §8.9).
+type DeleteSessionRequest struct {
+	SessionID SessionID `json:"sessionId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}
+
+// Validate checks the required fields.
+func (r *DeleteSessionRequest) Validate() error { return requireSession(r.SessionID) }
+
+// DeleteSessionResponse is the (empty) result of session/delete.
+type DeleteSessionResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// SessionModeState is the legacy mode set of a session (acp-v1 §15).
+type SessionModeState struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+	Meta           Meta          `json:"_meta,omitempty"`
+}
+
+// SessionMode is one mode.
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Meta        Meta   `json:"_meta,omitempty"`
+}
+
+// SetSessionModeRequest is the params of session/set_mode.
+type SetSessionModeRequest struct {
+	SessionID SessionID `json:"sessionId"`
+	ModeID    string    `json:"modeId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}
+
+// Validate checks the required fields.
+func (r *SetSessionModeRequest) Validate() error {
+	if r.ModeID == "" {
+		return invalidField("modeId", "required")
+	}
+	return requireSession(r.SessionID)
+}
+
+// SetSessionModeResponse is the (empty) result of session/set_mode.
+type SetSessionModeResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func requireSession(id SessionID) error {
+	if id == "" {
+		return invalidField("sessionId", "required")
+	}
+	return nil
+}
+
+// McpServer is an MCP server the agent should connect to (acp-v1 §8.2):
+// *McpServerStdio (no `type`), *McpServerHTTP or *McpServerSSE.
+type McpServer interface {
+	// ServerName returns the server's name.
+	ServerName() string
+	isMcpServer()
+}
+
+// McpServerStdio is a stdio MCP server; Command is absolute.
+type McpServerStdio struct {
+	Name    string        `json:"name"`
+	Command string        `json:"command"`
+	Args    []string      `json:"args"`
+	Env     []EnvVariable `json:"env"`
+	Meta    Meta          `json:"_meta,omitempty"`
+}
+
+// McpServerHTTP is a `type: "http"` MCP server.
+type McpServerHTTP struct {
+	Name    string       `json:"name"`
+	URL     string       `json:"url"`
+	Headers []HTTPHeader `json:"headers"`
+	Meta    Meta         `json:"_meta,omitempty"`
+}
+
+// McpServerSSE is a `type: "sse"` MCP server.
+type McpServerSSE struct {
+	Name    string       `json:"name"`
+	URL     string       `json:"url"`
+	Headers []HTTPHeader `json:"headers"`
+	Meta    Meta         `json:"_meta,omitempty"`
+}
+
+// EnvVariable is one environment variable.
+type EnvVariable struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Meta  Meta   `json:"_meta,omitempty"`
+}
+
+// HTTPHeader is one HTTP header.
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Meta  Meta   `json:"_meta,omitempty"`
+}
+
+func (*McpServerStdio) isMcpServer()         {}
+func (*McpServerHTTP) isMcpServer()          {}
+func (*McpServerSSE) isMcpServer()           {}
+func (s *McpServerStdio) ServerName() string { return s.Name }
+func (s *McpServerHTTP) ServerName() string  { return s.Name }
+func (s *McpServerSSE) ServerName() string   { return s.Name }
+
+// MarshalJSON implements json.Marshaler; nil lists are sent as [].
+func (s McpServerStdio) MarshalJSON() ([]byte, error) {
+	type alias McpServerStdio
+	if s.Args == nil {
+		s.Args = []string{}
+	}
+	if s.Env == nil {
+		s.Env = []EnvVariable{}
+	}
+	return json.Marshal(alias(s))
+}
+
+// MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
+func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
+	type alias McpServerHTTP
+	if s.Headers == nil {
+		s.Headers = []HTTPHeader{}
+	}
+	return marshalTagged("type", "http", alias(s))
+}
+
+// MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
+func (s McpServerSSE) MarshalJSON() ([]byte, error) {
+	type alias McpServerSSE
+	if s.Headers == nil {
+		s.Headers = []HTTPHeader{}
+	}
+	return marshalTagged("type", "sse", alias(s))
+}
+
+// UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.
+func UnmarshalMcpServer(b []byte) (McpServer, error) {
+	tag, ok, err := readTag(b, "type")
+	if err != nil {
+		return nil, err
+	}
+	var v McpServer
+	switch {
+	case !ok || tag == "stdio":
+		v = new(McpServerStdio)
+	case tag == "http":
+		v = new(McpServerHTTP)
+	case tag == "sse":
+		v = new(McpServerSSE)
+	default:
+		return nil, unionError("mcp server", "type", tag, ok)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeMcpServers decodes mcpServers strictly: a malformed entry fails the
+// request with -32602 rather than silently dropping a server the client
+// asked for (our choice; acp-v1 §4 would allow dropping it).
+func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
+	servers, err := decodeList(b, UnmarshalMcpServer, false)
+	if err != nil {
+		return nil, invalidField("mcpServers", err.Error())
+	}
+	return servers, nil
+}
+
+func validateMcpServers(servers []McpServer) error {
+	for i, s := range servers {
+		field := fmt.Sprintf("mcpServers[%d]", i)
+		switch s := s.(type) {
+		case nil:
+			return invalidField(field, "null entry")
+		case *McpServerStdio:
+			if s.Name == "" || s.Command == "" {
+				return invalidField(field, "name and command are required")
+			}
+		case *McpServerHTTP:
+			if s.Name == "" || s.URL == "" {
+				return invalidField(field, "name and url are required")
+			}
+		case *McpServerSSE:
+			if s.Name == "" || s.URL == "" {
+				return invalidField(field, "name and url are required")
+			}
+		}
+	}
+	return nil
+}

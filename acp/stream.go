@@ -1,0 +1,491 @@
+// stream.go: the newline-delimited JSON transport (acp-v1 §2.1, §3), a
+// jsonrpc2.ObjectStream that never hands jsonrpc2 a message it would choke on.
+
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// DefaultMaxLineSize is the default cap on one incoming line.
+const DefaultMaxLineSize = 64 << 20
+
+// StreamOptions configures a [Stream]. The zero value is usable.
+type StreamOptions struct {
+	// MaxLineSize caps one incoming line in bytes; 0 means
+	// DefaultMaxLineSize. A longer line is skipped without being buffered
+	// whole and answered with -32600.
+	MaxLineSize int
+	// Logger receives dropped and malformed input; nil discards.
+	Logger *slog.Logger
+}
+
+// Stream is a jsonrpc2.ObjectStream over newline-delimited JSON: one compact
+// message per line, `\r\n` tolerated, blank lines skipped.
+//
+// ReadObject hands jsonrpc2 only clean request and response objects, because
+// jsonrpc2.Conn closes the whole connection on any read error. Every bad line
+// is answered here (-32700 for non-JSON, -32600 for batches, non-objects,
+// invalid envelopes, invalid UTF-8 and over-long lines) and reading goes on.
+// Responses with a null or foreign id are logged and dropped.
+//
+// Request ids: string ids pass through unchanged; integer and null ids (which
+// jsonrpc2 cannot represent when negative, huge or null) are replaced by
+// internal numbers on read and restored, byte for byte, in the response.
+//
+// Writes are serialized, one line per message, and flushed when no other
+// writer is queued, so a burst costs few syscalls and the last line of a
+// burst is never held back. A write error closes the stream.
+type Stream struct {
+	r       *bufio.Reader
+	maxLine int
+	log     *slog.Logger
+	closer  io.Closer
+
+	waiting atomic.Int32 // writers queued on wmu; the last one flushes
+	wmu     sync.Mutex
+	bw      *bufio.Writer
+	werr    error // sticky write error, under wmu
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	idMu   sync.Mutex
+	ids    map[uint64]string // internal id → original id text
+	nextID uint64
+
+	// onNotify, when set, receives every valid notification instead of
+	// jsonrpc2, on the reading goroutine and in arrival order.
+	onNotify func(method string, params json.RawMessage)
+}
+
+var _ jsonrpc2.ObjectStream = (*Stream)(nil)
+
+// NewStream returns a Stream reading r and writing w; Close closes closer
+// (which may be nil) and should unblock a pending read.
+func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) *Stream {
+	var o StreamOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxLineSize <= 0 {
+		o.MaxLineSize = DefaultMaxLineSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Stream{
+		r:       bufio.NewReaderSize(r, 64<<10),
+		bw:      bufio.NewWriterSize(w, 64<<10),
+		maxLine: o.MaxLineSize,
+		log:     o.Logger,
+		closer:  closer,
+		ids:     make(map[uint64]string),
+	}
+}
+
+// Close closes the stream; it is idempotent and returns the first result.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		// Flush what an earlier writer left for a queued one, unless a
+		// writer is stuck: then closing the peer is what unblocks it.
+		if s.wmu.TryLock() {
+			if s.werr == nil {
+				_ = s.bw.Flush()
+				s.werr = ErrConnClosed
+			}
+			s.wmu.Unlock()
+		}
+		if s.closer != nil {
+			s.closeErr = s.closer.Close()
+		}
+	})
+	return s.closeErr
+}
+
+// WriteObject implements jsonrpc2.ObjectStream.
+func (s *Stream) WriteObject(obj any) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	b = s.restoreID(b)
+	return s.writeLine(append(b, '\n'))
+}
+
+type notifBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var notifPool = sync.Pool{New: func() any {
+	n := new(notifBuf)
+	n.enc = json.NewEncoder(&n.buf)
+	n.enc.SetEscapeHTML(false)
+	return n
+}}
+
+// WriteNotification writes the notification {method, params} with a single
+// marshal of params; it is the fast path for session/update. params nil
+// omits the member.
+func (s *Stream) WriteNotification(method string, params any) error {
+	n := notifPool.Get().(*notifBuf)
+	defer func() {
+		if n.buf.Cap() <= 1<<20 {
+			notifPool.Put(n)
+		}
+	}()
+	n.buf.Reset()
+	n.buf.WriteString(`{"jsonrpc":"2.0","method":`)
+	if err := n.enc.Encode(method); err != nil {
+		return err
+	}
+	n.buf.Truncate(n.buf.Len() - 1) // Encode's newline
+	if params != nil {
+		n.buf.WriteString(`,"params":`)
+		if err := n.enc.Encode(params); err != nil {
+			return err
+		}
+		n.buf.Truncate(n.buf.Len() - 1)
+	}
+	n.buf.WriteString("}\n")
+	return s.writeLine(n.buf.Bytes())
+}
+
+// writeLine writes one complete line (ending in '\n') under the write lock.
+func (s *Stream) writeLine(line []byte) error {
+	s.waiting.Add(1)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	queued := s.waiting.Add(-1)
+	if s.werr != nil {
+		return s.werr
+	}
+	if s.closed.Load() {
+		return ErrConnClosed
+	}
+	_, err := s.bw.Write(line)
+	if err == nil && queued == 0 {
+		err = s.bw.Flush()
+	}
+	if err != nil {
+		s.werr = fmt.Errorf("%w: %w", ErrConnClosed, err)
+		s.Close() // its TryLock fails while we hold wmu, so it only closes
+		return s.werr
+	}
+	return nil
+}
+
+// ReadObject implements jsonrpc2.ObjectStream. It returns only at the end of
+// input (or on a read error) or with one clean message decoded into v.
+func (s *Stream) ReadObject(v any) error {
+	for {
+		line, tooLong, rerr := s.readLine()
+		if tooLong {
+			s.log.Warn("acp: input line too long", "limit", s.maxLine)
+			s.replyError(nil, ErrInvalidRequest.WithData(map[string]any{
+				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", s.maxLine)}))
+		} else if line = bytes.TrimSpace(line); len(line) > 0 {
+			if msg, id := s.process(line); msg != nil {
+				if err := json.Unmarshal(msg, v); err == nil {
+					return nil
+				} else {
+					// Our envelope check should make this unreachable.
+					s.log.Warn("acp: jsonrpc2 rejected a message", "err", err)
+					s.forgetID(id)
+				}
+			}
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// readLine returns the next line without its terminator. A line over the
+// limit is consumed without keeping it and reported as tooLong.
+func (s *Stream) readLine() (line []byte, tooLong bool, err error) {
+	for {
+		frag, e := s.r.ReadSlice('\n')
+		if !tooLong {
+			n := len(line) + len(frag)
+			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+				n--
+			}
+			if n > s.maxLine+1 { // +1: a '\r' before the '\n'
+				tooLong, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if e == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, e
+	}
+}
+
+// envelope holds the raw members of a message.
+type envelope struct {
+	jsonrpc, id, method, params, result, errObj []byte
+}
+
+func reason(r string) map[string]any { return map[string]any{"reason": r} }
+
+// process checks one line. It returns the cleaned message for jsonrpc2 (and
+// the internal id it mapped, if any), or nil when the line was answered,
+// delivered to onNotify, or dropped.
+func (s *Stream) process(line []byte) ([]byte, uint64) {
+	if !json.Valid(line) {
+		s.log.Warn("acp: unparseable input line", "line", truncate(line, 200))
+		s.replyError(nil, ErrParse)
+		return nil, 0
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		s.replyError(nil, ErrInvalidRequest.WithData(reason("batches are not supported")))
+		return nil, 0
+	default:
+		s.replyError(nil, ErrInvalidRequest.WithData(reason("message must be a JSON object")))
+		return nil, 0
+	}
+	var env envelope
+	_ = scanObject(line, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "jsonrpc"):
+			env.jsonrpc = v
+		case keyIs(k, "id"):
+			env.id = v
+		case keyIs(k, "method"):
+			env.method = v
+		case keyIs(k, "params"):
+			env.params = v
+		case keyIs(k, "result"):
+			env.result = v
+		case keyIs(k, "error"):
+			env.errObj = v
+		}
+		return true
+	})
+	// echo is the id an error answer may carry: a string or number, else null.
+	var echo []byte
+	if len(env.id) > 0 && (env.id[0] == '"' || env.id[0] == '-' || (env.id[0] >= '0' && env.id[0] <= '9')) && utf8.Valid(env.id) {
+		echo = env.id
+	}
+	isRequest := env.method != nil
+	if !utf8.Valid(line) {
+		if !isRequest && (env.result != nil || env.errObj != nil) {
+			s.log.Warn("acp: dropped response with invalid UTF-8")
+			return nil, 0
+		}
+		s.replyError(echo, ErrInvalidRequest.WithData(reason("message is not valid UTF-8")))
+		return nil, 0
+	}
+	version, _ := rawString(env.jsonrpc)
+	if isRequest {
+		return s.processRequest(&env, version, echo)
+	}
+	if env.result != nil || env.errObj != nil {
+		return s.processResponse(&env, version), 0
+	}
+	s.replyError(echo, ErrInvalidRequest.WithData(reason("message is neither a request nor a response")))
+	return nil, 0
+}
+
+func (s *Stream) processRequest(env *envelope, version string, echo []byte) ([]byte, uint64) {
+	method, ok := rawString(env.method)
+	invalid := func(r string) ([]byte, uint64) {
+		s.replyError(echo, ErrInvalidRequest.WithData(reason(r)))
+		return nil, 0
+	}
+	switch {
+	case !ok:
+		return invalid("method must be a string")
+	case version != "2.0":
+		return invalid(`jsonrpc must be "2.0"`)
+	case env.result != nil || env.errObj != nil:
+		return invalid("a request must not carry result or error")
+	case env.params != nil && env.params[0] != '{' && env.params[0] != '[' && string(env.params) != "null":
+		return invalid("params must be an object or an array")
+	}
+	if env.id == nil {
+		if s.onNotify != nil {
+			s.onNotify(method, env.params)
+			return nil, 0
+		}
+		return buildRequest(nil, env.method, env.params), 0
+	}
+	var internal uint64
+	id := env.id
+	switch {
+	case id[0] == '"':
+	case string(id) == "null" || isIntegerLiteral(id):
+		// jsonrpc2 reads null as a notification and cannot hold negative or
+		// huge ids: give every numeric id an internal stand-in.
+		internal = s.mapID(string(id))
+		id = strconv.AppendUint(nil, internal, 10)
+	default:
+		return invalid("id must be a string, an integer or null")
+	}
+	return buildRequest(id, env.method, env.params), internal
+}
+
+func buildRequest(id, method, params []byte) []byte {
+	b := make([]byte, 0, len(id)+len(method)+len(params)+48)
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if id != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, id...)
+	}
+	b = append(b, `,"method":`...)
+	b = append(b, method...)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+func (s *Stream) processResponse(env *envelope, version string) []byte {
+	id := env.id
+	switch {
+	case id == nil || string(id) == "null":
+		// A peer's answer to a line it could not read; it matches nothing we
+		// sent (our ids start at 1) and jsonrpc2 would take it for id 0.
+		s.log.Warn("acp: dropped response with null id", "error", truncate(env.errObj, 200))
+		return nil
+	case id[0] == '"':
+	case isIntegerLiteral(id) && id[0] != '-':
+		if _, err := strconv.ParseUint(string(id), 10, 64); err != nil {
+			s.log.Warn("acp: dropped response with foreign id", "id", string(id))
+			return nil
+		}
+	default:
+		s.log.Warn("acp: dropped response with foreign id", "id", truncate(id, 40))
+		return nil
+	}
+	b := make([]byte, 0, len(id)+len(env.result)+len(env.errObj)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	var errShape struct {
+		Code    *int64  `json:"code"`
+		Message *string `json:"message"`
+	}
+	malformed := version != "2.0" || (env.result != nil && env.errObj != nil) ||
+		(env.errObj != nil && (json.Unmarshal(env.errObj, &errShape) != nil || errShape.Code == nil || errShape.Message == nil))
+	switch {
+	case malformed:
+		// Still answer the waiting caller, with an error of our own.
+		s.log.Warn("acp: malformed response", "id", string(id))
+		b = append(b, `,"error":{"code":-32603,"message":"Internal error","data":"malformed response from peer"}}`...)
+	case env.result != nil:
+		b = append(b, `,"result":`...)
+		b = append(b, env.result...)
+		b = append(b, '}')
+	default:
+		b = append(b, `,"error":`...)
+		b = append(b, env.errObj...)
+		b = append(b, '}')
+	}
+	return b
+}
+
+// replyError answers a bad line; id nil means null.
+func (s *Stream) replyError(id []byte, e *Error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		body = []byte(`{"code":-32603,"message":"Internal error"}`)
+	}
+	if id == nil {
+		id = []byte("null")
+	}
+	b := make([]byte, 0, len(body)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, body...)
+	b = append(b, '}', '\n')
+	if err := s.writeLine(b); err != nil {
+		s.log.Debug("acp: cannot answer bad input", "err", err)
+	}
+}
+
+func (s *Stream) mapID(orig string) uint64 {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	s.nextID++
+	s.ids[s.nextID] = orig
+	return s.nextID
+}
+
+func (s *Stream) forgetID(internal uint64) {
+	if internal == 0 {
+		return
+	}
+	s.idMu.Lock()
+	delete(s.ids, internal)
+	s.idMu.Unlock()
+}
+
+// restoreID puts the original id back into a marshaled jsonrpc2 response
+// (`{"id":N,"result"…` or `{"id":N,"error"…`) whose id we mapped.
+func (s *Stream) restoreID(b []byte) []byte {
+	const prefix = `{"id":`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return b
+	}
+	i := len(prefix)
+	j := i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	rest := b[j:]
+	if j == i || !(bytes.HasPrefix(rest, []byte(`,"result"`)) || bytes.HasPrefix(rest, []byte(`,"error"`))) {
+		return b
+	}
+	n, err := strconv.ParseUint(string(b[i:j]), 10, 64)
+	if err != nil {
+		return b
+	}
+	s.idMu.Lock()
+	orig, ok := s.ids[n]
+	delete(s.ids, n)
+	s.idMu.Unlock()
+	if !ok {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(orig))
+	out = append(out, b[:i]...)
+	out = append(out, orig...)
+	return append(out, rest...)
+}
+
+// requestKey returns the canonical text of the original id of a request read
+// from this stream, as [RequestID.String] and $/cancel_request use it.
+func (s *Stream) requestKey(id jsonrpc2.ID) string {
+	if id.IsString {
+		b, _ := json.Marshal(id.Str)
+		return string(b)
+	}
+	s.idMu.Lock()
+	orig, ok := s.ids[id.Num]
+	s.idMu.Unlock()
+	if ok {
+		return orig
+	}
+	return strconv.FormatUint(id.Num, 10)
+}

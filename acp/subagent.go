@@ -1,0 +1,256 @@
+// subagent.go: subagent sessions — subagent_update, session_message(_chunk)
+// and work states (acp-subagents §2–§6; stabilized 2026-11-20, shapes from
+// schema.unstable.json of SDK 2.4.0).
+
+package acp
+
+import (
+	"encoding/json"
+)
+
+// SubagentUpdate is the `subagent_update` session update, sent on the
+// immediate parent's stream: the first one for a SessionID announces the
+// child, later ones patch it (acp-subagents §3). Every field but SessionID is
+// a [Patch]: omitted keeps, null clears, a value replaces.
+type SubagentUpdate struct {
+	SessionID             SessionID                          `json:"sessionId"`
+	Title                 Patch[string]                      `json:"title,omitzero"`
+	Description           Patch[string]                      `json:"description,omitzero"`
+	Capabilities          Patch[SubagentSessionCapabilities] `json:"capabilities,omitzero"`
+	State                 Patch[StateUpdate]                 `json:"state,omitzero"`
+	Cwd                   Patch[string]                      `json:"cwd,omitzero"`
+	AdditionalDirectories Patch[[]string]                    `json:"additionalDirectories,omitzero"`
+	Meta                  Patch[Meta]                        `json:"_meta,omitzero"`
+}
+
+// SubagentSessionCapabilities is what the client may do to a child: a non-nil
+// Cancel allows session/cancel for it.
+type SubagentSessionCapabilities struct {
+	Cancel *EmptyCapability `json:"cancel,omitempty"`
+	Meta   Meta             `json:"_meta,omitempty"`
+}
+
+// SessionMessage is the `session_message` update: an upsert, keyed by
+// MessageID, of a message between sessions (acp-subagents §5).
+type SessionMessage struct {
+	MessageID          MessageID             `json:"messageId"`
+	SenderSessionID    Patch[SessionID]      `json:"senderSessionId,omitzero"`
+	RecipientSessionID Patch[SessionID]      `json:"recipientSessionId,omitzero"`
+	SenderMessageID    Patch[MessageID]      `json:"senderMessageId,omitzero"`
+	RecipientMessageID Patch[MessageID]      `json:"recipientMessageId,omitzero"`
+	Content            Patch[[]ContentBlock] `json:"content,omitzero"`
+	Meta               Patch[Meta]           `json:"_meta,omitzero"`
+}
+
+// SessionMessageChunk is the `session_message_chunk` update: it appends one
+// block to a message and never carries participants.
+type SessionMessageChunk struct {
+	MessageID MessageID    `json:"messageId"`
+	Content   ContentBlock `json:"content"`
+	Meta      Meta         `json:"_meta,omitempty"`
+}
+
+func (*SubagentUpdate) isSessionUpdate()      {}
+func (*SessionMessage) isSessionUpdate()      {}
+func (*SessionMessageChunk) isSessionUpdate() {}
+
+// UpdateType implements SessionUpdate.
+func (*SubagentUpdate) UpdateType() string { return UpdateSubagentUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*SessionMessage) UpdateType() string { return UpdateSessionMessage }
+
+// UpdateType implements SessionUpdate.
+func (*SessionMessageChunk) UpdateType() string { return UpdateSessionMessageChunk }
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag;
+// omitted patches are left out.
+func (u SubagentUpdate) MarshalJSON() ([]byte, error) {
+	type alias SubagentUpdate
+	return marshalTagged("sessionUpdate", UpdateSubagentUpdate, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u SessionMessage) MarshalJSON() ([]byte, error) {
+	type alias SessionMessage
+	return marshalTagged("sessionUpdate", UpdateSessionMessage, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u SessionMessageChunk) MarshalJSON() ([]byte, error) {
+	type alias SessionMessageChunk
+	return marshalTagged("sessionUpdate", UpdateSessionMessageChunk, alias(u))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error {
+	var w struct {
+		MessageID MessageID       `json:"messageId"`
+		Content   json.RawMessage `json:"content"`
+		Meta      Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	if err != nil {
+		return err
+	}
+	*u = SessionMessageChunk{MessageID: w.MessageID, Content: block, Meta: w.Meta}
+	return nil
+}
+
+// StateUpdate is a whole snapshot of a child's work state, tagged by `state`
+// (acp-subagents §4): *RunningState, *RequiresActionState, *IdleState,
+// *UnknownState, or *OtherState for any other value (kept verbatim; never
+// read it as idle).
+type StateUpdate interface {
+	// StateName returns the `state` tag.
+	StateName() string
+	isStateUpdate()
+}
+
+// RunningState: foreground work is in progress.
+type RunningState struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// RequiresActionState: work waits for the user.
+type RequiresActionState struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// IdleState: ready for more work, not terminated. StopReason may be any
+// [StopReason] including [StopReasonError] (then Error should be set), or
+// empty when not reported; Usage covers the work unit that just ended.
+type IdleState struct {
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Error      *Error     `json:"error,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// UnknownState: the agent can no longer observe the child.
+type UnknownState struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// OtherState is a state this package does not know; Raw is the whole
+// object, written back unchanged.
+type OtherState struct {
+	State string
+	Raw   json.RawMessage
+}
+
+// Usage counts the tokens of a unit of work (acp-subagents §4).
+type Usage struct {
+	TotalTokens       uint64  `json:"totalTokens"`
+	InputTokens       uint64  `json:"inputTokens"`
+	OutputTokens      uint64  `json:"outputTokens"`
+	ThoughtTokens     *uint64 `json:"thoughtTokens,omitempty"`
+	CachedReadTokens  *uint64 `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens *uint64 `json:"cachedWriteTokens,omitempty"`
+	Meta              Meta    `json:"_meta,omitempty"`
+}
+
+func (*RunningState) isStateUpdate()           {}
+func (*RequiresActionState) isStateUpdate()    {}
+func (*IdleState) isStateUpdate()              {}
+func (*UnknownState) isStateUpdate()           {}
+func (*OtherState) isStateUpdate()             {}
+func (*RunningState) StateName() string        { return StateRunning }
+func (*RequiresActionState) StateName() string { return StateRequiresAction }
+func (*IdleState) StateName() string           { return StateIdle }
+func (*UnknownState) StateName() string        { return StateUnknown }
+func (s *OtherState) StateName() string        { return s.State }
+
+// MarshalJSON implements json.Marshaler, emitting the `state` tag.
+func (s RunningState) MarshalJSON() ([]byte, error) {
+	type alias RunningState
+	return marshalTagged("state", StateRunning, alias(s))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `state` tag.
+func (s RequiresActionState) MarshalJSON() ([]byte, error) {
+	type alias RequiresActionState
+	return marshalTagged("state", StateRequiresAction, alias(s))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `state` tag.
+func (s IdleState) MarshalJSON() ([]byte, error) {
+	type alias IdleState
+	return marshalTagged("state", StateIdle, alias(s))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `state` tag.
+func (s UnknownState) MarshalJSON() ([]byte, error) {
+	type alias UnknownState
+	return marshalTagged("state", StateUnknown, alias(s))
+}
+
+// MarshalJSON implements json.Marshaler: Raw, or just the tag.
+func (s OtherState) MarshalJSON() ([]byte, error) {
+	if len(s.Raw) > 0 {
+		return s.Raw, nil
+	}
+	return marshalTagged("state", s.State, struct{}{})
+}
+
+// UnmarshalJSON implements json.Unmarshaler leniently: a malformed
+// stopReason, error or usage is "not reported" (acp-subagents §4, §12).
+func (s *IdleState) UnmarshalJSON(b []byte) error {
+	var w struct {
+		StopReason json.RawMessage `json:"stopReason"`
+		Error      json.RawMessage `json:"error"`
+		Usage      json.RawMessage `json:"usage"`
+		Meta       Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = IdleState{Meta: w.Meta}
+	if r, ok := rawString(w.StopReason); ok {
+		s.StopReason = StopReason(r)
+	}
+	if len(w.Error) > 0 && !isNull(w.Error) {
+		var e Error
+		if json.Unmarshal(w.Error, &e) == nil {
+			s.Error = &e
+		}
+	}
+	if len(w.Usage) > 0 && !isNull(w.Usage) {
+		var u Usage
+		if json.Unmarshal(w.Usage, &u) == nil {
+			s.Usage = &u
+		}
+	}
+	return nil
+}
+
+// UnmarshalStateUpdate decodes a work state by its `state` tag; an unknown
+// tag gives *OtherState.
+func UnmarshalStateUpdate(b []byte) (StateUpdate, error) {
+	tag, ok, err := readTag(b, "state")
+	if err != nil {
+		return nil, err
+	}
+	var v StateUpdate
+	switch {
+	case !ok:
+		return nil, unionError("state update", "state", "", false)
+	case tag == StateRunning:
+		v = new(RunningState)
+	case tag == StateRequiresAction:
+		v = new(RequiresActionState)
+	case tag == StateIdle:
+		v = new(IdleState)
+	case tag == StateUnknown:
+		v = new(UnknownState)
+	default:
+		return &OtherState{State: tag, Raw: append(json.RawMessage(nil), b...)}, nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

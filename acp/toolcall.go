@@ -1,0 +1,349 @@
+// toolcall.go: tool calls, their content and permission requests (acp-v1 §12,
+// acp-subagents §6).
+
+package acp
+
+import "encoding/json"
+
+// ToolCallID identifies a tool call within a session.
+type ToolCallID string
+
+// ToolCall is the `tool_call` session update: a new tool invocation (acp-v1
+// §12.1).
+type ToolCall struct {
+	ToolCallID ToolCallID         `json:"toolCallId"`
+	Title      string             `json:"title"`
+	Kind       ToolKind           `json:"kind,omitempty"`
+	Status     ToolCallStatus     `json:"status,omitempty"`
+	Content    []ToolCallContent  `json:"content,omitzero"`
+	Locations  []ToolCallLocation `json:"locations,omitzero"`
+	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta       Meta               `json:"_meta,omitempty"`
+}
+
+// ToolCallUpdate is the `tool_call_update` session update and the `toolCall`
+// of a permission request (acp-v1 §12.2): only ToolCallID is required, the
+// rest overwrite; a non-nil Content or Locations (even empty) replaces the
+// whole collection.
+type ToolCallUpdate struct {
+	ToolCallID ToolCallID         `json:"toolCallId"`
+	Title      string             `json:"title,omitempty"`
+	Kind       ToolKind           `json:"kind,omitempty"`
+	Status     ToolCallStatus     `json:"status,omitempty"`
+	Content    []ToolCallContent  `json:"content,omitzero"`
+	Locations  []ToolCallLocation `json:"locations,omitzero"`
+	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta       Meta               `json:"_meta,omitempty"`
+}
+
+// ToolCallLocation is a file a tool call touches; Line is 1-based.
+type ToolCallLocation struct {
+	Path string  `json:"path"`
+	Line *uint32 `json:"line,omitempty"`
+	Meta Meta    `json:"_meta,omitempty"`
+}
+
+// ToolCallContent is one item of a tool call's output (acp-v1 §12.4):
+// *ToolContent, *Diff, *Terminal or *SessionReference.
+type ToolCallContent interface {
+	// ToolContentType returns the item's `type` tag.
+	ToolContentType() string
+	isToolCallContent()
+}
+
+// ToolContent is a `content` item wrapping a content block.
+type ToolContent struct {
+	Content ContentBlock `json:"content"`
+	Meta    Meta         `json:"_meta,omitempty"`
+}
+
+// Diff is a `diff` item; OldText is nil for a new file.
+type Diff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText,omitempty"`
+	NewText string  `json:"newText"`
+	Meta    Meta    `json:"_meta,omitempty"`
+}
+
+// Terminal is a `terminal` item embedding a client terminal's live output.
+type Terminal struct {
+	TerminalID TerminalID `json:"terminalId"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// SessionReference is a `session` item linking a tool call to a known
+// session, for display only (acp-subagents §6). Send it only to clients that
+// opted into subagents, and always next to a text item.
+type SessionReference struct {
+	SessionID SessionID `json:"sessionId"`
+	Meta      Meta      `json:"_meta,omitempty"`
+}
+
+func (*ToolContent) isToolCallContent()           {}
+func (*Diff) isToolCallContent()                  {}
+func (*Terminal) isToolCallContent()              {}
+func (*SessionReference) isToolCallContent()      {}
+func (*ToolContent) ToolContentType() string      { return ToolContentTypeContent }
+func (*Diff) ToolContentType() string             { return ToolContentTypeDiff }
+func (*Terminal) ToolContentType() string         { return ToolContentTypeTerminal }
+func (*SessionReference) ToolContentType() string { return ToolContentTypeSession }
+
+// ToolText returns a `content` item holding a text block.
+func ToolText(text string) *ToolContent { return &ToolContent{Content: TextBlock(text)} }
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c ToolContent) MarshalJSON() ([]byte, error) {
+	type alias ToolContent
+	return marshalTagged("type", ToolContentTypeContent, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c Diff) MarshalJSON() ([]byte, error) {
+	type alias Diff
+	return marshalTagged("type", ToolContentTypeDiff, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c Terminal) MarshalJSON() ([]byte, error) {
+	type alias Terminal
+	return marshalTagged("type", ToolContentTypeTerminal, alias(c))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `type` tag.
+func (c SessionReference) MarshalJSON() ([]byte, error) {
+	type alias SessionReference
+	return marshalTagged("type", ToolContentTypeSession, alias(c))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ToolContent) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Content json.RawMessage `json:"content"`
+		Meta    Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	if err != nil {
+		return err
+	}
+	*c = ToolContent{Content: block, Meta: w.Meta}
+	return nil
+}
+
+// UnmarshalToolCallContent decodes one tool call content item by its `type`
+// tag.
+func UnmarshalToolCallContent(b []byte) (ToolCallContent, error) {
+	tag, ok, err := readTag(b, "type")
+	if err != nil {
+		return nil, err
+	}
+	var v ToolCallContent
+	switch tag {
+	case ToolContentTypeContent:
+		v = new(ToolContent)
+	case ToolContentTypeDiff:
+		v = new(Diff)
+	case ToolContentTypeTerminal:
+		v = new(Terminal)
+	case ToolContentTypeSession:
+		v = new(SessionReference)
+	default:
+		return nil, unionError("tool call content", "type", tag, ok)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// toolCallWire is the decoding shape shared by ToolCall and ToolCallUpdate.
+// Content and locations are lenient lists: a bad item is dropped (acp-v1 §4).
+type toolCallWire struct {
+	ToolCallID ToolCallID      `json:"toolCallId"`
+	Title      string          `json:"title"`
+	Kind       json.RawMessage `json:"kind"`
+	Status     json.RawMessage `json:"status"`
+	Content    json.RawMessage `json:"content"`
+	Locations  json.RawMessage `json:"locations"`
+	RawInput   json.RawMessage `json:"rawInput"`
+	RawOutput  json.RawMessage `json:"rawOutput"`
+	Meta       Meta            `json:"_meta"`
+}
+
+func (w *toolCallWire) decode(b []byte) (kind ToolKind, status ToolCallStatus, content []ToolCallContent, locs []ToolCallLocation, err error) {
+	if err = json.Unmarshal(b, w); err != nil {
+		return
+	}
+	// A malformed optional enum is treated as absent (acp-v1 §4).
+	if s, ok := rawString(w.Kind); ok {
+		kind = ToolKind(s)
+	}
+	if s, ok := rawString(w.Status); ok {
+		status = ToolCallStatus(s)
+	}
+	if content, err = decodeList(w.Content, UnmarshalToolCallContent, true); err != nil {
+		content, err = nil, nil
+	}
+	if locs, err = decodeList(w.Locations, func(r []byte) (l ToolCallLocation, err error) {
+		err = json.Unmarshal(r, &l)
+		return l, err
+	}, true); err != nil {
+		locs, err = nil, nil
+	}
+	return
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *ToolCall) UnmarshalJSON(b []byte) error {
+	var w toolCallWire
+	kind, status, content, locs, err := w.decode(b)
+	if err != nil {
+		return err
+	}
+	*t = ToolCall{ToolCallID: w.ToolCallID, Title: w.Title, Kind: kind, Status: status,
+		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is ignored.
+func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error {
+	var w toolCallWire
+	kind, status, content, locs, err := w.decode(b)
+	if err != nil {
+		return err
+	}
+	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Kind: kind, Status: status,
+		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
+	return nil
+}
+
+// PermissionOption is one choice of a permission request (acp-v1 §12.5).
+type PermissionOption struct {
+	OptionID string               `json:"optionId"`
+	Name     string               `json:"name"`
+	Kind     PermissionOptionKind `json:"kind"`
+	Meta     Meta                 `json:"_meta,omitempty"`
+}
+
+// RequestPermissionRequest is the params of session/request_permission.
+type RequestPermissionRequest struct {
+	SessionID SessionID          `json:"sessionId"`
+	ToolCall  ToolCallUpdate     `json:"toolCall"`
+	Options   []PermissionOption `json:"options"`
+	Meta      Meta               `json:"_meta,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler. The tool call is written without a
+// `sessionUpdate` tag: here it is not a session update.
+func (r RequestPermissionRequest) MarshalJSON() ([]byte, error) {
+	type toolCallBody ToolCallUpdate
+	opts := r.Options
+	if opts == nil {
+		opts = []PermissionOption{}
+	}
+	return json.Marshal(struct {
+		SessionID SessionID          `json:"sessionId"`
+		ToolCall  toolCallBody       `json:"toolCall"`
+		Options   []PermissionOption `json:"options"`
+		Meta      Meta               `json:"_meta,omitempty"`
+	}{r.SessionID, toolCallBody(r.ToolCall), opts, r.Meta})
+}
+
+// Validate checks the required fields.
+func (r *RequestPermissionRequest) Validate() error {
+	switch {
+	case r.SessionID == "":
+		return invalidField("sessionId", "required")
+	case r.ToolCall.ToolCallID == "":
+		return invalidField("toolCall.toolCallId", "required")
+	case r.Options == nil:
+		return invalidField("options", "required")
+	}
+	return nil
+}
+
+// RequestPermissionResponse is the result of session/request_permission.
+type RequestPermissionResponse struct {
+	Outcome RequestPermissionOutcome `json:"outcome"`
+	Meta    Meta                     `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *RequestPermissionResponse) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Outcome json.RawMessage `json:"outcome"`
+		Meta    Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	o, err := decodeOne(w.Outcome, UnmarshalRequestPermissionOutcome)
+	if err != nil {
+		return err
+	}
+	*r = RequestPermissionResponse{Outcome: o, Meta: w.Meta}
+	return nil
+}
+
+// RequestPermissionOutcome is the user's decision: *SelectedPermissionOutcome
+// or *CancelledPermissionOutcome.
+type RequestPermissionOutcome interface {
+	isRequestPermissionOutcome()
+}
+
+// SelectedPermissionOutcome is `{"outcome":"selected","optionId":…}`.
+type SelectedPermissionOutcome struct {
+	OptionID string `json:"optionId"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+// CancelledPermissionOutcome is `{"outcome":"cancelled"}`: the turn was
+// cancelled.
+type CancelledPermissionOutcome struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (*SelectedPermissionOutcome) isRequestPermissionOutcome()  {}
+func (*CancelledPermissionOutcome) isRequestPermissionOutcome() {}
+
+// Selected returns the outcome selecting optionID.
+func Selected(optionID string) *SelectedPermissionOutcome {
+	return &SelectedPermissionOutcome{OptionID: optionID}
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
+func (o SelectedPermissionOutcome) MarshalJSON() ([]byte, error) {
+	type alias SelectedPermissionOutcome
+	return marshalTagged("outcome", "selected", alias(o))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
+func (o CancelledPermissionOutcome) MarshalJSON() ([]byte, error) {
+	type alias CancelledPermissionOutcome
+	return marshalTagged("outcome", "cancelled", alias(o))
+}
+
+// UnmarshalRequestPermissionOutcome decodes an outcome by its `outcome` tag.
+func UnmarshalRequestPermissionOutcome(b []byte) (RequestPermissionOutcome, error) {
+	tag, ok, err := readTag(b, "outcome")
+	if err != nil {
+		return nil, err
+	}
+	var v RequestPermissionOutcome
+	switch tag {
+	case "selected":
+		v = new(SelectedPermissionOutcome)
+	case "cancelled":
+		v = new(CancelledPermissionOutcome)
+	default:
+		return nil, unionError("permission outcome", "outcome", tag, ok)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

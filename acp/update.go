@@ -1,0 +1,397 @@
+// update.go: session/update and its variants (acp-v1 §10, §13, §14).
+
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// SessionNotification is the params of session/update.
+type SessionNotification struct {
+	SessionID SessionID     `json:"sessionId"`
+	Update    SessionUpdate `json:"update"`
+	Meta      Meta          `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *SessionNotification) UnmarshalJSON(b []byte) error {
+	var w struct {
+		SessionID SessionID       `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+		Meta      Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	u, err := decodeOne(w.Update, UnmarshalSessionUpdate)
+	if err != nil {
+		return err
+	}
+	*n = SessionNotification{SessionID: w.SessionID, Update: u, Meta: w.Meta}
+	return nil
+}
+
+// Validate checks the required fields.
+func (n *SessionNotification) Validate() error {
+	switch {
+	case n.SessionID == "":
+		return invalidField("sessionId", "required")
+	case n.Update == nil:
+		return invalidField("update", "required")
+	}
+	return nil
+}
+
+// SessionUpdate is the `update` of a session/update notification, tagged by
+// `sessionUpdate`: the 11 stable variants of acp-v1 §10 (*UserMessageChunk,
+// *AgentMessageChunk, *AgentThoughtChunk, *ToolCall, *ToolCallUpdate, *Plan,
+// *AvailableCommandsUpdate, *CurrentModeUpdate, *ConfigOptionUpdate,
+// *SessionInfoUpdate, *UsageUpdate), the subagent ones of acp-subagents
+// (*SubagentUpdate, *SessionMessage, *SessionMessageChunk), and
+// RawSessionUpdate for relaying.
+type SessionUpdate interface {
+	// UpdateType returns the `sessionUpdate` tag.
+	UpdateType() string
+	isSessionUpdate()
+}
+
+// ContentChunk is the shape of the three message chunk updates: one content
+// block, optionally with the message id all chunks of a message share.
+type ContentChunk struct {
+	Content   ContentBlock `json:"content"`
+	MessageID MessageID    `json:"messageId,omitempty"`
+	Meta      Meta         `json:"_meta,omitempty"`
+}
+
+// MessageID identifies a message within a session.
+type MessageID string
+
+// UserMessageChunk is the `user_message_chunk` update.
+type UserMessageChunk ContentChunk
+
+// AgentMessageChunk is the `agent_message_chunk` update.
+type AgentMessageChunk ContentChunk
+
+// AgentThoughtChunk is the `agent_thought_chunk` update.
+type AgentThoughtChunk ContentChunk
+
+// Plan is the `plan` update: the complete, current plan (acp-v1 §13).
+type Plan struct {
+	Entries []PlanEntry `json:"entries"`
+	Meta    Meta        `json:"_meta,omitempty"`
+}
+
+// PlanEntry is one task of a plan.
+type PlanEntry struct {
+	Content  string            `json:"content"`
+	Priority PlanEntryPriority `json:"priority"`
+	Status   PlanEntryStatus   `json:"status"`
+	Meta     Meta              `json:"_meta,omitempty"`
+}
+
+// AvailableCommandsUpdate is the `available_commands_update` update: the
+// complete command list (acp-v1 §14).
+type AvailableCommandsUpdate struct {
+	AvailableCommands []AvailableCommand `json:"availableCommands"`
+	Meta              Meta               `json:"_meta,omitempty"`
+}
+
+// AvailableCommand is a slash command, Name without the slash.
+type AvailableCommand struct {
+	Name        string                 `json:"name"`
+	Description string                 `json:"description"`
+	Input       *AvailableCommandInput `json:"input,omitempty"`
+	Meta        Meta                   `json:"_meta,omitempty"`
+}
+
+// AvailableCommandInput describes a command's free-text input.
+type AvailableCommandInput struct {
+	Hint string `json:"hint"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// CurrentModeUpdate is the `current_mode_update` update (acp-v1 §10.8).
+type CurrentModeUpdate struct {
+	CurrentModeID string `json:"currentModeId"`
+	Meta          Meta   `json:"_meta,omitempty"`
+}
+
+// ConfigOptionUpdate is the `config_option_update` update: the complete
+// option set (acp-v1 §10.9).
+type ConfigOptionUpdate struct {
+	ConfigOptions []SessionConfigOption `json:"configOptions"`
+	Meta          Meta                  `json:"_meta,omitempty"`
+}
+
+// SessionInfoUpdate is the `session_info_update` update: a patch where an
+// omitted field is unchanged and null clears it (acp-v1 §10.10).
+type SessionInfoUpdate struct {
+	Title     Patch[string] `json:"title,omitzero"`
+	UpdatedAt Patch[string] `json:"updatedAt,omitzero"`
+	Meta      Meta          `json:"_meta,omitempty"`
+}
+
+// UsageUpdate is the `usage_update` update (acp-v1 §10.11).
+type UsageUpdate struct {
+	Used uint64 `json:"used"`
+	Size uint64 `json:"size"`
+	Cost *Cost  `json:"cost,omitempty"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// Cost is a cumulative session cost.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+	Meta     Meta    `json:"_meta,omitempty"`
+}
+
+// RawSessionUpdate is an already encoded update, written as is: the escape
+// hatch for relaying another agent's updates. Decoders never produce it.
+type RawSessionUpdate json.RawMessage
+
+func (*UserMessageChunk) isSessionUpdate()        {}
+func (*AgentMessageChunk) isSessionUpdate()       {}
+func (*AgentThoughtChunk) isSessionUpdate()       {}
+func (*ToolCall) isSessionUpdate()                {}
+func (*ToolCallUpdate) isSessionUpdate()          {}
+func (*Plan) isSessionUpdate()                    {}
+func (*AvailableCommandsUpdate) isSessionUpdate() {}
+func (*CurrentModeUpdate) isSessionUpdate()       {}
+func (*ConfigOptionUpdate) isSessionUpdate()      {}
+func (*SessionInfoUpdate) isSessionUpdate()       {}
+func (*UsageUpdate) isSessionUpdate()             {}
+func (RawSessionUpdate) isSessionUpdate()         {}
+
+// UpdateType implements SessionUpdate.
+func (*UserMessageChunk) UpdateType() string { return UpdateUserMessageChunk }
+
+// UpdateType implements SessionUpdate.
+func (*AgentMessageChunk) UpdateType() string { return UpdateAgentMessageChunk }
+
+// UpdateType implements SessionUpdate.
+func (*AgentThoughtChunk) UpdateType() string { return UpdateAgentThoughtChunk }
+
+// UpdateType implements SessionUpdate.
+func (*ToolCall) UpdateType() string { return UpdateToolCall }
+
+// UpdateType implements SessionUpdate.
+func (*ToolCallUpdate) UpdateType() string { return UpdateToolCallUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*Plan) UpdateType() string { return UpdatePlan }
+
+// UpdateType implements SessionUpdate.
+func (*AvailableCommandsUpdate) UpdateType() string { return UpdateAvailableCommandsUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*CurrentModeUpdate) UpdateType() string { return UpdateCurrentModeUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*ConfigOptionUpdate) UpdateType() string { return UpdateConfigOptionUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*SessionInfoUpdate) UpdateType() string { return UpdateSessionInfoUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*UsageUpdate) UpdateType() string { return UpdateUsageUpdate }
+
+// UpdateType implements SessionUpdate; it reads the tag from the raw JSON.
+func (r RawSessionUpdate) UpdateType() string {
+	tag, _, _ := readTag(r, "sessionUpdate")
+	return tag
+}
+
+// MarshalJSON implements json.Marshaler: the raw bytes, unchanged.
+func (r RawSessionUpdate) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return nil, fmt.Errorf("acp: empty RawSessionUpdate")
+	}
+	return r, nil
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u UserMessageChunk) MarshalJSON() ([]byte, error) {
+	return marshalTagged("sessionUpdate", UpdateUserMessageChunk, chunkBody(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u AgentMessageChunk) MarshalJSON() ([]byte, error) {
+	return marshalTagged("sessionUpdate", UpdateAgentMessageChunk, chunkBody(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u AgentThoughtChunk) MarshalJSON() ([]byte, error) {
+	return marshalTagged("sessionUpdate", UpdateAgentThoughtChunk, chunkBody(u))
+}
+
+// chunkBody is ContentChunk without methods, for marshalTagged.
+type chunkBody ContentChunk
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ContentChunk) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Content   json.RawMessage `json:"content"`
+		MessageID json.RawMessage `json:"messageId"`
+		Meta      Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	if err != nil {
+		return err
+	}
+	id, _ := rawString(w.MessageID) // a malformed messageId is none (acp-v1 §4)
+	*c = ContentChunk{Content: block, MessageID: MessageID(id), Meta: w.Meta}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *UserMessageChunk) UnmarshalJSON(b []byte) error { return (*ContentChunk)(u).UnmarshalJSON(b) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *AgentMessageChunk) UnmarshalJSON(b []byte) error { return (*ContentChunk)(u).UnmarshalJSON(b) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *AgentThoughtChunk) UnmarshalJSON(b []byte) error { return (*ContentChunk)(u).UnmarshalJSON(b) }
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u ToolCall) MarshalJSON() ([]byte, error) {
+	type alias ToolCall
+	return marshalTagged("sessionUpdate", UpdateToolCall, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
+	type alias ToolCallUpdate
+	return marshalTagged("sessionUpdate", UpdateToolCallUpdate, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u Plan) MarshalJSON() ([]byte, error) {
+	type alias Plan
+	if u.Entries == nil {
+		u.Entries = []PlanEntry{}
+	}
+	return marshalTagged("sessionUpdate", UpdatePlan, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
+	type alias AvailableCommandsUpdate
+	if u.AvailableCommands == nil {
+		u.AvailableCommands = []AvailableCommand{}
+	}
+	return marshalTagged("sessionUpdate", UpdateAvailableCommandsUpdate, alias(u))
+}
+
+// UnmarshalJSON implements json.Unmarshaler; bad commands are dropped.
+func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error {
+	var w struct {
+		AvailableCommands json.RawMessage `json:"availableCommands"`
+		Meta              Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	cmds, err := decodeList(w.AvailableCommands, func(r []byte) (c AvailableCommand, err error) {
+		err = json.Unmarshal(r, &c)
+		return c, err
+	}, true)
+	if err != nil {
+		return err
+	}
+	*u = AvailableCommandsUpdate{AvailableCommands: cmds, Meta: w.Meta}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u CurrentModeUpdate) MarshalJSON() ([]byte, error) {
+	type alias CurrentModeUpdate
+	return marshalTagged("sessionUpdate", UpdateCurrentModeUpdate, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
+	type alias ConfigOptionUpdate
+	if u.ConfigOptions == nil {
+		u.ConfigOptions = []SessionConfigOption{}
+	}
+	return marshalTagged("sessionUpdate", UpdateConfigOptionUpdate, alias(u))
+}
+
+// UnmarshalJSON implements json.Unmarshaler; bad options are dropped.
+func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
+		Meta          Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	opts, err := decodeConfigOptions(w.ConfigOptions)
+	if err != nil {
+		return err
+	}
+	*u = ConfigOptionUpdate{ConfigOptions: opts, Meta: w.Meta}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u SessionInfoUpdate) MarshalJSON() ([]byte, error) {
+	type alias SessionInfoUpdate
+	return marshalTagged("sessionUpdate", UpdateSessionInfoUpdate, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u UsageUpdate) MarshalJSON() ([]byte, error) {
+	type alias UsageUpdate
+	return marshalTagged("sessionUpdate", UpdateUsageUpdate, alias(u))
+}
+
+// UnmarshalSessionUpdate decodes one update by its `sessionUpdate` tag.
+func UnmarshalSessionUpdate(b []byte) (SessionUpdate, error) {
+	tag, ok, err := readTag(b, "sessionUpdate")
+	if err != nil {
+		return nil, err
+	}
+	var v SessionUpdate
+	switch tag {
+	case UpdateUserMessageChunk:
+		v = new(UserMessageChunk)
+	case UpdateAgentMessageChunk:
+		v = new(AgentMessageChunk)
+	case UpdateAgentThoughtChunk:
+		v = new(AgentThoughtChunk)
+	case UpdateToolCall:
+		v = new(ToolCall)
+	case UpdateToolCallUpdate:
+		v = new(ToolCallUpdate)
+	case UpdatePlan:
+		v = new(Plan)
+	case UpdateAvailableCommandsUpdate:
+		v = new(AvailableCommandsUpdate)
+	case UpdateCurrentModeUpdate:
+		v = new(CurrentModeUpdate)
+	case UpdateConfigOptionUpdate:
+		v = new(ConfigOptionUpdate)
+	case UpdateSessionInfoUpdate:
+		v = new(SessionInfoUpdate)
+	case UpdateUsageUpdate:
+		v = new(UsageUpdate)
+	case UpdateSubagentUpdate:
+		v = new(SubagentUpdate)
+	case UpdateSessionMessage:
+		v = new(SessionMessage)
+	case UpdateSessionMessageChunk:
+		v = new(SessionMessageChunk)
+	default:
+		return nil, unionError("session update", "sessionUpdate", tag, ok)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("acp: %s: %w", tag, err)
+	}
+	return v, nil
+}
