@@ -86,6 +86,10 @@ func (u *wireUsage) toLLM() *llm.Usage {
 // odd field (a number where a string was expected) costs only that field.
 func decodeChunk(data []byte, c *wireChunk) error {
 	*c = wireChunk{}
+	if fastDecode(data, c) {
+		return nil
+	}
+	*c = wireChunk{}
 	err := json.Unmarshal(data, c)
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
@@ -180,9 +184,8 @@ func (d *decoder) reasoning(dl *wireDelta) (string, bool) {
 		d.spelling = spellReasoningContent
 		return *dl.ReasoningContent, true
 	}
-	if len(dl.Reasoning) > 0 && dl.Reasoning[0] == '"' && d.spelling != spellReasoningContent {
-		var s string
-		if json.Unmarshal(dl.Reasoning, &s) == nil {
+	if r := dl.Reasoning; len(r) >= 2 && r[0] == '"' && d.spelling != spellReasoningContent {
+		if s, ok := unquote(r, bytes.IndexByte(r, '\\') >= 0); ok {
 			d.spelling = spellReasoning
 			return s, true
 		}
@@ -235,11 +238,8 @@ func rawID(raw json.RawMessage) string {
 		return ""
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		return ""
+		s, _ := unquote(raw, bytes.IndexByte(raw, '\\') >= 0)
+		return s
 	}
 	return string(bytes.TrimSpace(raw))
 }
