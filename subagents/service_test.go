@@ -63,7 +63,7 @@ func newFakeRun(id string, res subagents.Result, err error) *fakeRun {
 	return &fakeRun{id: id, res: res, err: err, done: make(chan struct{})}
 }
 
-func (r *fakeRun) finish() { r.settle.Do(func() { close(r.done) }) }
+func (r *fakeRun) finish()    { r.settle.Do(func() { close(r.done) }) }
 func (r *fakeRun) ID() string { return r.id }
 func (r *fakeRun) Wait(ctx context.Context) (subagents.Result, error) {
 	select {
