@@ -140,6 +140,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 }
 
 func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Event, error) bool) error {
+	if req == nil {
+		return errors.New("openai: nil request")
+	}
 	callCtx := ctx
 	if c.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc
@@ -156,6 +159,8 @@ func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Ev
 		return err
 	}
 	log := c.opts.Logger.With("provider", "openai", "model", model)
+	log.LogAttrs(ctx, slog.LevelDebug, "model call",
+		slog.Int("messages", len(req.Messages)), slog.Int("tools", len(req.Tools)), slog.Int("bytes", len(body)))
 	for attempt := 0; ; attempt++ {
 		err := c.attempt(ctx, callCtx, body, log, yield)
 		var apiErr *llm.APIError

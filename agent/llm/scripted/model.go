@@ -138,6 +138,9 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, yield func(llm.Eve
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if req == nil {
+		return errors.New("scripted: nil request")
+	}
 	v := viewOf(req)
 	var rule *compiled
 	for i := range m.rules {
