@@ -168,7 +168,7 @@ func isIdent(s string) bool {
 
 // secretish matches what could be a credential: bearer tokens, key=value
 // pairs naming a secret, and long runs of key-like characters.
-var secretish = regexp.MustCompile(`(?i)(bearer\s+\S+|(api[_-]?key|token|secret|password|authorization)\s*[:=]\s*\S+|\b(sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-+/=]{24,})`)
+var secretish = regexp.MustCompile(`(?i)((api[_-]?key|access[_-]?key|token|secret|password|passwd|authorization|credentials?)\s*[:=]\s*((bearer|basic)\s+)?\S+|(bearer|basic)\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-+/=]{24,})`)
 
 // scrub removes anything that could be a secret from s.
 func scrub(s string) string {
