@@ -123,16 +123,15 @@ func decodeParams(raw json.RawMessage, p any) error {
 type item struct {
 	seq    uint64
 	method string
-	params json.RawMessage // notifications
-	req    *jsonrpc2.Request
-	fl     *inflight // requests
+	params json.RawMessage
+	fl     *inflight // requests only
 }
 
 // inflight is an incoming request from arrival to answer.
 type inflight struct {
 	c       *conn
-	id      jsonrpc2.ID
-	key     string // canonical wire id
+	id      json.RawMessage // exactly as received
+	key     string          // canonical id text, for $/cancel_request
 	method  string
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -222,6 +221,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{MaxLineSize: o.MaxLineSize, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
+	c.stream.onRequest = c.onRequest
 	return c
 }
 
@@ -280,20 +280,31 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 	fl.cancel()
 }
 
-// Handle implements jsonrpc2.Handler. It runs on the read loop and only
-// enqueues.
+// Handle implements jsonrpc2.Handler. Requests and notifications reach the
+// connection through the stream's hooks, so jsonrpc2 never calls it; it is
+// kept equivalent for safety.
 func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	var params json.RawMessage
 	if req.Params != nil {
 		params = *req.Params
 	}
-	if req.Notif { // only when the stream has no onNotify; kept for safety
+	if req.Notif {
 		c.onNotify(req.Method, params)
+		return
+	}
+	c.onRequest(json.RawMessage(c.stream.requestKey(req.ID)), req.Method, params)
+}
+
+// onRequest runs on the read loop for every request, in order, and only
+// enqueues: the handler runs on the dispatcher's turn.
+func (c *conn) onRequest(id json.RawMessage, method string, params json.RawMessage) {
+	key, ok := idKey(id)
+	if !ok { // the stream only passes valid ids
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	fl := &inflight{
-		c: c, id: req.ID, key: c.stream.requestKey(req.ID), method: req.Method, cancel: cancel,
+		c: c, id: id, key: key, method: method, cancel: cancel,
 		detached: make(chan struct{}), returned: make(chan struct{}),
 	}
 	fl.ctx = context.WithValue(ctx, handlerKey{}, fl)
@@ -305,7 +316,7 @@ func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request
 	}
 	c.inflight[fl.key] = fl
 	c.mu.Unlock()
-	c.enqueue(&item{method: req.Method, params: params, req: req, fl: fl})
+	c.enqueue(&item{method: method, params: params, fl: fl})
 }
 
 func (c *conn) enqueue(it *item) {
@@ -449,20 +460,21 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 			delete(c.inflight, fl.key)
 		}
 		c.mu.Unlock()
-		ctx := context.WithoutCancel(fl.ctx) // the answer must go out even after a cancel
 		var werr error
 		if err == nil {
 			fl.ok = true
-			werr = c.rpc.Reply(ctx, fl.id, res)
+			werr = c.stream.writeResponse(fl.id, res, nil)
 		} else {
 			if fl.peerCancelled.Load() {
 				err = ErrRequestCancelled
 			}
-			werr = c.rpc.ReplyWithError(ctx, fl.id, toWire(err, c.log))
+			werr = c.stream.writeResponse(fl.id, nil, toWire(err, c.log))
 		}
-		if werr != nil && !errors.Is(werr, jsonrpc2.ErrClosed) && !errors.Is(werr, ErrConnClosed) {
+		if werr != nil && !errors.Is(werr, ErrConnClosed) {
+			// Most likely a result that does not marshal: still answer once.
 			c.log.Warn("acp: cannot send response", "method", fl.method, "err", werr)
-			_ = c.rpc.ReplyWithError(ctx, fl.id, toWire(werr, c.log))
+			fl.ok = false
+			_ = c.stream.writeResponse(fl.id, nil, toWire(ErrInternal.WithData(reason("unencodable result")), c.log))
 		}
 		fl.cancel()
 	})

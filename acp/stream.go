@@ -66,9 +66,13 @@ type Stream struct {
 	ids    map[uint64]string // internal id → original id text
 	nextID uint64
 
-	// onNotify, when set, receives every valid notification instead of
-	// jsonrpc2, on the reading goroutine and in arrival order.
-	onNotify func(method string, params json.RawMessage)
+	// onNotify and onRequest, when set, receive every valid notification and
+	// request instead of jsonrpc2, on the reading goroutine and in arrival
+	// order; id is the request's original id, exactly as received. A
+	// connection answers such requests with writeResponse. Then jsonrpc2
+	// only matches responses, and a big request is parsed once, not thrice.
+	onNotify  func(method string, params json.RawMessage)
+	onRequest func(id json.RawMessage, method string, params json.RawMessage)
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -332,14 +336,17 @@ func (s *Stream) processRequest(env *envelope, version string, echo []byte) ([]b
 	var internal uint64
 	id := env.id
 	switch {
+	case id[0] != '"' && string(id) != "null" && !isIntegerLiteral(id):
+		return invalid("id must be a string, an integer or null")
+	case s.onRequest != nil:
+		s.onRequest(id, method, env.params)
+		return nil, 0
 	case id[0] == '"':
-	case string(id) == "null" || isIntegerLiteral(id):
+	default:
 		// jsonrpc2 reads null as a notification and cannot hold negative or
 		// huge ids: give every numeric id an internal stand-in.
 		internal = s.mapID(string(id))
 		id = strconv.AppendUint(nil, internal, 10)
-	default:
-		return invalid("id must be a string, an integer or null")
 	}
 	return buildRequest(id, env.method, env.params), internal
 }
@@ -402,6 +409,32 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 		b = append(b, '}')
 	}
 	return b
+}
+
+// writeResponse writes the response to a request delivered to onRequest:
+// result when e is nil, else the error. id is the original raw id.
+func (s *Stream) writeResponse(id json.RawMessage, result any, e *jsonrpc2.Error) error {
+	var body []byte
+	var err error
+	if e == nil {
+		body, err = json.Marshal(result)
+	} else {
+		body, err = json.Marshal(e)
+	}
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, len(body)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if e == nil {
+		b = append(b, `,"result":`...)
+	} else {
+		b = append(b, `,"error":`...)
+	}
+	b = append(b, body...)
+	b = append(b, '}', '\n')
+	return s.writeLine(b)
 }
 
 // replyError answers a bad line; id nil means null.
