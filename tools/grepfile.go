@@ -32,6 +32,7 @@ type grepSearch struct {
 	maxMatches    int // per file; the search never keeps more overall
 	maxLine       int // output lines are cut to this many bytes
 	maxLineBytes  int // a longer line makes the rest of its file skipped
+	chunk         int // the buffer's initial size; 0 means grepChunk (tests make it tiny)
 }
 
 const (
@@ -59,14 +60,19 @@ func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
 		return grepHits{}, false, err
 	}
 	defer f.Close()
-	bp := grepBuffers.Get().(*[]byte)
-	st := &grepFileState{s: s, buf: *bp}
-	defer func() {
-		if cap(st.buf) <= 4*grepChunk {
-			*bp = st.buf[:cap(st.buf)]
-			grepBuffers.Put(bp)
-		}
-	}()
+	st := &grepFileState{s: s}
+	if s.chunk > 0 {
+		st.buf = make([]byte, s.chunk)
+	} else {
+		bp := grepBuffers.Get().(*[]byte)
+		st.buf = *bp
+		defer func() {
+			if cap(st.buf) <= 4*grepChunk {
+				*bp = st.buf[:cap(st.buf)]
+				grepBuffers.Put(bp)
+			}
+		}()
+	}
 
 	n := 0        // bytes held in buf
 	scan := 0     // offset of the first line not yet searched
@@ -89,7 +95,7 @@ func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
 		} else if rerr != nil {
 			return st.hits, false, rerr
 		}
-		if first && (n >= binarySniffed || eof) {
+		if first && (n >= binarySniffed || n == len(st.buf) || eof) {
 			first = false
 			if bytes.IndexByte(st.buf[:min(n, binarySniffed)], 0) >= 0 {
 				return grepHits{}, true, nil

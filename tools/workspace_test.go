@@ -25,13 +25,13 @@ func TestWorkspaceResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	link(outside, "out")                                  // a directory link pointing outside
-	link(filepath.Join(outside, "secret.txt"), "leak.txt") // a file link pointing outside
+	link(outside, "out")                                    // a directory link pointing outside
+	link(filepath.Join(outside, "secret.txt"), "leak.txt")  // a file link pointing outside
 	link(filepath.Join(outside, "nothing.txt"), "dangling") // a dangling link pointing outside
-	link("sub", "in")                                      // a relative link staying inside
-	link(filepath.Join(cwd, "sub", "new.txt"), "future")   // a dangling link staying inside
-	link("../outside", "up")                               // relative, escaping
-	link("loop", "loop")                                   // a link to itself
+	link("sub", "in")                                       // a relative link staying inside
+	link(filepath.Join(cwd, "sub", "new.txt"), "future")    // a dangling link staying inside
+	link("../outside", "up")                                // relative, escaping
+	link("loop", "loop")                                    // a link to itself
 	if err := os.Symlink(filepath.Join(cwd, "out"), filepath.Join(cwd, "sub", "indirect")); err != nil {
 		t.Fatal(err) // a link to a link that escapes
 	}
@@ -150,4 +150,3 @@ func TestNewWorkspaceRefusesRelativeRoots(t *testing.T) {
 		t.Errorf("Roots = %v", ws.Roots())
 	}
 }
-
