@@ -160,6 +160,9 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 		return Errorf("%s: %v", env.Workspace.Display(resolved), err), nil
 	}
 	kept := newFirstK[grepFile](maxMatches)
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return Errorf("%s is not a regular file", env.Workspace.Display(resolved)), nil
+	}
 	if !fi.IsDir() {
 		hits, binary, err := s.file(resolved)
 		switch {

@@ -7,7 +7,6 @@ package tools
 import (
 	"bytes"
 	"io"
-	"os"
 	"regexp"
 	"sync"
 )
@@ -55,7 +54,7 @@ type grepFileState struct {
 // file searches the file at path. binary reports a file skipped for a NUL
 // byte near its start.
 func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return grepHits{}, false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // DefaultMaxReadBytes is the most a [LocalFS] read holds in memory when
@@ -36,6 +37,8 @@ var _ FileSystem = (*LocalFS)(nil)
 // readChunk is the size of the reads ReadTextFile streams a file with.
 const readChunk = 256 << 10
 
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
+
 // ReadTextFile returns up to limit lines starting at the 1-based line (0
 // for both means the whole file). It streams the file: the lines before
 // line are counted, never kept, so a window deep inside a huge file costs
@@ -54,7 +57,9 @@ func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int
 	skip := max(line-1, 0) // newlines still to pass before the window
 	want := limit          // lines still to collect; <= 0 means all
 	var out []byte
-	buf := make([]byte, readChunk)
+	bp := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(bp)
+	buf := *bp
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err

@@ -129,27 +129,35 @@ func (t *readFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 	}
 
 	var b strings.Builder
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
+	b.Grow(min(len(text)+len(text)/4+64, t.opts.MaxOutputBytes+256))
 	n := offset
 	cut := false
-	for _, l := range lines {
-		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		line := fmt.Sprintf("%6d\t%s\n", n, cutLine(l, t.opts.MaxLineLength))
-		if b.Len()+len(line) > t.opts.MaxOutputBytes && b.Len() > 0 {
+	returned := 0
+	var num []byte
+	for rest := text; rest != ""; {
+		l, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		returned++
+		l = cutLine(strings.TrimSuffix(l, "\r"), t.opts.MaxLineLength)
+		num = strconv.AppendInt(num[:0], int64(n), 10)
+		if b.Len()+len(l)+len(num)+8 > t.opts.MaxOutputBytes && b.Len() > 0 {
 			cut = true
 			break
 		}
-		b.WriteString(line)
+		for range 6 - len(num) {
+			b.WriteByte(' ')
+		}
+		b.Write(num)
+		b.WriteByte('\t')
+		b.WriteString(l)
+		b.WriteByte('\n')
 		n++
 	}
 	last := n - 1
 	switch {
 	case cut:
 		fmt.Fprintf(&b, "\n[output cut at line %d to stay under %d bytes; continue with offset=%d]\n", last, t.opts.MaxOutputBytes, n)
-	case len(lines) == limit:
+	case returned == limit:
 		fmt.Fprintf(&b, "\n[showing lines %d-%d; the file may go on: continue with offset=%d]\n", offset, last, n)
 	}
 	return &Result{
