@@ -131,6 +131,11 @@ type StartRequest struct {
 	// Progress receives a bounded summary of the child's progress when the
 	// editor does not see the child as its own session; may be nil.
 	Progress func(Progress)
+
+	// Options are the binding's provider-specific settings (for example an
+	// acp binding's command or socket), passed through unchanged; in-process
+	// providers ignore them.
+	Options map[string]string
 }
 
 // Progress is the fallback view of a running child, shown in the parent's

@@ -256,14 +256,14 @@ func TestExecute_TheBindingsAgentOptionsApplyToEveryChild(t *testing.T) {
 	prov := &recordingProvider{name: "rec", res: subagents.Result{StopReason: subagents.StopCompleted}}
 	p := st.NewParent(t, st.ParentOptions{})
 	p.Service.RegisterProvider(prov)
-	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec", ToolName: "helper", DenyPermissions: true,
+	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec", ToolName: "helper", DenyPermissions: true, Options: map[string]string{"k": "v"},
 		AgentOptions: subagent.AgentOptions{Model: "small", SystemPrompt: "Be brief."}})
 	defer d()
 	call(t, t.Context(), p, "helper", "One\nTwo", "task one", nil)
 	call(t, t.Context(), p, "helper", "Other", "task two", nil)
 	for i, req := range prov.reqs {
 		if req.Model != "small" || req.SystemPrompt != "Be brief." || !req.DenyPermissions || req.Name != "helper" ||
-			req.Parent != p.Scope || req.ToolCallID != "tc_1" || req.Progress == nil {
+			req.Parent != p.Scope || req.ToolCallID != "tc_1" || req.Progress == nil || req.Options["k"] != "v" {
 			t.Fatalf("request %d = %+v", i, req)
 		}
 	}

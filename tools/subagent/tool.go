@@ -95,6 +95,7 @@ func (t *tool) Execute(ctx context.Context, call *tools.Call) (out *tools.Result
 		DenyPermissions: t.b.DenyPermissions,
 		Parent:          scope,
 		ToolCallID:      call.ID,
+		Options:         t.b.Options,
 		Progress: func(p subagents.Progress) {
 			report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(renderProgress(p))}})
 		},
