@@ -2,9 +2,9 @@ package fork_test
 
 import (
 	"context"
-	"runtime"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
