@@ -85,6 +85,9 @@ func (t *editFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		if errors.Is(err, ErrNotExist) {
 			return Errorf("%s does not exist; use write_file to create it", shown), nil
 		}
+		if errors.Is(err, ErrTooLarge) {
+			return Errorf("%s is too large to edit with edit_file", shown), nil
+		}
 		return readError(env, path, err), nil
 	}
 	text, firstLine, replaced, res := applyEdits(old, edits, shown)

@@ -89,6 +89,9 @@ func TestReadFile(t *testing.T) {
 	t.Run("a missing file is an error", func(t *testing.T) {
 		mustContain(t, call(t, tool, env, ReadFileParams{Path: "nope.txt"}), true, "nope.txt does not exist")
 	})
+	t.Run("a directory is an error pointing to list_dir", func(t *testing.T) {
+		mustContain(t, call(t, tool, env, ReadFileParams{Path: "src"}), true, "src is a directory", "list_dir")
+	})
 	t.Run("a path outside the workspace is an error naming it", func(t *testing.T) {
 		mustContain(t, call(t, tool, env, ReadFileParams{Path: "../../etc/passwd"}), true, "outside the workspace", "../../etc/passwd")
 	})

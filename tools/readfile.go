@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ReadFileName is the read_file tool's name.
@@ -176,6 +177,8 @@ func readError(env *Env, path string, err error) *Result {
 		return Errorf("%s does not exist", shown)
 	case errors.Is(err, ErrTooLarge):
 		return Errorf("%s: the requested lines are too large to read at once; ask for fewer lines with offset and limit", shown)
+	case errors.Is(err, syscall.EISDIR):
+		return Errorf("%s is a directory; use list_dir to see what it holds", shown)
 	}
 	return Errorf("cannot read %s: %v", shown, err)
 }

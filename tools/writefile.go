@@ -61,6 +61,8 @@ func (t *writeFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 	case errors.Is(err, ErrNotExist):
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case errors.Is(err, ErrTooLarge):
+		return Errorf("%s is too large to replace with write_file", env.Workspace.Display(path)), nil
 	default:
 		return readError(env, path, err), nil
 	}
