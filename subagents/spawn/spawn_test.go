@@ -160,7 +160,7 @@ func TestSpawn_SystemPromptComesFromTheRequestThenTheDefaultTemplate(t *testing.
 	}
 }
 
-func TestSpawn_ProjectInstructionsReachTheChild(t *testing.T) {
+func TestSpawn_ProjectInstructionsReachTheChildAsTheyAreNow(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Always run make lint."), 0o600)
 	rec := &recorder{}
@@ -171,6 +171,11 @@ func TestSpawn_ProjectInstructionsReachTheChild(t *testing.T) {
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "a"}))
 	if !strings.Contains(st.System(rec.all()[0]), "Always run make lint.") {
 		t.Fatal("AGENTS.md is missing from the child's system prompt")
+	}
+	os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Never run make lint, it is broken."), 0o600)
+	wait(t, start(t, p, subagents.StartRequest{Prompt: "b"}))
+	if sys := st.System(rec.all()[1]); !strings.Contains(sys, "Never run make lint") || strings.Contains(sys, "Always") {
+		t.Fatal("a changed AGENTS.md did not reach the next child")
 	}
 }
 

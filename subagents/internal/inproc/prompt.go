@@ -7,8 +7,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshd/dshd/prompt"
@@ -26,41 +29,106 @@ Do that task, using what you already know from the conversation, and nothing bey
 // rendered with the subagent variables. A template that does not use
 // {{permissions}} gets the permissions note appended. Persona and the
 // project's AGENTS.md follow.
-func childSystem(cfg *Config, req subagents.StartRequest, cwd, modelID string, now time.Time) (string, error) {
+func (p *Provider) childSystem(req subagents.StartRequest, cwd, modelID string, now time.Time) (string, error) {
 	tmpl := req.SystemPrompt
 	if tmpl == "" {
-		tmpl = cfg.SystemTemplate
+		tmpl = p.cfg.SystemTemplate
 	}
 	if tmpl == "" {
-		t, err := prompt.Template(prompt.Subagent)
-		if err != nil {
-			return "", err
-		}
-		tmpl = t
+		tmpl = p.defaultTemplate
 	}
-	vars := prompt.SubagentVars(cwd, modelID, now, req.DenyPermissions)
-	text, err := prompt.Render(tmpl, vars)
+	base, err := p.renderBase(baseKey{tmpl: tmpl, cwd: cwd, model: modelID, date: now.Format(time.DateOnly), deny: req.DenyPermissions}, now)
 	if err != nil {
-		return "", fmt.Errorf("the child's system prompt: %w", err)
+		return "", err
 	}
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(text, "\n"))
-	if names, err := prompt.Variables(tmpl); err == nil && !slices.Contains(names, prompt.VarPermissions) {
-		b.WriteString("\n\n")
-		b.WriteString(vars[prompt.VarPermissions])
-	}
+	b.WriteString(base)
 	if req.Persona != "" {
 		b.WriteString("\n\n# Instructions for this task\n\n")
 		b.WriteString(req.Persona)
 	}
-	if !cfg.SkipProjectInstructions {
-		if pi, err := prompt.ProjectInstructions(cwd); err == nil && pi != "" {
+	if !p.cfg.SkipProjectInstructions {
+		if pi := p.instructions.get(cwd); pi != "" {
 			b.WriteString("\n\n")
 			b.WriteString(pi)
 		}
 	}
 	b.WriteString("\n")
 	return b.String(), nil
+}
+
+// baseKey is everything a rendered template depends on.
+type baseKey struct {
+	tmpl, cwd, model, date string
+	deny                   bool
+}
+
+// maxBases bounds the cache of rendered templates; it is cleared when full.
+const maxBases = 256
+
+// renderBase renders a template with the subagent variables, appending
+// the permissions note when the template does not place it. Results are
+// cached: a child is started far more often than its inputs change.
+func (p *Provider) renderBase(k baseKey, now time.Time) (string, error) {
+	p.basesMu.Lock()
+	base, ok := p.bases[k]
+	p.basesMu.Unlock()
+	if ok {
+		return base, nil
+	}
+	vars := prompt.SubagentVars(k.cwd, k.model, now, k.deny)
+	text, err := prompt.Render(k.tmpl, vars)
+	if err != nil {
+		return "", fmt.Errorf("the child's system prompt: %w", err)
+	}
+	base = strings.TrimRight(text, "\n")
+	if names, err := prompt.Variables(k.tmpl); err == nil && !slices.Contains(names, prompt.VarPermissions) {
+		base += "\n\n" + vars[prompt.VarPermissions]
+	}
+	p.basesMu.Lock()
+	if len(p.bases) >= maxBases {
+		clear(p.bases)
+	}
+	p.bases[k] = base
+	p.basesMu.Unlock()
+	return base, nil
+}
+
+// instructionsCache keeps each cwd's AGENTS.md section, read again only
+// when the file's size or modification time changes.
+type instructionsCache struct {
+	mu      sync.Mutex
+	entries map[string]instructionsEntry
+}
+
+type instructionsEntry struct {
+	size    int64
+	modTime time.Time
+	text    string
+}
+
+func (c *instructionsCache) get(cwd string) string {
+	st, err := os.Stat(filepath.Join(cwd, prompt.ProjectInstructionsFile))
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	c.mu.Lock()
+	e, ok := c.entries[cwd]
+	c.mu.Unlock()
+	if ok && e.size == st.Size() && e.modTime.Equal(st.ModTime()) {
+		return e.text
+	}
+	text, err := prompt.ProjectInstructions(cwd)
+	if err != nil {
+		return ""
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= maxBases {
+		c.entries = make(map[string]instructionsEntry)
+	}
+	c.entries[cwd] = instructionsEntry{size: st.Size(), modTime: st.ModTime(), text: text}
+	c.mu.Unlock()
+	return text
 }
 
 // childInput returns the text of the child's turn: the task, framed for a

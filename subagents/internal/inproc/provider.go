@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 )
@@ -48,6 +50,11 @@ type Provider struct {
 	cfg Config
 	log *slog.Logger
 	seq atomic.Uint64
+
+	defaultTemplate string
+	basesMu         sync.Mutex
+	bases           map[baseKey]string // guarded by basesMu
+	instructions    instructionsCache
 }
 
 var _ subagents.Provider = (*Provider)(nil)
@@ -64,7 +71,12 @@ func New(cfg Config) *Provider {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name)}
+	// The embedded template always exists; a failure here is a build error.
+	tmpl, err := prompt.Template(prompt.Subagent)
+	if err != nil {
+		panic(err)
+	}
+	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name), defaultTemplate: tmpl, bases: make(map[baseKey]string)}
 }
 
 // Name returns the configured name.
@@ -141,7 +153,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if p.cfg.Inherit {
 		history = parent.Agent.CompletedHistory()
 	} else {
-		text, err := childSystem(&p.cfg, req, parent.Cwd, modelID, p.cfg.Now())
+		text, err := p.childSystem(req, parent.Cwd, modelID, p.cfg.Now())
 		if err != nil {
 			return nil, invalid("%v", err)
 		}
