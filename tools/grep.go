@@ -202,7 +202,7 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 			if !kept.wants(key) {
 				return
 			}
-			abs := filepath.Join(resolved, filepath.FromSlash(key))
+			abs := resolved + string(filepath.Separator) + filepath.FromSlash(key) // key is clean
 			hits, _, err := s.file(abs)
 			if err != nil || hits.matches == 0 {
 				return
