@@ -28,7 +28,7 @@ func (f closerFunc) Close() error { return f() }
 // raw lines out.
 type linePeer struct {
 	t     *testing.T
-	in    *io.PipeWriter
+	in    io.Writer
 	lines chan string
 }
 
