@@ -1,0 +1,46 @@
+// Package mcp turns the MCP servers an ACP editor passes in session/new,
+// session/load and session/resume into tools for the session's agent, with
+// the official Go MCP SDK (github.com/modelcontextprotocol/go-sdk/mcp).
+//
+// [Connect] starts or dials every configured server at once, each under its
+// own start timeout, lists its tools and registers each one in the session's
+// [tools.Registry] layer as mcp__SERVER__TOOL. A server that cannot be
+// reached yields a [Warning]; the session goes on without it. [Set.Close]
+// ends every connection and unregisters the tools.
+//
+// # Transports
+//
+// stdio, streamable HTTP ("http") and the deprecated HTTP+SSE ("sse") all
+// work; [Capabilities] says so to acp/server. A stdio server runs in its own
+// process group (unix), in the session's cwd, with a minimal inherited
+// environment ([DefaultInheritEnv]) plus its configured variables; its
+// stdout is the MCP pipe and its stderr goes to the logger, never to our
+// stdout. Teardown is the MCP spec's: close its stdin, wait, SIGTERM the
+// group, wait, SIGKILL the group, reap.
+//
+// # Tools
+//
+// A tool's description is the server's, prefixed with "[MCP server X]"; its
+// input schema is the server's inputSchema. A tool whose annotations carry
+// readOnlyHint is of kind read and runs without a permission prompt
+// ([tools.EffectRead]); every other MCP tool is of kind other and asks as a
+// command does ([tools.EffectExecute]): an MCP tool may do anything, and
+// the editor's user configured the server, so its own read-only claim is the
+// only hint we trust. Results map to text for the model: text as is, images
+// and audio as a short description, embedded text resources with their
+// text, structuredContent as JSON when the server sent no text. isError and
+// transport failures are error results the model sees, not Go errors.
+//
+// A server that dies (a crash, a dropped HTTP session) is not restarted:
+// its tools stay registered and answer every later call with an error
+// result that says the server is gone, so a turn never hangs on it. A
+// tools/list_changed notification re-lists the server's tools and brings
+// the registry in line.
+//
+// # Goroutines
+//
+// Per server the package owns: the SDK's connection goroutines, a watcher
+// that notices the connection ending, a re-sync loop for list changes and,
+// for stdio, a reaper (cmd.Wait) and a stderr reader. [Set.Close] stops
+// and waits for all of them. This package never imports acp or acp/server.
+package mcp

@@ -1,0 +1,121 @@
+// This file maps an MCP tools/call result onto a tools.Result: text for the
+// model, short descriptions of what text cannot carry, structured content
+// as JSON.
+
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mapResult turns res into what the model and the editor see. Text blocks
+// are kept as they are; images and audio become a line naming their type
+// and size; a resource link becomes a line with its URI; an embedded text
+// resource keeps its text, a binary one becomes a line. structuredContent
+// is added as JSON when no block carried text (servers are asked to send
+// it as text too) and is the editor's rawOutput. isError makes the result
+// an error result. The text is capped at maxOutput bytes.
+func mapResult(server string, res *sdk.CallToolResult, maxOutput int) *tools.Result {
+	if res == nil {
+		return tools.Errorf("MCP server %q returned no result", server)
+	}
+	var parts []string
+	hasText := false
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+			hasText = true
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", orUnknown(c.MIMEType), len(c.Data)))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes]", orUnknown(c.MIMEType), len(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, resourceLink(c))
+		case *sdk.EmbeddedResource:
+			if s, text := embedded(c.Resource); s != "" {
+				parts = append(parts, s)
+				hasText = hasText || text
+			}
+		case nil:
+		default:
+			parts = append(parts, fmt.Sprintf("[%T content]", c))
+		}
+	}
+	var raw any
+	if res.StructuredContent != nil {
+		raw = res.StructuredContent
+		if !hasText {
+			if b, err := json.Marshal(res.StructuredContent); err == nil {
+				parts = append(parts, string(b))
+			}
+		}
+	}
+	out := capText(strings.Join(parts, "\n"), maxOutput)
+	if res.IsError {
+		if out == "" {
+			out = "the tool reported an error without a message"
+		}
+		return &tools.Result{Output: "MCP tool error: " + out, IsError: true, RawOutput: raw}
+	}
+	if out == "" {
+		out = "(the tool returned no content)"
+	}
+	return &tools.Result{Output: out, RawOutput: raw}
+}
+
+func resourceLink(c *sdk.ResourceLink) string {
+	var b strings.Builder
+	b.WriteString("[resource link: ")
+	if c.Name != "" {
+		b.WriteString(c.Name)
+		b.WriteString(" ")
+	}
+	b.WriteString("<" + c.URI + ">")
+	if c.MIMEType != "" {
+		b.WriteString(" (" + c.MIMEType + ")")
+	}
+	b.WriteString("]")
+	if c.Description != "" {
+		b.WriteString(" " + c.Description)
+	}
+	return b.String()
+}
+
+// embedded describes an embedded resource; text reports whether it had
+// text of its own.
+func embedded(r *sdk.ResourceContents) (s string, text bool) {
+	if r == nil {
+		return "", false
+	}
+	if r.Text != "" || len(r.Blob) == 0 {
+		return fmt.Sprintf("[resource <%s>]\n%s", r.URI, r.Text), true
+	}
+	return fmt.Sprintf("[resource <%s>: %s, %d bytes]", r.URI, orUnknown(r.MIMEType), len(r.Blob)), false
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
+}
+
+// capText keeps the first max bytes of s, cut on a rune boundary, and says
+// how much was dropped.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", cut, len(s))
+}

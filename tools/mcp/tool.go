@@ -1,0 +1,295 @@
+// This file implements an MCP server's tool as a tools.Tool: permission,
+// the call, cancellation, and progress.
+
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpTool is one tool of one MCP server. It is immutable: a changed
+// definition is a new mcpTool.
+type mcpTool struct {
+	srv      *server
+	name     string // model-facing
+	remote   string // the server's own name
+	title    string
+	desc     string
+	schema   json.RawMessage
+	readOnly bool
+}
+
+var (
+	_ tools.Tool     = (*mcpTool)(nil)
+	_ tools.Titler   = (*mcpTool)(nil)
+	_ tools.Parallel = (*mcpTool)(nil)
+)
+
+func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
+	t := &mcpTool{
+		srv:    s,
+		name:   name,
+		remote: d.Name,
+		title:  d.Title,
+		schema: inputSchema(d.InputSchema),
+	}
+	if a := d.Annotations; a != nil {
+		t.readOnly = a.ReadOnlyHint
+		if t.title == "" {
+			t.title = a.Title
+		}
+	}
+	desc := d.Description
+	if desc == "" {
+		desc = t.title
+	}
+	t.desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
+	return t
+}
+
+// inputSchema returns the server's schema as JSON, made an object schema
+// when the server sent none or one without a type.
+func inputSchema(v any) json.RawMessage {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if b, err := json.Marshal(v); err == nil && len(b) > 0 && b[0] == '{' {
+			_ = json.Unmarshal(b, &m)
+		}
+	}
+	if m == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if _, ok := m["type"]; !ok {
+		c := make(map[string]any, len(m)+1)
+		for k, v := range m {
+			c[k] = v
+		}
+		c["type"] = "object"
+		m = c
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return b
+}
+
+func (t *mcpTool) Name() string                 { return t.name }
+func (t *mcpTool) Description() string          { return t.desc }
+func (t *mcpTool) InputSchema() json.RawMessage { return t.schema }
+
+// Kind is read for a tool the server marks read-only, other otherwise.
+func (t *mcpTool) Kind() tools.Kind {
+	if t.readOnly {
+		return tools.KindRead
+	}
+	return tools.KindOther
+}
+
+// ParallelSafe lets read-only tools run side by side; the others run one at
+// a time, as their effects may depend on order.
+func (t *mcpTool) ParallelSafe() bool { return t.readOnly }
+
+// Title is "SERVER: title" (the server's title, or its tool name).
+func (t *mcpTool) Title(json.RawMessage) string {
+	title := t.title
+	if title == "" {
+		title = t.remote
+	}
+	return t.srv.cfg.Name + ": " + title
+}
+
+// Execute asks permission (read-only tools need none under any mode), then
+// calls the server. Failures the model can act on are error results; a Go
+// error only when ctx ended or the permission gate failed.
+func (t *mcpTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	args, bad := arguments(call.Input)
+	if bad != nil {
+		return bad, nil
+	}
+	effect := tools.EffectExecute
+	if t.readOnly {
+		effect = tools.EffectRead
+	}
+	res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name,
+		Title:    t.Title(call.Input),
+		Kind:     t.Kind(),
+		Effect:   effect,
+	})
+	if res != nil || err != nil {
+		return res, err
+	}
+	return t.srv.call(ctx, t, args, call)
+}
+
+// arguments returns the call's input as the JSON object MCP wants.
+func arguments(input json.RawMessage) (json.RawMessage, *tools.Result) {
+	trimmed := bytes.TrimSpace(input)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if trimmed[0] != '{' {
+		return nil, tools.Errorf("the arguments must be a JSON object")
+	}
+	return trimmed, nil
+}
+
+// permit asks call.Env's Permission about req: nil, nil means go on; a
+// result is the model-facing rejection; an error ends the call.
+func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
+	req.ToolCallID = call.ID
+	req.RawInput = call.Input
+	if call.Env == nil || call.Env.Permission == nil {
+		return nil, nil
+	}
+	d, err := call.Env.Permission.Check(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	switch d {
+	case tools.Allowed:
+		return nil, nil
+	case tools.Cancelled:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, tools.ErrCancelled
+	}
+	return tools.Errorf("the user rejected this call of %s; do not retry it as it is — ask the user or try something else", req.Title), nil
+}
+
+// call runs one tools/call. The call ends when ctx ends (the SDK then
+// sends notifications/cancelled) or when the server is closed.
+func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, call *tools.Call) (*tools.Result, error) {
+	if reason := s.deadReason(); reason != "" {
+		return s.goneResult(reason), nil
+	}
+	if s.ctx.Err() != nil {
+		return tools.Errorf("MCP server %q was shut down", s.cfg.Name), nil
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+
+	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+	if call.Report != nil {
+		token := s.trackProgress(call.Report)
+		defer s.untrackProgress(token)
+		params.SetProgressToken(token)
+	}
+	res, err := s.cs.CallTool(cctx, params)
+	switch {
+	case err == nil:
+		return mapResult(s.cfg.Name, res, s.opts.MaxOutput), nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case s.ctx.Err() != nil:
+		return tools.Errorf("MCP server %q was shut down during the call", s.cfg.Name), nil
+	}
+	if isConnectionLoss(err) {
+		reason := s.awaitDeath()
+		if reason == "" {
+			reason = "the connection failed: " + s.red.scrub(err.Error())
+		}
+		return s.goneResult(reason), nil
+	}
+	return tools.Errorf("MCP server %q failed the call: %s", s.cfg.Name, s.red.scrub(err.Error())), nil
+}
+
+// isConnectionLoss tells a broken connection from an error the server
+// answered with.
+func isConnectionLoss(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, sdk.ErrSessionMissing)
+}
+
+// awaitDeath gives the watcher time to record why the connection ended (a
+// stdio server's exit status needs it reaped), bounded so a call never
+// hangs on a connection that errs without ending.
+func (s *server) awaitDeath() string {
+	t := time.NewTimer(2 * s.opts.KillGrace)
+	defer t.Stop()
+	select {
+	case <-s.gone:
+	case <-s.ctx.Done():
+	case <-t.C:
+	}
+	return s.deadReason()
+}
+
+func (s *server) goneResult(reason string) *tools.Result {
+	return tools.Errorf("MCP server %q is no longer available (%s); its tools cannot be used for the rest of this session", s.cfg.Name, reason)
+}
+
+// progressSink forwards a running call's progress notifications to its
+// reporter until the call returns.
+type progressSink struct {
+	mu   sync.Mutex
+	rep  tools.Reporter
+	done bool // guarded by mu
+}
+
+func (s *server) trackProgress(rep tools.Reporter) string {
+	token := "dshd-" + strconv.FormatUint(s.progressSeq.Add(1), 10)
+	s.progressMu.Lock()
+	s.progress[token] = &progressSink{rep: rep}
+	s.progressMu.Unlock()
+	return token
+}
+
+func (s *server) untrackProgress(token string) {
+	s.progressMu.Lock()
+	p := s.progress[token]
+	delete(s.progress, token)
+	s.progressMu.Unlock()
+	if p != nil {
+		p.mu.Lock()
+		p.done = true
+		p.mu.Unlock()
+	}
+}
+
+// onProgress shows a progress notification as the call's interim content.
+func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	token, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	s.progressMu.Lock()
+	p := s.progress[token]
+	s.progressMu.Unlock()
+	if p == nil {
+		return
+	}
+	text := "progress " + strconv.FormatFloat(req.Params.Progress, 'f', -1, 64)
+	if req.Params.Total > 0 {
+		text += "/" + strconv.FormatFloat(req.Params.Total, 'f', -1, 64)
+	}
+	if req.Params.Message != "" {
+		text += ": " + req.Params.Message
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.rep.Update(tools.Progress{Content: []tools.Content{tools.TextContent(s.red.scrub(text))}})
+	}
+}
