@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Meta is the free-form `_meta` object every ACP type may carry (acp-v1 §22).
@@ -205,13 +206,34 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
+// encPool holds encoders that do not escape HTML: what goes on the wire is
+// the exact text, and the session/update fast path produces the same bytes.
+var encPool = sync.Pool{New: func() any {
+	e := new(pooledEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
 // marshalTagged marshals v (a method-less alias of a union variant) and puts
 // `"key":"tag"` first, so every variant emits its own discriminator.
 func marshalTagged(key, tag string, v any) ([]byte, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	e := encPool.Get().(*pooledEncoder)
+	defer func() {
+		if e.buf.Cap() <= 64<<10 {
+			encPool.Put(e)
+		}
+	}()
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
+	body := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
 	out := make([]byte, 0, len(body)+len(key)+len(tag)+8)
 	out = append(out, '{', '"')
 	out = append(out, key...)

@@ -130,43 +130,47 @@ func (s *Stream) WriteObject(obj any) error {
 	return s.writeLine(append(b, '\n'))
 }
 
-type notifBuf struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var notifPool = sync.Pool{New: func() any {
-	n := new(notifBuf)
-	n.enc = json.NewEncoder(&n.buf)
-	n.enc.SetEscapeHTML(false)
-	return n
-}}
+var notifPool = sync.Pool{New: func() any { return new(pooledEncoder) }}
 
 // WriteNotification writes the notification {method, params} with a single
-// marshal of params; it is the fast path for session/update. params nil
-// omits the member.
+// encoding of params; it is the fast path for session/update, and a streamed
+// text chunk is encoded without reflection. params nil omits the member.
 func (s *Stream) WriteNotification(method string, params any) error {
-	n := notifPool.Get().(*notifBuf)
+	e := notifPool.Get().(*pooledEncoder)
 	defer func() {
-		if n.buf.Cap() <= 1<<20 {
-			notifPool.Put(n)
+		if e.buf.Cap() <= 1<<20 {
+			notifPool.Put(e)
 		}
 	}()
-	n.buf.Reset()
-	n.buf.WriteString(`{"jsonrpc":"2.0","method":`)
-	if err := n.enc.Encode(method); err != nil {
-		return err
-	}
-	n.buf.Truncate(n.buf.Len() - 1) // Encode's newline
+	b := append(e.buf.AvailableBuffer()[:0], `{"jsonrpc":"2.0","method":`...)
+	b = appendJSONString(b, method)
 	if params != nil {
-		n.buf.WriteString(`,"params":`)
-		if err := n.enc.Encode(params); err != nil {
-			return err
+		b = append(b, `,"params":`...)
+		fast := false
+		if n, ok := params.(*SessionNotification); ok {
+			b, fast = appendTextChunkNotification(b, n)
 		}
-		n.buf.Truncate(n.buf.Len() - 1)
+		if !fast {
+			if e.enc == nil {
+				e.enc = json.NewEncoder(&e.buf)
+				e.enc.SetEscapeHTML(false)
+			}
+			e.buf.Reset()
+			e.buf.Write(b)
+			if err := e.enc.Encode(params); err != nil {
+				return err
+			}
+			b = e.buf.Bytes()
+			b = b[:len(b)-1] // Encode's newline
+		}
 	}
-	n.buf.WriteString("}\n")
-	return s.writeLine(n.buf.Bytes())
+	b = append(b, '}', '\n')
+	err := s.writeLine(b)
+	e.buf.Reset()
+	if cap(b) > e.buf.Cap() {
+		e.buf = *bytes.NewBuffer(b[:0]) // keep the grown buffer for the next call
+	}
+	return err
 }
 
 // writeLine writes one complete line (ending in '\n') under the write lock.

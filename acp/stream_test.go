@@ -262,7 +262,7 @@ func TestStreamWritesOneCompactLinePerMessage(t *testing.T) {
 	if err := s.WriteNotification("ping", nil); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"two\nlines \u003cb\u003e\u0026"}}}}` + "\n" +
+	want := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"two\nlines <b>&"}}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"ping"}` + "\n"
 	if out.String() != want {
 		t.Errorf("got  %q\nwant %q", out.String(), want)
