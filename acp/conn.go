@@ -109,7 +109,9 @@ func decodeParams(raw json.RawMessage, p any) error {
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return invalidField(te.Field, "must be "+te.Type.String())
+			// Our decoders embed a method-less "alias" of the params type.
+			field := strings.ReplaceAll(te.Field, "alias.", "")
+			return invalidField(field, "must be "+te.Type.String())
 		}
 		return ErrInvalidParams.WithData(reason(err.Error()))
 	}

@@ -443,3 +443,84 @@ func TestRequestIDFromContext(t *testing.T) {
 		t.Errorf("request id %s", got)
 	}
 }
+
+func TestTheAgentCancelsItsOwnCallToTheClient(t *testing.T) {
+	clientSaw := make(chan error, 1)
+	asked := make(chan struct{})
+	cl := &fakeClient{permission: func(ctx context.Context, _ *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+		close(asked)
+		<-ctx.Done()
+		clientSaw <- ctx.Err()
+		return &RequestPermissionResponse{Outcome: &CancelledPermissionOutcome{}}, nil
+	}}
+	a := &fakeAgent{}
+	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+		Detach(ctx)
+		callCtx, cancel := context.WithCancel(ctx)
+		go func() {
+			<-asked
+			cancel()
+		}()
+		_, err := a.conn.RequestPermission(callCtx, &RequestPermissionRequest{SessionID: "s",
+			ToolCall: ToolCallUpdate{ToolCallID: "t"}, Options: []PermissionOption{}})
+		if !errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("RequestPermission = %v", err)
+		}
+		return &PromptResponse{StopReason: StopReasonCancelled}, nil
+	}
+	c := newPair(t, a, cl)
+	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Prompt(t.Context(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}})
+	if err != nil || resp.StopReason != StopReasonCancelled {
+		t.Fatalf("Prompt = %+v, %v", resp, err)
+	}
+	if err := <-clientSaw; !errors.Is(err, context.Canceled) {
+		t.Errorf("the client's handler saw %v", err)
+	}
+}
+
+// pingAgent answers the extension request _ping after sending an update.
+type pingAgent struct{ fakeAgent }
+
+func (a *pingAgent) HandleExtRequest(ctx context.Context, method string, _ json.RawMessage) (any, error) {
+	err := a.conn.SessionUpdate(ctx, &SessionNotification{SessionID: "s", Update: &AgentMessageChunk{Content: TextBlock("before pong")}})
+	return map[string]bool{"pong": true}, err
+}
+
+func (a *pingAgent) HandleExtNotification(context.Context, string, json.RawMessage) error { return nil }
+
+// A client handler that blocks the dispatcher and calls the agent must not
+// wait for the notifications queued behind itself.
+func TestABlockingClientHandlerCanCallTheAgent(t *testing.T) {
+	a := &pingAgent{}
+	var c *ClientSideConn
+	cl := &fakeClient{permission: func(ctx context.Context, _ *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+		if _, err := c.Call(ctx, "_ping", nil); err != nil {
+			return nil, err
+		}
+		return &RequestPermissionResponse{Outcome: Selected("yes")}, nil
+	}}
+	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+		Detach(ctx)
+		if _, err := a.conn.RequestPermission(ctx, &RequestPermissionRequest{SessionID: "s",
+			ToolCall: ToolCallUpdate{ToolCallID: "t"}, Options: []PermissionOption{}}); err != nil {
+			return nil, err
+		}
+		return &PromptResponse{StopReason: StopReasonEndTurn}, nil
+	}
+	agentEnd, clientEnd := net.Pipe()
+	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: testLogger(t)})
+	c = NewClientSideConn(clientEnd, cl, &ConnOptions{Logger: testLogger(t)})
+	t.Cleanup(func() {
+		c.Close()
+		<-a.conn.Done()
+	})
+	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Prompt(t.Context(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}}); err != nil || resp.StopReason != StopReasonEndTurn {
+		t.Fatalf("Prompt = %+v, %v", resp, err)
+	}
+}

@@ -56,7 +56,21 @@ func (r *NewSessionRequest) Validate() error {
 	case r.McpServers == nil:
 		return invalidField("mcpServers", "required")
 	}
+	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+		return err
+	}
 	return validateMcpServers(r.McpServers)
+}
+
+// validateDirectories rejects empty (or null) additionalDirectories entries;
+// whether they are absolute is the server's check.
+func validateDirectories(dirs []string) error {
+	for i, d := range dirs {
+		if d == "" {
+			return invalidField(fmt.Sprintf("additionalDirectories[%d]", i), "must be a non-empty path")
+		}
+	}
+	return nil
 }
 
 // NewSessionResponse is the result of session/new.
@@ -133,6 +147,9 @@ func (r *LoadSessionRequest) Validate() error {
 	case r.McpServers == nil:
 		return invalidField("mcpServers", "required")
 	}
+	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+		return err
+	}
 	return validateMcpServers(r.McpServers)
 }
 
@@ -198,6 +215,9 @@ func (r *ResumeSessionRequest) Validate() error {
 		return invalidField("sessionId", "required")
 	case r.Cwd == "":
 		return invalidField("cwd", "required")
+	}
+	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+		return err
 	}
 	return validateMcpServers(r.McpServers)
 }

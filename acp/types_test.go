@@ -159,6 +159,8 @@ func TestRequestValidation(t *testing.T) {
 		{"session/new with null mcpServers", `{"cwd":"/x","mcpServers":null}`, "mcpServers", new(NewSessionRequest)},
 		{"session/new with a bad server", `{"cwd":"/x","mcpServers":[{"type":"ftp"}]}`, "mcpServers", new(NewSessionRequest)},
 		{"session/new with a stdio server lacking command", `{"cwd":"/x","mcpServers":[{"name":"a","args":[],"env":[]}]}`, "mcpServers[0]", new(NewSessionRequest)},
+		{"session/new with a null directory", `{"cwd":"/x","mcpServers":[],"additionalDirectories":["/a",null]}`, "additionalDirectories[1]", new(NewSessionRequest)},
+		{"session/resume with a directory of the wrong type", `{"sessionId":"s","cwd":"/x","additionalDirectories":"/a"}`, "additionalDirectories", new(ResumeSessionRequest)},
 		{"session/load without sessionId", `{"cwd":"/x","mcpServers":[]}`, "sessionId", new(LoadSessionRequest)},
 		{"session/prompt without prompt", `{"sessionId":"s"}`, "prompt", new(PromptRequest)},
 		{"session/prompt with a bad block", `{"sessionId":"s","prompt":[{"type":"video"}]}`, "prompt", new(PromptRequest)},
