@@ -40,8 +40,12 @@ type BooleanConfigOption struct {
 
 func (*SelectConfigOption) isSessionConfigOption()  {}
 func (*BooleanConfigOption) isSessionConfigOption() {}
-func (o *SelectConfigOption) OptionID() string      { return o.ID }
-func (o *BooleanConfigOption) OptionID() string     { return o.ID }
+
+// OptionID implements SessionConfigOption.
+func (o *SelectConfigOption) OptionID() string { return o.ID }
+
+// OptionID implements SessionConfigOption.
+func (o *BooleanConfigOption) OptionID() string { return o.ID }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"select"`.
 func (o SelectConfigOption) MarshalJSON() ([]byte, error) {

@@ -247,6 +247,7 @@ func (c *conn) start() {
 // errors) to our logger instead of stderr.
 type rpcLogger struct{ log *slog.Logger }
 
+// Printf implements jsonrpc2.Logger.
 func (l rpcLogger) Printf(format string, v ...any) {
 	l.log.Warn("acp: " + strings.TrimSpace(fmt.Sprintf(format, v...)))
 }

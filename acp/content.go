@@ -93,11 +93,21 @@ func (*ResourceLink) isContentBlock()                     {}
 func (*EmbeddedResource) isContentBlock()                 {}
 func (*TextResourceContents) isEmbeddedResourceResource() {}
 func (*BlobResourceContents) isEmbeddedResourceResource() {}
-func (*TextContent) ContentType() string                  { return ContentTypeText }
-func (*ImageContent) ContentType() string                 { return ContentTypeImage }
-func (*AudioContent) ContentType() string                 { return ContentTypeAudio }
-func (*ResourceLink) ContentType() string                 { return ContentTypeResourceLink }
-func (*EmbeddedResource) ContentType() string             { return ContentTypeResource }
+
+// ContentType implements ContentBlock.
+func (*TextContent) ContentType() string { return ContentTypeText }
+
+// ContentType implements ContentBlock.
+func (*ImageContent) ContentType() string { return ContentTypeImage }
+
+// ContentType implements ContentBlock.
+func (*AudioContent) ContentType() string { return ContentTypeAudio }
+
+// ContentType implements ContentBlock.
+func (*ResourceLink) ContentType() string { return ContentTypeResourceLink }
+
+// ContentType implements ContentBlock.
+func (*EmbeddedResource) ContentType() string { return ContentTypeResource }
 
 // TextBlock returns a text content block.
 func TextBlock(text string) *TextContent { return &TextContent{Text: text} }

@@ -203,10 +203,18 @@ func (*NumberPropertySchema) isElicitationPropertySchema()      {}
 func (*BooleanPropertySchema) isElicitationPropertySchema()     {}
 func (*MultiSelectPropertySchema) isElicitationPropertySchema() {}
 func (*UnknownPropertySchema) isElicitationPropertySchema()     {}
-func (*StringPropertySchema) PropertyType() string              { return "string" }
-func (*BooleanPropertySchema) PropertyType() string             { return "boolean" }
-func (*MultiSelectPropertySchema) PropertyType() string         { return "array" }
-func (p *UnknownPropertySchema) PropertyType() string           { return p.Type }
+
+// PropertyType implements ElicitationPropertySchema.
+func (*StringPropertySchema) PropertyType() string { return "string" }
+
+// PropertyType implements ElicitationPropertySchema.
+func (*BooleanPropertySchema) PropertyType() string { return "boolean" }
+
+// PropertyType implements ElicitationPropertySchema.
+func (*MultiSelectPropertySchema) PropertyType() string { return "array" }
+
+// PropertyType implements ElicitationPropertySchema.
+func (p *UnknownPropertySchema) PropertyType() string { return p.Type }
 
 // PropertyType returns "integer" or "number".
 func (p *NumberPropertySchema) PropertyType() string {

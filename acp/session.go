@@ -376,12 +376,18 @@ type HTTPHeader struct {
 	Meta  Meta   `json:"_meta,omitempty"`
 }
 
-func (*McpServerStdio) isMcpServer()         {}
-func (*McpServerHTTP) isMcpServer()          {}
-func (*McpServerSSE) isMcpServer()           {}
+func (*McpServerStdio) isMcpServer() {}
+func (*McpServerHTTP) isMcpServer()  {}
+func (*McpServerSSE) isMcpServer()   {}
+
+// ServerName implements McpServer.
 func (s *McpServerStdio) ServerName() string { return s.Name }
-func (s *McpServerHTTP) ServerName() string  { return s.Name }
-func (s *McpServerSSE) ServerName() string   { return s.Name }
+
+// ServerName implements McpServer.
+func (s *McpServerHTTP) ServerName() string { return s.Name }
+
+// ServerName implements McpServer.
+func (s *McpServerSSE) ServerName() string { return s.Name }
 
 // MarshalJSON implements json.Marshaler; nil lists are sent as [].
 func (s McpServerStdio) MarshalJSON() ([]byte, error) {

@@ -207,13 +207,16 @@ func (s *Stream) ReadObject(v any) error {
 			s.replyError(nil, ErrInvalidRequest.WithData(map[string]any{
 				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", s.maxLine)}))
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			if msg, id := s.process(line); msg != nil {
-				if err := json.Unmarshal(msg, v); err == nil {
+			if msg, internal := s.process(line); msg != nil {
+				err := json.Unmarshal(msg, v)
+				if err == nil {
 					return nil
-				} else {
-					// Our envelope check should make this unreachable.
-					s.log.Warn("acp: jsonrpc2 rejected a message", "err", err)
-					s.forgetID(id)
+				}
+				// The envelope check makes this unreachable (see
+				// FuzzStreamRead); answer rather than leave a caller waiting.
+				s.log.Warn("acp: jsonrpc2 rejected a message", "err", err)
+				if orig, ok := s.forgetID(internal); ok {
+					s.replyError([]byte(orig), ErrInvalidRequest.WithData(reason("unreadable message")))
 				}
 			}
 		}
@@ -469,13 +472,16 @@ func (s *Stream) mapID(orig string) uint64 {
 	return s.nextID
 }
 
-func (s *Stream) forgetID(internal uint64) {
+// forgetID drops a mapped id and returns its original text.
+func (s *Stream) forgetID(internal uint64) (string, bool) {
 	if internal == 0 {
-		return
+		return "", false
 	}
 	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	orig, ok := s.ids[internal]
 	delete(s.ids, internal)
-	s.idMu.Unlock()
+	return orig, ok
 }
 
 // restoreID puts the original id back into a marshaled jsonrpc2 response

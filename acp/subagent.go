@@ -153,16 +153,26 @@ type Usage struct {
 	Meta              Meta    `json:"_meta,omitempty"`
 }
 
-func (*RunningState) isStateUpdate()           {}
-func (*RequiresActionState) isStateUpdate()    {}
-func (*IdleState) isStateUpdate()              {}
-func (*UnknownState) isStateUpdate()           {}
-func (*OtherState) isStateUpdate()             {}
-func (*RunningState) StateName() string        { return StateRunning }
+func (*RunningState) isStateUpdate()        {}
+func (*RequiresActionState) isStateUpdate() {}
+func (*IdleState) isStateUpdate()           {}
+func (*UnknownState) isStateUpdate()        {}
+func (*OtherState) isStateUpdate()          {}
+
+// StateName implements StateUpdate.
+func (*RunningState) StateName() string { return StateRunning }
+
+// StateName implements StateUpdate.
 func (*RequiresActionState) StateName() string { return StateRequiresAction }
-func (*IdleState) StateName() string           { return StateIdle }
-func (*UnknownState) StateName() string        { return StateUnknown }
-func (s *OtherState) StateName() string        { return s.State }
+
+// StateName implements StateUpdate.
+func (*IdleState) StateName() string { return StateIdle }
+
+// StateName implements StateUpdate.
+func (*UnknownState) StateName() string { return StateUnknown }
+
+// StateName implements StateUpdate.
+func (s *OtherState) StateName() string { return s.State }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
 func (s RunningState) MarshalJSON() ([]byte, error) {

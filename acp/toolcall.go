@@ -81,13 +81,21 @@ type SessionReference struct {
 	Meta      Meta      `json:"_meta,omitempty"`
 }
 
-func (*ToolContent) isToolCallContent()           {}
-func (*Diff) isToolCallContent()                  {}
-func (*Terminal) isToolCallContent()              {}
-func (*SessionReference) isToolCallContent()      {}
-func (*ToolContent) ToolContentType() string      { return ToolContentTypeContent }
-func (*Diff) ToolContentType() string             { return ToolContentTypeDiff }
-func (*Terminal) ToolContentType() string         { return ToolContentTypeTerminal }
+func (*ToolContent) isToolCallContent()      {}
+func (*Diff) isToolCallContent()             {}
+func (*Terminal) isToolCallContent()         {}
+func (*SessionReference) isToolCallContent() {}
+
+// ToolContentType implements ToolCallContent.
+func (*ToolContent) ToolContentType() string { return ToolContentTypeContent }
+
+// ToolContentType implements ToolCallContent.
+func (*Diff) ToolContentType() string { return ToolContentTypeDiff }
+
+// ToolContentType implements ToolCallContent.
+func (*Terminal) ToolContentType() string { return ToolContentTypeTerminal }
+
+// ToolContentType implements ToolCallContent.
 func (*SessionReference) ToolContentType() string { return ToolContentTypeSession }
 
 // ToolText returns a `content` item holding a text block.
