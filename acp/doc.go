@@ -21,15 +21,22 @@
 //
 // A connection owns four goroutines: the jsonrpc2 read loop, its context
 // watcher, a shutdown watcher and one dispatcher; plus one goroutine per
-// incoming request while its handler runs. The read loop only parses and
-// enqueues; it also matches responses to our own calls and applies
-// $/cancel_request at once. The dispatcher pops messages in arrival order.
+// incoming request while its handler runs. The read loop only parses (once,
+// in the [Stream]) and enqueues; it also matches responses to our own calls
+// and applies $/cancel_request at once, even to a queued request. The
+// dispatcher pops messages in arrival order.
 // Notifications run to completion on it, in order. A request handler runs on
 // its own goroutine, but the dispatcher waits until it returns or calls
 // [Detach]: handlers are synchronous by default, and a long handler
 // (session/prompt) detaches after its cheap prefix. [AgentSideConn.Close] and
 // [ClientSideConn.Close] return once every goroutine of the connection has
-// ended; handlers must therefore honour their context.
+// ended; handlers must therefore honour their context, and must not call
+// Close themselves.
+//
+// On a [ClientSideConn] an outgoing call returns only after every
+// notification that arrived before its response was handled, so Prompt
+// returns after the Client saw the whole turn; a caller that is itself a
+// handler the dispatcher waits for skips that wait (it would deadlock).
 //
 // # Unions
 //

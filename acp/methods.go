@@ -179,11 +179,11 @@ const (
 
 // Elicitation modes and actions (acp-v1 §19).
 const (
-	ElicitationModeForm     = "form"
-	ElicitationModeURL      = "url"
-	ElicitationAcceptAction = "accept"
-	ElicitationDecline      = "decline"
-	ElicitationCancel       = "cancel"
+	ElicitationModeForm = "form"
+	ElicitationModeURL  = "url"
+	ElicitationAccept   = "accept"
+	ElicitationDecline  = "decline"
+	ElicitationCancel   = "cancel"
 )
 
 // Work states of a subagent (acp-subagents §4).
