@@ -46,6 +46,22 @@ func Detach(ctx context.Context) {
 	}
 }
 
+// AfterReply arranges for fn to run right after the successful result of
+// the request whose handler context is ctx has been written, before the
+// handler's goroutine ends. It lets a handler send notifications that
+// must follow its answer (updates for a session whose id the result
+// carries). fn does not run when the request is answered with an error.
+// Outside a request handler, fn runs at once.
+func AfterReply(ctx context.Context, fn func()) {
+	if fl, ok := ctx.Value(handlerKey{}).(*inflight); ok {
+		fl.c.mu.Lock()
+		fl.after = append(fl.after, fn)
+		fl.c.mu.Unlock()
+		return
+	}
+	fn()
+}
+
 // RequestIDFromContext returns the JSON-RPC id of the request whose handler
 // context is ctx, e.g. for the request scope of elicitation/create.
 func RequestIDFromContext(ctx context.Context) (RequestID, bool) {
@@ -139,6 +155,8 @@ type inflight struct {
 	cancel  context.CancelFunc
 	replied sync.Once
 	ok      bool // answered with a result; written before returned closes
+	// after runs once the result is written (AfterReply).
+	after []func()
 
 	peerCancelled atomic.Bool // $/cancel_request arrived
 	blocking      atomic.Bool // the dispatcher waits for this handler
@@ -480,6 +498,15 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 			_ = c.stream.writeResponse(fl.id, nil, toWire(ErrInternal.WithData(reason("unencodable result")), c.log))
 		}
 		fl.cancel()
+		if fl.ok {
+			c.mu.Lock()
+			after := fl.after
+			fl.after = nil
+			c.mu.Unlock()
+			for _, fn := range after {
+				fn()
+			}
+		}
 	})
 }
 

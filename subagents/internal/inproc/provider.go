@@ -137,7 +137,12 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	modelID := req.Model
 	if modelID == "" {
+		// The parent's current model: the editor may have switched it
+		// since the scope was made.
 		modelID = parent.ModelID
+		if parent.Agent != nil {
+			modelID = parent.Agent.ModelID()
+		}
 	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {

@@ -1,0 +1,55 @@
+# dshd — build, test, demo and benchmarks. `make test` is what CI runs.
+GO       ?= go
+BIN      := bin/dshd
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X github.com/dshd/dshd/cmd/dshd/internal/version.Version=$(VERSION)
+NPM_DIRS := conformance/interop tools/mcp/testdata/npm
+
+.PHONY: all build test test-go test-interop demo bench fuzz lint conformance deps npm clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dshd
+
+deps:
+	$(GO) mod download
+
+# npm packages for the interop tests and the MCP server used by the tools tests.
+npm:
+	@for d in $(NPM_DIRS); do \
+		if [ -f $$d/package-lock.json ]; then \
+			echo "npm ci in $$d"; (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+		fi; \
+	done
+
+test: deps npm build lint test-go test-interop
+
+test-go:
+	$(GO) test -race -timeout 20m ./...
+
+test-interop: build
+	cd conformance/interop && npm test
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+conformance: build
+	$(GO) test -race -count=1 ./conformance/...
+	./$(BIN) conformance -- ./$(BIN) --model scripted
+
+demo: build
+	$(GO) run ./conformance/demo -dshd ./$(BIN)
+
+bench: build npm
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./... 2>/dev/null | grep -E '^(Benchmark|ok|PASS|FAIL)' || true
+	$(GO) run ./conformance/bench -dshd ./$(BIN)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzStreamRead$$' -fuzztime 30s ./acp
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 30s ./prompt
+	$(GO) test -run '^$$' -fuzz '^FuzzJournalLoad$$' -fuzztime 30s ./agent/session
+
+clean:
+	rm -rf bin

@@ -1,0 +1,119 @@
+// This file implements session modes and config options: the permission
+// mode (ask, accept-edits, yolo) offered both as modes and as a mode
+// config option, and the model selector.
+
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/tools"
+)
+
+// Config option ids.
+const (
+	optionMode  = "mode"
+	optionModel = "model"
+)
+
+func (c *Conn) modeState(ls *liveSession) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: string(ls.policy.Mode())}
+	for _, m := range tools.Modes() {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: m.Description})
+	}
+	return st
+}
+
+// configOptions is the complete option list, model first (the most
+// important), then the mode.
+func (c *Conn) configOptions(ls *liveSession) []acp.SessionConfigOption {
+	o := &c.srv.opts
+	current := ls.agent.ModelID()
+	model := &acp.SelectConfigOption{ID: optionModel, Name: "Model", Category: "model", CurrentValue: current}
+	seen := map[string]bool{}
+	add := func(id, name string) {
+		if id == "" || seen[id] {
+			return
+		}
+		seen[id] = true
+		if name == "" {
+			name = id
+		}
+		model.Options.Options = append(model.Options.Options, acp.SelectOption{Value: id, Name: name})
+	}
+	add(current, "")
+	add(o.DefaultModel, "")
+	for _, m := range o.models() {
+		add(m.ID, m.Name)
+	}
+	mode := &acp.SelectConfigOption{ID: optionMode, Name: "Permissions", Category: "mode", CurrentValue: string(ls.policy.Mode())}
+	for _, m := range tools.Modes() {
+		mode.Options.Options = append(mode.Options.Options, acp.SelectOption{Value: string(m.ID), Name: m.Name, Description: m.Description})
+	}
+	return []acp.SessionConfigOption{model, mode}
+}
+
+// SetSessionMode changes the permission mode; allowed mid-turn.
+func (c *Conn) SetSessionMode(ctx context.Context, req *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+	ls, err := c.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.setMode(ls, req.ModeID, "modeId"); err != nil {
+		return nil, err
+	}
+	return &acp.SetSessionModeResponse{}, nil
+}
+
+func (c *Conn) setMode(ls *liveSession, id, field string) error {
+	mode, err := tools.ParseMode(id)
+	if err != nil {
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": fmt.Sprintf("unknown mode %q", id)})
+	}
+	if err := ls.policy.SetMode(mode); err != nil {
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": err.Error()})
+	}
+	_ = ls.s.SetState(session.State{Mode: string(mode)})
+	sid := acp.SessionID(ls.s.ID())
+	c.send(ls.s, sid, &acp.CurrentModeUpdate{CurrentModeID: string(mode)})
+	c.send(ls.s, sid, &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(ls)})
+	return nil
+}
+
+// SetSessionConfigOption changes the model or the mode and answers the
+// complete option list.
+func (c *Conn) SetSessionConfigOption(ctx context.Context, req *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+	ls, err := c.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	value, ok := req.Value.(acp.SelectValue)
+	if !ok {
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": "this option takes a select value"})
+	}
+	switch req.ConfigID {
+	case optionMode:
+		if err := c.setMode(ls, string(value), "value"); err != nil {
+			return nil, err
+		}
+	case optionModel:
+		valid := false
+		for _, opt := range c.configOptions(ls)[0].(*acp.SelectConfigOption).Options.Options {
+			if opt.Value == string(value) {
+				valid = true
+			}
+		}
+		if !valid {
+			return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": fmt.Sprintf("unknown model %q", value)})
+		}
+		ls.agent.SetModelID(string(value))
+		_ = ls.s.SetState(session.State{Model: string(value)})
+		c.send(ls.s, acp.SessionID(ls.s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(ls)})
+	default:
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "configId", "reason": fmt.Sprintf("unknown config option %q", req.ConfigID)})
+	}
+	return &acp.SetSessionConfigOptionResponse{ConfigOptions: c.configOptions(ls)}, nil
+}

@@ -1,0 +1,178 @@
+// This file defines Conn, one client connection: its capabilities, its
+// open sessions, and the ordered path every update takes to the client.
+
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/tools"
+)
+
+// Conn serves one client connection. One exists per accepted connection
+// (or one for stdio); it implements acp.Agent.
+type Conn struct {
+	srv  *Server
+	log  *slog.Logger
+	peer *acp.AgentSideConn
+	// ctx is the connection's lifetime: turns derive from it, so a
+	// disconnect cancels them.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	initialized atomic.Bool
+
+	mu       sync.Mutex
+	caps     acp.ClientCapabilities
+	authed   bool
+	sessions map[acp.SessionID]*liveSession
+	children map[acp.SessionID]*child // exposed subagent sessions
+	nextID   uint64
+	closing  bool
+	turns    sync.WaitGroup
+}
+
+var _ acp.Agent = (*Conn)(nil)
+
+// liveSession is an open session on this connection.
+type liveSession struct {
+	s      *session.Session
+	agent  *agent.Agent
+	policy *tools.Policy
+	reg    *tools.Registry
+	scope  *subagents.Scope
+	cwd    string
+	dirs   []string
+	// closeMCP closes the session's MCP connections.
+	closeMCP func()
+	// hidden sessions were created by a parent dshd for a subagent.
+	depth, maxDepth int
+	titled          atomic.Bool
+}
+
+func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Conn{
+		srv:      s,
+		log:      s.log,
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: map[acp.SessionID]*liveSession{},
+		children: map[acp.SessionID]*child{},
+		authed:   s.opts.Token == "",
+	}
+	c.peer = acp.NewAgentSideConn(rwc, c, &acp.ConnOptions{Logger: s.log})
+	return c
+}
+
+// shutdown cancels every turn, waits for them, and closes the sessions.
+func (c *Conn) shutdown() {
+	c.mu.Lock()
+	c.closing = true
+	sessions := make([]*liveSession, 0, len(c.sessions))
+	for id, ls := range c.sessions {
+		sessions = append(sessions, ls)
+		delete(c.sessions, id)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	for _, ls := range sessions {
+		c.closeSession(ls)
+	}
+	c.turns.Wait()
+	c.peer.Close()
+}
+
+// closeSession cancels the session's turn, waits for it, then frees the
+// session's resources.
+func (c *Conn) closeSession(ls *liveSession) {
+	if err := ls.s.Close(); err != nil {
+		c.log.Warn("closing session journal", "session", ls.s.ID(), "err", err)
+	}
+	if ls.closeMCP != nil {
+		ls.closeMCP()
+	}
+	c.srv.release(acp.SessionID(ls.s.ID()), c)
+}
+
+// optedIn reports whether the client asked to see subagent sessions.
+func (c *Conn) optedIn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps.Subagents != nil
+}
+
+func (c *Conn) clientCaps() acp.ClientCapabilities {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps
+}
+
+// lookup finds an open session. A child id is refused with -32602 (a
+// client may not drive a subagent session); anything else unknown is
+// -32002.
+func (c *Conn) lookup(id acp.SessionID) (*liveSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ls, ok := c.sessions[id]; ok {
+		return ls, nil
+	}
+	if _, ok := c.children[id]; ok || isChildID(id) {
+		return nil, childRefused(id)
+	}
+	return nil, notFound(id)
+}
+
+func notFound(id acp.SessionID) error {
+	return acp.ErrResourceNotFound.WithData(map[string]any{"sessionId": id})
+}
+
+func childRefused(id acp.SessionID) error {
+	return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "subagent session"})
+}
+
+// isChildID reports whether id has the shape of a minted child id; the
+// server refuses any client attempt to open or name one.
+func isChildID(id acp.SessionID) bool { return strings.Contains(string(id), "/") }
+
+// send writes one update for session id: journalled first (so everything
+// the client saw survives a crash), then written through the connection's
+// single ordered writer. journal may be nil (nothing recorded).
+func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpdate) {
+	n := &acp.SessionNotification{SessionID: id, Update: u}
+	if journal != nil {
+		if b, err := json.Marshal(n); err == nil {
+			if err := journal.RecordUpdate(b); err != nil {
+				c.log.Warn("journal append failed", "session", journal.ID(), "err", err)
+			}
+		}
+	}
+	if err := c.peer.SessionUpdate(c.ctx, n); err != nil {
+		c.log.Debug("session/update not delivered", "session", id, "err", err)
+	}
+}
+
+// sendRaw writes a recorded or relayed notification (params JSON) as is.
+func (c *Conn) sendRaw(params json.RawMessage) {
+	if err := c.peer.Notify(c.ctx, acp.MethodSessionUpdate, params); err != nil {
+		c.log.Debug("session/update not delivered", "err", err)
+	}
+}
+
+// mintID returns a connection-unique counter value.
+func (c *Conn) mintID() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	return c.nextID
+}

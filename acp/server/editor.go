@@ -1,0 +1,314 @@
+// This file implements what tools reach through the editor: fs/* for file
+// reads and writes, terminal/* for commands, and session/request_permission
+// for the permission policy.
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/tools"
+)
+
+// fileSystem picks, per direction, the editor (when it offers the method)
+// or the local disk.
+func (c *Conn) fileSystem(caps acp.ClientCapabilities, id acp.SessionID) tools.FileSystem {
+	if !caps.FS.ReadTextFile && !caps.FS.WriteTextFile {
+		return c.srv.opts.FS
+	}
+	return &editorFS{c: c, session: id, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, local: c.srv.opts.FS}
+}
+
+// editorFS reads and writes through the client so the agent sees unsaved
+// buffers and the editor tracks its edits.
+type editorFS struct {
+	c           *Conn
+	session     acp.SessionID
+	read, write bool
+	local       tools.FileSystem
+}
+
+func (f *editorFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	if !f.read {
+		return f.local.ReadTextFile(ctx, path, line, limit)
+	}
+	req := &acp.ReadTextFileRequest{SessionID: f.session, Path: path}
+	if line > 0 {
+		l := uint32(line)
+		req.Line = &l
+	}
+	if limit > 0 {
+		l := uint32(limit)
+		req.Limit = &l
+	}
+	resp, err := f.c.peer.ReadTextFile(ctx, req)
+	if err != nil {
+		if errors.Is(err, acp.ErrResourceNotFound) {
+			return "", fmt.Errorf("%s: %w", path, tools.ErrNotExist)
+		}
+		return "", editorError("reading "+path, err)
+	}
+	return resp.Content, nil
+}
+
+func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) error {
+	if !f.write {
+		return f.local.WriteTextFile(ctx, path, content)
+	}
+	_, err := f.c.peer.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: f.session, Path: path, Content: content})
+	if err != nil {
+		return editorError("writing "+path, err)
+	}
+	return nil
+}
+
+// editorError words a failed client call for the model.
+func editorError(what string, err error) error {
+	var ae *acp.Error
+	if errors.As(err, &ae) {
+		msg := ae.Message
+		if s, ok := ae.Data.(string); ok && s != "" {
+			msg += ": " + s
+		} else if m, ok := ae.Data.(map[string]any); ok {
+			if r, ok := m["reason"].(string); ok {
+				msg += ": " + r
+			}
+		}
+		return fmt.Errorf("the editor failed %s: %s (code %d)", what, msg, ae.Code)
+	}
+	return fmt.Errorf("the editor failed %s: %w", what, err)
+}
+
+// runner runs commands in the editor's terminals when it offers them.
+func (c *Conn) runner(caps acp.ClientCapabilities, id acp.SessionID) tools.Runner {
+	if !caps.Terminal {
+		return c.srv.opts.Runner
+	}
+	return &terminalRunner{c: c, session: id}
+}
+
+// terminalRunner runs a command in an editor terminal: create, stream its
+// output while waiting, kill on timeout or cancel, and always release.
+type terminalRunner struct {
+	c       *Conn
+	session acp.SessionID
+}
+
+// terminalPoll is how often a running terminal's output is fetched.
+const terminalPoll = 300 * time.Millisecond
+
+func (r *terminalRunner) Run(ctx context.Context, cmd tools.Command, started func(string), output func(string)) (tools.CommandResult, error) {
+	var res tools.CommandResult
+	req := &acp.CreateTerminalRequest{SessionID: r.session, Command: cmd.Command, Args: cmd.Args, Cwd: cmd.Dir}
+	if len(cmd.Args) == 0 {
+		req.Command, req.Args = "sh", []string{"-c", cmd.Command}
+	}
+	for _, kv := range cmd.Env {
+		name, value, _ := strings.Cut(kv, "=")
+		req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: value})
+	}
+	if cmd.OutputLimit > 0 {
+		n := uint64(cmd.OutputLimit)
+		req.OutputByteLimit = &n
+	}
+	created, err := r.c.peer.CreateTerminal(ctx, req)
+	if err != nil {
+		return res, editorError("creating a terminal", err)
+	}
+	tid := created.TerminalID
+	treq := &acp.TerminalRequest{SessionID: r.session, TerminalID: tid}
+	// Release always, even when the turn was cancelled: the terminal would
+	// otherwise live on in the editor.
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := r.c.peer.ReleaseTerminal(rctx, treq); err != nil {
+			r.c.log.Debug("terminal/release failed", "terminal", tid, "err", err)
+		}
+	}()
+	if started != nil {
+		started(string(tid))
+	}
+
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(waitCtx, cmd.Timeout)
+		defer cancel()
+	}
+	exited := make(chan *acp.TerminalExitStatus, 1)
+	waitErr := make(chan error, 1)
+	go func() {
+		st, err := r.c.peer.WaitForTerminalExit(waitCtx, treq)
+		if err != nil {
+			waitErr <- err
+			return
+		}
+		exited <- st
+	}()
+
+	ticker := time.NewTicker(terminalPoll)
+	defer ticker.Stop()
+	sent := 0
+	poll := func() {
+		out, err := r.c.peer.TerminalOutput(context.WithoutCancel(ctx), treq)
+		if err != nil {
+			return
+		}
+		if len(out.Output) > sent && output != nil {
+			output(out.Output[min(sent, len(out.Output)):])
+		}
+		sent = len(out.Output)
+	}
+	var status *acp.TerminalExitStatus
+loop:
+	for {
+		select {
+		case status = <-exited:
+			break loop
+		case err := <-waitErr:
+			if ctx.Err() == nil && waitCtx.Err() == nil {
+				return res, editorError("waiting for the command", err)
+			}
+			res.TimedOut = ctx.Err() == nil
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if _, err := r.c.peer.KillTerminal(kctx, treq); err != nil {
+				r.c.log.Debug("terminal/kill failed", "terminal", tid, "err", err)
+			}
+			cancel()
+			break loop
+		case <-ticker.C:
+			poll()
+		}
+	}
+	final, err := r.c.peer.TerminalOutput(context.WithoutCancel(ctx), treq)
+	if err == nil {
+		res.Output, res.Truncated = final.Output, final.Truncated
+		if status == nil {
+			status = final.ExitStatus
+		}
+	}
+	if status != nil {
+		if status.ExitCode != nil {
+			code := int(*status.ExitCode)
+			res.ExitCode = &code
+		}
+		if status.Signal != nil {
+			res.Signal = *status.Signal
+		}
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// asker puts permission questions to the editor. Requests from a
+// subagent child are routed to the child's session when the editor sees
+// children, or mirrored as a parent tool call otherwise.
+type asker struct {
+	c  *Conn
+	ls *liveSession
+}
+
+var permissionOptions = []acp.PermissionOption{
+	{OptionID: "allow_once", Name: "Allow", Kind: acp.PermissionAllowOnce},
+	{OptionID: "allow_always", Name: "Always allow", Kind: acp.PermissionAllowAlways},
+	{OptionID: "reject_once", Name: "Reject", Kind: acp.PermissionRejectOnce},
+	{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionRejectAlways},
+}
+
+func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+	c := a.c
+	sessionID := acp.SessionID(a.ls.s.ID())
+	toolCallID := req.ToolCallID
+	title := req.Title
+	var onDone func(tools.Answer)
+
+	if req.Requester != "" {
+		if ch := c.child(acp.SessionID(req.Requester)); ch != nil {
+			// The editor sees the child: ask on its own session, where the
+			// tool call was announced, and show it blocked meanwhile.
+			sessionID = ch.id
+			c.childState(ch, stateRequiresAction())
+			onDone = func(tools.Answer) { c.childState(ch, stateRunning()) }
+		} else {
+			// Mirror the child's call on the parent first (the editor has
+			// never seen the child's ids), then ask with the mirror's id.
+			toolCallID = fmt.Sprintf("%s/%d", req.Requester, c.mintID())
+			title = "Subagent: " + req.Title
+			tr := &translator{c: c, journal: a.ls.s, session: sessionID}
+			c.send(a.ls.s, sessionID, &acp.ToolCall{
+				ToolCallID: acp.ToolCallID(toolCallID),
+				Title:      title,
+				Kind:       acp.ToolKind(req.Kind),
+				Status:     acp.ToolCallStatusPending,
+				Content:    tr.content(req.Content),
+				Locations:  locations(req.Locations),
+			})
+			onDone = func(ans tools.Answer) {
+				st := acp.ToolCallStatusCompleted
+				if ans != tools.AllowOnce && ans != tools.AllowAlways {
+					st = acp.ToolCallStatusFailed
+				}
+				c.send(a.ls.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+			}
+		}
+	}
+	tr := &translator{c: c, session: sessionID, optedIn: c.optedIn()}
+	preq := &acp.RequestPermissionRequest{
+		SessionID: sessionID,
+		ToolCall: acp.ToolCallUpdate{
+			ToolCallID: acp.ToolCallID(toolCallID),
+			Title:      title,
+			Kind:       acp.ToolKind(req.Kind),
+			Content:    tr.content(req.Content),
+			Locations:  locations(req.Locations),
+		},
+		Options: permissionOptions,
+	}
+	resp, err := c.peer.RequestPermission(ctx, preq)
+	ans := tools.AnswerCancelled
+	if err == nil {
+		ans = answerOf(resp)
+	}
+	if onDone != nil {
+		onDone(ans)
+	}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, acp.ErrRequestCancelled) {
+			return tools.AnswerCancelled, nil
+		}
+		return "", editorError("asking permission", err)
+	}
+	return ans, nil
+}
+
+// answerOf maps the client's choice; an unknown option counts as a
+// rejection (dshd policy).
+func answerOf(resp *acp.RequestPermissionResponse) tools.Answer {
+	switch o := resp.Outcome.(type) {
+	case *acp.CancelledPermissionOutcome:
+		return tools.AnswerCancelled
+	case *acp.SelectedPermissionOutcome:
+		for _, opt := range permissionOptions {
+			if opt.OptionID == o.OptionID {
+				switch opt.Kind {
+				case acp.PermissionAllowOnce:
+					return tools.AllowOnce
+				case acp.PermissionAllowAlways:
+					return tools.AllowAlways
+				case acp.PermissionRejectAlways:
+					return tools.RejectAlways
+				}
+			}
+		}
+	}
+	return tools.RejectOnce
+}

@@ -1,0 +1,187 @@
+// This file shows subagent children to a client that opted in
+// (clientCapabilities.subagents) as ACP subagent sessions
+// (acp-subagents.md): announced with subagent_update on their immediate
+// parent before any of their traffic, their events under their own id,
+// their work state on the parent, and the task as session_message views.
+
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/subagents"
+)
+
+// child is an announced subagent session.
+type child struct {
+	id     acp.SessionID
+	parent acp.SessionID // immediate parent: a session or another child
+	root   *liveSession  // the client's session whose journal records it
+	cancel func()        // nil: the client may not cancel it
+}
+
+// exposure implements subagents.Exposure for one client session tree.
+type exposure struct {
+	c    *Conn
+	root *liveSession
+}
+
+var _ subagents.Exposure = (*exposure)(nil)
+
+func (c *Conn) child(id acp.SessionID) *child {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.children[id]
+}
+
+// Announce mints the child id under its parent and announces it on the
+// parent's stream before anything else carries the id.
+func (e *exposure) Announce(parent string, a subagents.Announcement) (string, error) {
+	c := e.c
+	pid := acp.SessionID(parent)
+	c.mu.Lock()
+	_, isSession := c.sessions[pid]
+	_, isChild := c.children[pid]
+	if !isSession && !isChild {
+		c.mu.Unlock()
+		return "", fmt.Errorf("server: cannot announce a child of unknown session %q", parent)
+	}
+	c.nextID++
+	id := acp.SessionID(fmt.Sprintf("%s/sa%d", parent, c.nextID))
+	ch := &child{id: id, parent: pid, root: e.root, cancel: a.Cancel}
+	c.children[id] = ch
+	c.mu.Unlock()
+
+	u := &acp.SubagentUpdate{SessionID: id, Title: acp.Set(a.Title)}
+	if a.Description != "" {
+		u.Description = acp.Set(a.Description)
+	}
+	caps := acp.SubagentSessionCapabilities{}
+	if a.Cancel != nil {
+		caps.Cancel = &acp.EmptyCapability{}
+	}
+	u.Capabilities = acp.Set(caps)
+	if a.Cwd != "" {
+		u.Cwd = acp.Set(a.Cwd)
+	}
+	c.send(e.root.s, pid, u)
+	return string(id), nil
+}
+
+// Message writes the task as the outgoing view on the parent and the
+// incoming view on the child.
+func (e *exposure) Message(parent, childID, text string) {
+	c := e.c
+	n := c.mintID()
+	out := acp.MessageID(fmt.Sprintf("mo_%d", n))
+	in := acp.MessageID(fmt.Sprintf("mi_%d", n))
+	content := []acp.ContentBlock{acp.TextBlock(text)}
+	c.send(e.root.s, acp.SessionID(parent), &acp.SessionMessage{
+		MessageID:          out,
+		SenderSessionID:    acp.Set(acp.SessionID(parent)),
+		RecipientSessionID: acp.Set(acp.SessionID(childID)),
+		RecipientMessageID: acp.Set(in),
+		Content:            acp.Set(content),
+	})
+	c.send(e.root.s, acp.SessionID(childID), &acp.SessionMessage{
+		MessageID:          in,
+		SenderSessionID:    acp.Set(acp.SessionID(parent)),
+		RecipientSessionID: acp.Set(acp.SessionID(childID)),
+		SenderMessageID:    acp.Set(out),
+		Content:            acp.Set(content),
+	})
+}
+
+// Emit sends one of the child's events on the child's stream.
+func (e *exposure) Emit(childID string, ev agent.Event) {
+	tr := &translator{c: e.c, journal: e.root.s, session: acp.SessionID(childID), optedIn: true}
+	tr.emit(ev)
+}
+
+// EmitRaw relays an ACP update on the child's stream.
+func (e *exposure) EmitRaw(childID string, update json.RawMessage) {
+	params, err := json.Marshal(struct {
+		SessionID acp.SessionID   `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}{acp.SessionID(childID), update})
+	if err != nil {
+		return
+	}
+	if err := e.root.s.RecordUpdate(params); err != nil {
+		e.c.log.Warn("journal append failed", "session", e.root.s.ID(), "err", err)
+	}
+	e.c.sendRaw(params)
+}
+
+// State reports the child's work state on its parent's stream.
+func (e *exposure) State(childID string, s subagents.State) {
+	ch := e.c.child(acp.SessionID(childID))
+	if ch == nil {
+		return
+	}
+	e.c.childState(ch, stateUpdate(s))
+}
+
+// Forget drops the child's route.
+func (e *exposure) Forget(childID string) {
+	e.c.mu.Lock()
+	delete(e.c.children, acp.SessionID(childID))
+	e.c.mu.Unlock()
+}
+
+func (c *Conn) childState(ch *child, st acp.StateUpdate) {
+	c.send(ch.root.s, ch.parent, &acp.SubagentUpdate{SessionID: ch.id, State: acp.Set(st)})
+}
+
+func stateRunning() acp.StateUpdate        { return &acp.RunningState{} }
+func stateRequiresAction() acp.StateUpdate { return &acp.RequiresActionState{} }
+
+// stateUpdate maps a seam state onto ACP's StateUpdate.
+func stateUpdate(s subagents.State) acp.StateUpdate {
+	switch s.State {
+	case subagents.StateRunning:
+		return stateRunning()
+	case subagents.StateRequiresAction:
+		return stateRequiresAction()
+	case subagents.StateUnknown:
+		return &acp.UnknownState{}
+	}
+	idle := &acp.IdleState{StopReason: stopReason(s.StopReason)}
+	if s.StopReason == subagents.StopError {
+		msg := s.Error
+		if msg == "" {
+			msg = "the subagent failed"
+		}
+		idle.Error = &acp.Error{Code: acp.ErrInternal.Code, Message: msg}
+	}
+	if s.Usage != nil {
+		idle.Usage = &acp.Usage{TotalTokens: uint64(s.Usage.TotalTokens), InputTokens: uint64(s.Usage.InputTokens), OutputTokens: uint64(s.Usage.OutputTokens)}
+		if s.Usage.ReasoningTokens > 0 {
+			n := uint64(s.Usage.ReasoningTokens)
+			idle.Usage.ThoughtTokens = &n
+		}
+		if s.Usage.CachedInputTokens > 0 {
+			n := uint64(s.Usage.CachedInputTokens)
+			idle.Usage.CachedReadTokens = &n
+		}
+	}
+	return idle
+}
+
+// stopReason maps a seam stop reason onto an ACP one.
+func stopReason(r subagents.StopReason) acp.StopReason {
+	switch r {
+	case subagents.StopCompleted:
+		return acp.StopReasonEndTurn
+	case subagents.StopAborted:
+		return acp.StopReasonCancelled
+	case subagents.StopMaxTokens:
+		return acp.StopReasonMaxTokens
+	case subagents.StopRefusal:
+		return acp.StopReasonRefusal
+	}
+	return acp.StopReasonError
+}

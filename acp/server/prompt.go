@@ -1,0 +1,177 @@
+// This file implements session/prompt and session/cancel.
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
+)
+
+// maxTitle is the length of a title taken from a first prompt.
+const maxTitle = 80
+
+// Prompt runs one turn. It registers the turn, detaches from the
+// dispatcher, runs the agent, and answers only after every update of the
+// turn was written.
+func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	ls, err := c.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := c.input(req.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	closing := c.closing
+	if !closing {
+		c.turns.Add(1)
+	}
+	c.mu.Unlock()
+	if closing {
+		return nil, notFound(req.SessionID)
+	}
+	defer c.turns.Done()
+	turn, err := ls.s.BeginTurn(c.ctx)
+	if err != nil {
+		if errors.Is(err, session.ErrBusy) {
+			return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "turn already in progress"})
+		}
+		return nil, notFound(req.SessionID)
+	}
+	// $/cancel_request on this prompt cancels the turn like session/cancel.
+	stop := context.AfterFunc(ctx, turn.Cancel)
+	defer stop()
+	acp.Detach(ctx)
+
+	id := req.SessionID
+	c.recordPrompt(ls, req.Prompt)
+	if ls.titled.CompareAndSwap(false, true) {
+		title := makeTitle(in.Text)
+		if title != "" {
+			_ = ls.s.SetState(session.State{Title: title})
+			_ = c.srv.opts.Store.SetTitle(string(id), title)
+			c.send(ls.s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
+		}
+	}
+
+	tr := &translator{c: c, journal: ls.s, session: id, optedIn: c.optedIn()}
+	res, runErr := ls.agent.Prompt(turn.Ctx, in, tr.emit)
+	cancelled := turn.Ctx.Err() != nil
+	if err := ls.s.EndTurn(turn); err != nil {
+		c.log.Warn("journal sync failed", "session", id, "err", err)
+	}
+	if runErr != nil {
+		if cancelled {
+			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+		c.log.Warn("turn failed", "session", id, "err", runErr)
+		return nil, turnError(runErr)
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
+}
+
+// turnError is the JSON-RPC error for a failed turn: a clear message, the
+// backend's HTTP status when there is one.
+func turnError(err error) error {
+	data := map[string]any{"reason": err.Error()}
+	var apiErr *llm.APIError
+	if errors.As(err, &apiErr) && apiErr.Status != 0 {
+		data["status"] = apiErr.Status
+	}
+	return &acp.Error{Code: acp.ErrInternal.Code, Message: "The turn failed: " + firstLine(err.Error()), Data: data}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// Cancel cancels a session's running turn, or an exposed child's work when
+// the child grants cancel. Unknown sessions are ignored (notifications get
+// no answer).
+func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
+	c.mu.Lock()
+	ls, ok := c.sessions[n.SessionID]
+	ch := c.children[n.SessionID]
+	c.mu.Unlock()
+	switch {
+	case ok:
+		ls.s.Cancel()
+	case ch != nil && ch.cancel != nil:
+		ch.cancel()
+	default:
+		c.log.Debug("session/cancel for an unknown or uncancellable session", "session", n.SessionID)
+	}
+	return nil
+}
+
+// makeTitle takes a session title from the first prompt's first line.
+func makeTitle(text string) string {
+	text = strings.TrimSpace(text)
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
+	if utf8.RuneCountInString(text) > maxTitle {
+		r := []rune(text)
+		text = strings.TrimSpace(string(r[:maxTitle-1])) + "…"
+	}
+	return text
+}
+
+// recordPrompt journals the user's prompt as user_message_chunk updates,
+// so a load replays it; they are not sent during the live turn.
+func (c *Conn) recordPrompt(ls *liveSession, blocks []acp.ContentBlock) {
+	id := acp.SessionID(ls.s.ID())
+	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", ls.s.ID(), c.srv.opts.Now().UnixNano()))
+	for _, b := range blocks {
+		n := &acp.SessionNotification{SessionID: id, Update: &acp.UserMessageChunk{Content: b, MessageID: msgID}}
+		if raw, err := marshalNotification(n); err == nil {
+			if err := ls.s.RecordUpdate(raw); err != nil {
+				c.log.Warn("journal append failed", "session", id, "err", err)
+			}
+		}
+	}
+}
+
+// input turns prompt blocks into the agent's input, refusing block types
+// the agent did not advertise.
+func (c *Conn) input(blocks []acp.ContentBlock) (agent.Input, error) {
+	var in agent.Input
+	var text strings.Builder
+	for i, b := range blocks {
+		switch b := b.(type) {
+		case *acp.TextContent:
+			text.WriteString(b.Text)
+		case *acp.ResourceLink:
+			fmt.Fprintf(&text, "\n[%s](%s)\n", b.Name, b.URI)
+		case *acp.EmbeddedResource:
+			switch r := b.Resource.(type) {
+			case *acp.TextResourceContents:
+				fmt.Fprintf(&text, "\n<context uri=%q>\n%s\n</context>\n", r.URI, r.Text)
+			case *acp.BlobResourceContents:
+				fmt.Fprintf(&text, "\n[binary resource %s (%s), not shown]\n", r.URI, r.MimeType)
+			}
+		case *acp.ImageContent:
+			in.Images = append(in.Images, llm.Image{MimeType: b.MimeType, Data: b.Data})
+		default:
+			return in, acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("prompt[%d]", i), "reason": fmt.Sprintf("%s content is not supported (see promptCapabilities)", b.ContentType())})
+		}
+	}
+	in.Text = text.String()
+	return in, nil
+}

@@ -1,0 +1,223 @@
+// Package server is dshd's ACP agent: it maps ACP methods onto sessions and
+// is the only package that turns agent events into session/update
+// notifications.
+//
+// A [Server] is the daemon: its options, the session store, the tools and
+// subagent providers every session shares, and the set of live sessions. It
+// serves any number of connections ([Server.ServeConn]), each with its own
+// [Conn] and sessions: one on stdio, many on a socket ([Server.Serve]).
+//
+// Goroutines: a Conn's handlers run on the acp dispatcher; a prompt turn
+// runs on its handler's goroutine after it detaches. ServeConn returns only
+// after every turn of the connection has ended and every session it opened
+// is closed, so nothing of a connection outlives it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/tools"
+)
+
+// Options configure a Server. Zero fields take the defaults documented on
+// each.
+type Options struct {
+	// Name, Title and Version identify the agent in initialize.
+	Name, Title, Version string
+
+	// Store holds the session journals; required.
+	Store *session.Store
+
+	// Model is the model backend; required. DefaultModel is the model id
+	// new sessions use. Models, when set, lists the models the model
+	// selector offers (DefaultModel is always among them); it must return
+	// at once.
+	Model        llm.Model
+	DefaultModel string
+	Models       func() []llm.Info
+	// KeyEnv names the environment variable the backend needs a key from;
+	// HasKey reports whether it is set. When HasKey returns false,
+	// initialize advertises an auth method saying which variable to set and
+	// session/new answers auth_required.
+	KeyEnv string
+	HasKey func() bool
+
+	// Tools is the daemon-wide tool layer (built-ins and subagent tools);
+	// each session adds its own layer on top.
+	Tools *tools.Registry
+	// Subagents is the provider service the subagent tools use.
+	Subagents *subagents.Service
+	// Agents lists live agents.
+	Agents *agent.Registry
+
+	// Mode is the permission mode of new sessions (default ask).
+	Mode tools.Mode
+	// MaxTurnRequests, MaxTokens and ContextWindow configure each
+	// session's agent (0: the agent's defaults).
+	MaxTurnRequests, MaxTokens, ContextWindow int
+	// MaxDepth is the delegation tree's depth limit (default
+	// subagents.DefaultMaxDepth; 0 forbids delegation). Set NoDelegation
+	// for an explicit 0.
+	MaxDepth     int
+	NoDelegation bool
+
+	// Token, when set, is required through authenticate before any session
+	// method (socket daemons on tcp).
+	Token string
+
+	// Runner and FS are the local fallbacks used when the client offers no
+	// terminal or fs methods (default: tools.NewLocalRunner, tools.NewLocalFS).
+	Runner tools.Runner
+	FS     tools.FileSystem
+
+	// ConnectMCP connects a session's MCP servers into its tool layer; nil
+	// accepts the entries but connects nothing.
+	ConnectMCP MCPConnector
+	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
+	// are advertised as mcpCapabilities.
+	MCPHTTP, MCPSSE bool
+
+	// Logger receives the daemon's logs; nil discards.
+	Logger *slog.Logger
+	// Now returns the time (tests); nil is time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) models() []llm.Info {
+	if o.Models == nil {
+		return nil
+	}
+	return o.Models()
+}
+
+// MCPConnector connects MCP servers for a session: it registers their
+// tools in reg and returns a closer plus human-readable warnings for
+// servers that could not be used.
+type MCPConnector func(ctx context.Context, cwd string, servers []acp.McpServer, reg *tools.Registry) (closer func(), warnings []string)
+
+// Server is the daemon.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	live  map[acp.SessionID]*Conn // open sessions and the connection that holds each
+	conns map[*Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// New returns a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil || opts.Model == nil {
+		return nil, errors.New("server: Options.Store and Options.Model are required")
+	}
+	if opts.Name == "" {
+		opts.Name = "dshd"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Mode == "" {
+		opts.Mode = tools.ModeAsk
+	}
+	if opts.MaxDepth == 0 && !opts.NoDelegation {
+		opts.MaxDepth = subagents.DefaultMaxDepth
+	}
+	if opts.Tools == nil {
+		opts.Tools = tools.NewRegistry(nil)
+	}
+	if opts.Agents == nil {
+		opts.Agents = &agent.Registry{}
+	}
+	if opts.Runner == nil {
+		opts.Runner = tools.NewLocalRunner(nil)
+	}
+	if opts.FS == nil {
+		opts.FS = tools.NewLocalFS()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts, log: log, live: map[acp.SessionID]*Conn{}, conns: map[*Conn]struct{}{}}, nil
+}
+
+// ServeConn serves one client connection until the peer goes away or ctx
+// ends. On the way out it cancels the connection's turns, waits for them,
+// and closes its sessions (journals flushed).
+func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
+	c := newConn(s, rwc)
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	select {
+	case <-c.peer.Done():
+	case <-ctx.Done():
+	}
+	c.shutdown()
+	return nil
+}
+
+// Serve accepts connections on l until ctx ends, serving each on its own
+// goroutine, then waits for every connection to finish.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	var err error
+	for {
+		nc, aerr := l.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
+				err = fmt.Errorf("server: accept: %w", aerr)
+			}
+			break
+		}
+		s.wg.Go(func() {
+			s.log.Debug("client connected", "remote", nc.RemoteAddr().String())
+			_ = s.ServeConn(ctx, nc)
+			nc.Close()
+			s.log.Debug("client disconnected", "remote", nc.RemoteAddr().String())
+		})
+	}
+	s.wg.Wait()
+	return err
+}
+
+// claim marks id live on c; it fails when another connection holds it.
+func (s *Server) claim(id acp.SessionID, c *Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[id]; ok && other != c {
+		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+	}
+	s.live[id] = c
+	return nil
+}
+
+func (s *Server) release(id acp.SessionID, c *Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live[id] == c {
+		delete(s.live, id)
+	}
+}

@@ -1,0 +1,233 @@
+// This file implements session/new, load, resume, close, list and delete.
+
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
+)
+
+// NewSession creates a session in cwd.
+func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if err := c.requireAuth(); err != nil {
+		return nil, err
+	}
+	if c.keyMissing() {
+		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
+	}
+	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	if err := c.checkMCP(req.McpServers); err != nil {
+		return nil, err
+	}
+	depth, maxDepth := c.depthFromMeta(req.Meta)
+	dirs := dedupe(req.AdditionalDirectories)
+	id := "s_" + uuid.NewString()
+	s, err := session.New(c.srv.opts.Store, session.Meta{
+		SessionID:             id,
+		Cwd:                   req.Cwd,
+		AdditionalDirectories: dirs,
+		CreatedAt:             c.srv.opts.Now(),
+		Depth:                 depth,
+		Hidden:                depth > 0,
+	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
+	if err != nil {
+		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
+	}
+	ls, warnings, err := c.open(ctx, s, req.Cwd, dirs, req.McpServers, nil, depth, maxDepth)
+	if err != nil {
+		s.Close()
+		_ = c.srv.opts.Store.Delete(id)
+		return nil, err
+	}
+	resp := &acp.NewSessionResponse{
+		SessionID:     acp.SessionID(id),
+		Modes:         c.modeState(ls),
+		ConfigOptions: c.configOptions(ls),
+	}
+	c.afterSetup(ctx, ls, warnings)
+	return resp, nil
+}
+
+// afterSetup sends what follows a session's setup response: MCP warnings
+// and the usage state, written right after the response (the client
+// learns the session id from it).
+func (c *Conn) afterSetup(ctx context.Context, ls *liveSession, warnings []string) {
+	id := acp.SessionID(ls.s.ID())
+	send := func() {
+		for _, w := range warnings {
+			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
+		}
+		c.send(nil, id, &acp.UsageUpdate{Used: uint64(ls.agent.ContextUsed()), Size: uint64(ls.agent.ContextWindow())})
+	}
+	acp.AfterReply(ctx, send)
+}
+
+// LoadSession reopens a session and replays its conversation before
+// answering.
+func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	ls, ld, warnings, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
+	if err != nil {
+		return nil, err
+	}
+	c.replay(ls, ld.Updates)
+	resp := &acp.LoadSessionResponse{Modes: c.modeState(ls), ConfigOptions: c.configOptions(ls)}
+	c.afterSetup(ctx, ls, warnings)
+	return resp, nil
+}
+
+// ResumeSession reopens a session without replaying anything.
+func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	ls, _, warnings, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
+	if err != nil {
+		return nil, err
+	}
+	resp := &acp.ResumeSessionResponse{Modes: c.modeState(ls), ConfigOptions: c.configOptions(ls)}
+	c.afterSetup(ctx, ls, warnings)
+	return resp, nil
+}
+
+// reopen is the shared part of load and resume.
+func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*liveSession, *session.Loaded, []string, error) {
+	if err := c.requireAuth(); err != nil {
+		return nil, nil, nil, err
+	}
+	if isChildID(id) {
+		return nil, nil, nil, childRefused(id)
+	}
+	if err := checkDirs(cwd, dirs); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := c.checkMCP(servers); err != nil {
+		return nil, nil, nil, err
+	}
+	c.mu.Lock()
+	_, open := c.sessions[id]
+	c.mu.Unlock()
+	if open {
+		return nil, nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+	}
+	store := c.srv.opts.Store
+	if !store.Exists(string(id)) {
+		return nil, nil, nil, notFound(id)
+	}
+	s, ld, err := session.Open(store, string(id))
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, nil, nil, notFound(id)
+		}
+		return nil, nil, nil, acp.ErrInternal.Errorf("opening the session: %v", err)
+	}
+	if ld.Meta.Cwd != "" && ld.Meta.Cwd != cwd {
+		s.Close()
+		return nil, nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + ld.Meta.Cwd})
+	}
+	dirs = dedupe(dirs)
+	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
+	ls, warnings, err := c.open(ctx, s, cwd, dirs, servers, ld.Messages, ld.Meta.Depth, c.srv.opts.MaxDepth)
+	if err != nil {
+		s.Close()
+		return nil, nil, nil, err
+	}
+	return ls, ld, warnings, nil
+}
+
+// replay sends a session's recorded updates in their original order. A
+// client that did not opt in to subagent sessions gets only the parent's
+// own traffic.
+func (c *Conn) replay(ls *liveSession, updates []json.RawMessage) {
+	id := acp.SessionID(ls.s.ID())
+	optedIn := c.optedIn()
+	for _, raw := range updates {
+		if !optedIn {
+			var head struct {
+				SessionID acp.SessionID   `json:"sessionId"`
+				Update    json.RawMessage `json:"update"`
+			}
+			if json.Unmarshal(raw, &head) != nil || head.SessionID != id {
+				continue
+			}
+			raw = stripSubagentTraffic(raw, head.Update)
+			if raw == nil {
+				continue
+			}
+		}
+		c.sendRaw(raw)
+	}
+}
+
+// CloseSession cancels the session's work, waits for it, and frees it.
+func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	ls, err := c.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	delete(c.sessions, req.SessionID)
+	c.mu.Unlock()
+	c.closeSession(ls)
+	return &acp.CloseSessionResponse{}, nil
+}
+
+// ListSessions lists stored sessions, newest first, never subagent
+// children.
+func (c *Conn) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	if err := c.requireAuth(); err != nil {
+		return nil, err
+	}
+	if req.Cwd != "" && !strings.HasPrefix(req.Cwd, "/") {
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "must be absolute"})
+	}
+	infos, next, err := c.srv.opts.Store.List(req.Cwd, req.Cursor, 0)
+	if err != nil {
+		if errors.Is(err, session.ErrInvalidCursor) {
+			return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cursor", "reason": "invalid cursor"})
+		}
+		return nil, acp.ErrInternal.Errorf("listing sessions: %v", err)
+	}
+	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: next}
+	for _, in := range infos {
+		si := acp.SessionInfo{SessionID: acp.SessionID(in.SessionID), Cwd: in.Cwd, Title: in.Title, AdditionalDirectories: in.AdditionalDirectories}
+		if !in.UpdatedAt.IsZero() {
+			si.UpdatedAt = in.UpdatedAt.UTC().Format(time.RFC3339)
+		}
+		resp.Sessions = append(resp.Sessions, si)
+	}
+	return resp, nil
+}
+
+// DeleteSession removes a session for good; unknown ids succeed quietly.
+func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+	if err := c.requireAuth(); err != nil {
+		return nil, err
+	}
+	if isChildID(req.SessionID) {
+		return nil, childRefused(req.SessionID)
+	}
+	c.mu.Lock()
+	ls, open := c.sessions[req.SessionID]
+	delete(c.sessions, req.SessionID)
+	c.mu.Unlock()
+	if open {
+		c.closeSession(ls)
+	}
+	c.srv.mu.Lock()
+	_, elsewhere := c.srv.live[req.SessionID]
+	c.srv.mu.Unlock()
+	if elsewhere {
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "the session is open on another connection"})
+	}
+	if err := c.srv.opts.Store.Delete(string(req.SessionID)); err != nil {
+		return nil, acp.ErrInternal.Errorf("deleting the session: %v", err)
+	}
+	return &acp.DeleteSessionResponse{}, nil
+}

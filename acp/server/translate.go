@@ -1,0 +1,172 @@
+// This file turns agent events into ACP session updates.
+
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/tools"
+)
+
+// translator sends one agent's events as updates of one session.
+type translator struct {
+	c       *Conn
+	journal *session.Session
+	session acp.SessionID
+	// optedIn lets `session` content items through.
+	optedIn bool
+}
+
+func (t *translator) emit(ev agent.Event) {
+	if u := t.update(ev); u != nil {
+		t.c.send(t.journal, t.session, u)
+	}
+}
+
+// update maps one event; nil means nothing to send.
+func (t *translator) update(ev agent.Event) acp.SessionUpdate {
+	switch e := ev.(type) {
+	case agent.MessageChunk:
+		return &acp.AgentMessageChunk{Content: acp.TextBlock(e.Text), MessageID: acp.MessageID(e.MessageID)}
+	case agent.ThoughtChunk:
+		return &acp.AgentThoughtChunk{Content: acp.TextBlock(e.Text), MessageID: acp.MessageID(e.MessageID)}
+	case agent.UserChunk:
+		return &acp.UserMessageChunk{Content: acp.TextBlock(e.Text), MessageID: acp.MessageID(e.MessageID)}
+	case agent.ToolCallStarted:
+		return &acp.ToolCall{
+			ToolCallID: acp.ToolCallID(e.ID),
+			Title:      e.Title,
+			Kind:       acp.ToolKind(e.Kind),
+			Status:     acp.ToolCallStatusPending,
+			RawInput:   e.RawInput,
+			Locations:  locations(e.Locations),
+		}
+	case agent.ToolCallUpdated:
+		u := &acp.ToolCallUpdate{
+			ToolCallID: acp.ToolCallID(e.ID),
+			Title:      e.Title,
+			Status:     acp.ToolCallStatus(e.Status),
+			Content:    t.content(e.Content),
+			Locations:  locations(e.Locations),
+		}
+		if e.RawOutput != nil {
+			if b, err := json.Marshal(e.RawOutput); err == nil {
+				u.RawOutput = b
+			}
+		}
+		return u
+	case agent.PlanUpdated:
+		p := &acp.Plan{Entries: []acp.PlanEntry{}}
+		for _, en := range e.Entries {
+			p.Entries = append(p.Entries, acp.PlanEntry{Content: en.Content, Priority: acp.PlanEntryPriority(en.Priority), Status: acp.PlanEntryStatus(en.Status)})
+		}
+		return p
+	case agent.UsageUpdated:
+		if e.Size <= 0 {
+			return nil
+		}
+		used := e.Used
+		if used < 0 {
+			used = 0
+		}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size)}
+	}
+	return nil
+}
+
+// content maps tool content; a nil input stays nil (unchanged), an empty
+// one is an explicit empty list.
+func (t *translator) content(in []tools.Content) []acp.ToolCallContent {
+	if in == nil {
+		return nil
+	}
+	out := make([]acp.ToolCallContent, 0, len(in))
+	for _, c := range in {
+		switch c.Type {
+		case tools.ContentText:
+			out = append(out, acp.ToolText(c.Text))
+		case tools.ContentDiff:
+			out = append(out, &acp.Diff{Path: c.Path, OldText: c.OldText, NewText: c.NewText})
+		case tools.ContentTerminal:
+			out = append(out, &acp.Terminal{TerminalID: acp.TerminalID(c.TerminalID)})
+		case tools.ContentSession:
+			if t.optedIn {
+				out = append(out, &acp.SessionReference{SessionID: acp.SessionID(c.SessionID)})
+			}
+		}
+	}
+	return out
+}
+
+func locations(in []tools.Location) []acp.ToolCallLocation {
+	if in == nil {
+		return nil
+	}
+	out := make([]acp.ToolCallLocation, 0, len(in))
+	for _, l := range in {
+		loc := acp.ToolCallLocation{Path: l.Path}
+		if l.Line > 0 {
+			line := uint32(l.Line)
+			loc.Line = &line
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+func marshalNotification(n *acp.SessionNotification) (json.RawMessage, error) {
+	return json.Marshal(n)
+}
+
+// stripSubagentTraffic filters a recorded parent update for a client that
+// did not opt in: subagent updates and messages are dropped, `session`
+// content items removed. It returns nil to drop the update.
+func stripSubagentTraffic(raw, update json.RawMessage) json.RawMessage {
+	var head struct {
+		Kind string `json:"sessionUpdate"`
+	}
+	if json.Unmarshal(update, &head) != nil {
+		return nil
+	}
+	switch head.Kind {
+	case acp.UpdateSubagentUpdate, acp.UpdateSessionMessage, acp.UpdateSessionMessageChunk:
+		return nil
+	case acp.UpdateToolCall, acp.UpdateToolCallUpdate:
+		var n acp.SessionNotification
+		if json.Unmarshal(raw, &n) != nil {
+			return raw
+		}
+		var content *[]acp.ToolCallContent
+		switch u := n.Update.(type) {
+		case *acp.ToolCall:
+			content = &u.Content
+		case *acp.ToolCallUpdate:
+			content = &u.Content
+		}
+		if content == nil || *content == nil {
+			return raw
+		}
+		kept := (*content)[:0:0]
+		changed := false
+		for _, item := range *content {
+			if _, isSession := item.(*acp.SessionReference); isSession {
+				changed = true
+				continue
+			}
+			kept = append(kept, item)
+		}
+		if !changed {
+			return raw
+		}
+		*content = kept
+		b, err := json.Marshal(&n)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	return raw
+}

@@ -1,0 +1,332 @@
+// Package daemon assembles a dshd from its settings: the model backend, the
+// session store, the tools and subagent providers every session shares,
+// and the ACP server over them. It is wiring only; every behaviour lives in
+// the packages it wires.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/server"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/openai"
+	"github.com/dshd/dshd/agent/llm/scripted"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/cmd/dshd/internal/version"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/fork"
+	"github.com/dshd/dshd/subagents/spawn"
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/mcp"
+	"github.com/dshd/dshd/tools/subagent"
+)
+
+// Daemon is an assembled dshd.
+type Daemon struct {
+	Server   *server.Server
+	Settings *config.Settings
+	// Model is the backend, ModelID its default model.
+	Model   llm.Model
+	ModelID string
+
+	closers []func()
+}
+
+// Close releases what New acquired.
+func (d *Daemon) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+}
+
+// New assembles a daemon. lookupEnv is os.LookupEnv in production.
+func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, bool)) (*Daemon, error) {
+	d := &Daemon{Settings: st}
+	b, err := openBackend(st, log, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	d.Model, d.ModelID = b.model, b.modelID
+
+	dir, err := stateDir(st.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+
+	base := tools.NewRegistry(nil)
+	for _, t := range tools.Builtins(nil) {
+		if _, err := base.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	agents := &agent.Registry{}
+	svc := subagents.NewService(&subagents.ServiceOptions{Logger: log})
+	for _, p := range []subagents.Provider{
+		spawn.New(&spawn.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
+		fork.New(&fork.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
+	} {
+		dispose, err := svc.RegisterProvider(p)
+		if err != nil {
+			return nil, err
+		}
+		d.closers = append(d.closers, dispose)
+	}
+	bindings, err := parseBindings(st.Subagents)
+	if err != nil {
+		return nil, err
+	}
+	for _, bnd := range bindings {
+		dispose, err := subagent.BindWith(svc, base, bnd, &subagent.BindOptions{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("subagent binding %s: %w", bnd, err)
+		}
+		d.closers = append(d.closers, dispose)
+	}
+
+	mode, err := tools.ParseMode(st.Mode)
+	if err != nil {
+		return nil, err
+	}
+	mcpCaps := mcp.Capabilities()
+	srv, err := server.New(server.Options{
+		Name:            "dshd",
+		Title:           "dshd",
+		Version:         version.String(),
+		Store:           store,
+		Model:           b.model,
+		DefaultModel:    b.modelID,
+		Models:          b.catalog.list,
+		KeyEnv:          b.keyEnv,
+		HasKey:          b.hasKey,
+		Tools:           base,
+		Subagents:       svc,
+		Agents:          agents,
+		Mode:            mode,
+		MaxTurnRequests: st.MaxTurnRequests,
+		MaxTokens:       st.MaxTokens,
+		ContextWindow:   st.ContextWindow,
+		MaxDepth:        st.MaxDepth,
+		NoDelegation:    st.MaxDepth == 0,
+		Token:           st.Token,
+		ConnectMCP:      connectMCP(log),
+		MCPHTTP:         mcpCaps.HTTP,
+		MCPSSE:          mcpCaps.SSE,
+		Logger:          log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.Server = srv
+	return d, nil
+}
+
+func parseBindings(flags []string) ([]subagent.Binding, error) {
+	if len(flags) == 0 {
+		return subagent.DefaultBindings(), nil
+	}
+	var out []subagent.Binding
+	for _, f := range flags {
+		b, err := subagent.ParseBinding(f)
+		if err != nil {
+			return nil, fmt.Errorf("--subagent %q: %w", f, err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// stateDir is <root>/sessions, root being --state-dir or
+// $XDG_STATE_HOME/dshd.
+func stateDir(root string) (string, error) {
+	if root == "" {
+		return session.DefaultDir()
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(abs, "sessions"), nil
+}
+
+// backend is the model side of a daemon.
+type backend struct {
+	model   llm.Model
+	modelID string
+	keyEnv  string
+	hasKey  func() bool
+	catalog *catalog
+}
+
+// openBackend picks the model backend: the scripted model for
+// "scripted[:FILE]", else an OpenAI-compatible server from the preset,
+// URL, model and key settings.
+func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, bool)) (*backend, error) {
+	if st.Model == "scripted" || strings.HasPrefix(st.Model, "scripted:") {
+		var m *scripted.Model
+		var err error
+		if file, ok := strings.CutPrefix(st.Model, "scripted:"); ok && file != "" {
+			m, err = scripted.Load(file)
+		} else {
+			m = scripted.Default()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--model %s: %w", st.Model, err)
+		}
+		infos, _ := m.Models(context.Background())
+		id := "scripted"
+		if len(infos) > 0 {
+			id = infos[0].ID
+		}
+		return &backend{model: m, modelID: id, catalog: staticCatalog(infos)}, nil
+	}
+
+	var opts openai.Options
+	keyEnv := ""
+	backendName := st.Backend
+	if st.ModelURL != "" && backendName == "deepseek" && !strings.Contains(st.ModelURL, "deepseek.com") {
+		backendName = "openai-compatible"
+	}
+	switch backendName {
+	case "deepseek":
+		opts, keyEnv = openai.DeepSeek(), "DEEPSEEK_API_KEY"
+	case "openai":
+		opts, keyEnv = openai.OpenAI(), "OPENAI_API_KEY"
+	case "openrouter":
+		opts, keyEnv = openai.OpenRouter(), "OPENROUTER_API_KEY"
+	case "ollama":
+		opts = openai.Ollama()
+	case "vllm":
+		opts = openai.VLLM()
+	case "llamacpp":
+		opts = openai.LlamaCpp()
+	case "openai-compatible":
+		opts = openai.VLLM() // generic: reads either reasoning field, sends no thinking switch
+		opts.BaseURL = ""
+	default:
+		return nil, fmt.Errorf("backend %q: want deepseek, openai, openrouter, ollama, vllm or llamacpp", st.Backend)
+	}
+	if st.ModelURL != "" {
+		opts.BaseURL = st.ModelURL
+	}
+	if st.Model != "" {
+		opts.DefaultModel = st.Model
+	}
+	if st.APIKeyEnvSet() {
+		keyEnv = st.APIKeyEnv
+	}
+	if keyEnv != "" {
+		if v, ok := lookupEnv(keyEnv); ok {
+			opts.APIKey = openai.APIKey(v)
+		}
+	}
+	switch st.Thinking {
+	case "off":
+		opts.DisableThinking = true
+	case "", "on":
+	default:
+		return nil, fmt.Errorf("thinking %q: want on or off", st.Thinking)
+	}
+	opts.Logger = log
+	client, err := openai.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{model: client, modelID: client.DefaultModel(), keyEnv: keyEnv}
+	if keyEnv != "" {
+		b.hasKey = func() bool {
+			v, ok := lookupEnv(keyEnv)
+			return ok && v != ""
+		}
+	}
+	b.catalog = &catalog{fetch: func(ctx context.Context) ([]llm.Info, error) {
+		if b.hasKey != nil && !b.hasKey() {
+			return nil, errors.New("no API key")
+		}
+		return client.Models(ctx)
+	}, log: log}
+	return b, nil
+}
+
+// catalog is the model list for the model selector. The first call starts
+// a background fetch (GET /models) and returns what is known; it never
+// delays a session.
+type catalog struct {
+	fetch func(context.Context) ([]llm.Info, error)
+	log   *slog.Logger
+	once  sync.Once
+	mu    sync.Mutex
+	infos []llm.Info
+}
+
+func staticCatalog(infos []llm.Info) *catalog { return &catalog{infos: infos} }
+
+func (c *catalog) list() []llm.Info {
+	if c.fetch != nil {
+		c.once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				infos, err := c.fetch(ctx)
+				if err != nil {
+					c.log.Debug("model list unavailable", "err", err)
+					return
+				}
+				c.mu.Lock()
+				c.infos = infos
+				c.mu.Unlock()
+			}()
+		})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.infos
+}
+
+// connectMCP adapts tools/mcp to the server's connector.
+func connectMCP(log *slog.Logger) server.MCPConnector {
+	return func(ctx context.Context, cwd string, servers []acp.McpServer, reg *tools.Registry) (func(), []string) {
+		var cfgs []mcp.ServerConfig
+		for _, s := range servers {
+			switch s := s.(type) {
+			case *acp.McpServerStdio:
+				cfg := mcp.ServerConfig{Name: s.Name, Transport: mcp.TransportStdio, Command: s.Command, Args: s.Args}
+				for _, e := range s.Env {
+					cfg.Env = append(cfg.Env, mcp.EnvVar{Name: e.Name, Value: e.Value})
+				}
+				cfgs = append(cfgs, cfg)
+			case *acp.McpServerHTTP:
+				cfg := mcp.ServerConfig{Name: s.Name, Transport: mcp.TransportHTTP, URL: s.URL}
+				for _, h := range s.Headers {
+					cfg.Headers = append(cfg.Headers, mcp.Header{Name: h.Name, Value: h.Value})
+				}
+				cfgs = append(cfgs, cfg)
+			case *acp.McpServerSSE:
+				cfg := mcp.ServerConfig{Name: s.Name, Transport: mcp.TransportSSE, URL: s.URL}
+				for _, h := range s.Headers {
+					cfg.Headers = append(cfg.Headers, mcp.Header{Name: h.Name, Value: h.Value})
+				}
+				cfgs = append(cfgs, cfg)
+			}
+		}
+		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Logger: log})
+		var texts []string
+		for _, w := range warnings {
+			texts = append(texts, w.Error())
+		}
+		return func() { _ = set.Close() }, texts
+	}
+}
