@@ -62,6 +62,19 @@ func AfterReply(ctx context.Context, fn func()) {
 	fn()
 }
 
+// AfterAnswer arranges for fn to run right after the request whose
+// handler context is ctx has been answered, with a result or an error.
+// Outside a request handler, fn runs at once.
+func AfterAnswer(ctx context.Context, fn func()) {
+	if fl, ok := ctx.Value(handlerKey{}).(*inflight); ok {
+		fl.c.mu.Lock()
+		fl.answered = append(fl.answered, fn)
+		fl.c.mu.Unlock()
+		return
+	}
+	fn()
+}
+
 // RequestIDFromContext returns the JSON-RPC id of the request whose handler
 // context is ctx, e.g. for the request scope of elicitation/create.
 func RequestIDFromContext(ctx context.Context) (RequestID, bool) {
@@ -155,8 +168,10 @@ type inflight struct {
 	cancel  context.CancelFunc
 	replied sync.Once
 	ok      bool // answered with a result; written before returned closes
-	// after runs once the result is written (AfterReply).
-	after []func()
+	// after runs once the result is written (AfterReply); answered once
+	// any answer is written (AfterAnswer).
+	after    []func()
+	answered []func()
 
 	peerCancelled atomic.Bool // $/cancel_request arrived
 	blocking      atomic.Bool // the dispatcher waits for this handler
@@ -498,14 +513,17 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 			_ = c.stream.writeResponse(fl.id, nil, toWire(ErrInternal.WithData(reason("unencodable result")), c.log))
 		}
 		fl.cancel()
+		c.mu.Lock()
+		after, answered := fl.after, fl.answered
+		fl.after, fl.answered = nil, nil
+		c.mu.Unlock()
 		if fl.ok {
-			c.mu.Lock()
-			after := fl.after
-			fl.after = nil
-			c.mu.Unlock()
 			for _, fn := range after {
 				fn()
 			}
+		}
+		for _, fn := range answered {
+			fn()
 		}
 	})
 }

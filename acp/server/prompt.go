@@ -48,6 +48,9 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		}
 		return nil, notFound(req.SessionID)
 	}
+	// Whoever waits for this turn (session/close, shutdown) resumes only
+	// once the prompt's answer is on the wire.
+	acp.AfterAnswer(ctx, turn.Finish)
 	// $/cancel_request on this prompt cancels the turn like session/cancel.
 	stop := context.AfterFunc(ctx, turn.Cancel)
 	defer stop()

@@ -174,6 +174,8 @@ func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (
 	c.mu.Lock()
 	delete(c.sessions, req.SessionID)
 	c.mu.Unlock()
+	// Waiting for the turn to end must not hold up later messages.
+	acp.Detach(ctx)
 	c.closeSession(ls)
 	return &acp.CloseSessionResponse{}, nil
 }

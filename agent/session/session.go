@@ -62,8 +62,9 @@ type Session struct {
 type Turn struct {
 	// Ctx is the turn's context; it ends when the turn is cancelled.
 	Ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel     context.CancelFunc
+	done       chan struct{}
+	finishOnce sync.Once
 }
 
 // Cancel cancels the turn.
@@ -214,7 +215,10 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 	return t, nil
 }
 
-// EndTurn marks t finished and makes the journal durable.
+// EndTurn makes the journal durable and frees the session for the next
+// turn. Done is closed separately, by Finish, once the turn's answer has
+// reached the client: whoever waits on Done (session/close) must not
+// answer before the prompt does.
 func (s *Session) EndTurn(t *Turn) error {
 	s.mu.Lock()
 	if s.turn == t {
@@ -222,10 +226,11 @@ func (s *Session) EndTurn(t *Turn) error {
 	}
 	s.mu.Unlock()
 	t.cancel()
-	err := s.journal.Sync()
-	close(t.done)
-	return err
+	return s.journal.Sync()
 }
+
+// Finish closes t's Done channel; it is idempotent.
+func (t *Turn) Finish() { t.finishOnce.Do(func() { close(t.done) }) }
 
 // Running returns the running turn, or nil.
 func (s *Session) Running() *Turn {
