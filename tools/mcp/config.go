@@ -139,42 +139,62 @@ func (c *ServerConfig) validate() error {
 }
 
 // secrets returns the values that must never appear in a warning or a log
-// line about c: env and header values (and their words, for "Bearer x"),
-// and the URL's password and query values.
+// line about c: header values, env values that are long or whose name
+// says they are secret, the URL's password and query values, and the
+// words of each ("Bearer x"). Short ordinary env values ("on", "debug")
+// are left alone, or they would blank out common words everywhere.
 func (c *ServerConfig) secrets() []string {
 	var out []string
-	add := func(v string) {
-		if len(v) >= minSecretLen {
+	add := func(v string, min int) {
+		if len(v) >= min {
 			out = append(out, v)
 		}
 		for _, w := range strings.Fields(v) {
-			if len(w) >= minSecretLen && w != v {
+			if len(w) >= min && w != v {
 				out = append(out, w)
 			}
 		}
 	}
 	for _, e := range c.Env {
-		add(e.Value)
+		if secretName(e.Name) {
+			add(e.Value, minSecretLen)
+		} else {
+			add(e.Value, minPlainSecretLen)
+		}
 	}
 	for _, h := range c.Headers {
-		add(h.Value)
+		add(h.Value, minSecretLen)
 	}
 	if u, err := url.Parse(c.URL); err == nil {
 		if p, ok := u.User.Password(); ok {
-			add(p)
+			add(p, minSecretLen)
 		}
 		for _, vs := range u.Query() {
 			for _, v := range vs {
-				add(v)
+				add(v, minSecretLen)
 			}
 		}
 	}
 	return out
 }
 
-// minSecretLen is the shortest value scrubbed from messages: shorter ones
-// ("1", "on") would blank out ordinary words without hiding anything.
-const minSecretLen = 4
+// secretName reports whether an env var name looks like it holds a secret.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED", "COOKIE", "SESSION", "PRIVATE"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// minSecretLen is the shortest secret-looking value scrubbed from messages;
+// minPlainSecretLen the shortest env value with an ordinary name.
+const (
+	minSecretLen      = 3
+	minPlainSecretLen = 8
+)
 
 // buildEnv returns a stdio server's environment: the inherit names found
 // by lookup, then extra, each name once, extra winning.

@@ -124,8 +124,11 @@ func newHelperServer(grandchild int) *sdk.Server {
 			os.Exit(3)
 			return nil, nil
 		})
-	add(&sdk.Tool{Name: "block", Description: "Blocks until cancelled."},
-		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	add(&sdk.Tool{Name: "block", Description: "Blocks until cancelled; reports progress once it blocks."},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+				ProgressToken: req.Params.GetProgressToken(), Message: "blocking",
+			})
 			<-ctx.Done()
 			cancelled.Add(1)
 			select {

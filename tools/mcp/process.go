@@ -212,12 +212,33 @@ func (p *process) stop() {
 			}
 		}
 		p.kill()
+		// The reaper SIGKILLed the rest of the group; a kill is delivered
+		// asynchronously, so wait (within the grace) until none runs.
+		p.awaitGroupGone(p.grace)
 		_ = p.stdout.Close()
 		// A process that escaped the group (setsid) may still hold stderr;
 		// closing our end ends the reader regardless.
 		_ = p.stderr.Close()
 		<-p.stderrDone
 	})
+}
+
+// groupPoll is how often awaitGroupGone looks at the process table.
+const groupPoll = 5 * time.Millisecond
+
+// awaitGroupGone waits up to d for every process of the group to be gone.
+// There is no event for another process's group emptying, so it polls; a
+// group that is already empty (the usual case) costs one look.
+func (p *process) awaitGroupGone(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for groupAlive(p.cmd) {
+		if time.Now().After(deadline) {
+			p.log.Warn("mcp server left processes that survive SIGKILL")
+			return
+		}
+		_ = signalGroup(p.cmd, sigKill)
+		time.Sleep(groupPoll)
+	}
 }
 
 // conn returns the pipes as the SDK's transport wants them. Closing them

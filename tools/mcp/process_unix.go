@@ -37,3 +37,11 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	}
 	return err
 }
+
+// groupAlive reports whether any process of cmd's group still runs.
+func groupAlive(cmd *exec.Cmd) bool {
+	if cmd.Process == nil || syscall.Kill(-cmd.Process.Pid, 0) != nil {
+		return false
+	}
+	return groupRunning(cmd.Process.Pid)
+}
