@@ -366,6 +366,14 @@ func (s *server) deadReason() string {
 	return s.dead
 }
 
+// pid returns a stdio server's process id, 0 otherwise.
+func (s *server) pid() int {
+	if s.proc == nil || s.proc.cmd.Process == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
+
 // close ends the server: in-flight calls are cancelled (the SDK tells the
 // server), the tools unregistered, the session closed (for stdio, that
 // closes the server's stdin), the process stopped and reaped, and every

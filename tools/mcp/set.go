@@ -107,6 +107,9 @@ type ServerInfo struct {
 	Tools []string
 	// Gone says why the server's connection ended; empty while it lives.
 	Gone string
+	// PID is a stdio server's process id (its process group's too); 0 for
+	// http and sse.
+	PID int
 }
 
 // Connect connects to every server in cfgs at once and registers their
@@ -172,6 +175,7 @@ func (s *Set) Servers() []ServerInfo {
 			Transport: srv.cfg.transport(),
 			Tools:     srv.toolNames(),
 			Gone:      srv.deadReason(),
+			PID:       srv.pid(),
 		})
 	}
 	return out
