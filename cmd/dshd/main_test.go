@@ -1,0 +1,269 @@
+// This file holds the end-to-end harness: the test binary re-executes
+// itself as dshd (the go-sdk TestMain trick), so every test drives a real
+// dshd process over real pipes and sockets without a separate build.
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// asDshd, when set in the environment, makes the test binary run as dshd.
+const asDshd = "DSHD_E2E_RUN_AS_DSHD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asDshd) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// hangGuard bounds every wait of a test: a daemon that hangs fails the test
+// with its stderr instead of stalling the run. It is a deadlock guard, not a
+// timing assertion.
+const hangGuard = 60 * time.Second
+
+// testCtx returns a context that ends at the hang guard or with the test.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// baseEnv is a clean environment for a child dshd: no DSHD_* settings, no
+// model keys, and HOME/XDG dirs inside the test's temp dir so no user file
+// is read or written.
+func baseEnv(t testing.TB, extra ...string) []string {
+	home := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "DSHD_"), strings.HasSuffix(name, "_API_KEY"),
+			name == "HOME", name == "GORACE", strings.HasPrefix(name, "XDG_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		asDshd+"=1",
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+		"XDG_STATE_HOME="+filepath.Join(home, "state"),
+		// A race-enabled child otherwise sleeps a second at exit.
+		"GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"),
+	)
+	return append(env, extra...)
+}
+
+// proc is a dshd child process.
+type proc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *lineLog
+	done   chan struct{}
+	err    error // Wait's result, after done
+}
+
+// opts configure a child dshd.
+type opts struct {
+	env []string // extra environment
+	// stdin, when set, feeds the process instead of a pipe.
+	stdin io.Reader
+}
+
+// start launches the test binary as `dshd args...` with pipes on stdin
+// and stdout; stderr is collected line by line.
+func start(t testing.TB, o opts, args ...string) *proc {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = baseEnv(t, o.env...)
+	p := &proc{t: t, cmd: cmd, stderr: newLineLog(), done: make(chan struct{})}
+	if o.stdin != nil {
+		cmd.Stdin = o.stdin
+	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(ctx context.Context) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.t.Fatalf("dshd did not exit; stderr:\n%s", p.stderr)
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &ee):
+		return ee.ExitCode()
+	}
+	p.t.Fatalf("dshd: %v", p.err)
+	return -1
+}
+
+// signal sends sig to the process.
+func (p *proc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// runDshd runs `dshd args...` to completion and returns its exit code,
+// stdout and stderr.
+func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	p := start(t, opts{env: env, stdin: strings.NewReader("")}, args...)
+	out, _ := io.ReadAll(p.stdout)
+	code = p.wait(testCtx(t))
+	return code, string(out), p.stderr.String()
+}
+
+// lineLog collects a process's stderr and lets a test wait for a line.
+type lineLog struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	partial []byte
+	lines   []string
+	changed chan struct{}
+}
+
+func newLineLog() *lineLog { return &lineLog{changed: make(chan struct{})} }
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.lines = append(l.lines, string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+	}
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (l *lineLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitFor waits for a line containing every one of the words.
+func (l *lineLog) waitFor(ctx context.Context, words ...string) (string, error) {
+	seen := 0
+	for {
+		l.mu.Lock()
+		lines, ch := l.lines, l.changed
+		l.mu.Unlock()
+		for ; seen < len(lines); seen++ {
+			if containsAll(lines[seen], words...) {
+				return lines[seen], nil
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", fmt.Errorf("no stderr line with %q: %w", words, ctx.Err())
+		}
+	}
+}
+
+func containsAll(s string, words ...string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeScript writes a scripted-model script and returns its path.
+func writeScript(t testing.TB, script string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readLines splits r into lines on a goroutine until EOF; the channel is
+// closed at the end.
+func readLines(r io.Reader) <-chan []byte {
+	ch := make(chan []byte, 64)
+	go func() {
+		defer close(ch)
+		br := bufio.NewReaderSize(r, 1<<20)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				ch <- line
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// writeFile writes dir/name.
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
