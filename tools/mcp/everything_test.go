@@ -38,7 +38,8 @@ func everythingServer(t *testing.T, env ...EnvVar) ServerConfig {
 func TestServerEverything(t *testing.T) {
 	cfg := everythingServer(t, EnvVar{Name: "EVERYTHING_SETTING", Value: "configured"})
 	t.Setenv("DSHD_PRIVATE_KEY", "must-not-leak")
-	set, reg := mustConnect(t, &Options{Cwd: t.TempDir()}, cfg)
+	dir := t.TempDir()
+	set, reg := mustConnect(t, &Options{Cwd: dir, Roots: []string{dir}}, cfg)
 
 	t.Run("its tools are registered under prefixed names", func(t *testing.T) {
 		names := reg.Names()
@@ -121,6 +122,13 @@ func TestServerEverything(t *testing.T) {
 		}
 		if _, ok := env["DSHD_PRIVATE_KEY"]; ok {
 			t.Error("private variable inherited")
+		}
+	})
+
+	t.Run("it sees the session's roots", func(t *testing.T) {
+		res := run(t, reg, "mcp__everything__get-roots-list", nil, map[string]any{})
+		if res.IsError || !strings.Contains(res.Output, "file://"+filepath.ToSlash(dir)) {
+			t.Errorf("got %+v", res)
 		}
 	})
 

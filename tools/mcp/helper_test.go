@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,11 +77,12 @@ func runHelper(mode string) int {
 	return 0
 }
 
-// waitForever blocks until SIGKILL (SIGUSR2 is never sent).
+// waitForever blocks until the process is killed. (A bare select{} would
+// be reported as a deadlock.)
 func waitForever() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGUSR2)
-	<-c
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 var objectSchema = map[string]any{"type": "object"}

@@ -158,8 +158,19 @@ func (p *process) keepTail(b []byte) {
 }
 
 // stderrTail returns the last stderr lines, trimmed and scrubbed, for a
-// start failure message.
+// failure message. Once the process exited it first gives the reader the
+// grace to drain what the process wrote last.
 func (p *process) stderrTail() string {
+	select {
+	case <-p.exited:
+		t := time.NewTimer(p.grace)
+		select {
+		case <-p.stderrDone:
+		case <-t.C:
+		}
+		t.Stop()
+	default:
+	}
 	p.tailMu.Lock()
 	t := strings.TrimSpace(strings.ToValidUTF8(string(p.tail), "?"))
 	p.tailMu.Unlock()

@@ -87,7 +87,7 @@ func (s *server) connect(ctx context.Context) ([]Warning, error) {
 	if err := s.cfg.validate(); err != nil {
 		return nil, err
 	}
-	t, err := s.transport(ctx)
+	t, err := s.transport()
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *server) connect(ctx context.Context) ([]Warning, error) {
 
 // transport returns the SDK transport of s's config, starting a stdio
 // server's process.
-func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
+func (s *server) transport() (sdk.Transport, error) {
 	switch s.cfg.transport() {
 	case TransportStdio:
 		env := buildEnv(s.opts.InheritEnv, s.opts.lookupEnv, s.cfg.Env)
@@ -134,7 +134,11 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
 // httpClient returns a client of its own (so Close can drop its idle
 // connections) that sends the configured headers.
 func (s *server) httpClient() *http.Client {
-	s.httpTr = http.DefaultTransport.(*http.Transport).Clone()
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		s.httpTr = dt.Clone()
+	} else {
+		s.httpTr = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	}
 	return &http.Client{Transport: &headerTransport{base: s.httpTr, headers: s.cfg.Headers}}
 }
 
