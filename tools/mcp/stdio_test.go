@@ -334,6 +334,17 @@ func TestStartTimeout(t *testing.T) {
 	}
 }
 
+func TestConnectCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	reg := tools.NewRegistry(nil)
+	set, warnings := Connect(ctx, []ServerConfig{helperServer(t, "late", "hang")}, reg, &Options{KillGrace: 100 * time.Millisecond})
+	defer set.Close()
+	if len(warnings) != 1 || !errors.Is(warnings[0], ErrStart) || !strings.Contains(warnings[0].Error(), "cancelled") {
+		t.Errorf("warnings %v", warnings)
+	}
+}
+
 func TestClose(t *testing.T) {
 	t.Run("a polite server exits when its stdin closes and is reaped", func(t *testing.T) {
 		set, reg := mustConnect(t, nil, helperServer(t, "polite", "tools"))
