@@ -4,9 +4,13 @@
 //
 // [Connect] starts or dials every configured server at once, each under its
 // own start timeout, lists its tools and registers each one in the session's
-// [tools.Registry] layer as mcp__SERVER__TOOL. A server that cannot be
-// reached yields a [Warning]; the session goes on without it. [Set.Close]
-// ends every connection and unregisters the tools.
+// [tools.Registry] layer as mcp__SERVER__TOOL. Both parts are sanitized to
+// [A-Za-z0-9_-] (one '_' per other character); a name longer than 64
+// characters, or one whose sanitized form another tool of the same server
+// already took, is cut and ends in '_' and 8 hex digits of a hash of the
+// raw names, so the same server always yields the same names. A server
+// that cannot be reached yields a [Warning]; the session goes on without
+// it. [Set.Close] ends every connection and unregisters the tools.
 //
 // # Transports
 //
@@ -24,17 +28,20 @@
 // input schema is the server's inputSchema. A tool whose annotations carry
 // readOnlyHint is of kind read and runs without a permission prompt
 // ([tools.EffectRead]); every other MCP tool is of kind other and asks as a
-// command does ([tools.EffectExecute]): an MCP tool may do anything, and
-// the editor's user configured the server, so its own read-only claim is the
-// only hint we trust. Results map to text for the model: text as is, images
+// command does ([tools.EffectExecute]), since an MCP tool may do anything.
+// The readOnlyHint is trusted because the user chose to configure the
+// server; destructiveHint and the other hints change nothing. Results map to text for the model: text as is, images
 // and audio as a short description, embedded text resources with their
 // text, structuredContent as JSON when the server sent no text. isError and
 // transport failures are error results the model sees, not Go errors.
+// Cancelling a call's context cancels the request (the SDK sends
+// notifications/cancelled) and Execute returns the context's error; MCP
+// progress notifications become the call's interim content.
 //
 // A server that dies (a crash, a dropped HTTP session) is not restarted:
 // its tools stay registered and answer every later call with an error
 // result that says the server is gone, so a turn never hangs on it. A
-// tools/list_changed notification re-lists the server's tools and brings
+// notifications/tools/list_changed re-lists the server's tools and brings
 // the registry in line.
 //
 // # Goroutines

@@ -113,7 +113,7 @@ type ServerInfo struct {
 }
 
 // Connect connects to every server in cfgs at once and registers their
-// tools in reg (the session's registry layer). A server that cannot be
+// tools in reg (the session's registry layer; not nil). A server that cannot be
 // used yields a Warning, in config order, and is left out; the Set holds
 // the others. Connect returns when every server is connected or has
 // failed; ctx bounds the whole call (each server also has its own start
