@@ -1,0 +1,409 @@
+// This file wires an in-process server the way cmd/dshd's daemon does
+// (built-in tools, spawn and fork providers, the default subagent
+// bindings, a real session store) and drives it through a real
+// acp.ClientSideConn over net.Pipe with a recording fake editor.
+
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/server"
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/scripted"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/fork"
+	"github.com/dshd/dshd/subagents/spawn"
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/subagent"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// hangGuard bounds every wait (a deadlock guard, not a timing assertion).
+const hangGuard = 30 * time.Second
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// hopts configure a harness.
+type hopts struct {
+	script string
+	caps   acp.ClientCapabilities
+	mode   tools.Mode
+}
+
+// harness is a server with one connected fake editor.
+type harness struct {
+	t      testing.TB
+	ctx    context.Context
+	srv    *server.Server
+	store  *session.Store
+	model  string
+	client *acp.ClientSideConn
+	ed     *editor
+	cwd    string
+}
+
+func newHarness(t testing.TB, o hopts) *harness {
+	t.Helper()
+	store, err := session.NewStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.script == "" {
+		o.script = `{"rules": [{"text": "You said: {{user}}"}]}`
+	}
+	model, err := scripted.Parse([]byte(o.script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, _ := model.Models(context.Background())
+	base := tools.NewRegistry(nil)
+	for _, tl := range tools.Builtins(nil) {
+		if _, err := base.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := subagents.NewService(nil)
+	for _, p := range []subagents.Provider{spawn.New(nil), fork.New(nil)} {
+		dispose, err := svc.RegisterProvider(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dispose)
+	}
+	for _, b := range subagent.DefaultBindings() {
+		dispose, err := subagent.BindWith(svc, base, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dispose)
+	}
+	srv, err := server.New(server.Options{
+		Name:         "dshd",
+		Version:      "test",
+		Store:        store,
+		Model:        model,
+		DefaultModel: infos[0].ID,
+		Models:       func() []llm.Info { return infos },
+		Tools:        base,
+		Subagents:    svc,
+		Agents:       &agent.Registry{},
+		Mode:         o.mode,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, ctx: testCtx(t), srv: srv, store: store, model: infos[0].ID, cwd: t.TempDir()}
+	h.ed = newEditor()
+	h.connect(o.caps)
+	return h
+}
+
+// connect opens a client connection and runs initialize.
+func (h *harness) connect(caps acp.ClientCapabilities) {
+	h.t.Helper()
+	agentEnd, clientEnd := net.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = h.srv.ServeConn(context.Background(), agentEnd)
+	}()
+	h.client = acp.NewClientSideConn(clientEnd, h.ed, nil)
+	client := h.client
+	h.t.Cleanup(func() {
+		client.Close()
+		<-served
+	})
+	if _, err := h.client.Initialize(h.ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientCapabilities: caps}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) newSession() acp.SessionID {
+	h.t.Helper()
+	resp, err := h.client.NewSession(h.ctx, &acp.NewSessionRequest{Cwd: h.cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp.SessionID
+}
+
+func (h *harness) prompt(sid acp.SessionID, text string) (acp.StopReason, error) {
+	resp, err := h.client.Prompt(h.ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil {
+		return "", err
+	}
+	return resp.StopReason, nil
+}
+
+// mustPrompt runs a turn and checks its stop reason.
+func (h *harness) mustPrompt(sid acp.SessionID, text string, want acp.StopReason) {
+	h.t.Helper()
+	got, err := h.prompt(sid, text)
+	if err != nil {
+		h.t.Fatalf("prompt %q: %v", text, err)
+	}
+	if got != want {
+		h.t.Fatalf("prompt %q: stop reason %q, want %q", text, got, want)
+	}
+}
+
+// promptAsync runs a turn on its own goroutine.
+func (h *harness) promptAsync(sid acp.SessionID, text string) <-chan promptResult {
+	ch := make(chan promptResult, 1)
+	go func() {
+		r, err := h.prompt(sid, text)
+		ch <- promptResult{r, err}
+	}()
+	return ch
+}
+
+type promptResult struct {
+	stop acp.StopReason
+	err  error
+}
+
+func (h *harness) await(ch <-chan promptResult) promptResult {
+	h.t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-h.ctx.Done():
+		h.t.Fatal("the prompt never answered")
+	}
+	return promptResult{}
+}
+
+// wantCode checks an error's JSON-RPC code.
+func wantCode(t testing.TB, what string, err error, code int) *acp.Error {
+	t.Helper()
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ae.Code != code {
+		t.Errorf("%s: %v, want code %d", what, err, code)
+		return nil
+	}
+	return ae
+}
+
+// editor is the fake ACP client: it records every update and client call
+// and answers through per-method hooks.
+type editor struct {
+	mu      sync.Mutex
+	updates []*acp.SessionNotification
+	calls   []string
+	changed chan struct{}
+
+	permission     func(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error)
+	readFile       func(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error)
+	writeFile      func(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error)
+	createTerminal func(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error)
+	output         func(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error)
+	waitExit       func(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error)
+}
+
+func newEditor() *editor { return &editor{changed: make(chan struct{})} }
+
+// set installs hooks under the lock.
+func (e *editor) set(fn func(e *editor)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn(e)
+}
+
+func (e *editor) record(call string, n *acp.SessionNotification) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n != nil {
+		e.updates = append(e.updates, n)
+	}
+	if call != "" {
+		e.calls = append(e.calls, call)
+	}
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// of returns the updates received so far for sid ("" for all).
+func (e *editor) of(sid acp.SessionID) []acp.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []acp.SessionUpdate
+	for _, n := range e.updates {
+		if sid == "" || n.SessionID == sid {
+			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+func (e *editor) all() []*acp.SessionNotification {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.updates)
+}
+
+// reset forgets the updates and calls received so far.
+func (e *editor) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.updates, e.calls = nil, nil
+}
+
+func (e *editor) callsOf(method string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, c := range e.calls {
+		if c == method {
+			n++
+		}
+	}
+	return n
+}
+
+// waitUntil waits until ok holds over the editor's state.
+func (e *editor) waitUntil(ctx context.Context, t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	for {
+		e.mu.Lock()
+		ch := e.changed
+		e.mu.Unlock()
+		if ok() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (e *editor) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
+	e.record("", n)
+	return nil
+}
+
+func (e *editor) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	e.record(acp.MethodSessionRequestPermission, nil)
+	e.mu.Lock()
+	h := e.permission
+	e.mu.Unlock()
+	if h == nil {
+		return &acp.RequestPermissionResponse{Outcome: acp.Selected("reject_once")}, nil
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+	e.record(acp.MethodFsReadTextFile, nil)
+	e.mu.Lock()
+	h := e.readFile
+	e.mu.Unlock()
+	if h == nil {
+		return nil, acp.ErrMethodNotFound
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	e.record(acp.MethodFsWriteTextFile, nil)
+	e.mu.Lock()
+	h := e.writeFile
+	e.mu.Unlock()
+	if h == nil {
+		return nil, acp.ErrMethodNotFound
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	e.record(acp.MethodTerminalCreate, nil)
+	e.mu.Lock()
+	h := e.createTerminal
+	e.mu.Unlock()
+	if h == nil {
+		return nil, acp.ErrMethodNotFound
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	e.record(acp.MethodTerminalOutput, nil)
+	e.mu.Lock()
+	h := e.output
+	e.mu.Unlock()
+	if h == nil {
+		return &acp.TerminalOutputResponse{}, nil
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	e.record(acp.MethodTerminalWaitForExit, nil)
+	e.mu.Lock()
+	h := e.waitExit
+	e.mu.Unlock()
+	if h == nil {
+		return nil, acp.ErrMethodNotFound
+	}
+	return h(ctx, req)
+}
+
+func (e *editor) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	e.record(acp.MethodTerminalKill, nil)
+	return &acp.KillTerminalResponse{}, nil
+}
+
+func (e *editor) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	e.record(acp.MethodTerminalRelease, nil)
+	return &acp.ReleaseTerminalResponse{}, nil
+}
+
+func (e *editor) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (e *editor) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
+	return nil
+}
+
+// agentText concatenates the agent_message_chunk texts among us.
+func agentText(us []acp.SessionUpdate) string {
+	var s string
+	for _, u := range us {
+		if c, ok := u.(*acp.AgentMessageChunk); ok {
+			if t, ok := c.Content.(*acp.TextContent); ok {
+				s += t.Text
+			}
+		}
+	}
+	return s
+}
+
+// ofType returns the updates of type T among us.
+func ofType[T acp.SessionUpdate](us []acp.SessionUpdate) []T {
+	var out []T
+	for _, u := range us {
+		if v, ok := u.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
