@@ -118,7 +118,7 @@ func (c *Conn) open(ctx context.Context, s *session.Session, cwd string, dirs []
 	}
 	var warnings []string
 	if len(servers) > 0 && o.ConnectMCP != nil {
-		ls.closeMCP, warnings = o.ConnectMCP(ctx, cwd, servers, ls.reg)
+		ls.closeMCP, warnings = o.ConnectMCP(ctx, cwd, dirs, servers, ls.reg)
 	}
 
 	system := func(ctx context.Context) (string, error) {

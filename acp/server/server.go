@@ -105,7 +105,7 @@ func (o *Options) models() []llm.Info {
 // MCPConnector connects MCP servers for a session: it registers their
 // tools in reg and returns a closer plus human-readable warnings for
 // servers that could not be used.
-type MCPConnector func(ctx context.Context, cwd string, servers []acp.McpServer, reg *tools.Registry) (closer func(), warnings []string)
+type MCPConnector func(ctx context.Context, cwd string, dirs []string, servers []acp.McpServer, reg *tools.Registry) (closer func(), warnings []string)
 
 // Server is the daemon.
 type Server struct {

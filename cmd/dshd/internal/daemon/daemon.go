@@ -298,7 +298,7 @@ func (c *catalog) list() []llm.Info {
 
 // connectMCP adapts tools/mcp to the server's connector.
 func connectMCP(log *slog.Logger) server.MCPConnector {
-	return func(ctx context.Context, cwd string, servers []acp.McpServer, reg *tools.Registry) (func(), []string) {
+	return func(ctx context.Context, cwd string, dirs []string, servers []acp.McpServer, reg *tools.Registry) (func(), []string) {
 		var cfgs []mcp.ServerConfig
 		for _, s := range servers {
 			switch s := s.(type) {
@@ -322,7 +322,7 @@ func connectMCP(log *slog.Logger) server.MCPConnector {
 				cfgs = append(cfgs, cfg)
 			}
 		}
-		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Logger: log})
+		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Roots: append([]string{cwd}, dirs...), Logger: log})
 		var texts []string
 		for _, w := range warnings {
 			texts = append(texts, w.Error())
