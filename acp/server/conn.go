@@ -5,6 +5,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -38,8 +40,11 @@ type Conn struct {
 	sessions map[acp.SessionID]*liveSession
 	children map[acp.SessionID]*child // exposed subagent sessions
 	nextID   uint64
-	closing  bool
-	turns    sync.WaitGroup
+	// idBase makes minted ids unique across connections, so a child id
+	// replayed from an earlier connection is never minted again.
+	idBase  string
+	closing bool
+	turns   sync.WaitGroup
 }
 
 var _ acp.Agent = (*Conn)(nil)
@@ -70,6 +75,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		sessions: map[acp.SessionID]*liveSession{},
 		children: map[acp.SessionID]*child{},
 		authed:   s.opts.Token == "",
+		idBase:   randomBase(),
 	}
 	c.peer = acp.NewAgentSideConn(rwc, c, &acp.ConnOptions{Logger: s.log})
 	return c
@@ -167,6 +173,12 @@ func (c *Conn) sendRaw(params json.RawMessage) {
 	if err := c.peer.Notify(c.ctx, acp.MethodSessionUpdate, params); err != nil {
 		c.log.Debug("session/update not delivered", "err", err)
 	}
+}
+
+func randomBase() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // mintID returns a connection-unique counter value.

@@ -50,7 +50,7 @@ func (e *exposure) Announce(parent string, a subagents.Announcement) (string, er
 		return "", fmt.Errorf("server: cannot announce a child of unknown session %q", parent)
 	}
 	c.nextID++
-	id := acp.SessionID(fmt.Sprintf("%s/sa%d", parent, c.nextID))
+	id := acp.SessionID(fmt.Sprintf("%s/sa%s%d", parent, c.idBase, c.nextID))
 	ch := &child{id: id, parent: pid, root: e.root, cancel: a.Cancel}
 	c.children[id] = ch
 	c.mu.Unlock()
