@@ -1,0 +1,385 @@
+// This file turns a binding's options (StartRequest.Options) and the named
+// agents into a target: what to start or dial, and how.
+
+package acpprovider
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Binding option keys (`--subagent TOOL=acp,key=value,...`). A flag value
+// cannot contain a comma, so list values are words separated by spaces,
+// with '…' and "…" quoting and backslash escapes, as in a shell; anything
+// more complex belongs in a named agent in the config file.
+const (
+	// KeyAgent selects a named agent; the other keys override its fields.
+	KeyAgent = "agent"
+	// KeyCommand is the program to run on stdio (PATH is searched).
+	KeyCommand = "command"
+	// KeyArgs are its arguments (words).
+	KeyArgs = "args"
+	// KeyEnv sets environment variables: words of the form NAME=VALUE.
+	KeyEnv = "env"
+	// KeyUnsetEnv removes environment variables: words naming them.
+	KeyUnsetEnv = "unset-env"
+	// KeyCwd is "session" (default) or an absolute path.
+	KeyCwd = "cwd"
+	// KeyAddress reaches a daemon: unix:PATH or tcp:HOST:PORT.
+	KeyAddress = "address"
+	// KeyToken is the daemon's token; KeyTokenEnv names an environment
+	// variable holding it (kept out of process listings).
+	KeyToken    = "token"
+	KeyTokenEnv = "token-env"
+	// KeyTimeout bounds one run, KeyStartTimeout the start: a Go duration
+	// ("90s", "2m") or a number of seconds.
+	KeyTimeout      = "timeout"
+	KeyStartTimeout = "start-timeout"
+	// KeyForwardMCP (true/false, bare for true) passes the parent
+	// session's MCP servers to the child.
+	KeyForwardMCP = "forward-mcp"
+)
+
+// target is a resolved binding: one agent to run or reach.
+type target struct {
+	// label names the agent in messages and logs.
+	label string
+	// network is "" for a stdio command, else "unix" or "tcp"; address is
+	// the socket path or host:port.
+	network, address string
+	token            string
+	command          string
+	args             []string
+	setEnv           []string // NAME=value, in order
+	unsetEnv         []string
+	// cwd is "" for the parent session's cwd, else absolute.
+	cwd          string
+	timeout      time.Duration
+	startTimeout time.Duration
+	forwardMCP   bool
+}
+
+// stdio reports whether the target is a command on stdio.
+func (t *target) stdio() bool { return t.network == "" }
+
+// resolveTarget builds the target of a binding.
+func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		switch k {
+		case KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
+			KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP:
+		default:
+			return nil, fmt.Errorf("unknown acp binding option %q (known: agent, command, args, env, unset-env, cwd, address, token, token-env, timeout, start-timeout, forward-mcp)", k)
+		}
+	}
+	var a AgentConfig
+	label := ""
+	if name, ok := opts[KeyAgent]; ok {
+		cfg, found := p.o.Agents[name]
+		if !found {
+			known := slices.Sorted(maps.Keys(p.o.Agents))
+			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)", name, listOrNone(known))
+		}
+		a, label = cfg, name
+		a.Args = slices.Clone(cfg.Args)
+		a.Env = maps.Clone(cfg.Env)
+		a.Unset = slices.Clone(cfg.Unset)
+	}
+	argsSet := a.Args != nil
+	if v, ok := opts[KeyCommand]; ok {
+		a.Command, a.Address = v, ""
+	}
+	if v, ok := opts[KeyArgs]; ok {
+		words, err := splitWords(v)
+		if err != nil {
+			return nil, fmt.Errorf("args: %w", err)
+		}
+		a.Args, argsSet = words, true
+	}
+	if v, ok := opts[KeyEnv]; ok {
+		words, err := splitWords(v)
+		if err != nil {
+			return nil, fmt.Errorf("env: %w", err)
+		}
+		if a.Env == nil {
+			a.Env = map[string]string{}
+		}
+		for _, w := range words {
+			name, value, ok := strings.Cut(w, "=")
+			if !ok || !validEnvName(name) {
+				return nil, fmt.Errorf("env: %q is not NAME=VALUE", w)
+			}
+			a.Env[name] = value
+		}
+	}
+	if v, ok := opts[KeyUnsetEnv]; ok {
+		words, err := splitWords(v)
+		if err != nil {
+			return nil, fmt.Errorf("unset-env: %w", err)
+		}
+		a.Unset = append(a.Unset, words...)
+	}
+	if v, ok := opts[KeyCwd]; ok {
+		a.Cwd = v
+	}
+	if v, ok := opts[KeyAddress]; ok {
+		a.Address, a.Command = v, ""
+	}
+	if v, ok := opts[KeyToken]; ok {
+		a.Token = v
+	}
+	if name, ok := opts[KeyTokenEnv]; ok {
+		v, set := os.LookupEnv(name)
+		if !set || v == "" {
+			return nil, fmt.Errorf("token-env: the environment variable %s is not set", name)
+		}
+		a.Token = v
+	}
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{KeyTimeout, &a.Timeout}, {KeyStartTimeout, &a.StartTimeout}} {
+		if v, ok := opts[d.key]; ok {
+			dur, err := parseDuration(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d.key, err)
+			}
+			*d.dst = dur
+		}
+	}
+	if v, ok := opts[KeyForwardMCP]; ok {
+		if v == "" {
+			a.ForwardMCP = true
+		} else {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("forward-mcp: %q is not true or false", v)
+			}
+			a.ForwardMCP = b
+		}
+	}
+	return p.targetOf(a, label, argsSet)
+}
+
+// targetOf checks a and fills in the defaults.
+func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target, error) {
+	t := &target{
+		token:        a.Token,
+		timeout:      a.Timeout,
+		startTimeout: a.StartTimeout,
+		forwardMCP:   a.ForwardMCP,
+		unsetEnv:     a.Unset,
+	}
+	if t.startTimeout <= 0 {
+		t.startTimeout = p.o.StartTimeout
+	}
+	if t.timeout < 0 {
+		t.timeout = 0
+	}
+	switch a.Cwd {
+	case "", "session":
+	default:
+		if !filepath.IsAbs(a.Cwd) {
+			return nil, fmt.Errorf("cwd %q: want \"session\" or an absolute path", a.Cwd)
+		}
+		t.cwd = filepath.Clean(a.Cwd)
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.Env)) {
+		if !validEnvName(name) {
+			return nil, fmt.Errorf("env: %q is not a variable name", name)
+		}
+		t.setEnv = append(t.setEnv, name+"="+a.Env[name])
+	}
+	for _, name := range a.Unset {
+		if !validEnvName(name) {
+			return nil, fmt.Errorf("unset-env: %q is not a variable name", name)
+		}
+	}
+	switch {
+	case a.Address != "":
+		network, where, ok := strings.Cut(a.Address, ":")
+		switch {
+		case !ok || where == "":
+			return nil, fmt.Errorf("address %q: want unix:PATH or tcp:HOST:PORT", a.Address)
+		case network == "unix":
+		case network == "tcp":
+			if _, _, err := splitHostPort(where); err != nil {
+				return nil, fmt.Errorf("address %q: %w", a.Address, err)
+			}
+		default:
+			return nil, fmt.Errorf("address %q: want unix:PATH or tcp:HOST:PORT", a.Address)
+		}
+		t.network, t.address = network, where
+		if label == "" {
+			label = a.Address
+		}
+	case a.Command != "":
+		t.command, t.args = a.Command, a.Args
+		if label == "" {
+			label = filepath.Base(a.Command)
+		}
+	default:
+		self := p.o.Self
+		if self == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("cannot find this program's executable to run as the child: %w", err)
+			}
+			self = exe
+		}
+		t.command = self
+		t.args = a.Args
+		if !argsSet {
+			t.args = p.o.DefaultArgs
+			if t.args == nil {
+				t.args = []string{"serve"}
+			}
+			t.setEnv = append(slices.Clone(p.o.DefaultEnv), t.setEnv...)
+		}
+		if label == "" {
+			label = "dshd"
+		}
+	}
+	t.label = label
+	return t, nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseDuration reads a Go duration or a number of seconds.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("%q is negative", s)
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (like 90s or 2m) or a number of seconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r < unicode.MaxASCII && unicode.IsLetter(r) || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func splitHostPort(s string) (host, port string, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || i == len(s)-1 {
+		return "", "", errors.New("want HOST:PORT")
+	}
+	host, port = s[:i], s[i+1:]
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", "", fmt.Errorf("port %q is not a number", port)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port, nil
+}
+
+// splitWords splits s into words as a shell would, without expanding
+// anything: spaces separate words, '…' keeps everything literally, "…"
+// keeps everything but \" and \\, and a backslash elsewhere escapes the
+// next character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("unterminated \" quote")
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// environ returns the child's environment: the daemon's, without the
+// unset names, with the set entries replacing or adding.
+func (t *target) environ() []string {
+	drop := map[string]bool{}
+	for _, n := range t.unsetEnv {
+		drop[n] = true
+	}
+	for _, kv := range t.setEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		drop[name] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !drop[name] {
+			env = append(env, kv)
+		}
+	}
+	for _, kv := range t.setEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(t.unsetEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

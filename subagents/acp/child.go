@@ -1,0 +1,441 @@
+// This file implements Start and the child: one session on an agent that
+// one or more runs (Resume) use in turn, with what the parent lends it.
+
+package acpprovider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/prompt"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/tools"
+)
+
+// _meta keys of session/new that carry the delegation depth to a child
+// dshd, which enforces it (acp/server/build.go).
+const (
+	metaDepth    = "dshd.dev/depth"
+	metaMaxDepth = "dshd.dev/maxDepth"
+)
+
+// closeTimeout bounds session/close at teardown.
+const closeTimeout = 2 * time.Second
+
+// child is one session on an agent, and what the parent lends it.
+type child struct {
+	p         *Provider
+	id        string
+	name      string
+	t         *target
+	parent    *subagents.Scope
+	env       *tools.Env // the parent's environment; nil: nothing to lend
+	expose    subagents.Exposure
+	requester string // how the parent's gate labels the child's questions
+	deny      bool
+	cwd       string
+	schema    *jsonschema.Resolved
+	schemaRaw json.RawMessage
+	interval  time.Duration
+	log       *slog.Logger
+
+	// ctx is the child's lifetime: its terminals and the requests it made
+	// end with it.
+	ctx  context.Context
+	stop context.CancelFunc
+
+	terms  terminals
+	grants grants
+
+	mu      sync.Mutex
+	peer    *peer         // guarded by mu
+	session acp.SessionID // the agent's id of the child's session
+	up      string        // the editor's id; "" when not exposed
+	routes  []*route      // every route of the child on peer; guarded by mu
+	current *run          // guarded by mu
+	refs    int           // runs not yet disposed; guarded by mu
+	closed  bool          // guarded by mu
+}
+
+func invalid(format string, args ...any) error {
+	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// Start connects to the agent (starting it for a stdio binding), opens a
+// session in the parent session's cwd and sends the task. It returns once
+// the child's session exists and, when the editor sees children, is
+// announced; a failure leaves nothing behind.
+func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
+	parent := req.Parent
+	if parent == nil {
+		return nil, invalid("a start request needs a parent scope")
+	}
+	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+		return nil, err
+	}
+	if err := subagents.CheckDepth(req); err != nil {
+		return nil, err
+	}
+	depth, limit := subagents.ChildLimits(req)
+	t, err := p.resolveTarget(req.Options)
+	if err != nil {
+		return nil, invalid("acp binding: %v", err)
+	}
+	var schema *jsonschema.Resolved
+	if len(req.OutputSchema) > 0 {
+		if schema, err = resolveSchema(req.OutputSchema); err != nil {
+			return nil, invalid("output schema: %v", err)
+		}
+	}
+	cwd := t.cwd
+	if cwd == "" {
+		cwd = parent.Cwd
+	}
+	if cwd == "" {
+		return nil, invalid("the parent session has no working directory")
+	}
+	name := req.Name
+	if name == "" {
+		name = Name
+	}
+	id := "acp-" + strconv.FormatUint(p.seq.Add(1), 10)
+	c := &child{
+		p: p, id: id, name: name, t: t, parent: parent, env: parent.Env,
+		expose: parent.Expose, deny: req.DenyPermissions, cwd: cwd,
+		schema: schema, schemaRaw: req.OutputSchema,
+		interval: p.o.ProgressInterval,
+		log:      p.log.With("run", id, "agent", t.label),
+		refs:     1,
+	}
+	c.requester = req.ToolCallID
+	if c.requester == "" {
+		c.requester = id
+	}
+
+	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
+	defer cancel()
+	pr, err := p.acquire(startCtx, t, c.clientCaps(), cwd)
+	if err != nil {
+		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+	}
+	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
+	if err != nil {
+		p.releasePeer(pr)
+		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+	}
+	c.peer, c.session = pr, sess
+	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
+
+	own := &route{c: c, down: sess}
+	r := c.newRun(taskText(req), req.Progress)
+	if c.expose != nil {
+		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.cancelCurrent}
+		if cwd != parent.Cwd {
+			a.Cwd = cwd
+		}
+		up, err := c.expose.Announce(parent.SessionID, a)
+		if err != nil {
+			c.stop()
+			c.closeSession(pr, sess)
+			p.releasePeer(pr)
+			return nil, fmt.Errorf("subagents: announcing the child: %w", err)
+		}
+		c.up, own.up, c.requester = up, up, up
+	}
+	c.track(own)
+	// Updates the agent sent right after session/new were held until now.
+	pr.addRoute(own)
+	if c.expose != nil {
+		c.expose.Message(parent.SessionID, c.up, req.Prompt)
+	}
+	r.begin()
+	return r, nil
+}
+
+// clientCaps are the client capabilities the parent can honestly offer:
+// fs and terminal only when its environment has them, subagents only when
+// its editor sees children (so the agent's children can be relayed).
+func (c *child) clientCaps() acp.ClientCapabilities {
+	var caps acp.ClientCapabilities
+	if env := c.env; env != nil && env.Workspace != nil {
+		if env.FS != nil {
+			caps.FS = acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}
+		}
+		caps.Terminal = env.Runner != nil
+	}
+	if c.expose != nil {
+		caps.Subagents = &acp.SubagentCapabilities{}
+	}
+	return caps
+}
+
+// newSession opens the child's session: in cwd, with the depth the child
+// must enforce, the parent's roots and MCP servers where the binding and
+// the agent allow, then the requested model.
+func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, model string) (acp.SessionID, error) {
+	req := &acp.NewSessionRequest{
+		Cwd:        c.cwd,
+		McpServers: c.mcpServers(pr),
+		Meta:       acp.Meta{metaDepth: depth, metaMaxDepth: limit},
+	}
+	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
+		req.AdditionalDirectories = c.parent.AdditionalDirectories
+	}
+	resp, err := pr.conn.NewSession(ctx, req)
+	if err != nil {
+		return "", pr.callError(ctx, "session/new", err)
+	}
+	if resp.SessionID == "" {
+		return "", fmt.Errorf("the agent answered session/new without a session id")
+	}
+	if model == "" {
+		return resp.SessionID, nil
+	}
+	if err := setModel(ctx, pr, resp.SessionID, resp.ConfigOptions, model); err != nil {
+		c.closeSession(pr, resp.SessionID)
+		return "", err
+	}
+	return resp.SessionID, nil
+}
+
+// setModel selects model through the agent's model config option.
+func setModel(ctx context.Context, pr *peer, sess acp.SessionID, opts []acp.SessionConfigOption, model string) error {
+	for _, o := range opts {
+		sel, ok := o.(*acp.SelectConfigOption)
+		if !ok || sel.Category != acp.ConfigCategoryModel {
+			continue
+		}
+		if sel.CurrentValue == model {
+			return nil
+		}
+		_, err := pr.conn.SetSessionConfigOption(ctx, &acp.SetSessionConfigOptionRequest{SessionID: sess, ConfigID: sel.ID, Value: acp.SelectValue(model)})
+		if err != nil {
+			return fmt.Errorf("the agent would not switch to the model %q: %s", model, wireMessage(err))
+		}
+		return nil
+	}
+	return fmt.Errorf("the agent offers no model choice, so the model %q cannot be selected", model)
+}
+
+// mcpServers are the parent session's MCP servers when the binding
+// forwards them, less the transports the agent does not take.
+func (c *child) mcpServers(pr *peer) []acp.McpServer {
+	if !c.t.forwardMCP || len(c.parent.MCPServers) == 0 {
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(c.parent.MCPServers, &raws); err != nil {
+		c.log.Warn("cannot read the parent's MCP servers", "err", err)
+		return nil
+	}
+	mcp := acp.McpCapabilities{}
+	if pr.init != nil {
+		mcp = pr.init.AgentCapabilities.McpCapabilities
+	}
+	var out []acp.McpServer
+	for _, raw := range raws {
+		s, err := acp.UnmarshalMcpServer(raw)
+		if err != nil {
+			continue
+		}
+		switch s.(type) {
+		case *acp.McpServerHTTP:
+			if !mcp.HTTP {
+				c.log.Info("not forwarding an http MCP server the agent does not take", "server", s.ServerName())
+				continue
+			}
+		case *acp.McpServerSSE:
+			if !mcp.SSE {
+				c.log.Info("not forwarding an sse MCP server the agent does not take", "server", s.ServerName())
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// taskText is what the child is sent: its task, with the binding's
+// instructions and, when a schema was asked for, the answer format.
+func taskText(req subagents.StartRequest) string {
+	var b strings.Builder
+	framed := req.DenyPermissions || req.Persona != ""
+	if req.DenyPermissions {
+		b.WriteString(prompt.FixedPermissionsNote)
+		b.WriteString("\n\n")
+	}
+	if req.Persona != "" {
+		b.WriteString("# Instructions for this task\n\n")
+		b.WriteString(req.Persona)
+		b.WriteString("\n\n")
+	}
+	if framed {
+		b.WriteString("# Task\n\n")
+	}
+	b.WriteString(req.Prompt)
+	b.WriteString(answerFormat(req.OutputSchema))
+	return b.String()
+}
+
+// answerFormat asks for a final answer that validates against schema.
+func answerFormat(schema json.RawMessage) string {
+	if len(schema) == 0 {
+		return ""
+	}
+	var compact strings.Builder
+	compact.WriteString("\n\n# Answer format\n\nEnd with a final message that is exactly one JSON value valid against this JSON Schema, with nothing around it (no prose, no code fence):\n\n")
+	var buf []byte
+	if b, err := json.Marshal(json.RawMessage(schema)); err == nil {
+		buf = b
+	} else {
+		buf = schema
+	}
+	compact.Write(buf)
+	return compact.String()
+}
+
+// track records a route of the child, for teardown.
+func (c *child) track(rt *route) {
+	c.mu.Lock()
+	c.routes = append(c.routes, rt)
+	c.mu.Unlock()
+}
+
+// conn returns the child's current connection and session.
+func (c *child) conn() (*peer, acp.SessionID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peer, c.session
+}
+
+// observe hands an update of the child's own session to the run in
+// progress.
+func (c *child) observe(u acp.SessionUpdate) {
+	c.mu.Lock()
+	r := c.current
+	c.mu.Unlock()
+	if r != nil {
+		r.observe(u)
+	}
+}
+
+// cancelCurrent is the editor's per-child cancel.
+func (c *child) cancelCurrent() {
+	c.mu.Lock()
+	r := c.current
+	c.mu.Unlock()
+	if r != nil {
+		r.Cancel()
+	}
+}
+
+// closeSession closes sess where the agent supports session/close.
+func (c *child) closeSession(pr *peer, sess acp.SessionID) {
+	if !pr.alive() || pr.sessionCaps().Close == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if _, err := pr.conn.CloseSession(ctx, &acp.CloseSessionRequest{SessionID: sess}); err != nil {
+		c.log.Debug("session/close failed", "err", err)
+	}
+}
+
+// release drops one run's hold on the child; the last one closes it: its
+// terminals, its session, its routes and the editor's view of it, and the
+// connection (a child process ends here).
+func (c *child) release() {
+	c.mu.Lock()
+	c.refs--
+	last := c.refs == 0 && !c.closed
+	if last {
+		c.closed = true
+	}
+	pr, sess, routes := c.peer, c.session, c.routes
+	c.routes = nil
+	c.mu.Unlock()
+	if !last {
+		return
+	}
+	c.stop()
+	c.terms.closeAll()
+	c.closeSession(pr, sess)
+	pr.removeRoutes(routes)
+	c.forget(routes)
+	c.p.releasePeer(pr)
+}
+
+// forget drops the editor's routes of the child and its relayed children.
+func (c *child) forget(routes []*route) {
+	if c.expose == nil {
+		return
+	}
+	for i := len(routes) - 1; i >= 0; i-- {
+		if routes[i].up != "" {
+			c.expose.Forget(routes[i].up)
+		}
+	}
+}
+
+// reconnect continues the child's session on a new connection after the
+// old one ended, where the agent can resume or load sessions. The
+// relayed children of the old connection are gone with it.
+func (c *child) reconnect(ctx context.Context) error {
+	c.mu.Lock()
+	old, sess, oldRoutes := c.peer, c.session, c.routes
+	c.mu.Unlock()
+	init := old.init
+	if init == nil || (init.AgentCapabilities.SessionCapabilities.Resume == nil && !init.AgentCapabilities.LoadSession) {
+		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the connection to the subagent is gone and the agent cannot resume sessions"}
+	}
+	startCtx, cancel := context.WithTimeout(ctx, c.t.startTimeout)
+	defer cancel()
+	pr, err := c.p.acquire(startCtx, c.t, c.clientCaps(), c.cwd)
+	if err != nil {
+		return fmt.Errorf("%s could not be restarted: %w", c.t.label, err)
+	}
+	own := &route{c: c, down: sess, up: c.up}
+	sc := pr.sessionCaps()
+	switch {
+	case sc.Resume != nil:
+		pr.addRoute(own)
+		_, err = pr.conn.ResumeSession(startCtx, &acp.ResumeSessionRequest{SessionID: sess, Cwd: c.cwd, McpServers: c.mcpServers(pr)})
+	case pr.init.AgentCapabilities.LoadSession:
+		// The replayed conversation was shown already.
+		own.replaying.Store(true)
+		pr.addRoute(own)
+		_, err = pr.conn.LoadSession(startCtx, &acp.LoadSessionRequest{SessionID: sess, Cwd: c.cwd, McpServers: c.mcpServers(pr)})
+		own.replaying.Store(false)
+	default:
+		err = fmt.Errorf("the agent no longer resumes sessions")
+	}
+	if err != nil {
+		pr.removeRoutes([]*route{own})
+		c.p.releasePeer(pr)
+		return fmt.Errorf("%s could not continue the session: %s", c.t.label, wireMessage(err))
+	}
+	old.removeRoutes(oldRoutes)
+	var gone []*route
+	for _, rt := range oldRoutes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	old.lostRoutes(gone)
+	c.forget(gone)
+	c.mu.Lock()
+	c.peer = pr
+	c.routes = []*route{own}
+	c.mu.Unlock()
+	c.p.releasePeer(old)
+	return nil
+}

@@ -1,0 +1,153 @@
+// This file serves the agent's requests (the acp.Client side): each names
+// a session, which leads to the child whose parent serves it.
+
+package acpprovider
+
+import (
+	"context"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+)
+
+// routeFor finds the session a request names. A request may race the
+// announcement of the session it names; it waits for it a little
+// (HoldUnknown) and then fails with -32002. Callers have detached.
+func (pr *peer) routeFor(ctx context.Context, id acp.SessionID) (*route, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		pr.mu.Lock()
+		rt := pr.routes[id]
+		changed := pr.changed
+		pr.mu.Unlock()
+		if rt != nil {
+			return rt, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(pr.p.o.HoldUnknown)
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, acp.ErrResourceNotFound.WithData(map[string]any{"sessionId": id, "reason": "unknown session"})
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// serve runs a request of the session id for its child: detached from
+// the dispatcher (a request may wait for the user), and cancelled when the
+// child is closed as well as when the request is.
+func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx context.Context, rt *route) (*R, error)) (*R, error) {
+	acp.Detach(ctx)
+	rt, err := pr.routeFor(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(rt.c.ctx, cancel)
+	defer stop()
+	return fn(ctx, rt)
+}
+
+// RequestPermission implements acp.Client: the question goes through the
+// parent's permission gate.
+func (pr *peer) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.RequestPermissionResponse, error) {
+		return rt.c.permission(ctx, rt, req)
+	})
+}
+
+// ReadTextFile implements acp.Client.
+func (pr *peer) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+	if !pr.caps.FS.ReadTextFile {
+		return nil, notOffered(acp.MethodFsReadTextFile)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.ReadTextFileResponse, error) {
+		return rt.c.readFile(ctx, req)
+	})
+}
+
+// WriteTextFile implements acp.Client.
+func (pr *peer) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	if !pr.caps.FS.WriteTextFile {
+		return nil, notOffered(acp.MethodFsWriteTextFile)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.WriteTextFileResponse, error) {
+		return rt.c.writeFile(ctx, req)
+	})
+}
+
+// CreateTerminal implements acp.Client.
+func (pr *peer) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	if !pr.caps.Terminal {
+		return nil, notOffered(acp.MethodTerminalCreate)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.CreateTerminalResponse, error) {
+		return rt.c.createTerminal(ctx, req)
+	})
+}
+
+// TerminalOutput implements acp.Client.
+func (pr *peer) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	if !pr.caps.Terminal {
+		return nil, notOffered(acp.MethodTerminalOutput)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.TerminalOutputResponse, error) {
+		return rt.c.terms.output(req.TerminalID)
+	})
+}
+
+// WaitForTerminalExit implements acp.Client.
+func (pr *peer) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	if !pr.caps.Terminal {
+		return nil, notOffered(acp.MethodTerminalWaitForExit)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.WaitForTerminalExitResponse, error) {
+		return rt.c.terms.wait(ctx, req.TerminalID)
+	})
+}
+
+// KillTerminal implements acp.Client.
+func (pr *peer) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	if !pr.caps.Terminal {
+		return nil, notOffered(acp.MethodTerminalKill)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.KillTerminalResponse, error) {
+		return &acp.KillTerminalResponse{}, rt.c.terms.kill(req.TerminalID)
+	})
+}
+
+// ReleaseTerminal implements acp.Client.
+func (pr *peer) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	if !pr.caps.Terminal {
+		return nil, notOffered(acp.MethodTerminalRelease)
+	}
+	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.ReleaseTerminalResponse, error) {
+		return &acp.ReleaseTerminalResponse{}, rt.c.terms.release(req.TerminalID)
+	})
+}
+
+// CreateElicitation implements acp.Client: the parent does not offer
+// elicitation to its children (nobody could answer a form on their
+// behalf), so it is not found.
+func (pr *peer) CreateElicitation(ctx context.Context, req *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
+	return nil, notOffered(acp.MethodElicitationCreate)
+}
+
+// CompleteElicitation implements acp.Client; there is nothing to complete.
+func (pr *peer) CompleteElicitation(ctx context.Context, n *acp.CompleteElicitationNotification) error {
+	return nil
+}
+
+// notOffered is the answer to a method the parent did not advertise.
+func notOffered(method string) error {
+	return acp.ErrMethodNotFound.WithData(map[string]any{"method": method})
+}

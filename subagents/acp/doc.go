@@ -1,0 +1,44 @@
+// Package acpprovider is the "acp" subagent provider: it delegates a task to
+// another ACP agent — another dshd, or any agent that speaks ACP v1 — by
+// driving it as a client over stdio (a child process) or a socket
+// (unix:PATH, tcp:HOST:PORT), with the same contract as the in-process
+// spawn and fork providers.
+//
+// A run is: initialize (protocol version 1, the child's capabilities),
+// authenticate when a socket daemon asks for its token, session/new in the
+// parent session's cwd (with the delegation depth in _meta, and the
+// parent's MCP servers when the binding forwards them), then one
+// session/prompt with the task. The child's agent_message_chunk text is the
+// run's output. The parent serves the child's requests with its own
+// environment, so a child never gets more than its parent: fs/* through
+// the parent's workspace confinement, file system and permission gate,
+// terminal/* on the parent's runner, session/request_permission through the
+// parent's gate (which applies the parent's mode and remembered answers and
+// reaches the editor). When the editor opted in to subagent sessions, the
+// child is announced to it and its updates are relayed with every session
+// id rewritten; the child's own children are re-announced under the child.
+//
+// It imports subagents and acp and never another provider.
+//
+// # Processes
+//
+// A stdio child runs in its own process group (so a signal reaches every
+// helper it started) with stdin, stdout and stderr on pipes the provider
+// owns; stdout is checked line by line and anything that is not a JSON
+// object ends the run. Teardown is: session/close when advertised, close
+// stdin, wait a grace period, SIGTERM to the group, wait, SIGKILL to the
+// group, reap. On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
+// dies with the parent even when the parent is killed. The kernel sends
+// that signal when the OS thread that forked the child exits, not the
+// process, so children are forked from one dedicated goroutine locked to
+// its own thread, which lives while any child it started does.
+//
+// # Goroutines
+//
+// Each run owns one goroutine for its prompt turn. Each connection owns the
+// goroutines of its acp.ClientSideConn, one watcher, and one goroutine per
+// live terminal; a stdio child adds a stderr reader and a waiter. Dispose
+// returns after a run's goroutines have ended; the last Dispose of a stdio
+// child's runs reaps the process. Pooled socket connections live until
+// [Provider.Close].
+package acpprovider

@@ -1,0 +1,443 @@
+package acpprovider_test
+
+// The test binary doubles as a fake ACP agent with exact, scriptable
+// behaviour: the provider's client side is tested against it over real
+// pipes and sockets. Its mode (env ACPPROVIDER_FAKE_AGENT) sets how it
+// starts; the prompt text says what it does in a turn:
+//
+//	echo TEXT        answer "echo: TEXT"
+//	pid              send "pid=N" and hang until cancelled
+//	stderr WORD      write WORD to stderr, then hang ignoring cancel
+//	exit N           write "dying" to stderr, exit N mid-turn
+//	garbage          write a non-JSON line to stdout mid-turn
+//	hang             hang until cancelled (answers cancelled)
+//	hangforever      hang, ignoring cancel
+//	count            answer "conns=N sessions=M"
+//	probe            call the client in ways it must refuse; answer the codes
+//	permission       ask permission; answer the option chosen
+//	write PATH TEXT  fs/write_text_file; answer "ok" or the error code
+//	read PATH        fs/read_text_file; answer the content or the error code
+//	term WORDS       run a terminal; answer its output and exit code
+//	relay            announce a child of its own and drive traffic on it
+//	chunks A|B|C     send the parts as separate messages with tool calls between
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+)
+
+// Fake agent start modes.
+const (
+	modeAgent     = "agent"      // an ordinary agent on stdio
+	modeNoInit    = "noinit"     // never answers initialize
+	modeBanner    = "banner"     // prints a banner on stdout first
+	modeStubborn  = "stubborn"   // ignores stdin EOF and SIGTERM, starts a helper
+	modeListen    = "listen"     // serves ACP on the unix socket in ACPPROVIDER_FAKE_ADDR
+	modeNoResume  = "noresume"   // advertises neither resume nor load
+	modeTokenAuth = "token"      // requires the token "sesame"
+	fakeAddrEnv   = "ACPPROVIDER_FAKE_ADDR"
+)
+
+func fakeAgentMain(mode string) int {
+	switch mode {
+	case modeNoInit:
+		// Read and ignore everything until stdin closes.
+		buf := make([]byte, 4096)
+		for {
+			if _, err := os.Stdin.Read(buf); err != nil {
+				return 0
+			}
+		}
+	case modeBanner:
+		fmt.Println("Welcome to the fake agent v0!")
+	case modeStubborn:
+		signal.Ignore(syscall.SIGTERM)
+		helper := exec.Command("sleep", "300")
+		if err := helper.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+		}
+		fa := newFake(mode)
+		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		fa.client.Store(conn)
+		<-conn.Done()
+		// Ignore stdin EOF: carry on until killed.
+		for {
+			time.Sleep(time.Hour)
+		}
+	case modeListen:
+		return fakeListen(os.Getenv(fakeAddrEnv))
+	}
+	fa := newFake(mode)
+	conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+	fa.client.Store(conn)
+	<-conn.Done()
+	return 0
+}
+
+// fakeListen serves many connections on a unix socket until killed.
+func fakeListen(addr string) int {
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	shared := &fakeShared{}
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			return 1
+		}
+		shared.conns.Add(1)
+		fa := newFake(modeListen)
+		fa.shared = shared
+		conn := acp.NewAgentSideConn(nc, fa, nil)
+		fa.client.Store(conn)
+	}
+}
+
+type stdio struct{}
+
+func (stdio) Read(b []byte) (int, error)  { return os.Stdin.Read(b) }
+func (stdio) Write(b []byte) (int, error) { return os.Stdout.Write(b) }
+func (stdio) Close() error                { return os.Stdin.Close() }
+
+type fakeShared struct {
+	conns    atomic.Int64
+	sessions atomic.Int64
+}
+
+type fakeAgent struct {
+	mode   string
+	client atomic.Pointer[acp.AgentSideConn]
+	shared *fakeShared
+
+	mu       sync.Mutex
+	seq      int
+	cancels  map[acp.SessionID]chan struct{}
+	sessions map[acp.SessionID]bool
+}
+
+func newFake(mode string) *fakeAgent {
+	return &fakeAgent{mode: mode, cancels: map[acp.SessionID]chan struct{}{}, sessions: map[acp.SessionID]bool{}, shared: &fakeShared{}}
+}
+
+func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	resp := &acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersion1,
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession: true,
+			SessionCapabilities: acp.SessionCapabilities{
+				Resume: &acp.EmptyCapability{},
+				Close:  &acp.EmptyCapability{},
+			},
+		},
+		AgentInfo: &acp.Implementation{Name: "fake", Version: "0"},
+	}
+	if f.mode == modeNoResume {
+		resp.AgentCapabilities.LoadSession = false
+		resp.AgentCapabilities.SessionCapabilities.Resume = nil
+	}
+	if f.mode == modeTokenAuth {
+		resp.AuthMethods = []acp.AuthMethod{&acp.AuthMethodAgent{ID: "token", Name: "token"}}
+	}
+	return resp, nil
+}
+
+func (f *fakeAgent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+	if tok, _ := req.Meta["dshd.dev/token"].(string); tok != "sesame" {
+		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "wrong token"})
+	}
+	return &acp.AuthenticateResponse{}, nil
+}
+
+func (f *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	f.mu.Lock()
+	f.seq++
+	id := acp.SessionID(fmt.Sprintf("fs_%d_%d", os.Getpid(), f.seq))
+	f.sessions[id] = true
+	f.mu.Unlock()
+	f.shared.sessions.Add(1)
+	// Like dshd, send an update right after the answer.
+	acp.AfterReply(ctx, func() {
+		f.update(id, &acp.UsageUpdate{Used: 1, Size: 100})
+	})
+	return &acp.NewSessionResponse{SessionID: id}, nil
+}
+
+func (f *fakeAgent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	f.mu.Lock()
+	f.sessions[req.SessionID] = true
+	f.mu.Unlock()
+	// Replay: an old message the client must not show again.
+	f.update(req.SessionID, &acp.AgentMessageChunk{Content: acp.TextBlock("replayed"), MessageID: "old"})
+	return &acp.LoadSessionResponse{}, nil
+}
+
+func (f *fakeAgent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	f.mu.Lock()
+	f.sessions[req.SessionID] = true
+	f.mu.Unlock()
+	return &acp.ResumeSessionResponse{}, nil
+}
+
+func (f *fakeAgent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	f.mu.Lock()
+	delete(f.sessions, req.SessionID)
+	f.mu.Unlock()
+	return &acp.CloseSessionResponse{}, nil
+}
+
+func (f *fakeAgent) ListSessions(context.Context, *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	return &acp.ListSessionsResponse{}, nil
+}
+
+func (f *fakeAgent) DeleteSession(context.Context, *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+	return &acp.DeleteSessionResponse{}, nil
+}
+
+func (f *fakeAgent) SetSessionMode(context.Context, *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (f *fakeAgent) SetSessionConfigOption(context.Context, *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (f *fakeAgent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
+	f.mu.Lock()
+	ch := f.cancels[n.SessionID]
+	delete(f.cancels, n.SessionID)
+	f.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	return nil
+}
+
+func (f *fakeAgent) update(id acp.SessionID, u acp.SessionUpdate) {
+	if c := f.client.Load(); c != nil {
+		_ = c.SessionUpdate(context.Background(), &acp.SessionNotification{SessionID: id, Update: u})
+	}
+}
+
+func (f *fakeAgent) say(id acp.SessionID, text string) {
+	f.update(id, &acp.AgentMessageChunk{Content: acp.TextBlock(text)})
+}
+
+// code is an error's JSON-RPC code, or 0.
+func code(err error) int {
+	var ae *acp.Error
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	var text string
+	for _, b := range req.Prompt {
+		if t, ok := b.(*acp.TextContent); ok {
+			text += t.Text
+		}
+	}
+	id := req.SessionID
+	cancelled := make(chan struct{})
+	f.mu.Lock()
+	f.cancels[id] = cancelled
+	f.mu.Unlock()
+	acp.Detach(ctx)
+	cl := f.client.Load()
+	// The first line is the command; the provider may append more.
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	verb, arg, _ := strings.Cut(first, " ")
+	end := &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
+	hang := func() (*acp.PromptResponse, error) {
+		select {
+		case <-cancelled:
+			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		case <-ctx.Done():
+			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+	}
+	switch verb {
+	case "echo":
+		f.say(id, "echo: "+arg)
+	case "pid":
+		f.say(id, "pid="+strconv.Itoa(os.Getpid()))
+		return hang()
+	case "stderr":
+		fmt.Fprintln(os.Stderr, "something went wrong: "+arg)
+		f.say(id, "pid="+strconv.Itoa(os.Getpid()))
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "exit":
+		fmt.Fprintln(os.Stderr, "dying now")
+		f.say(id, "partial answer")
+		n, _ := strconv.Atoi(arg)
+		// Let the chunk reach the client first.
+		time.Sleep(10 * time.Millisecond)
+		os.Exit(n)
+	case "garbage":
+		f.say(id, "partial answer")
+		os.Stdout.WriteString("panic: this is not JSON\n")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "hang":
+		return hang()
+	case "hangforever":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "count":
+		f.say(id, fmt.Sprintf("conns=%d sessions=%d", f.shared.conns.Load(), f.shared.sessions.Load()))
+	case "probe":
+		f.say(id, f.probe(ctx, cl, id))
+	case "permission":
+		resp, err := cl.RequestPermission(ctx, &acp.RequestPermissionRequest{
+			SessionID: id,
+			ToolCall:  acp.ToolCallUpdate{ToolCallID: "tc_perm", Title: "Delete everything", Kind: acp.ToolKindDelete},
+			Options: []acp.PermissionOption{
+				{OptionID: "yes", Name: "Yes", Kind: acp.PermissionAllowOnce},
+				{OptionID: "no", Name: "No", Kind: acp.PermissionRejectOnce},
+			},
+		})
+		switch {
+		case err != nil:
+			f.say(id, fmt.Sprintf("error %d", code(err)))
+		default:
+			switch o := resp.Outcome.(type) {
+			case *acp.SelectedPermissionOutcome:
+				f.say(id, "selected "+o.OptionID)
+			default:
+				f.say(id, "cancelled")
+			}
+		}
+	case "write":
+		path, content, _ := strings.Cut(arg, " ")
+		_, err := cl.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: id, Path: path, Content: content})
+		if err != nil {
+			f.say(id, fmt.Sprintf("error %d", code(err)))
+		} else {
+			f.say(id, "ok")
+		}
+	case "read":
+		resp, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: arg})
+		if err != nil {
+			f.say(id, fmt.Sprintf("error %d", code(err)))
+		} else {
+			f.say(id, "content: "+resp.Content)
+		}
+	case "term":
+		f.say(id, f.terminal(ctx, cl, id, strings.Fields(arg)))
+	case "relay":
+		f.relay(ctx, cl, id)
+	case "chunks":
+		for i, part := range strings.Split(arg, "|") {
+			if i > 0 {
+				f.update(id, &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("t%d", i)), Title: fmt.Sprintf("step %d", i), Status: acp.ToolCallStatusCompleted})
+			}
+			f.say(id, part)
+		}
+	default:
+		f.say(id, "unknown verb "+verb)
+	}
+	return end, nil
+}
+
+// probe calls the client in ways it must refuse and reports the codes.
+func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) string {
+	var out []string
+	add := func(name string, err error) { out = append(out, fmt.Sprintf("%s=%d", name, code(err))) }
+	_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: "/nonexistent-dir-xyz/missing.txt"})
+	add("read-outside", err)
+	_, err = cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: os.Getenv("PROBE_MISSING")})
+	add("read-missing", err)
+	_, err = cl.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: id, Command: "true"})
+	add("terminal", err)
+	_, err = cl.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: id, TerminalID: "nope"})
+	add("terminal-output", err)
+	_, err = cl.CreateElicitation(ctx, &acp.CreateElicitationRequest{})
+	add("elicitation", err)
+	_, err = cl.Call(ctx, "foo/bar", map[string]any{"sessionId": id})
+	add("unknown", err)
+	_, err = cl.Call(ctx, "_fake/ext", map[string]any{})
+	add("extension", err)
+	_, err = cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "no-such-session", Path: "/x"})
+	add("unknown-session", err)
+	return strings.Join(out, " ")
+}
+
+func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID, words []string) string {
+	if len(words) == 0 {
+		return "no command"
+	}
+	created, err := cl.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: id, Command: words[0], Args: words[1:]})
+	if err != nil {
+		return fmt.Sprintf("error %d", code(err))
+	}
+	treq := &acp.TerminalRequest{SessionID: id, TerminalID: created.TerminalID}
+	st, err := cl.WaitForTerminalExit(ctx, treq)
+	if err != nil {
+		return fmt.Sprintf("wait error %d", code(err))
+	}
+	out, err := cl.TerminalOutput(ctx, treq)
+	if err != nil {
+		return fmt.Sprintf("output error %d", code(err))
+	}
+	_, _ = cl.ReleaseTerminal(ctx, treq)
+	exit := "signal"
+	if st.ExitCode != nil {
+		exit = strconv.Itoa(int(*st.ExitCode))
+	}
+	return fmt.Sprintf("exit=%s output=%q", exit, out.Output)
+}
+
+// relay plays an agent exposing a child of its own, g, to a client that
+// opted in: traffic naming g before it is announced (which the client must
+// hold), the announcement, g's own stream, a message between the two, a
+// tool call linking g, and a permission question on g.
+func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) {
+	g := id + "/g1"
+	f.update(id, &acp.SessionMessage{MessageID: "m_out", SenderSessionID: acp.Set(id), RecipientSessionID: acp.Set(g),
+		Content: acp.Set([]acp.ContentBlock{acp.TextBlock("task for g")})})
+	f.update(id, &acp.SubagentUpdate{SessionID: g, Title: acp.Set("helper"), Description: acp.Set("does things"),
+		Capabilities: acp.Set(acp.SubagentSessionCapabilities{Cancel: &acp.EmptyCapability{}})})
+	f.update(id, &acp.SubagentUpdate{SessionID: g, State: acp.Set[acp.StateUpdate](&acp.RunningState{})})
+	f.update(g, &acp.AgentMessageChunk{Content: acp.TextBlock("grandchild speaking"), MessageID: "gm1"})
+	f.update(id, &acp.ToolCall{ToolCallID: "tc_link", Title: "Delegate", Status: acp.ToolCallStatusCompleted,
+		Content: []acp.ToolCallContent{acp.ToolText("see g"), &acp.SessionReference{SessionID: g}}})
+	resp, err := cl.RequestPermission(ctx, &acp.RequestPermissionRequest{
+		SessionID: g,
+		ToolCall:  acp.ToolCallUpdate{ToolCallID: "tc_g", Title: "Edit a file", Kind: acp.ToolKindEdit},
+		Options:   []acp.PermissionOption{{OptionID: "ok", Name: "OK", Kind: acp.PermissionAllowOnce}, {OptionID: "nope", Name: "No", Kind: acp.PermissionRejectOnce}},
+	})
+	answer := "error"
+	if err == nil {
+		if o, ok := resp.Outcome.(*acp.SelectedPermissionOutcome); ok {
+			answer = o.OptionID
+		} else {
+			answer = "cancelled"
+		}
+	}
+	f.update(id, &acp.SubagentUpdate{SessionID: g, State: acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: acp.StopReasonEndTurn})})
+	f.say(id, "grandchild permission: "+answer)
+}

@@ -1,0 +1,193 @@
+package acpprovider_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+	st "github.com/dshd/dshd/subagents/subagenttest"
+	"github.com/dshd/dshd/tools"
+)
+
+// isolateEnv keeps children from reading the user's config or state, or
+// carrying the test's own settings, and a race-enabled child from
+// lingering at exit. home is a directory the test owns.
+func isolateEnv(home string) {
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "DSHD_") {
+			os.Unsetenv(name)
+		}
+	}
+	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+}
+
+// newProvider returns a provider with short grace periods, closed when
+// the test ends.
+func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
+	t.Helper()
+	var opts acpprovider.Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 300 * time.Millisecond
+	}
+	if opts.CancelGrace == 0 {
+		opts.CancelGrace = 2 * time.Second
+	}
+	if opts.HoldUnknown == 0 {
+		opts.HoldUnknown = 300 * time.Millisecond
+	}
+	if opts.Self == "" {
+		opts.Self = dshdBin
+	}
+	p := acpprovider.New(&opts)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// quote makes words for the binding's args/env syntax.
+func quote(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// fakeBinding runs the test binary as a fake agent in mode.
+func fakeBinding(mode string, env ...string) map[string]string {
+	return map[string]string{
+		"command": os.Args[0],
+		"env":     quote(append([]string{fakeEnv + "=" + mode}, env...)...),
+	}
+}
+
+// dshdArgs are the arguments of a child `dshd serve` on a script.
+func dshdArgs(t testing.TB, script string, extra ...string) []string {
+	return append([]string{"serve", "--model", "scripted:" + testdata(t, script), "--state-dir", t.TempDir(), "--mode", "ask"}, extra...)
+}
+
+// dshdBinding runs the test's dshd on a script.
+func dshdBinding(t testing.TB, script string, extra ...string) map[string]string {
+	return map[string]string{"command": dshdBin, "args": quote(dshdArgs(t, script, extra...)...)}
+}
+
+// recGate is a permission gate that records requests and answers with
+// decide (Allowed when nil).
+type recGate struct {
+	decide func(tools.PermissionRequest) tools.Decision
+	mu     sync.Mutex
+	reqs   []tools.PermissionRequest
+	asked  chan tools.PermissionRequest
+}
+
+func (g *recGate) Check(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
+	g.mu.Lock()
+	g.reqs = append(g.reqs, req)
+	g.mu.Unlock()
+	if g.asked != nil {
+		g.asked <- req
+	}
+	if g.decide == nil {
+		return tools.Allowed, nil
+	}
+	return g.decide(req), nil
+}
+
+func (g *recGate) requests() []tools.PermissionRequest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]tools.PermissionRequest(nil), g.reqs...)
+}
+
+// parentOpts configure newParent.
+type parentOpts struct {
+	expose subagents.Exposure
+	gate   tools.Permission
+	runner bool
+	depth  int
+	max    int
+}
+
+// newParent builds a real parent agent scope in a temporary workspace.
+func newParent(t testing.TB, o parentOpts) *st.Parent {
+	t.Helper()
+	p := st.NewParent(t, st.ParentOptions{Expose: o.expose, Permission: o.gate, Depth: o.depth, MaxDepth: o.max})
+	if o.runner {
+		p.Env.Runner = tools.NewLocalRunner(nil)
+	}
+	return p
+}
+
+// progressLog collects progress reports.
+type progressLog struct {
+	mu   sync.Mutex
+	all  []subagents.Progress
+	text chan string
+}
+
+func newProgressLog() *progressLog { return &progressLog{text: make(chan string, 100)} }
+
+func (l *progressLog) report(p subagents.Progress) {
+	l.mu.Lock()
+	l.all = append(l.all, p)
+	l.mu.Unlock()
+	select {
+	case l.text <- p.Text:
+	default:
+	}
+}
+
+func (l *progressLog) last() subagents.Progress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.all) == 0 {
+		return subagents.Progress{}
+	}
+	return l.all[len(l.all)-1]
+}
+
+// waitText waits for a progress report whose text contains s.
+func (l *progressLog) waitText(t testing.TB, s string) string {
+	t.Helper()
+	for {
+		text := recv(t, l.text)
+		if strings.Contains(text, s) {
+			return text
+		}
+	}
+}
+
+// start starts a run and registers its disposal.
+func start(t testing.TB, p *acpprovider.Provider, req subagents.StartRequest) subagents.Run {
+	t.Helper()
+	run, err := p.Start(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { run.Dispose() })
+	return run
+}
+
+// wait waits for a run's result under the watchdog.
+func wait(t testing.TB, run subagents.Run) subagents.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+	defer cancel()
+	res, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	return res
+}

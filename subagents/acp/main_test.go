@@ -1,0 +1,193 @@
+package acpprovider_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// fakeEnv, when set, makes the test binary a fake ACP agent (see
+// fakeagent_test.go) instead of running the tests.
+const fakeEnv = "ACPPROVIDER_FAKE_AGENT"
+
+// dshdBin is the dshd binary built once for the whole package.
+var dshdBin string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(fakeAgentMain(mode))
+	}
+	dir, err := os.MkdirTemp("", "acpprovider-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	dshdBin = filepath.Join(dir, "dshd")
+	if err := buildDshd(dshdBin); err != nil {
+		fmt.Fprintln(os.Stderr, "building dshd:", err)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
+	isolateEnv(dir)
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildDshd builds cmd/dshd from the module root into out.
+func buildDshd(out string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/dshd")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// watchdog bounds every wait so a deadlock fails with a goroutine dump; it
+// is never an assertion about speed.
+const watchdog = 20 * time.Second
+
+func recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(watchdog):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("timed out waiting\n%s", buf[:runtime.Stack(buf, true)])
+		panic("unreachable")
+	}
+}
+
+// proc is one process as /proc shows it.
+type proc struct {
+	pid, ppid, pgid int
+	state           byte
+	comm            string
+}
+
+// processes reads every process of the system.
+func processes(t testing.TB) map[int]proc {
+	t.Helper()
+	d, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	out := map[int]proc{}
+	for _, e := range d {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || closing < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[closing+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgid, _ := strconv.Atoi(f[2])
+		out[pid] = proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], comm: string(b[open+1 : closing])}
+	}
+	return out
+}
+
+// descendants lists the live processes whose parent chain leads to pid.
+func descendants(t testing.TB, pid int) []proc {
+	all := processes(t)
+	var out []proc
+	for _, p := range all {
+		for q, ok := p, true; ok && q.ppid != 0; q, ok = all[q.ppid] {
+			if q.ppid == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// inGroup lists the processes of group pgid that are not zombies.
+func inGroup(t testing.TB, pgid int) []proc {
+	var out []proc
+	for _, p := range processes(t) {
+		if p.pgid == pgid && p.state != 'Z' && p.state != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkNoProcesses fails when the test process has any descendant (a
+// child left running or a zombie nobody reaped) or when a process of one
+// of groups survives.
+func checkNoProcesses(t testing.TB, groups ...int) {
+	t.Helper()
+	if left := descendants(t, os.Getpid()); len(left) > 0 {
+		t.Errorf("processes left behind: %+v", left)
+	}
+	for _, g := range groups {
+		if left := inGroup(t, g); len(left) > 0 {
+			t.Errorf("processes of group %d left behind: %+v", g, left)
+		}
+	}
+}
+
+// testdata returns the absolute path of a testdata file.
+func testdata(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

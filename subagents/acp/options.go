@@ -1,0 +1,175 @@
+// This file defines the provider's options, the named agents a binding can
+// refer to, and the Provider itself.
+
+package acpprovider
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dshd/dshd/subagents"
+)
+
+// Name is the provider's name.
+const Name = "acp"
+
+// Defaults of [Options].
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultStopGrace    = 2 * time.Second
+	DefaultCancelGrace  = 5 * time.Second
+	DefaultHoldUnknown  = 2 * time.Second
+)
+
+// Options configure the provider. The zero value (or nil) is usable: it
+// runs this program's own executable as `dshd serve`.
+type Options struct {
+	// Self is the program a binding runs when it names no command, address
+	// or agent: the daemon's own executable. Empty means os.Executable().
+	Self string
+	// DefaultArgs are Self's arguments; nil means ["serve"]. The daemon
+	// passes "serve" followed by the settings a child dshd should share
+	// with its parent (model, backend, model URL, API key variable, state
+	// dir, thinking, max tokens, context window, and "--mode ask" so the
+	// child puts every action to its parent's permission gate).
+	DefaultArgs []string
+	// DefaultEnv are extra NAME=value entries for Self's environment (the
+	// daemon's own environment is always inherited).
+	DefaultEnv []string
+	// Agents are the named agents a binding can select with agent=NAME
+	// (the config file's "agents").
+	Agents map[string]AgentConfig
+
+	// StartTimeout bounds starting a child: process start, initialize,
+	// authenticate and session/new (default [DefaultStartTimeout]); an
+	// agent or binding may set its own.
+	StartTimeout time.Duration
+	// StopGrace is how long a child process gets after its stdin closes,
+	// and again after SIGTERM, before its process group is killed (default
+	// [DefaultStopGrace]).
+	StopGrace time.Duration
+	// CancelGrace is how long a cancelled child has to answer its prompt
+	// before the run ends without its answer (default
+	// [DefaultCancelGrace]).
+	CancelGrace time.Duration
+	// HoldUnknown is how long a message naming a session id the provider
+	// does not know yet is held before it is dropped (default
+	// [DefaultHoldUnknown]).
+	HoldUnknown time.Duration
+	// ProgressInterval is the least time between two progress reports in
+	// the parent's tool call when the editor does not see the child
+	// (default one second).
+	ProgressInterval time.Duration
+
+	// ClientName and Version identify the parent in initialize (default
+	// "dshd", "dev").
+	ClientName, Version string
+	// Logger receives the provider's logs and, at debug level, the child
+	// processes' stderr lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// AgentConfig is a named ACP agent (the config file's "agents" entry).
+type AgentConfig struct {
+	// Command and Args start the agent on stdio. An empty Command with an
+	// empty Address runs Self (with Args, or DefaultArgs when Args is nil).
+	Command string
+	Args    []string
+	// Address reaches a running agent instead: "unix:PATH" or
+	// "tcp:HOST:PORT".
+	Address string
+	// Token authenticates to a socket daemon that asks for one.
+	Token string
+	// Env sets and Unset removes environment variables of the command.
+	Env   map[string]string
+	Unset []string
+	// Cwd is "session" (the default: the parent session's cwd) or an
+	// absolute path, used as the child session's cwd and the process's
+	// working directory.
+	Cwd string
+	// Timeout bounds one run (0: none); StartTimeout the start (0: the
+	// provider's).
+	Timeout      time.Duration
+	StartTimeout time.Duration
+	// ForwardMCP passes the parent session's MCP servers to the child.
+	ForwardMCP bool
+}
+
+// Provider is the acp provider. It is safe for concurrent use; Close it
+// when the daemon stops to close pooled socket connections.
+type Provider struct {
+	o   Options
+	log *slog.Logger
+	seq atomic.Uint64
+
+	spawner spawner
+	pool    pool
+
+	closeOnce sync.Once
+}
+
+var _ subagents.Provider = (*Provider)(nil)
+
+// New returns the acp provider. opts may be nil; it is copied.
+func New(opts *Options) *Provider {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.DefaultArgs = slices.Clone(o.DefaultArgs)
+	o.DefaultEnv = slices.Clone(o.DefaultEnv)
+	o.Agents = maps.Clone(o.Agents)
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = DefaultStopGrace
+	}
+	if o.CancelGrace <= 0 {
+		o.CancelGrace = DefaultCancelGrace
+	}
+	if o.HoldUnknown <= 0 {
+		o.HoldUnknown = DefaultHoldUnknown
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = time.Second
+	}
+	if o.ClientName == "" {
+		o.ClientName = "dshd"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{o: o, log: log.With("provider", Name)}
+	p.pool.p = p
+	return p
+}
+
+// Name returns "acp".
+func (p *Provider) Name() string { return Name }
+
+// Capabilities declares what works across a process boundary: the depth
+// limit (the child enforces it from session/new's _meta) and output
+// schemas (the final text is validated here). A tool filter cannot be
+// enforced inside another agent, so it is not offered.
+func (p *Provider) Capabilities() subagents.Capabilities {
+	return subagents.Capabilities{OutputSchema: true, DepthLimit: true}
+}
+
+// InheritsParentContext is false: the child sees only its task.
+func (p *Provider) InheritsParentContext() bool { return false }
+
+// Close closes the pooled socket connections. Runs still using them end
+// with an error; stdio children belong to their runs and end with them.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(p.pool.close)
+	return nil
+}

@@ -1,0 +1,273 @@
+// This file implements a connection to an agent: starting or dialling it,
+// the initialize/authenticate handshake, and noticing its end.
+
+package acpprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+)
+
+// Handshake details.
+const (
+	// authTokenMethod and metaToken are how a dshd socket daemon takes its
+	// token (acp/server/initialize.go).
+	authTokenMethod = "token"
+	metaToken       = "dshd.dev/token"
+	// drainAfterExit is how long the output of a child that exited may
+	// take to arrive before the connection is closed (a helper it left
+	// may hold stdout open).
+	drainAfterExit = 500 * time.Millisecond
+)
+
+// peer is one connection to an agent: a child process's stdio, or a
+// socket shared by the runs of one pool key. It serves the agent's
+// requests (it is the acp.Client) by routing them to the child session
+// they name.
+type peer struct {
+	p     *Provider
+	t     *target
+	key   string // pool key; "" for a stdio child
+	conn  *acp.ClientSideConn
+	proc  *process // nil for a socket
+	check *lineCheck
+	caps  acp.ClientCapabilities // what we advertised
+	init  *acp.InitializeResponse
+	log   *slog.Logger
+
+	closing  atomic.Bool   // closed by us
+	shutOnce sync.Once
+	dead    chan struct{} // closed when the connection ended
+	reason  string        // why it ended; written before dead is closed
+	watched chan struct{} // the watcher goroutine ended
+
+	mu       sync.Mutex
+	routes   map[acp.SessionID]*route     // agent-side session id → route
+	held     map[acp.SessionID]*heldQueue // updates waiting for an unknown id
+	nheld    int
+	changed  chan struct{} // closed and replaced whenever a route is added
+	sessions int           // sessions open on it (pool accounting)
+}
+
+var _ acp.Client = (*peer)(nil)
+
+// connect starts or dials t and runs the handshake under ctx. dir is the
+// working directory of a stdio child.
+func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabilities, dir, key string) (*peer, error) {
+	pr := &peer{
+		p: p, t: t, key: key, caps: caps,
+		log:     p.log.With("agent", t.label),
+		dead:    make(chan struct{}),
+		watched: make(chan struct{}),
+		routes:  map[acp.SessionID]*route{},
+		held:    map[acp.SessionID]*heldQueue{},
+		changed: make(chan struct{}),
+	}
+	var rwc io.ReadWriteCloser
+	if t.stdio() {
+		proc, err := p.startProcess(t, dir)
+		if err != nil {
+			return nil, err
+		}
+		pr.proc = proc
+		pr.check = &lineCheck{r: proc.stdout}
+		rwc = &stdioConn{r: pr.check, pr: proc}
+	} else {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, t.network, t.address)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach the agent at %s:%s: %w", t.network, t.address, err)
+		}
+		pr.check = &lineCheck{r: nc}
+		rwc = &netConn{Conn: nc, r: pr.check}
+	}
+	pr.conn = acp.NewClientSideConn(rwc, pr, &acp.ConnOptions{Logger: pr.log})
+	go pr.watch()
+	if err := pr.handshake(ctx); err != nil {
+		pr.shutdown()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// netConn is a socket whose reads are checked for garbage.
+type netConn struct {
+	net.Conn
+	r *lineCheck
+}
+
+func (c *netConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// handshake runs initialize and, for a daemon that asks for its token,
+// authenticate.
+func (pr *peer) handshake(ctx context.Context) error {
+	resp, err := pr.conn.Initialize(ctx, &acp.InitializeRequest{
+		ProtocolVersion:    acp.ProtocolVersion1,
+		ClientCapabilities: pr.caps,
+		ClientInfo:         &acp.Implementation{Name: pr.p.o.ClientName, Version: pr.p.o.Version},
+	})
+	if err != nil {
+		return pr.callError(ctx, "initialize", err)
+	}
+	if resp.ProtocolVersion != acp.ProtocolVersion1 {
+		return fmt.Errorf("the agent speaks ACP version %d; dshd speaks version 1", resp.ProtocolVersion)
+	}
+	pr.init = resp
+	wantsToken := false
+	for _, m := range resp.AuthMethods {
+		if a, ok := m.(*acp.AuthMethodAgent); ok && a.ID == authTokenMethod {
+			wantsToken = true
+		}
+	}
+	if wantsToken && pr.t.token != "" {
+		_, err := pr.conn.Authenticate(ctx, &acp.AuthenticateRequest{
+			MethodID: authTokenMethod,
+			Meta:     acp.Meta{metaToken: pr.t.token},
+		})
+		if err != nil {
+			return pr.callError(ctx, "authenticate", err)
+		}
+	}
+	return nil
+}
+
+// callError words a failed call made while starting.
+func (pr *peer) callError(ctx context.Context, method string, err error) error {
+	var ae *acp.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return fmt.Errorf("the agent did not answer %s within %s%s", method, pr.t.startTimeout, pr.stderrSuffix())
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, acp.ErrConnClosed):
+		return fmt.Errorf("the agent ended before answering %s: %s", method, pr.endReason(time.Second))
+	case errors.Is(err, acp.ErrAuthRequired):
+		return fmt.Errorf("the agent requires authentication (%s); give the binding its token with token= or token-env=", wireMessage(err))
+	case errors.As(err, &ae):
+		return fmt.Errorf("the agent refused %s: %s", method, wireMessage(err))
+	}
+	return fmt.Errorf("%s failed: %w", method, err)
+}
+
+// watch notices the end of the connection: the peer closed it, it broke,
+// or the child process exited (a helper may keep its stdout open, so the
+// connection is closed after a short drain).
+func (pr *peer) watch() {
+	defer close(pr.watched)
+	var exited <-chan struct{}
+	if pr.proc != nil {
+		exited = pr.proc.exited
+	}
+	select {
+	case <-pr.conn.Done():
+	case <-exited:
+		t := time.NewTimer(drainAfterExit)
+		select {
+		case <-pr.conn.Done():
+		case <-t.C:
+			pr.conn.Close()
+		}
+		t.Stop()
+	}
+	pr.reason = pr.describeEnd()
+	if !pr.closing.Load() {
+		pr.log.Warn("agent connection ended", "reason", pr.reason)
+	}
+	close(pr.dead)
+}
+
+// describeEnd says why the connection ended.
+func (pr *peer) describeEnd() string {
+	if g := pr.check.garbage(); g != "" {
+		return fmt.Sprintf("the agent wrote something that is not ACP on stdout: %q", scrub(g))
+	}
+	if pr.closing.Load() {
+		return "the connection to the agent was closed"
+	}
+	if pr.proc != nil {
+		if waitFor(pr.proc.exited, drainAfterExit) {
+			return "the agent process " + pr.proc.exitDescription()
+		}
+		return "the agent process closed its stdout"
+	}
+	return fmt.Sprintf("the connection to the agent at %s:%s was lost", pr.t.network, pr.t.address)
+}
+
+// endReason waits up to d for the connection's end and returns its reason
+// with the tail of the child's stderr.
+func (pr *peer) endReason(d time.Duration) string {
+	if !waitFor(pr.dead, d) {
+		return "the connection to the agent failed"
+	}
+	return pr.reason + pr.stderrSuffix()
+}
+
+// stderrSuffix is the tail of a child's stderr, formatted to follow a
+// sentence, or "".
+func (pr *peer) stderrSuffix() string {
+	if pr.proc == nil {
+		return ""
+	}
+	tail := pr.proc.stderrTail(250 * time.Millisecond)
+	if tail == "" {
+		return ""
+	}
+	return "; its stderr ends with:\n" + tail
+}
+
+// alive reports whether the connection still works.
+func (pr *peer) alive() bool {
+	select {
+	case <-pr.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// shutdown closes the connection and, for a child process, ends it and
+// its group. It returns once every goroutine of the peer has ended.
+func (pr *peer) shutdown() {
+	pr.shutOnce.Do(func() {
+		pr.closing.Store(true)
+		pr.conn.Close()
+		<-pr.watched
+		if pr.proc != nil {
+			pr.proc.stop(pr.p.o.StopGrace)
+		}
+	})
+}
+
+// sessionCaps are the agent's session capabilities.
+func (pr *peer) sessionCaps() acp.SessionCapabilities {
+	if pr.init == nil {
+		return acp.SessionCapabilities{}
+	}
+	return pr.init.AgentCapabilities.SessionCapabilities
+}
+
+// sameHost reports whether the agent shares this machine's file system,
+// so paths it names (a child's cwd) mean the same thing here.
+func (pr *peer) sameHost() bool {
+	if pr.t.network != "tcp" {
+		return true
+	}
+	host, _, err := splitHostPort(pr.t.address)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,56 @@
+// This file holds the Linux specifics of a child process: the parent-death
+// signal and telling a running group from one of zombies.
+
+package acpprovider
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// setDeathSignal asks the kernel to SIGKILL the child when its parent
+// dies, even by SIGKILL. The kernel fires it when the OS thread that forked
+// the child exits, not the process: children are therefore forked only by
+// the spawner's goroutine, locked to its own thread, which lives while any
+// child it forked does (see spawner).
+func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }
+
+// deathSignalNeedsThread is true where setDeathSignal ties the child to
+// the forking thread.
+const deathSignalNeedsThread = true
+
+// groupRunning reports whether a process of group pgid is running, not
+// merely a zombie.
+func groupRunning(pgid int) bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return true
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return true
+	}
+	want := []byte(strconv.Itoa(pgid))
+	for _, n := range names {
+		if n == "" || n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue
+		}
+		// After the parenthesised command: state ppid pgrp ...
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) >= 3 && bytes.Equal(f[2], want) && f[0][0] != 'Z' && f[0][0] != 'X' {
+			return true
+		}
+	}
+	return false
+}

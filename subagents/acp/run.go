@@ -1,0 +1,338 @@
+// This file implements a run: one prompt turn of a child, its result,
+// Cancel, Dispose and Resume.
+
+package acpprovider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/subagents"
+)
+
+// run is one prompt turn of a child.
+type run struct {
+	c        *child
+	text     string
+	ctx      context.Context // the prompt call's; cancelled to stop waiting
+	stopCall context.CancelFunc
+	progress *progressSink // nil when exposed or nobody listens
+
+	cancelled  atomic.Bool
+	timedOut   atomic.Bool
+	cancelOnce sync.Once
+	done       chan struct{}
+	res        subagents.Result // set before done is closed
+
+	mu       sync.Mutex
+	grace    *time.Timer   // guarded by mu
+	msgID    acp.MessageID // the message being collected; guarded by mu
+	cur      []byte        // its text; guarded by mu
+	prev     []byte        // the last earlier message with text; guarded by mu
+	toolSeen bool          // a tool call came after cur began; guarded by mu
+	disposed bool          // guarded by mu
+
+	disposeOnce sync.Once
+}
+
+var (
+	_ subagents.Run       = (*run)(nil)
+	_ subagents.Resumable = (*run)(nil)
+)
+
+func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{c: c, text: text, ctx: ctx, stopCall: cancel, done: make(chan struct{})}
+	if c.expose == nil && progress != nil {
+		r.progress = newProgressSink(progress, c.interval)
+	}
+	return r
+}
+
+// begin makes r the child's current run, marks it running and starts the
+// turn.
+func (r *run) begin() {
+	c := r.c
+	c.mu.Lock()
+	c.current = r
+	c.mu.Unlock()
+	if c.expose != nil {
+		c.expose.State(c.up, subagents.State{State: subagents.StateRunning})
+	}
+	go r.loop()
+}
+
+// loop runs the turn and publishes its end: the idle state (exposed) or
+// the final progress goes out before Wait returns.
+func (r *run) loop() {
+	defer close(r.done)
+	res := r.turn()
+	c := r.c
+	c.grants.clear()
+	if c.expose != nil {
+		usage := res.Usage
+		st := subagents.State{State: subagents.StateIdle, StopReason: res.StopReason, Usage: &usage}
+		if res.StopReason == subagents.StopError {
+			st.Error = res.Diagnostic
+		}
+		c.expose.State(c.up, st)
+	}
+	if r.progress != nil {
+		r.progress.finish()
+	}
+	r.res = res
+}
+
+// turn sends the prompt and waits for its answer.
+func (r *run) turn() subagents.Result {
+	c := r.c
+	pr, sess := c.conn()
+	defer r.stopCall()
+	if r.cancelled.Load() {
+		return r.result(subagents.StopAborted, "")
+	}
+	if !pr.alive() {
+		return r.result(subagents.StopError, pr.endReason(time.Second))
+	}
+	if c.t.timeout > 0 {
+		timer := time.AfterFunc(c.t.timeout, func() {
+			r.timedOut.Store(true)
+			r.sendCancel(pr, sess)
+			r.stopCall()
+		})
+		defer timer.Stop()
+	}
+	raw, err := pr.conn.Call(r.ctx, acp.MethodSessionPrompt, &acp.PromptRequest{
+		SessionID: sess,
+		Prompt:    []acp.ContentBlock{acp.TextBlock(r.text)},
+	})
+	r.mu.Lock()
+	if r.grace != nil {
+		r.grace.Stop()
+	}
+	r.mu.Unlock()
+	return r.outcome(pr, raw, err)
+}
+
+// outcome maps the prompt's answer or failure onto a Result.
+func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result {
+	c := r.c
+	if err != nil {
+		var ae *acp.Error
+		switch {
+		case r.timedOut.Load():
+			return r.result(subagents.StopError, fmt.Sprintf("the agent timed out after %s without finishing the task", c.t.timeout))
+		case r.cancelled.Load():
+			return r.result(subagents.StopAborted, "")
+		case errors.Is(err, acp.ErrConnClosed) || !pr.alive():
+			c.lost()
+			return r.result(subagents.StopError, pr.endReason(2*time.Second))
+		case errors.As(err, &ae):
+			return r.result(subagents.StopError, "the agent failed the task: "+wireMessage(err))
+		case errors.Is(err, context.Canceled):
+			return r.result(subagents.StopAborted, "")
+		}
+		return r.result(subagents.StopError, "the prompt failed: "+cut(scrub(err.Error()), 512))
+	}
+	var resp promptResult
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return r.result(subagents.StopError, "the agent's answer to session/prompt is malformed")
+	}
+	stop, diag := stopOf(resp.StopReason)
+	if r.cancelled.Load() && stop != subagents.StopCompleted {
+		stop, diag = subagents.StopAborted, ""
+	}
+	res := r.result(stop, diag)
+	res.Usage = usageOf(resp.Usage)
+	if stop == subagents.StopCompleted && c.schema != nil {
+		s, err := structured(c.schema, res.Output)
+		if err != nil {
+			res.StopReason = subagents.StopError
+			res.Diagnostic = cut("the child's final answer does not match the output schema: "+err.Error(), maxDiagnostic)
+		} else {
+			res.Structured = s
+		}
+	}
+	return res
+}
+
+// result is a Result with the child's output so far.
+func (r *run) result(stop subagents.StopReason, diag string) subagents.Result {
+	res := subagents.Result{StopReason: stop, Diagnostic: cut(diag, maxDiagnostic), Output: r.output(), ChildSessionID: r.c.up}
+	if res.Output != "" {
+		res.LastMessage = &llm.Message{Role: llm.RoleAssistant, Content: res.Output}
+	}
+	return res
+}
+
+// lost reports the agent's relayed children as no longer observable.
+func (c *child) lost() {
+	if c.expose == nil {
+		return
+	}
+	c.mu.Lock()
+	pr := c.peer
+	var gone []*route
+	for _, rt := range c.routes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	c.mu.Unlock()
+	pr.lostRoutes(gone)
+}
+
+// observe collects the child's message text and feeds the progress view.
+// Messages are told apart by messageId or, without ids, by a tool call in
+// between; the output is the last one with text.
+func (r *run) observe(u acp.SessionUpdate) {
+	switch u := u.(type) {
+	case *acp.AgentMessageChunk:
+		if t, ok := u.Content.(*acp.TextContent); ok && t.Text != "" {
+			r.mu.Lock()
+			if u.MessageID != r.msgID || r.toolSeen {
+				if len(r.cur) > 0 {
+					r.prev = r.cur
+				}
+				r.cur, r.msgID, r.toolSeen = nil, u.MessageID, false
+			}
+			r.cur = append(r.cur, t.Text...)
+			r.mu.Unlock()
+		}
+	case *acp.ToolCall:
+		r.mu.Lock()
+		r.toolSeen = len(r.cur) > 0
+		r.mu.Unlock()
+	}
+	if r.progress != nil {
+		r.progress.observe(u)
+	}
+}
+
+func (r *run) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cur) > 0 {
+		return string(r.cur)
+	}
+	return string(r.prev)
+}
+
+// sendCancel sends session/cancel once.
+func (r *run) sendCancel(pr *peer, sess acp.SessionID) {
+	r.cancelOnce.Do(func() {
+		if err := pr.conn.Cancel(context.Background(), &acp.CancelNotification{SessionID: sess}); err != nil {
+			r.c.log.Debug("session/cancel not sent", "err", err)
+		}
+	})
+}
+
+// ID returns the run's id.
+func (r *run) ID() string { return r.c.id }
+
+// Wait returns the run's result once its turn ended.
+func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
+	select {
+	case <-r.done:
+		return r.res, nil
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.res, nil
+	case <-ctx.Done():
+		return subagents.Result{}, ctx.Err()
+	}
+}
+
+// Cancel sends session/cancel; the agent cancels its turn and everything
+// below it, and the run ends aborted. An agent that does not answer
+// within CancelGrace is no longer waited for.
+func (r *run) Cancel() {
+	r.cancelled.Store(true)
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	pr, sess := r.c.conn()
+	r.sendCancel(pr, sess)
+	r.mu.Lock()
+	if r.grace == nil {
+		r.grace = time.AfterFunc(r.c.p.o.CancelGrace, r.stopCall)
+	}
+	r.mu.Unlock()
+}
+
+// Dispose cancels what remains, waits for the turn, and closes the child
+// unless a resumed run still holds it: session/close, then the process and
+// its group. It is idempotent.
+func (r *run) Dispose() error {
+	r.disposeOnce.Do(func() {
+		select {
+		case <-r.done:
+		default:
+			r.Cancel()
+			<-r.done
+		}
+		r.mu.Lock()
+		r.disposed = true
+		if r.grace != nil {
+			r.grace.Stop()
+		}
+		r.mu.Unlock()
+		r.c.release()
+	})
+	return nil
+}
+
+// Resume continues the finished child's conversation with prompt: another
+// session/prompt on the same session, over the same connection while it
+// lives, else on a new one through session/resume or session/load. When
+// exposed, the child keeps its id and goes running and idle again.
+func (r *run) Resume(ctx context.Context, text string) (subagents.Run, error) {
+	select {
+	case <-r.done:
+	default:
+		return nil, invalid("the subagent run has not ended yet")
+	}
+	r.mu.Lock()
+	disposed := r.disposed
+	r.mu.Unlock()
+	c := r.c
+	c.mu.Lock()
+	if disposed || c.closed {
+		c.mu.Unlock()
+		return nil, &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run was disposed"}
+	}
+	if cur := c.current; cur != nil && cur != r {
+		select {
+		case <-cur.done:
+		default:
+			c.mu.Unlock()
+			return nil, invalid("the subagent is still running")
+		}
+	}
+	c.refs++
+	pr := c.peer
+	c.mu.Unlock()
+	if !pr.alive() {
+		if err := c.reconnect(ctx); err != nil {
+			c.release()
+			return nil, err
+		}
+	}
+	next := c.newRun(text+answerFormat(c.schemaRaw), nil)
+	if c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.up, text)
+	}
+	next.begin()
+	return next, nil
+}

@@ -1,0 +1,152 @@
+package acpprovider_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+)
+
+func TestRun_AChildDshdOnStdioAnswersAndLeavesNothingBehind(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run, err := p.Start(t.Context(), subagents.StartRequest{
+		Prompt:   "check the build",
+		Parent:   parent.Scope,
+		Options:  dshdBinding(t, "echo.json"),
+		Progress: progress.report,
+	})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "You said: check the build" {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.LastMessage == nil || res.LastMessage.Content != res.Output {
+		t.Fatalf("last message = %+v", res.LastMessage)
+	}
+	if got := progress.last().Text; got != "You said: check the build" {
+		t.Fatalf("final progress = %q", got)
+	}
+	if err := run.Dispose(); err != nil {
+		t.Fatalf("Dispose: %v", err)
+	}
+	if err := run.Dispose(); err != nil {
+		t.Fatalf("second Dispose: %v", err)
+	}
+	checkNoProcesses(t)
+}
+
+func TestRun_TheServiceReportsStartAndEnd(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	dispose, err := parent.Service.RegisterProvider(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dispose()
+	events := make(chan subagents.Event, 10)
+	stop := parent.Service.Observe(func(ev subagents.Event) { events <- ev })
+	defer stop()
+	run, err := parent.Service.Start(t.Context(), acpprovider.Name, subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: dshdBinding(t, "echo.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Dispose()
+	if res := wait(t, run); res.Output != "You said: hi" {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, want := range []subagents.EventKind{subagents.EventStart, subagents.EventEnd} {
+		for ev := recv(t, events); ev.Kind != want; ev = recv(t, events) {
+		}
+	}
+	if _, ok := run.(subagents.Resumable); !ok {
+		t.Fatal("the tracked run lost Resumable")
+	}
+}
+
+func TestStart_RefusesWhatItCannotDo(t *testing.T) {
+	p := newProvider(t, &acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{"rel": {Cwd: "relative"}}})
+	parent := newParent(t, parentOpts{})
+	one := 1
+	cases := []struct {
+		name string
+		req  subagents.StartRequest
+		want error
+	}{
+		{"a tool filter cannot be enforced in another agent", subagents.StartRequest{Prompt: "x", ToolFilter: &subagents.ToolFilter{Allow: []string{"read_file"}}}, subagents.ErrUnsupportedCapability},
+		{"an unknown option is a mistake", subagents.StartRequest{Prompt: "x", Options: map[string]string{"comand": "x"}}, subagents.ErrInvalidRequest},
+		{"an unknown agent is named", subagents.StartRequest{Prompt: "x", Options: map[string]string{"agent": "nope"}}, subagents.ErrInvalidRequest},
+		{"a relative cwd is refused", subagents.StartRequest{Prompt: "x", Options: map[string]string{"agent": "rel"}}, subagents.ErrInvalidRequest},
+		{"a bad address is refused", subagents.StartRequest{Prompt: "x", Options: map[string]string{"address": "udp:x"}}, subagents.ErrInvalidRequest},
+		{"a bad timeout is refused", subagents.StartRequest{Prompt: "x", Options: map[string]string{"timeout": "soon"}}, subagents.ErrInvalidRequest},
+		{"a bad schema is refused", subagents.StartRequest{Prompt: "x", OutputSchema: []byte(`{"type": 3}`)}, subagents.ErrInvalidRequest},
+		{"no parent", subagents.StartRequest{Prompt: "x"}, subagents.ErrInvalidRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "no parent" {
+				tc.req.Parent = parent.Scope
+			}
+			_, err := p.Start(t.Context(), tc.req)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Start = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	t.Run("the depth limit holds before anything starts", func(t *testing.T) {
+		deep := newParent(t, parentOpts{depth: 2, max: 2})
+		_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "x", Parent: deep.Scope, DepthLimit: &one})
+		if !errors.Is(err, subagents.ErrDepthLimit) {
+			t.Fatalf("Start = %v", err)
+		}
+	})
+	t.Run("a command that does not exist fails the start", func(t *testing.T) {
+		_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "x", Parent: parent.Scope, Options: map[string]string{"command": "/nonexistent/agent"}})
+		if err == nil || !strings.Contains(err.Error(), "/nonexistent/agent") {
+			t.Fatalf("Start = %v", err)
+		}
+	})
+	checkNoProcesses(t)
+}
+
+func TestRun_OutputIsTheLastMessageWithText(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	run := start(t, p, subagents.StartRequest{Prompt: "chunks first|second|third", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "third" {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+func TestRun_OutputSchemaValidatesTheFinalText(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	schema := []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	t.Run("a valid answer is structured", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: `chunks {"n": 3}`, Parent: parent.Scope, Options: fakeBinding(modeAgent), OutputSchema: schema})
+		res := wait(t, run)
+		if res.StopReason != subagents.StopCompleted || string(res.Structured) != `{"n": 3}` {
+			t.Fatalf("result = %+v", res)
+		}
+	})
+	t.Run("an invalid answer is an error", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: `chunks {"n": "three"}`, Parent: parent.Scope, Options: fakeBinding(modeAgent), OutputSchema: schema})
+		res := wait(t, run)
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "output schema") {
+			t.Fatalf("result = %+v", res)
+		}
+	})
+}
+
+func TestMain_TheFakeAgentBinaryExists(t *testing.T) {
+	if _, err := os.Stat(os.Args[0]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,206 @@
+// This file serves the child's terminal/* requests on the parent's runner:
+// one goroutine per terminal runs the (blocking) command while the child
+// polls its output, waits for it, kills and releases it.
+
+package acpprovider
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/tools"
+)
+
+// Output caps of a terminal.
+const (
+	defaultTerminalOutput = 1 << 20
+	maxTerminalOutput     = 16 << 20
+)
+
+// terminals are a child's live terminals.
+type terminals struct {
+	mu   sync.Mutex
+	seq  int
+	byID map[acp.TerminalID]*terminal // guarded by mu
+	wg   sync.WaitGroup
+}
+
+// terminal is one command the child runs on the parent's runner.
+type terminal struct {
+	id     acp.TerminalID
+	cancel context.CancelFunc
+	done   chan struct{}
+	out    tailBuffer
+	status acp.TerminalExitStatus // written before done is closed
+}
+
+// createTerminal checks the command against the parent's gate (unless a
+// permission question of the child's just allowed it), confines its cwd
+// to the workspace and starts it.
+func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	dir := c.cwd
+	if req.Cwd != "" {
+		dir = req.Cwd
+	}
+	dir, err := c.resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	line := strings.TrimSpace(req.Command + " " + strings.Join(req.Args, " "))
+	if !c.grants.takeExec() {
+		err := c.gateAction(ctx, tools.PermissionRequest{
+			ToolName: gateExecute,
+			Title:    "Run " + cut(line, 200),
+			Kind:     tools.KindExecute,
+			Effect:   tools.EffectExecute,
+			Content:  []tools.Content{tools.TextContent(line)},
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	limit := defaultTerminalOutput
+	if req.OutputByteLimit != nil {
+		limit = int(min(*req.OutputByteLimit, maxTerminalOutput))
+	}
+	cmd := tools.Command{Command: req.Command, Args: req.Args, Dir: dir, OutputLimit: max(limit, 1)}
+	if len(req.Args) == 0 {
+		// The runner hands an argument-less command to the shell; quote it
+		// so it still names one program, as terminal/create means.
+		cmd.Command = shellQuote(req.Command)
+	}
+	for _, e := range req.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	t := c.terms.start(c.ctx, c.env.Runner, cmd, limit)
+	return &acp.CreateTerminalResponse{TerminalID: t.id}, nil
+}
+
+// start runs cmd on its own goroutine until it ends or ctx ends.
+func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.Command, limit int) *terminal {
+	ctx, cancel := context.WithCancel(ctx)
+	ts.mu.Lock()
+	ts.seq++
+	t := &terminal{
+		id:     acp.TerminalID("term-" + strconv.Itoa(ts.seq)),
+		cancel: cancel,
+		done:   make(chan struct{}),
+		out:    tailBuffer{limit: limit},
+	}
+	if ts.byID == nil {
+		ts.byID = map[acp.TerminalID]*terminal{}
+	}
+	ts.byID[t.id] = t
+	ts.mu.Unlock()
+	ts.wg.Go(func() {
+		defer close(t.done)
+		defer cancel()
+		res, err := runner.Run(ctx, cmd, nil, func(chunk string) { t.out.Write([]byte(chunk)) })
+		if err != nil && res.ExitCode == nil && res.Signal == "" && !errors.Is(err, context.Canceled) {
+			// It never ran: report it as a shell would.
+			t.out.Write([]byte(cut(err.Error(), 500) + "\n"))
+			code := uint32(127)
+			t.status.ExitCode = &code
+			return
+		}
+		switch {
+		case res.ExitCode != nil:
+			code := uint32(*res.ExitCode)
+			t.status.ExitCode = &code
+		case res.Signal != "":
+			sig := res.Signal
+			t.status.Signal = &sig
+		default:
+			sig := "SIGKILL"
+			t.status.Signal = &sig
+		}
+	})
+	return t
+}
+
+func (ts *terminals) get(id acp.TerminalID) (*terminal, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t := ts.byID[id]; t != nil {
+		return t, nil
+	}
+	return nil, acp.ErrResourceNotFound.WithData(map[string]any{"terminalId": id, "reason": "unknown terminal"})
+}
+
+func (ts *terminals) output(id acp.TerminalID) (*acp.TerminalOutputResponse, error) {
+	t, err := ts.get(id)
+	if err != nil {
+		return nil, err
+	}
+	resp := &acp.TerminalOutputResponse{Output: t.out.String(), Truncated: t.out.Truncated()}
+	select {
+	case <-t.done:
+		st := t.status
+		resp.ExitStatus = &st
+	default:
+	}
+	return resp, nil
+}
+
+func (ts *terminals) wait(ctx context.Context, id acp.TerminalID) (*acp.TerminalExitStatus, error) {
+	t, err := ts.get(id)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-t.done:
+		st := t.status
+		return &st, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// kill stops the command; the terminal stays for its output.
+func (ts *terminals) kill(id acp.TerminalID) error {
+	t, err := ts.get(id)
+	if err != nil {
+		return err
+	}
+	t.cancel()
+	return nil
+}
+
+// release stops the command and forgets the terminal.
+func (ts *terminals) release(id acp.TerminalID) error {
+	t, err := ts.get(id)
+	if err != nil {
+		return err
+	}
+	t.cancel()
+	ts.mu.Lock()
+	delete(ts.byID, id)
+	ts.mu.Unlock()
+	return nil
+}
+
+// closeAll stops every command and waits for them.
+func (ts *terminals) closeAll() {
+	ts.mu.Lock()
+	for id, t := range ts.byID {
+		t.cancel()
+		delete(ts.byID, id)
+	}
+	ts.mu.Unlock()
+	ts.wg.Wait()
+}
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ',' || r == ':' || r == '@' || r == '=' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
