@@ -151,12 +151,12 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		}
 		c.up, own.up, c.requester = up, up, up
 	}
-	c.track(own)
-	// Updates the agent sent right after session/new were held until now.
-	pr.addRoute(own)
 	if c.expose != nil {
 		c.expose.Message(parent.SessionID, c.up, req.Prompt)
 	}
+	c.track(own)
+	// Updates the agent sent right after session/new were held until now.
+	pr.addRoute(own)
 	r.begin()
 	return r, nil
 }

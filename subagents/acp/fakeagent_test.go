@@ -20,9 +20,12 @@ package acpprovider_test
 //	term WORDS       run a terminal; answer its output and exit code
 //	relay            announce a child of its own and drive traffic on it
 //	chunks A|B|C     send the parts as separate messages with tool calls between
+//	caps             answer the client capabilities it was offered
+//	permwrite P TEXT ask permission to edit P, then write it
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -41,14 +44,16 @@ import (
 
 // Fake agent start modes.
 const (
-	modeAgent     = "agent"      // an ordinary agent on stdio
-	modeNoInit    = "noinit"     // never answers initialize
-	modeBanner    = "banner"     // prints a banner on stdout first
-	modeStubborn  = "stubborn"   // ignores stdin EOF and SIGTERM, starts a helper
-	modeListen    = "listen"     // serves ACP on the unix socket in ACPPROVIDER_FAKE_ADDR
-	modeNoResume  = "noresume"   // advertises neither resume nor load
-	modeTokenAuth = "token"      // requires the token "sesame"
-	fakeAddrEnv   = "ACPPROVIDER_FAKE_ADDR"
+	modeAgent    = "agent"    // an ordinary agent on stdio
+	modeNoInit   = "noinit"   // never answers initialize
+	modeBanner   = "banner"   // prints a banner on stdout first
+	modeStubborn = "stubborn" // ignores stdin EOF and SIGTERM, starts a helper
+	modeListen   = "listen"   // serves ACP on ACPPROVIDER_FAKE_ADDR (unix:PATH, tcp:HOST:PORT)
+	modeNoResume = "noresume" // advertises neither resume nor load
+	modeLoadOnly = "loadonly" // advertises load but not resume
+	fakeAddrEnv  = "ACPPROVIDER_FAKE_ADDR"
+	// fakeTokenEnv, when set, is the token a listening fake requires.
+	fakeTokenEnv = "ACPPROVIDER_FAKE_TOKEN"
 )
 
 func fakeAgentMain(mode string) int {
@@ -89,11 +94,14 @@ func fakeAgentMain(mode string) int {
 
 // fakeListen serves many connections on a unix socket until killed.
 func fakeListen(addr string) int {
-	l, err := net.Listen("unix", addr)
+	network, where, _ := strings.Cut(addr, ":")
+	l, err := net.Listen(network, where)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Tell the test where it listens (a tcp port is chosen here).
+	fmt.Printf("listening %s:%s\n", network, l.Addr().String())
 	shared := &fakeShared{}
 	for {
 		nc, err := l.Accept()
@@ -103,6 +111,7 @@ func fakeListen(addr string) int {
 		shared.conns.Add(1)
 		fa := newFake(modeListen)
 		fa.shared = shared
+		fa.token = os.Getenv(fakeTokenEnv)
 		conn := acp.NewAgentSideConn(nc, fa, nil)
 		fa.client.Store(conn)
 	}
@@ -121,6 +130,9 @@ type fakeShared struct {
 
 type fakeAgent struct {
 	mode   string
+	token  string // required through authenticate when set
+	authed atomic.Bool
+	caps   atomic.Pointer[acp.ClientCapabilities]
 	client atomic.Pointer[acp.AgentSideConn]
 	shared *fakeShared
 
@@ -135,6 +147,8 @@ func newFake(mode string) *fakeAgent {
 }
 
 func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	caps := req.ClientCapabilities
+	f.caps.Store(&caps)
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion1,
 		AgentCapabilities: acp.AgentCapabilities{
@@ -150,16 +164,20 @@ func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) 
 		resp.AgentCapabilities.LoadSession = false
 		resp.AgentCapabilities.SessionCapabilities.Resume = nil
 	}
-	if f.mode == modeTokenAuth {
+	if f.mode == modeLoadOnly {
+		resp.AgentCapabilities.SessionCapabilities.Resume = nil
+	}
+	if f.token != "" {
 		resp.AuthMethods = []acp.AuthMethod{&acp.AuthMethodAgent{ID: "token", Name: "token"}}
 	}
 	return resp, nil
 }
 
 func (f *fakeAgent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
-	if tok, _ := req.Meta["dshd.dev/token"].(string); tok != "sesame" {
+	if tok, _ := req.Meta["dshd.dev/token"].(string); tok != f.token {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "wrong token"})
 	}
+	f.authed.Store(true)
 	return &acp.AuthenticateResponse{}, nil
 }
 
@@ -168,6 +186,9 @@ func (f *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResp
 }
 
 func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if f.token != "" && !f.authed.Load() {
+		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "authenticate first"})
+	}
 	f.mu.Lock()
 	f.seq++
 	id := acp.SessionID(fmt.Sprintf("fs_%d_%d", os.Getpid(), f.seq))
@@ -267,7 +288,11 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Unlock()
 	acp.Detach(ctx)
 	cl := f.client.Load()
-	// The first line is the command; the provider may append more.
+	// The first line of the task is the command; the provider may frame
+	// it and append more.
+	if _, task, ok := strings.Cut(text, "# Task\n\n"); ok {
+		text = task
+	}
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	verb, arg, _ := strings.Cut(first, " ")
 	end := &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
@@ -350,6 +375,29 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, f.terminal(ctx, cl, id, strings.Fields(arg)))
 	case "relay":
 		f.relay(ctx, cl, id)
+	case "caps":
+		b, _ := json.Marshal(f.caps.Load())
+		f.say(id, string(b))
+	case "permwrite":
+		path, content, _ := strings.Cut(arg, " ")
+		resp, err := cl.RequestPermission(ctx, &acp.RequestPermissionRequest{
+			SessionID: id,
+			ToolCall:  acp.ToolCallUpdate{ToolCallID: "tc_w", Title: "Write " + path, Kind: acp.ToolKindEdit, Locations: []acp.ToolCallLocation{{Path: path}}},
+			Options:   []acp.PermissionOption{{OptionID: "allow", Name: "Allow", Kind: acp.PermissionAllowOnce}, {OptionID: "reject", Name: "Reject", Kind: acp.PermissionRejectOnce}},
+		})
+		if err != nil {
+			f.say(id, fmt.Sprintf("error %d", code(err)))
+			break
+		}
+		if o, ok := resp.Outcome.(*acp.SelectedPermissionOutcome); !ok || o.OptionID != "allow" {
+			f.say(id, "not allowed")
+			break
+		}
+		if _, err := cl.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: id, Path: path, Content: content}); err != nil {
+			f.say(id, fmt.Sprintf("write error %d", code(err)))
+		} else {
+			f.say(id, "written")
+		}
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {
@@ -375,7 +423,7 @@ func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 	add("terminal", err)
 	_, err = cl.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: id, TerminalID: "nope"})
 	add("terminal-output", err)
-	_, err = cl.CreateElicitation(ctx, &acp.CreateElicitationRequest{})
+	_, err = cl.CreateElicitation(ctx, &acp.CreateElicitationRequest{Mode: acp.ElicitationModeURL, Message: "log in", SessionID: id, ElicitationID: "e1", URL: "https://example.com"})
 	add("elicitation", err)
 	_, err = cl.Call(ctx, "foo/bar", map[string]any{"sessionId": id})
 	add("unknown", err)

@@ -44,11 +44,11 @@ type peer struct {
 	init  *acp.InitializeResponse
 	log   *slog.Logger
 
-	closing  atomic.Bool   // closed by us
+	closing  atomic.Bool // closed by us
 	shutOnce sync.Once
-	dead    chan struct{} // closed when the connection ended
-	reason  string        // why it ended; written before dead is closed
-	watched chan struct{} // the watcher goroutine ended
+	dead     chan struct{} // closed when the connection ended
+	reason   string        // why it ended; written before dead is closed
+	watched  chan struct{} // the watcher goroutine ended
 
 	mu       sync.Mutex
 	routes   map[acp.SessionID]*route     // agent-side session id → route

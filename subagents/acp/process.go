@@ -29,7 +29,7 @@ const stderrKept = 2 << 10
 // last one.
 type spawner struct {
 	mu   sync.Mutex
-	live int              // children forked and not yet reaped; guarded by mu
+	live int               // children forked and not yet reaped; guarded by mu
 	reqs chan spawnRequest // nil while no spawner goroutine runs; guarded by mu
 }
 

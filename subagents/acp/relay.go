@@ -50,7 +50,7 @@ type heldUpdate struct {
 // dispatcher, in arrival order.
 func (pr *peer) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
 	pr.mu.Lock()
-	if q := pr.held[n.SessionID]; q != nil {
+	if q := pr.held[n.SessionID]; q != nil && !pr.announcesLocked(n) {
 		pr.holdLocked(n)
 		pr.mu.Unlock()
 		pr.flush(n.SessionID)
@@ -65,6 +65,20 @@ func (pr *peer) SessionUpdate(_ context.Context, n *acp.SessionNotification) err
 	pr.mu.Unlock()
 	pr.deliver(rt, n)
 	return nil
+}
+
+// announcesLocked reports whether n announces a new child under a known
+// session. An announcement is let past the updates held on that session:
+// they may be waiting for exactly this id (an agent that named its child
+// before announcing it). pr.mu is held.
+func (pr *peer) announcesLocked(n *acp.SessionNotification) bool {
+	u, ok := n.Update.(*acp.SubagentUpdate)
+	if !ok {
+		return false
+	}
+	rt := pr.routes[n.SessionID]
+	_, known := pr.routes[u.SessionID]
+	return rt != nil && rt.up != "" && !known
 }
 
 // deliverableLocked returns the route of n's session when n can be

@@ -1,0 +1,172 @@
+package acpprovider_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+)
+
+// pidFrom reads "pid=N" from a progress text.
+func pidFrom(t testing.TB, text string) int {
+	t.Helper()
+	_, after, ok := strings.Cut(text, "pid=")
+	if !ok {
+		t.Fatalf("no pid in %q", text)
+	}
+	pid, err := strconv.Atoi(strings.Fields(after)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func TestCancel_StopsTheChildDshdAndLeavesNoProcess(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "hang until told", Parent: parent.Scope, Options: dshdBinding(t, "echo.json"), Progress: progress.report})
+	progress.waitText(t, "Working on it.")
+	run.Cancel()
+	res := wait(t, run)
+	if res.StopReason != subagents.StopAborted || res.Diagnostic != "" {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.Output != "Working on it." {
+		t.Fatalf("output = %q", res.Output)
+	}
+	run.Dispose()
+	checkNoProcesses(t)
+}
+
+func TestCrash_AChildKilledMidTurnEndsWithErrorAndItsStderr(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "stderr kaboom-1234", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	pid := pidFrom(t, progress.waitText(t, "pid="))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := wait(t, run)
+	t.Logf("diagnostic: %s", res.Diagnostic)
+	if res.StopReason != subagents.StopError {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, want := range []string{"killed by signal SIGKILL", "something went wrong: kaboom-1234"} {
+		if !strings.Contains(res.Diagnostic, want) {
+			t.Errorf("diagnostic %q lacks %q", res.Diagnostic, want)
+		}
+	}
+	run.Dispose()
+	checkNoProcesses(t, pid)
+}
+
+func TestCrash_AChildDshdKilledMidTurnEndsWithError(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "hang", Parent: parent.Scope, Options: dshdBinding(t, "echo.json"), Progress: progress.report})
+	progress.waitText(t, "Working on it.")
+	var pid int
+	for _, pr := range descendants(t, os.Getpid()) {
+		if pr.comm == "dshd" {
+			pid = pr.pid
+		}
+	}
+	if pid == 0 {
+		t.Fatal("no child dshd found")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	res := wait(t, run)
+	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "killed by signal SIGKILL") {
+		t.Fatalf("result = %+v", res)
+	}
+	run.Dispose()
+	checkNoProcesses(t)
+}
+
+func TestCrash_AChildThatExitsMidTurnKeepsItsPartialOutput(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	run := start(t, p, subagents.StartRequest{Prompt: "exit 3", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+	res := wait(t, run)
+	if res.StopReason != subagents.StopError || res.Output != "partial answer" {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, want := range []string{"exited with status 3", "dying now"} {
+		if !strings.Contains(res.Diagnostic, want) {
+			t.Errorf("diagnostic %q lacks %q", res.Diagnostic, want)
+		}
+	}
+	run.Dispose()
+	checkNoProcesses(t)
+}
+
+func TestGarbage_AChildPrintingGarbageOnStdoutEndsWithError(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	t.Run("mid-turn", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: "garbage", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+		res := wait(t, run)
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "not ACP") || !strings.Contains(res.Diagnostic, "panic: this is not JSON") {
+			t.Fatalf("result = %+v", res)
+		}
+		run.Dispose()
+	})
+	t.Run("a banner before initialize fails the start", func(t *testing.T) {
+		_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: fakeBinding(modeBanner)})
+		if err == nil || !strings.Contains(err.Error(), "Welcome to the fake agent") {
+			t.Fatalf("Start = %v", err)
+		}
+	})
+	checkNoProcesses(t)
+}
+
+func TestStartTimeout_AChildThatNeverAnswersInitialize(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	opts := fakeBinding(modeNoInit)
+	opts["start-timeout"] = "300ms"
+	_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: opts})
+	t.Logf("start error: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "did not answer initialize within 300ms") {
+		t.Fatalf("Start = %v", err)
+	}
+	checkNoProcesses(t)
+}
+
+func TestTimeout_AHungChildEndsWithError(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	opts := fakeBinding(modeAgent)
+	opts["timeout"] = "0.3"
+	run := start(t, p, subagents.StartRequest{Prompt: "hangforever", Parent: parent.Scope, Options: opts})
+	res := wait(t, run)
+	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "timed out after 300ms") {
+		t.Fatalf("result = %+v", res)
+	}
+	run.Dispose()
+	checkNoProcesses(t)
+}
+
+func TestDispose_KillsTheWholeGroupOfAStubbornChild(t *testing.T) {
+	p := newProvider(t, &acpprovider.Options{StopGrace: 100_000_000})
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "pid", Parent: parent.Scope, Options: fakeBinding(modeStubborn), Progress: progress.report})
+	pid := pidFrom(t, progress.waitText(t, "pid="))
+	if n := len(inGroup(t, pid)); n < 2 {
+		t.Fatalf("the fake agent's group has %d processes, want it and its helper", n)
+	}
+	run.Cancel()
+	if res := wait(t, run); res.StopReason != subagents.StopAborted {
+		t.Fatalf("result = %+v", res)
+	}
+	run.Dispose()
+	checkNoProcesses(t, pid)
+}
