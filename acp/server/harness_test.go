@@ -302,6 +302,8 @@ func (e *editor) SessionUpdate(_ context.Context, n *acp.SessionNotification) er
 
 func (e *editor) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	e.record(acp.MethodSessionRequestPermission, nil)
+	// A person answers later: let the updates after it through meanwhile.
+	acp.Detach(ctx)
 	e.mu.Lock()
 	h := e.permission
 	e.mu.Unlock()
@@ -357,6 +359,7 @@ func (e *editor) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequ
 
 func (e *editor) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
 	e.record(acp.MethodTerminalWaitForExit, nil)
+	acp.Detach(ctx) // a command runs for a while
 	e.mu.Lock()
 	h := e.waitExit
 	e.mu.Unlock()
