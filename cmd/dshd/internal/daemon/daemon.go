@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
 	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
@@ -75,9 +77,17 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	agents := &agent.Registry{}
 	svc := subagents.NewService(&subagents.ServiceOptions{Logger: log})
+	acpProvider := acpprovider.New(&acpprovider.Options{
+		DefaultArgs: childArgs(st),
+		Agents:      namedAgents(st.Agents),
+		Version:     version.String(),
+		Logger:      log,
+	})
+	d.closers = append(d.closers, func() { acpProvider.Close() })
 	for _, p := range []subagents.Provider{
 		spawn.New(&spawn.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
 		fork.New(&fork.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
+		acpProvider,
 	} {
 		dispose, err := svc.RegisterProvider(p)
 		if err != nil {
@@ -132,6 +142,59 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	d.Server = srv
 	return d, nil
+}
+
+// childArgs are the arguments of a child dshd started by the acp
+// provider: `serve` with the settings a child shares with its parent. The
+// child runs in ask mode, so every action it takes is put to the parent's
+// permission gate, which applies the parent's own mode.
+func childArgs(st *config.Settings) []string {
+	args := []string{"serve", "--mode", "ask", "--backend", st.Backend, "--log-level", st.LogLevel, "--log-format", st.LogFormat}
+	add := func(flag, v string) {
+		if v != "" {
+			args = append(args, flag, v)
+		}
+	}
+	add("--model", st.Model)
+	add("--model-url", st.ModelURL)
+	add("--thinking", st.Thinking)
+	if st.StateDir != "" {
+		if abs, err := filepath.Abs(st.StateDir); err == nil {
+			args = append(args, "--state-dir", abs)
+		}
+	}
+	if st.APIKeyEnvSet() {
+		args = append(args, "--api-key-env", st.APIKeyEnv)
+	}
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"--max-tokens", st.MaxTokens}, {"--context-window", st.ContextWindow}, {"--max-turn-requests", st.MaxTurnRequests}} {
+		if f.n > 0 {
+			args = append(args, f.flag, strconv.Itoa(f.n))
+		}
+	}
+	return args
+}
+
+// namedAgents converts the config file's agents.
+func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig {
+	out := make(map[string]acpprovider.AgentConfig, len(in))
+	for name, a := range in {
+		out[name] = acpprovider.AgentConfig{
+			Command:      a.Command,
+			Args:         a.Args,
+			Address:      a.Address,
+			Token:        a.Token,
+			Env:          a.Env,
+			Unset:        a.Unset,
+			Cwd:          a.Cwd,
+			Timeout:      time.Duration(a.TimeoutSeconds) * time.Second,
+			StartTimeout: time.Duration(a.StartTimeoutSeconds) * time.Second,
+			ForwardMCP:   a.ForwardMCP,
+		}
+	}
+	return out
 }
 
 func parseBindings(flags []string) ([]subagent.Binding, error) {
