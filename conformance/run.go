@@ -1,0 +1,508 @@
+// This file runs cases: the target, options and results, the probe that
+// learns who the agent is, and the scheduler that runs each case in its own
+// temporary directory with its own agent processes.
+
+package conformance
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed testdata/scripts/*.json testdata/cases/*.acp
+var testdata embed.FS
+
+// Target is the agent command under test. Each case starts it afresh.
+type Target struct {
+	Command string
+	Args    []string
+	// Env adds environment variables to the inherited environment.
+	Env []string
+	// Dir is the working directory of the agent processes (default: the
+	// current directory).
+	Dir string
+}
+
+// Options configure [Run]. The zero value runs every case.
+type Options struct {
+	// Cases, when set, runs only the cases whose ID or name matches.
+	Cases *regexp.Regexp
+	// Timeout bounds one case (default 30s); it is a watchdog, never an
+	// assertion.
+	Timeout time.Duration
+	// Parallel is how many cases run at once (default 2×GOMAXPROCS).
+	Parallel int
+	// Dshd runs the dshd-only cases (scripted model scripts, dshd flags)
+	// when the agent's initialize says its name is "dshd".
+	Dshd bool
+	// KnownFailures maps case IDs to a reason; those cases are skipped
+	// with the reason.
+	KnownFailures map[string]string
+	// Transcripts keeps every case's transcripts in its Result.
+	Transcripts bool
+	// Schema, when set, validates every line the agent writes against the
+	// official JSON schema; a message that does not validate is a
+	// violation of its item (and of acp-v1#76 for keys the schema does not
+	// define). Without it the schema cases are skipped.
+	Schema *SchemaSet
+	// TempDir is where case directories are made (default os.TempDir()).
+	TempDir string
+	// Logger receives progress at debug level; nil discards.
+	Logger *slog.Logger
+}
+
+// Status is a case's outcome.
+type Status string
+
+// Outcomes.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Result is the outcome of one case.
+type Result struct {
+	ID     string
+	Name   string
+	Items  []string
+	Status Status
+	Detail string
+	// Violations are the rules the case's traffic broke; their items
+	// fail in the table too.
+	Violations []Violation
+	Duration   time.Duration
+	// Transcripts holds one transcript per agent process the case ran,
+	// when Options.Transcripts is set.
+	Transcripts [][]*Line
+}
+
+// Case is one conformance case.
+type Case struct {
+	// ID names the case ("cancel/mid-stream").
+	ID string
+	// Name says what it checks, as a sentence.
+	Name string
+	// Items are the checklist items it covers ("acp-v1#41").
+	Items []string
+	// Needs are agent capabilities the case requires, as paths inside
+	// agentCapabilities ("loadSession", "sessionCapabilities.list"); an
+	// agent that does not advertise one skips the case.
+	Needs []string
+	// Dshd marks cases that drive dshd's scripted model or flags; they
+	// run only against dshd.
+	Dshd bool
+	// Heavy cases (huge lines) run one at a time.
+	Heavy bool
+	// Run performs the case.
+	Run func(t *T)
+}
+
+// AgentInfo is what the probe learned from the agent's initialize.
+type AgentInfo struct {
+	Name, Version string
+	// Capabilities is the raw agentCapabilities object.
+	Capabilities json.RawMessage
+	// Result is the raw initialize result.
+	Result json.RawMessage
+}
+
+// Has reports whether the agent advertises the capability at path
+// (dot-separated, inside agentCapabilities).
+func (a *AgentInfo) Has(path string) bool {
+	return truthy(get(a.Capabilities, strings.Split(path, ".")...))
+}
+
+// Cases returns every case: the Go cases and the data cases under
+// testdata/cases. A data file that does not parse becomes a case that
+// fails with the reason.
+func Cases() []*Case {
+	all := goCases()
+	all = append(all, dataCases()...)
+	slices.SortStableFunc(all, func(a, b *Case) int { return strings.Compare(a.ID, b.ID) })
+	return all
+}
+
+type runner struct {
+	target    Target
+	opts      Options
+	info      *AgentInfo
+	dshd      bool
+	scriptDir string
+	log       *slog.Logger
+	heavy     sync.Mutex
+}
+
+// Run runs the cases against target and returns one Result per case, in
+// case order. It never writes to stdout.
+func Run(ctx context.Context, target Target, opts *Options) []Result {
+	r := &runner{target: target}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Timeout <= 0 {
+		r.opts.Timeout = 30 * time.Second
+	}
+	if r.opts.Parallel <= 0 {
+		r.opts.Parallel = 2 * runtime.GOMAXPROCS(0)
+	}
+	r.log = r.opts.Logger
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.target.Dir == "" {
+		r.target.Dir, _ = os.Getwd()
+	}
+	if p, err := exec.LookPath(r.target.Command); err == nil && strings.ContainsRune(r.target.Command, filepath.Separator) {
+		if abs, err := filepath.Abs(p); err == nil {
+			r.target.Command = abs
+		}
+	}
+
+	var cases []*Case
+	for _, c := range Cases() {
+		if r.opts.Cases == nil || r.opts.Cases.MatchString(c.ID) || r.opts.Cases.MatchString(c.Name) {
+			cases = append(cases, c)
+		}
+	}
+	results := make([]Result, len(cases))
+
+	info, err := r.probe(ctx)
+	if err != nil {
+		for i, c := range cases {
+			results[i] = Result{ID: c.ID, Name: c.Name, Items: c.Items, Status: Fail, Detail: "the agent could not be initialized: " + err.Error()}
+		}
+		return results
+	}
+	r.info = info
+	r.dshd = r.opts.Dshd && info.Name == "dshd"
+	if r.dshd {
+		dir, err := os.MkdirTemp(r.opts.TempDir, "acp-scripts-")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			err = writeScripts(dir)
+		}
+		if err != nil {
+			r.dshd = false
+			r.log.Warn("dshd scripts unavailable", "err", err)
+		}
+		r.scriptDir = dir
+	}
+
+	sem := make(chan struct{}, r.opts.Parallel)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		if why := r.skipReason(c); why != "" {
+			results[i] = Result{ID: c.ID, Name: c.Name, Items: c.Items, Status: Skip, Detail: why}
+			continue
+		}
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i] = Result{ID: c.ID, Name: c.Name, Items: c.Items, Status: Fail, Detail: "not run: " + ctx.Err().Error()}
+				return
+			}
+			defer func() { <-sem }()
+			if c.Heavy {
+				r.heavy.Lock()
+				defer r.heavy.Unlock()
+			}
+			results[i] = r.runCase(ctx, c)
+			r.log.Debug("case done", "case", c.ID, "status", results[i].Status, "took", results[i].Duration)
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+func (r *runner) skipReason(c *Case) string {
+	if why, ok := r.opts.KnownFailures[c.ID]; ok {
+		return "known failure: " + why
+	}
+	if c.Dshd && !r.dshd {
+		return "needs dshd (its scripted model drives tools and subagents)"
+	}
+	for _, n := range c.Needs {
+		if !r.info.Has(n) {
+			return "the agent does not advertise " + n
+		}
+	}
+	return ""
+}
+
+func writeScripts(dir string) error {
+	return fs.WalkDir(testdata, "testdata/scripts", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := testdata.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o644)
+	})
+}
+
+// probe starts the agent once and initializes it.
+func (r *runner) probe(ctx context.Context) (*AgentInfo, error) {
+	dir, err := os.MkdirTemp(r.opts.TempDir, "acp-probe-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	argv := append([]string{r.target.Command}, r.target.Args...)
+	c, err := startClient(0, argv, r.target.Dir, r.target.Env, ClientOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Shutdown(3 * time.Second)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	var res json.RawMessage
+	if err := c.Do(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": clientInfo}, &res); err != nil {
+		if tail := strings.TrimSpace(c.Stderr()); tail != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, clip(tail, 600))
+		}
+		return nil, err
+	}
+	return &AgentInfo{
+		Name:         getString(res, "agentInfo", "name"),
+		Version:      getString(res, "agentInfo", "version"),
+		Capabilities: get(res, "agentCapabilities"),
+		Result:       res,
+	}, nil
+}
+
+var clientInfo = map[string]string{"name": "dshd-conformance", "version": "1"}
+
+func (r *runner) runCase(ctx context.Context, c *Case) Result {
+	start := time.Now()
+	res := Result{ID: c.ID, Name: c.Name, Items: c.Items}
+	dir, err := os.MkdirTemp(r.opts.TempDir, "acp-case-")
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		res.Status, res.Detail = Fail, err.Error()
+		return res
+	}
+	defer os.RemoveAll(dir)
+	cwd := filepath.Join(dir, "work")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		res.Status, res.Detail = Fail, err.Error()
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	t := &T{ctx: ctx, r: r, c: c, Dir: dir, Cwd: cwd, status: Pass}
+	stop := context.AfterFunc(ctx, t.killAll)
+	defer stop()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				t.mark(Fail, fmt.Sprintf("panic: %v\n%s", p, debug.Stack()))
+			}
+		}()
+		c.Run(t)
+	}()
+	<-done
+	if ctx.Err() != nil && t.status == Pass {
+		t.mark(Fail, "the case timed out")
+	}
+	for _, f := range slices.Backward(t.cleanups) {
+		f()
+	}
+
+	t.mu.Lock()
+	clients := slices.Clone(t.clients)
+	t.mu.Unlock()
+	var details []string
+	for _, cl := range clients {
+		cl.Shutdown(5 * time.Second)
+		if t.status != Skip {
+			res.Violations = append(res.Violations, cl.violations()...)
+			if r.opts.Schema != nil {
+				vs, _ := r.opts.Schema.Check(cl.Lines())
+				res.Violations = append(res.Violations, vs...)
+			}
+		}
+	}
+	if len(res.Violations) > 0 && t.status == Pass {
+		t.status = Fail
+	}
+	res.Status = t.status
+	details = append(details, t.msgs...)
+	for _, v := range res.Violations {
+		details = append(details, "violation "+v.String())
+	}
+	if res.Status == Fail {
+		for _, cl := range clients {
+			lines := cl.Lines()
+			details = append(details, fmt.Sprintf("agent process %d (%s), last lines:\n%s", cl.index, cl.exitState(), transcriptTail(lines, 25)))
+			tail := strings.TrimSpace(cl.Stderr())
+			if i := strings.Index(tail, "panic:"); i >= 0 {
+				details = append(details, "  the agent panicked: "+clip(tail[i:], 6000))
+			} else if tail != "" {
+				details = append(details, "  stderr tail: "+clip(lastLines(tail, 8), 1500))
+			}
+		}
+	}
+	if r.opts.Transcripts {
+		for _, cl := range clients {
+			res.Transcripts = append(res.Transcripts, cl.Lines())
+		}
+	}
+	res.Detail = strings.Join(details, "\n")
+	res.Duration = time.Since(start)
+	return res
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// T is a running case: its context, its directories, and the agent
+// processes it started.
+type T struct {
+	ctx context.Context
+	r   *runner
+	c   *Case
+	// Dir is the case's private temporary directory.
+	Dir string
+	// Cwd is Dir/work, an empty directory for session cwds.
+	Cwd string
+
+	mu       sync.Mutex
+	status   Status
+	msgs     []string
+	clients  []*Client
+	cleanups []func()
+}
+
+// errStop unwinds a case after Fatalf or Skipf.
+var errStop = errors.New("conformance: case stopped")
+
+// Context is the case's context; it ends at the case's timeout.
+func (t *T) Context() context.Context { return t.ctx }
+
+// Agent is what the probe learned about the agent.
+func (t *T) Agent() *AgentInfo { return t.r.info }
+
+// Schema is the schema set of the run, or nil.
+func (t *T) Schema() *SchemaSet { return t.r.opts.Schema }
+
+// IsDshd reports whether the target is dshd and dshd-only behaviour may be
+// asserted.
+func (t *T) IsDshd() bool { return t.r.dshd }
+
+// Cleanup registers f to run after the case, before its processes are
+// shut down.
+func (t *T) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+func (t *T) mark(s Status, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s == Fail || t.status == Pass {
+		t.status = s
+	}
+	if msg != "" {
+		t.msgs = append(t.msgs, msg)
+	}
+}
+
+// Errorf records a failure and goes on.
+func (t *T) Errorf(format string, args ...any) { t.mark(Fail, fmt.Sprintf(format, args...)) }
+
+// Fatalf records a failure and ends the case; call it only from the case's
+// goroutine.
+func (t *T) Fatalf(format string, args ...any) {
+	t.mark(Fail, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+// Skipf marks the case skipped and ends it; call it only from the case's
+// goroutine.
+func (t *T) Skipf(format string, args ...any) {
+	t.mark(Skip, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+// Logf adds a note to the result's detail.
+func (t *T) Logf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.msgs = append(t.msgs, fmt.Sprintf(format, args...))
+}
+
+func (t *T) killAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.clients {
+		c.Kill()
+	}
+}
+
+// Start launches a new agent process for the case. dshd gets the case's
+// state directory, so processes of one case share sessions; Script and
+// Args are for dshd-only cases.
+func (t *T) Start(o *ClientOptions) *Client {
+	var opts ClientOptions
+	if o != nil {
+		opts = *o
+	}
+	argv := append([]string{t.r.target.Command}, t.r.target.Args...)
+	if t.r.dshd {
+		argv = append(argv, "--state-dir", filepath.Join(t.Dir, "state"))
+		if opts.Script != "" {
+			argv = append(argv, "--model", "scripted:"+filepath.Join(t.r.scriptDir, opts.Script))
+		}
+		argv = append(argv, opts.Args...)
+	} else if opts.Script != "" || len(opts.Args) > 0 {
+		t.Fatalf("case error: a script or dshd arguments in a case not marked Dshd")
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = t.r.target.Dir
+	}
+	t.mu.Lock()
+	index := len(t.clients)
+	t.mu.Unlock()
+	c, err := startClient(index, argv, dir, append(slices.Clone(t.r.target.Env), opts.Env...), opts)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.mu.Lock()
+	t.clients = append(t.clients, c)
+	t.mu.Unlock()
+	if t.ctx.Err() != nil {
+		c.Kill()
+	}
+	return c
+}

@@ -1,0 +1,122 @@
+// This file prints results: one row per checklist item, aggregating the
+// cases that cover it, and the details of failed and skipped cases.
+
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// ItemResult aggregates the cases covering one checklist item.
+type ItemResult struct {
+	Item
+	// Status is fail if any covering case failed or any case broke the
+	// item's rule, pass if a covering case passed, skip if every covering
+	// case was skipped, and "" when no case covers the item.
+	Status           Status
+	Pass, Fail, Skip int
+	// Cases are the IDs of the covering cases.
+	Cases []string
+}
+
+// Aggregate folds case results into one result per checklist item.
+func Aggregate(results []Result) []ItemResult {
+	items := Checklist()
+	out := make([]ItemResult, len(items))
+	idx := map[string]int{}
+	for i, it := range items {
+		out[i].Item = it
+		idx[it.ID] = i
+	}
+	for _, r := range results {
+		for _, id := range r.Items {
+			i, ok := idx[id]
+			if !ok {
+				continue
+			}
+			ir := &out[i]
+			ir.Cases = append(ir.Cases, r.ID)
+			switch r.Status {
+			case Pass:
+				ir.Pass++
+			case Fail:
+				ir.Fail++
+			case Skip:
+				ir.Skip++
+			}
+		}
+		// A broken rule fails its item even when the case was about
+		// something else.
+		seen := map[string]bool{}
+		for _, v := range r.Violations {
+			if i, ok := idx[v.Item]; ok && !seen[v.Item] && !slices.Contains(r.Items, v.Item) {
+				seen[v.Item] = true
+				out[i].Fail++
+				out[i].Cases = append(out[i].Cases, r.ID+"(violation)")
+			}
+		}
+	}
+	for i := range out {
+		ir := &out[i]
+		switch {
+		case ir.Fail > 0:
+			ir.Status = Fail
+		case ir.Pass > 0:
+			ir.Status = Pass
+		case ir.Skip > 0:
+			ir.Status = Skip
+		}
+	}
+	return out
+}
+
+// WriteTable prints one row per checklist item (its id, status, how many
+// covering cases passed, failed and were skipped, and its title) and a
+// summary line.
+func WriteTable(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tSTATUS\tCASES (pass/fail/skip)\tLEVEL\tCHECK")
+	counts := map[Status]int{}
+	uncovered := 0
+	for _, ir := range Aggregate(results) {
+		st := string(ir.Status)
+		if ir.Status == "" {
+			st = "-"
+			uncovered++
+		}
+		counts[ir.Status]++
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d/%d\t%s\t%s\n", ir.ID, st, ir.Pass, ir.Fail, ir.Skip, ir.Level, ir.Title)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	cases := map[Status]int{}
+	for _, r := range results {
+		cases[r.Status]++
+	}
+	_, err := fmt.Fprintf(w, "\nitems: %d pass, %d fail, %d skip, %d not covered; cases: %d pass, %d fail, %d skip\n",
+		counts[Pass], counts[Fail], counts[Skip], uncovered, cases[Pass], cases[Fail], cases[Skip])
+	return err
+}
+
+// WriteDetails prints every failed case with its detail, and, when
+// skipped is set, every skipped case with its reason.
+func WriteDetails(w io.Writer, results []Result, skipped bool) error {
+	for _, r := range results {
+		if r.Status == Pass || (r.Status == Skip && !skipped) {
+			continue
+		}
+		detail := strings.TrimRight(r.Detail, "\n")
+		if detail != "" {
+			detail = "\n  " + strings.ReplaceAll(detail, "\n", "\n  ")
+		}
+		if _, err := fmt.Fprintf(w, "%s %s [%s] %s%s\n", strings.ToUpper(string(r.Status)), r.ID, strings.Join(r.Items, " "), r.Name, detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
