@@ -6,7 +6,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -621,7 +620,22 @@ func subagentCases2() []*Case {
 				if grand == up || grand == sid {
 					t.Errorf("the relayed child reuses an id")
 				}
-				_ = os.Remove(cfg)
+
+				// A cancel for the relayed grandchild reaches the child agent,
+				// whose own child then reports idle/cancelled.
+				id, seq := t.SendPrompt(c, sid, "conf-relay-hang")
+				g := awaitChild(t, c, seq, "child-hang", "running")
+				_, byID = children(c, seq)
+				if up := byID[g].outer; byID[up] == nil || byID[up].outer != sid {
+					t.Errorf("the relayed hanging child %s is not announced under the acp child", g)
+				}
+				if err := c.Notify("session/cancel", map[string]any{"sessionId": g}); err != nil {
+					t.Fatalf("%v", err)
+				}
+				t.Expect(c, seq, "idle/cancelled for the relayed child", func(m *Msg) bool {
+					return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == g && getString(m.Update(), "state", "stopReason") == "cancelled"
+				})
+				t.WantStop(t.Finish(c, id, seq), "end_turn", "the parent after its relayed grandchild was cancelled")
 			},
 		},
 	}
