@@ -198,7 +198,7 @@ func (c *Client) received(line []byte, complete bool) {
 		delete(c.pending, key)
 	}
 	c.appendLocked(l)
-	c.mon.recv(l, c)
+	c.mon.recv(l)
 	var h Handler
 	dispatch, manual := false, false
 	if l.Err == nil && l.Msg.IsRequest() {
@@ -511,7 +511,7 @@ func (c *Client) Kill() {
 func (c *Client) violations() []Violation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mon.finish(c)
+	return c.mon.finish()
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,29 @@ var (
 	dshdFlag   = flag.String("dshd", "", "the dshd binary to test (default: bin/dshd, rebuilt when stale)")
 )
 
+// buildDir holds a dshd built for this test run when bin/dshd is stale.
+var buildDir string
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	if os.Getenv("CONFORMANCE_BAD_AGENT") == "1" {
+		badAgent()
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "dshd-conformance-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // knownFailures are cases that fail because of dshd bugs or missing
@@ -100,11 +122,7 @@ func dshdBinary() (string, error) {
 	if st, err := os.Stat(bin); err == nil && !newerSource(root, st.ModTime()) {
 		return bin, nil
 	}
-	dir := filepath.Join(os.TempDir(), "dshd-conformance-bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	bin = filepath.Join(dir, "dshd")
+	bin = filepath.Join(buildDir, "dshd")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dshd")
 	cmd.Dir = root
 	var stderr bytes.Buffer

@@ -150,7 +150,7 @@ func (mo *monitor) send(m *Msg) {
 }
 
 // recv observes a line the agent wrote; c.mu is held.
-func (mo *monitor) recv(l *Line, c *Client) {
+func (mo *monitor) recv(l *Line) {
 	if l.Err != nil {
 		item := "acp-v1#1"
 		switch msg := l.Err.Error(); {
@@ -687,6 +687,6 @@ func (mo *monitor) checkBlock(seq int, item string, b json.RawMessage) {
 }
 
 // finish returns what was found.
-func (mo *monitor) finish(c *Client) []Violation {
+func (mo *monitor) finish() []Violation {
 	return append([]Violation(nil), mo.out...)
 }
