@@ -360,12 +360,13 @@ func (c *child) release() {
 	if last {
 		c.closed = true
 	}
+	if !last {
+		c.mu.Unlock()
+		return
+	}
 	pr, sess, routes := c.peer, c.session, c.routes
 	c.routes = nil
 	c.mu.Unlock()
-	if !last {
-		return
-	}
 	c.stop()
 	c.terms.closeAll()
 	c.closeSession(pr, sess)

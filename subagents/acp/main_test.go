@@ -19,6 +19,10 @@ import (
 // fakeagent_test.go) instead of running the tests.
 const fakeEnv = "ACPPROVIDER_FAKE_AGENT"
 
+// dshdEnv, when set, names a dshd binary to test with instead of building
+// one from the module.
+const dshdEnv = "ACPPROVIDER_TEST_DSHD"
+
 // dshdBin is the dshd binary built once for the whole package.
 var dshdBin string
 
@@ -32,7 +36,10 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	dshdBin = filepath.Join(dir, "dshd")
-	if err := buildDshd(dshdBin); err != nil {
+	if bin := os.Getenv(dshdEnv); bin != "" {
+		// A prebuilt dshd, e.g. one with unreleased wiring.
+		dshdBin = bin
+	} else if err := buildDshd(dshdBin); err != nil {
 		fmt.Fprintln(os.Stderr, "building dshd:", err)
 		os.RemoveAll(dir)
 		os.Exit(2)

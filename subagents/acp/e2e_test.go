@@ -1,0 +1,223 @@
+package acpprovider_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshd/dshd/acp"
+)
+
+// topClient is the editor at the top of a chain: it opted in to subagent
+// sessions, records every update and answers permission questions.
+type topClient struct {
+	answer string // the option id chosen for every question
+
+	mu      sync.Mutex
+	updates []*acp.SessionNotification
+	asked   []*acp.RequestPermissionRequest
+	running chan acp.SessionID // children reported running
+}
+
+func (c *topClient) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n)
+	c.mu.Unlock()
+	if u, ok := n.Update.(*acp.SubagentUpdate); ok {
+		if s, ok := u.State.Get(); ok && s.StateName() == acp.StateRunning {
+			select {
+			case c.running <- u.SessionID:
+			default:
+			}
+		}
+	}
+	return nil
+}
+
+func (c *topClient) RequestPermission(_ context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, req)
+	c.mu.Unlock()
+	return &acp.RequestPermissionResponse{Outcome: acp.Selected(c.answer)}, nil
+}
+
+func (c *topClient) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) CreateTerminal(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) TerminalOutput(context.Context, *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) WaitForTerminalExit(context.Context, *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
+func (c *topClient) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
+	return nil
+}
+
+// parentDshd is a real parent dshd driven by a topClient.
+type parentDshd struct {
+	conn    *acp.ClientSideConn
+	session acp.SessionID
+	cwd     string
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+type pipeRWC struct {
+	io.Reader
+	io.WriteCloser
+}
+
+// startParentDshd runs `dshd serve` on parent.json with an acp binding
+// subagent_acp to a child dshd on childScript, and opens a session.
+func startParentDshd(t *testing.T, cl *topClient, childScript string) *parentDshd {
+	t.Helper()
+	binding := "subagent_acp=acp,command=" + dshdBin + ",args=" + strings.Join(dshdArgs(t, childScript), " ")
+	cmd := exec.Command(dshdBin, dshdArgs(t, "parent.json", "--subagent", binding)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pd := &parentDshd{cmd: cmd, done: make(chan struct{}), cwd: t.TempDir()}
+	go func() {
+		cmd.Wait()
+		close(pd.done)
+	}()
+	pd.conn = acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+	t.Cleanup(pd.stop)
+	ctx := t.Context()
+	if _, err := pd.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := pd.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: pd.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd.session = s.SessionID
+	return pd
+}
+
+// stop closes the connection (dshd exits on stdin EOF) and reaps dshd.
+func (pd *parentDshd) stop() {
+	pd.conn.Close()
+	<-pd.done
+}
+
+// toolOutputs is the text of the parent's completed tool calls.
+func toolOutputs(cl *topClient, session acp.SessionID) string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	var b strings.Builder
+	for _, n := range cl.updates {
+		if u, ok := n.Update.(*acp.ToolCallUpdate); ok && n.SessionID == session {
+			for _, c := range u.Content {
+				if tc, ok := c.(*acp.ToolContent); ok {
+					if text, ok := tc.Content.(*acp.TextContent); ok {
+						b.WriteString(text.Text)
+					}
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestE2E_AGrandchildsPermissionQuestionReachesTheTopClient(t *testing.T) {
+	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
+	pd := startParentDshd(t, cl, "delegate.json")
+	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go delegate the report")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipUnwired(t, toolOutputs(cl, pd.session))
+	if resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %s", resp.StopReason)
+	}
+	b, err := os.ReadFile(filepath.Join(pd.cwd, "report.txt"))
+	if err != nil || string(b) != "from the grandchild" {
+		t.Fatalf("report.txt = %q, %v", b, err)
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	parentOf := map[acp.SessionID]acp.SessionID{}
+	for _, n := range cl.updates {
+		if u, ok := n.Update.(*acp.SubagentUpdate); ok {
+			if _, seen := parentOf[u.SessionID]; !seen {
+				parentOf[u.SessionID] = n.SessionID
+			}
+		}
+	}
+	if len(cl.asked) != 1 {
+		t.Fatalf("%d questions asked", len(cl.asked))
+	}
+	q := cl.asked[0]
+	child, ok := parentOf[q.SessionID]
+	if !ok || child == pd.session || parentOf[child] != pd.session {
+		raw, _ := json.Marshal(parentOf)
+		t.Fatalf("the question was asked on %s; announcements (child → parent): %s", q.SessionID, raw)
+	}
+}
+
+func TestE2E_CancelAtTheTopLeavesNoProcessBehind(t *testing.T) {
+	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
+	pd := startParentDshd(t, cl, "delegate.json")
+	answered := make(chan *acp.PromptResponse, 1)
+	go func() {
+		resp, err := pd.conn.Prompt(context.Background(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go hang")}})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- resp
+	}()
+	select {
+	case resp := <-answered:
+		skipUnwired(t, toolOutputs(cl, pd.session))
+		t.Fatalf("the turn ended before it was cancelled: %+v", resp)
+	case <-cl.running:
+	}
+	if err := pd.conn.Cancel(t.Context(), &acp.CancelNotification{SessionID: pd.session}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := recv(t, answered); resp == nil || resp.StopReason != acp.StopReasonCancelled {
+		t.Fatalf("the turn answered %+v", resp)
+	}
+	pd.stop()
+	checkNoProcesses(t)
+}
