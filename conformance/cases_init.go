@@ -111,6 +111,12 @@ func initCases() []*Case {
 			}
 			t.Do(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}, "additionalDirectories": []string{extra}}, nil)
 		}),
+		capCase("cap/mcp-http", "mcpCapabilities.http", "mcpCapabilities.http: session/new takes a type:http MCP server entry (an unreachable server may be reported, but the entry is not invalid params)", func(t *T) {
+			mcpEntry(t, map[string]any{"type": "http", "name": "conformance-http", "url": "http://127.0.0.1:9/mcp", "headers": []any{map[string]any{"name": "Authorization", "value": "Bearer x"}}})
+		}),
+		capCase("cap/mcp-sse", "mcpCapabilities.sse", "mcpCapabilities.sse: session/new takes a type:sse MCP server entry (an unreachable server may be reported, but the entry is not invalid params)", func(t *T) {
+			mcpEntry(t, map[string]any{"type": "sse", "name": "conformance-sse", "url": "http://127.0.0.1:9/sse", "headers": []any{}})
+		}),
 		capCase("cap/logout", "auth.logout", "auth.logout is backed by a logout that returns {}", func(t *T) {
 			c := t.Start(nil)
 			t.Init(c, nil)
@@ -171,6 +177,17 @@ const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD
 
 func capCase(id, need, name string, run func(t *T)) *Case {
 	return &Case{ID: id, Name: name, Items: []string{"acp-v1#17"}, Needs: []string{need}, Run: run}
+}
+
+// mcpEntry opens a session with one MCP server entry of an advertised
+// transport: the entry must be accepted as well-formed.
+func mcpEntry(t *T, server map[string]any) {
+	c := t.Start(nil)
+	t.Init(c, nil)
+	m := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{server}})
+	if m.Error != nil && m.Error.Code == -32602 {
+		t.Errorf("a %s MCP server entry was refused as invalid although the transport is advertised: %v", server["type"], m.Error)
+	}
 }
 
 func promptWith(t *T, c *Client, sid string, blocks ...any) {
