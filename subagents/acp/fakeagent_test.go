@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
 
 // Fake agent start modes.
@@ -51,7 +53,11 @@ const (
 	modeListen   = "listen"   // serves ACP on ACPPROVIDER_FAKE_ADDR (unix:PATH, tcp:HOST:PORT)
 	modeNoResume = "noresume" // advertises neither resume nor load
 	modeLoadOnly = "loadonly" // advertises load but not resume
+	modeParent   = "parent"   // a parent process: starts a fake agent child, prints its pid, waits to be killed
 	fakeAddrEnv  = "ACPPROVIDER_FAKE_ADDR"
+	// fakeNoHelperEnv, when set, keeps a stubborn fake from starting its
+	// helper.
+	fakeNoHelperEnv = "ACPPROVIDER_FAKE_NOHELPER"
 	// fakeTokenEnv, when set, is the token a listening fake requires.
 	fakeTokenEnv = "ACPPROVIDER_FAKE_TOKEN"
 )
@@ -70,9 +76,11 @@ func fakeAgentMain(mode string) int {
 		fmt.Println("Welcome to the fake agent v0!")
 	case modeStubborn:
 		signal.Ignore(syscall.SIGTERM)
-		helper := exec.Command("sleep", "300")
-		if err := helper.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, "helper:", err)
+		if os.Getenv(fakeNoHelperEnv) == "" {
+			helper := exec.Command("sleep", "300")
+			if err := helper.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+			}
 		}
 		fa := newFake(mode)
 		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
@@ -84,6 +92,8 @@ func fakeAgentMain(mode string) int {
 		}
 	case modeListen:
 		return fakeListen(os.Getenv(fakeAddrEnv))
+	case modeParent:
+		return fakeParent()
 	}
 	fa := newFake(mode)
 	conn := acp.NewAgentSideConn(stdio{}, fa, nil)
@@ -488,4 +498,37 @@ func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 	}
 	f.update(id, &acp.SubagentUpdate{SessionID: g, State: acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: acp.StopReasonEndTurn})})
 	f.say(id, "grandchild permission: "+answer)
+}
+
+// fakeParent starts an acp child and waits to be killed: the child must
+// not outlive it.
+func fakeParent() int {
+	p := acpprovider.New(nil)
+	dir, err := os.MkdirTemp("", "acpprovider-parent-")
+	if err != nil {
+		return 1
+	}
+	pids := make(chan string, 1)
+	_, err = p.Start(context.Background(), subagents.StartRequest{
+		Prompt: "pid",
+		Parent: &subagents.Scope{SessionID: "s", Cwd: dir},
+		// A child that ignores stdin EOF: only the death signal ends it.
+		Options: map[string]string{"command": os.Args[0], "env": fakeEnv + "=" + modeStubborn + " " + fakeNoHelperEnv + "=1"},
+		Progress: func(pr subagents.Progress) {
+			if _, pid, ok := strings.Cut(pr.Text, "pid="); ok {
+				select {
+				case pids <- pid:
+				default:
+				}
+			}
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("child " + <-pids)
+	for {
+		time.Sleep(time.Hour)
+	}
 }

@@ -41,7 +41,7 @@ func relayed(t testing.TB, e *st.Exposure) []emitted {
 
 // agentIDs matches session ids minted by a child dshd or the fake agent,
 // which must never reach the editor.
-var agentIDs = regexp.MustCompile(`s_[0-9a-f]{8}-|fs_[0-9]+_`)
+var agentIDs = regexp.MustCompile(`s_[0-9a-f]{8}-|fs_[0-9]+_|echo-[0-9a-f]{8}-`)
 
 func checkNoAgentIDs(t testing.TB, e *st.Exposure) {
 	t.Helper()

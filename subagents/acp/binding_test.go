@@ -1,0 +1,196 @@
+package acpprovider
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSplitWords_ReadsWordsAsAShellWould(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"serve --model scripted:/a b", []string{"serve", "--model", "scripted:/a", "b"}},
+		{`  a   b  `, []string{"a", "b"}},
+		{`'a b' "c d" e\ f`, []string{"a b", "c d", "e f"}},
+		{`"say \"hi\"" 'it''s'`, []string{`say "hi"`, "its"}},
+		{`x'' ""`, []string{"x", ""}},
+		{"", nil},
+	}
+	for _, tc := range cases {
+		got, err := splitWords(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("splitWords(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{`'open`, `"open`, `trailing\`} {
+		if _, err := splitWords(bad); err == nil {
+			t.Errorf("splitWords(%q) did not fail", bad)
+		}
+	}
+}
+
+func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
+	p := New(&Options{
+		Self:        "/usr/bin/dshd",
+		DefaultArgs: []string{"serve", "--model", "m"},
+		DefaultEnv:  []string{"FROM_DEFAULT=1"},
+		Agents: map[string]AgentConfig{
+			"codex": {Command: "codex-acp", Args: []string{"--x"}, Env: map[string]string{"A": "1"}, Unset: []string{"OPENAI_BASE_URL"}, Timeout: time.Minute},
+			"far":   {Address: "tcp:10.0.0.5:7000", Token: "t0"},
+		},
+	})
+	t.Run("the default is this program with the default arguments", func(t *testing.T) {
+		tg, err := p.resolveTarget(nil)
+		if err != nil || tg.command != "/usr/bin/dshd" || !slices.Equal(tg.args, []string{"serve", "--model", "m"}) || !slices.Equal(tg.setEnv, []string{"FROM_DEFAULT=1"}) || tg.startTimeout != DefaultStartTimeout {
+			t.Fatalf("target = %+v, %v", tg, err)
+		}
+	})
+	t.Run("args alone replace the default arguments of this program", func(t *testing.T) {
+		tg, err := p.resolveTarget(map[string]string{"args": "serve --model other"})
+		if err != nil || tg.command != "/usr/bin/dshd" || !slices.Equal(tg.args, []string{"serve", "--model", "other"}) || len(tg.setEnv) != 0 {
+			t.Fatalf("target = %+v, %v", tg, err)
+		}
+	})
+	t.Run("a named agent with binding overrides", func(t *testing.T) {
+		tg, err := p.resolveTarget(map[string]string{"agent": "codex", "env": "B=2 'C=x y'", "unset-env": "HOME", "timeout": "90s", "cwd": "/srv/work", "forward-mcp": ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.label != "codex" || tg.command != "codex-acp" || !slices.Equal(tg.args, []string{"--x"}) ||
+			!slices.Equal(tg.setEnv, []string{"A=1", "B=2", "C=x y"}) || !slices.Equal(tg.unsetEnv, []string{"OPENAI_BASE_URL", "HOME"}) ||
+			tg.timeout != 90*time.Second || tg.cwd != "/srv/work" || !tg.forwardMCP {
+			t.Fatalf("target = %+v", tg)
+		}
+	})
+	t.Run("a socket agent", func(t *testing.T) {
+		tg, err := p.resolveTarget(map[string]string{"agent": "far", "start-timeout": "5"})
+		if err != nil || tg.network != "tcp" || tg.address != "10.0.0.5:7000" || tg.token != "t0" || tg.startTimeout != 5*time.Second || tg.stdio() {
+			t.Fatalf("target = %+v, %v", tg, err)
+		}
+	})
+	t.Run("the named agent's lists are not shared with the target", func(t *testing.T) {
+		tg, _ := p.resolveTarget(map[string]string{"agent": "codex", "unset-env": "X"})
+		tg.unsetEnv[0] = "CHANGED"
+		if p.o.Agents["codex"].Unset[0] != "OPENAI_BASE_URL" {
+			t.Fatal("the configured agent was changed")
+		}
+	})
+	for _, bad := range []map[string]string{
+		{"env": "no-equals"},
+		{"env": "1BAD=x"},
+		{"unset-env": "A-B"},
+		{"forward-mcp": "maybe"},
+		{"start-timeout": "-1"},
+		{"address": "tcp:host"},
+		{"address": "unix:"},
+		{"token-env": "ACPPROVIDER_SURELY_UNSET_VARIABLE"},
+	} {
+		if _, err := p.resolveTarget(bad); err == nil {
+			t.Errorf("resolveTarget(%v) did not fail", bad)
+		}
+	}
+}
+
+func TestEnviron_SetsAndUnsetsOverTheDaemonsEnvironment(t *testing.T) {
+	t.Setenv("ACPPROVIDER_KEEP", "1")
+	t.Setenv("ACPPROVIDER_DROP", "1")
+	t.Setenv("ACPPROVIDER_OVER", "old")
+	tg := &target{setEnv: []string{"ACPPROVIDER_OVER=new", "ACPPROVIDER_ADD=x"}, unsetEnv: []string{"ACPPROVIDER_DROP"}}
+	env := tg.environ()
+	has := func(kv string) bool { return slices.Contains(env, kv) }
+	if !has("ACPPROVIDER_KEEP=1") || !has("ACPPROVIDER_OVER=new") || has("ACPPROVIDER_OVER=old") || !has("ACPPROVIDER_ADD=x") {
+		t.Fatalf("env = %q", env)
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "ACPPROVIDER_DROP=") {
+			t.Fatalf("env keeps %s", kv)
+		}
+	}
+}
+
+func TestLineCheck_FailsOnTheFirstLineThatIsNotAnObject(t *testing.T) {
+	cases := []struct {
+		name, in, sample string
+		passed           string
+	}{
+		{"json lines pass", "{\"a\":1}\n  {\"b\":2}\r\n\n", "", "{\"a\":1}\n  {\"b\":2}\r\n\n"},
+		{"a banner fails", "{\"a\":1}\nWelcome!\n{\"b\":2}\n", "Welcome!", "{\"a\":1}\n"},
+		{"a raw newline inside a string starts a bad line", "{\"a\":\"x\ny\"}\n", "y\"}", "{\"a\":\"x\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &lineCheck{r: strings.NewReader(tc.in)}
+			got, err := io.ReadAll(l)
+			if tc.sample == "" {
+				if err != nil || string(got) != tc.in {
+					t.Fatalf("read %q, %v", got, err)
+				}
+				return
+			}
+			if !errors.Is(err, errGarbage) || l.garbage() != tc.sample || string(got) != tc.passed {
+				t.Fatalf("read %q, %v, sample %q", got, err, l.garbage())
+			}
+		})
+	}
+}
+
+func TestScrub_HidesWhatLooksLikeASecret(t *testing.T) {
+	key := "sk-proj-AbCdEf0123456789AbCdEf0123456789"
+	for _, in := range []string{
+		"error: invalid key " + key,
+		"Authorization: Bearer abc.def.ghi",
+		"DEEPSEEK_API_KEY=abcdef123",
+		`{"token": "hunter2"}`,
+	} {
+		got := scrub(in)
+		for _, secret := range []string{key, "abc.def.ghi", "abcdef123", "hunter2"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("scrub(%q) = %q", in, got)
+			}
+		}
+	}
+	if got := scrub("the agent process exited with status 2"); got != "the agent process exited with status 2" {
+		t.Fatalf("scrub changed a plain sentence: %q", got)
+	}
+}
+
+func TestScrubTail_KeepsTheLastLinesWithinTheBound(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 500 {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("é", i%7))
+		b.WriteString("\n")
+	}
+	b.WriteString("the last line\n")
+	got := scrubTail(b.String(), 200)
+	if len(got) > 200 || !strings.HasSuffix(got, "the last line") || !strings.HasPrefix(got, "line") {
+		t.Fatalf("tail = %q", got)
+	}
+}
+
+func TestTailBuffer_KeepsTheEnd(t *testing.T) {
+	tb := tailBuffer{limit: 5}
+	tb.Write([]byte("abc"))
+	tb.Write([]byte("defg"))
+	if tb.String() != "cdefg" || !tb.Truncated() {
+		t.Fatalf("tail %q truncated %v", tb.String(), tb.Truncated())
+	}
+	tb.Write([]byte("0123456789"))
+	if tb.String() != "56789" {
+		t.Fatalf("tail %q", tb.String())
+	}
+}
+
+func TestShellQuote_OneWord(t *testing.T) {
+	for in, want := range map[string]string{"ls": "ls", "/usr/bin/x-y_z": "/usr/bin/x-y_z", "a b": "'a b'", "it's": `'it'\''s'`, "": "''"} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
