@@ -31,6 +31,7 @@ const (
 	ToAgent
 )
 
+// String renders the direction in acp-v1.md notation.
 func (d Direction) String() string {
 	if d == ToAgent {
 		return ">>"
@@ -58,6 +59,7 @@ type Line struct {
 	At time.Time
 }
 
+// String renders the line for failure details, shortened.
 func (l *Line) String() string {
 	return l.Dir.String() + " " + clip(l.Raw, 400)
 }

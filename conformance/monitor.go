@@ -25,6 +25,7 @@ type Violation struct {
 	Seq int
 }
 
+// String renders the violation for failure details.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: %s (line %d)", v.Item, v.Text, v.Seq)
 }

@@ -20,6 +20,7 @@ type RPCError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error renders the code, message and data.
 func (e *RPCError) Error() string {
 	if len(e.Data) > 0 {
 		return fmt.Sprintf("rpc error %d %q data=%s", e.Code, e.Message, clip(e.Data, 200))
