@@ -159,9 +159,13 @@ func (p *proc) signal(sig syscall.Signal) {
 func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	p := start(t, opts{env: env, stdin: strings.NewReader("")}, args...)
-	out, _ := io.ReadAll(p.stdout)
+	out := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(p.stdout)
+		out <- b
+	}()
 	code = p.wait(testCtx(t))
-	return code, string(out), p.stderr.String()
+	return code, string(<-out), p.stderr.String()
 }
 
 // lineLog collects a process's stderr and lets a test wait for a line.

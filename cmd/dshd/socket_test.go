@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -478,4 +479,55 @@ func tcpListenAddrs(pid int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+func TestUnixSocketPathHoldingARegularFileIsLeftAlone(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dshd-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := writeFile(t, dir, "notes.txt", "precious data\n")
+	p := start(t, opts{stdin: strings.NewReader("")}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	listening := make(chan struct{})
+	go func() {
+		if _, err := p.stderr.waitFor(ctx, "dshd listening"); err == nil {
+			close(listening)
+		}
+	}()
+	select {
+	case <-p.done:
+	case <-listening:
+		p.stop(t)
+		t.Errorf("dshd replaced a regular file with its socket")
+	case <-ctx.Done():
+		t.Fatal("dshd neither exited nor listened")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "precious data\n" {
+		t.Fatalf("the file at the socket path was removed or changed: %v; stderr:\n%s", err, p.stderr)
+	}
+}
+
+func TestSocketDaemonSIGTERMCancelsTurnsOfConnectedClientsAndExitsZero(t *testing.T) {
+	ctx := testCtx(t)
+	script := writeScript(t, hangScript)
+	p, path := serveUnix(t, "--model", "scripted:"+script)
+	a, b := dialWire(t, "unix", path), dialWire(t, "unix", path)
+	_, answerA := hangingTurn(ctx, t, a, t.TempDir())
+	_, answerB := hangingTurn(ctx, t, b, t.TempDir())
+	p.signal(syscall.SIGTERM)
+	for _, ch := range []<-chan *msg{answerA, answerB} {
+		if got := stopReason(ctx, t, ch); got != "cancelled" {
+			t.Fatalf("stop reason %q, want cancelled", got)
+		}
+	}
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket file outlived the daemon: %v", err)
+	}
 }
