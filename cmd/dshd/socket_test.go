@@ -22,19 +22,30 @@ import (
 // listens.
 func serveUnix(t testing.TB, extra ...string) (*proc, string) {
 	t.Helper()
-	// Socket paths are short (108 bytes): t.TempDir can be too long.
+	path := socketPath(t)
+	return serveUnixAt(t, path, extra...), path
+}
+
+// socketPath returns a fresh socket path; socket paths are short (108
+// bytes), and t.TempDir can be too long.
+func socketPath(t testing.TB) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "dshd-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "d.sock")
-	return serveUnixAt(t, path, extra...), path
+	return filepath.Join(dir, "d.sock")
 }
 
 func serveUnixAt(t testing.TB, path string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
+	return serveArgs(t, args)
+}
+
+func serveArgs(t testing.TB, args []string) *proc {
+	t.Helper()
 	p := start(t, opts{}, args...)
 	waitListening(t, p)
 	return p
@@ -199,8 +210,21 @@ func TestUnixSocketServesManyConcurrentClientsEachWithItsOwnSessions(t *testing.
 	p.stop(t)
 }
 
+// memTempDir is a temp dir on tmpfs when there is one: the scale test
+// measures the daemon, not the disk's fsync (several per session).
+func memTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "dshd-e2e")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 func TestUnixSocketThousandSessions(t *testing.T) {
-	p, path := serveUnix(t)
+	path := socketPath(t)
+	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
 	ctx := testCtx(t)
 	const conns, total = 4, 1000
 	cwd := t.TempDir()
