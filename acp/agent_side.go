@@ -42,9 +42,17 @@ var _ Client = (*AgentSideConn)(nil)
 
 // NewAgentSideConn starts serving a over rwc. Closing the connection closes
 // rwc.
+//
+// The answer to one of our calls is held until every notification that
+// arrived before it has been handled: a client that sends session/cancel
+// and then answers a pending permission request "cancelled" must find the
+// turn cancelled when the answer is read. A handler that waits for a turn
+// to end (session/close) must therefore Detach first, or it would hold the
+// notifications the turn's calls wait for.
 func NewAgentSideConn(rwc io.ReadWriteCloser, a Agent, opts *ConnOptions) *AgentSideConn {
 	c := newConn(rwc, agentMethods(a), a, opts)
 	c.gate = true
+	c.barrier = true
 	c.start()
 	return &AgentSideConn{c: c}
 }

@@ -210,7 +210,7 @@ type conn struct {
 	methods map[string]methodInfo
 	ext     ExtHandler
 	gate    bool // agent side: nothing but initialize before a successful initialize
-	barrier bool // client side: a response waits for the notifications before it
+	barrier bool // a response waits for the notifications that arrived before it
 
 	initialized atomic.Bool
 	nextID      atomic.Uint64
@@ -476,6 +476,17 @@ func (c *conn) runRequest(it *item) {
 	}
 }
 
+// runHook runs an AfterReply or AfterAnswer hook; a panic is contained and
+// logged like a handler's.
+func (c *conn) runHook(method string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("acp: after-answer hook panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	fn()
+}
+
 // invoke calls a handler, turning a panic into -32603.
 func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params json.RawMessage) (res any, err error) {
 	defer func() {
@@ -519,11 +530,11 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 		c.mu.Unlock()
 		if fl.ok {
 			for _, fn := range after {
-				fn()
+				c.runHook(fl.method, fn)
 			}
 		}
 		for _, fn := range answered {
-			fn()
+			c.runHook(fl.method, fn)
 		}
 	})
 }

@@ -33,11 +33,17 @@ func (r *NewSessionRequest) UnmarshalJSON(b []byte) error {
 	type alias NewSessionRequest
 	var w struct {
 		alias
-		McpServers json.RawMessage `json:"mcpServers"`
+		McpServers            json.RawMessage `json:"mcpServers"`
+		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	dirs, err := decodeDirectories(w.AdditionalDirectories)
+	if err != nil {
+		return err
+	}
+	w.alias.AdditionalDirectories = dirs
 	servers, err := decodeMcpServers(w.McpServers)
 	if err != nil {
 		return err
@@ -64,6 +70,23 @@ func (r *NewSessionRequest) Validate() error {
 
 // validateDirectories rejects empty (or null) additionalDirectories entries;
 // whether they are absolute is the server's check.
+// decodeDirectories decodes additionalDirectories, rejecting `null`, which
+// acp-v1 §8.7 says is invalid (unlike an omitted field), and anything that
+// is not an array of strings.
+func decodeDirectories(raw json.RawMessage) ([]string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if isNull(raw) {
+		return nil, invalidField("additionalDirectories", "must be an array of absolute paths, not null")
+	}
+	var dirs []string
+	if err := json.Unmarshal(raw, &dirs); err != nil {
+		return nil, invalidField("additionalDirectories", "must be an array of strings")
+	}
+	return dirs, nil
+}
+
 func validateDirectories(dirs []string) error {
 	for i, d := range dirs {
 		if d == "" {
@@ -123,11 +146,17 @@ func (r *LoadSessionRequest) UnmarshalJSON(b []byte) error {
 	type alias LoadSessionRequest
 	var w struct {
 		alias
-		McpServers json.RawMessage `json:"mcpServers"`
+		McpServers            json.RawMessage `json:"mcpServers"`
+		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	dirs, err := decodeDirectories(w.AdditionalDirectories)
+	if err != nil {
+		return err
+	}
+	w.alias.AdditionalDirectories = dirs
 	servers, err := decodeMcpServers(w.McpServers)
 	if err != nil {
 		return err
@@ -194,11 +223,17 @@ func (r *ResumeSessionRequest) UnmarshalJSON(b []byte) error {
 	type alias ResumeSessionRequest
 	var w struct {
 		alias
-		McpServers json.RawMessage `json:"mcpServers"`
+		McpServers            json.RawMessage `json:"mcpServers"`
+		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	dirs, err := decodeDirectories(w.AdditionalDirectories)
+	if err != nil {
+		return err
+	}
+	w.alias.AdditionalDirectories = dirs
 	servers, err := decodeMcpServers(w.McpServers)
 	if err != nil {
 		return err

@@ -49,11 +49,7 @@ func TestMain(m *testing.M) {
 // knownFailures are cases that fail because of dshd bugs or missing
 // features outside this package; each names why. Remove an entry once
 // the lead has fixed it.
-var knownFailures = map[string]string{
-	"session/additional-directories-null":  "dshd accepts additionalDirectories: null on session/new (acp-v1 §8.7 says null is invalid and must be rejected)",
-	"subagents/child-permission-cancelled": "flaky: a cancelled permission outcome overtakes the session/cancel sent before it (responses bypass the dispatcher queue) and dshd treats it as one tool's cancel, so the turn can end end_turn",
-	"permission/cancel-while-pending":      "flaky, same dshd bug as subagents/child-permission-cancelled",
-}
+var knownFailures = map[string]string{}
 
 var (
 	runOnce    sync.Once

@@ -230,9 +230,19 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 	toolCallID := req.ToolCallID
 	title := req.Title
 	var onDone func(tools.Answer)
+	// A client answers "cancelled" only when it cancelled the work the
+	// question belongs to. Its session/cancel may still be queued behind
+	// this answer (answers are matched on the read loop), so the answer
+	// itself cancels that work: the root turn, or the exposed child.
+	cancelWork := func() { a.ls.s.Cancel() }
 
 	if req.Requester != "" {
 		if ch := c.child(acp.SessionID(req.Requester)); ch != nil {
+			cancelWork = func() {
+				if ch.cancel != nil {
+					ch.cancel()
+				}
+			}
 			// The editor sees the child: ask on its own session, where the
 			// tool call was announced, and show it blocked meanwhile.
 			sessionID = ch.id
@@ -277,6 +287,9 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 	ans := tools.AnswerCancelled
 	if err == nil {
 		ans = answerOf(resp)
+		if ans == tools.AnswerCancelled {
+			cancelWork()
+		}
 	}
 	if onDone != nil {
 		onDone(ans)

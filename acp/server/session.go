@@ -220,6 +220,7 @@ func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest)
 	delete(c.sessions, req.SessionID)
 	c.mu.Unlock()
 	if open {
+		acp.Detach(ctx) // waiting for the turn must not hold later messages
 		c.closeSession(ls)
 	}
 	c.srv.mu.Lock()
