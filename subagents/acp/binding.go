@@ -48,6 +48,10 @@ const (
 	KeyForwardMCP = "forward-mcp"
 )
 
+// selfUnset are the daemon settings a child dshd must not inherit from
+// the environment: it serves its stdio, without a token.
+var selfUnset = []string{"DSHD_LISTEN", "DSHD_TOKEN"}
+
 // target is a resolved binding: one agent to run or reach.
 type target struct {
 	// label names the agent in messages and logs.
@@ -244,6 +248,10 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 			}
 			t.setEnv = append(slices.Clone(p.o.DefaultEnv), t.setEnv...)
 		}
+		// The child inherits the daemon's environment, and a socket
+		// daemon's DSHD_LISTEN would make it listen too instead of
+		// serving its stdio.
+		t.unsetEnv = append(slices.Clone(t.unsetEnv), selfUnset...)
 		if label == "" {
 			label = "dshd"
 		}

@@ -50,6 +50,10 @@ func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
 		if err != nil || tg.command != "/usr/bin/dshd" || !slices.Equal(tg.args, []string{"serve", "--model", "m"}) || !slices.Equal(tg.setEnv, []string{"FROM_DEFAULT=1"}) || tg.startTimeout != DefaultStartTimeout {
 			t.Fatalf("target = %+v, %v", tg, err)
 		}
+		// A socket daemon's own listener and token are not the child's.
+		if !slices.Equal(tg.unsetEnv, []string{"DSHD_LISTEN", "DSHD_TOKEN"}) {
+			t.Fatalf("unset = %q", tg.unsetEnv)
+		}
 	})
 	t.Run("args alone replace the default arguments of this program", func(t *testing.T) {
 		tg, err := p.resolveTarget(map[string]string{"args": "serve --model other"})

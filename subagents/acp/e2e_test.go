@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,7 +141,29 @@ func (pd *parentDshd) stop() {
 	<-pd.done
 }
 
-// toolOutputs is the text of the parent's completed tool calls.
+// toolResult is the text of the parent's last finished tool call.
+func toolResult(cl *topClient, session acp.SessionID) string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	var last string
+	for _, n := range cl.updates {
+		u, ok := n.Update.(*acp.ToolCallUpdate)
+		if !ok || n.SessionID != session || (u.Status != acp.ToolCallStatusCompleted && u.Status != acp.ToolCallStatusFailed) {
+			continue
+		}
+		last = ""
+		for _, c := range u.Content {
+			if tc, ok := c.(*acp.ToolContent); ok {
+				if text, ok := tc.Content.(*acp.TextContent); ok {
+					last += text.Text
+				}
+			}
+		}
+	}
+	return last
+}
+
+// toolOutputs is the text of the parent's tool call updates.
 func toolOutputs(cl *topClient, session acp.SessionID) string {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
@@ -220,4 +243,42 @@ func TestE2E_CancelAtTheTopLeavesNoProcessBehind(t *testing.T) {
 	}
 	pd.stop()
 	checkNoProcesses(t)
+}
+
+func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
+	// The parent daemon listens because of DSHD_LISTEN in its environment;
+	// its default child (dshd itself, with the parent's settings) inherits
+	// that environment and must still serve its stdio.
+	sock := filepath.Join(t.TempDir(), "parent.sock")
+	cmd := exec.Command(dshdBin, dshdArgs(t, "parent.json", "--subagent", "subagent_acp=acp")...)
+	cmd.Env = append(os.Environ(), "DSHD_LISTEN=unix:"+sock)
+	startDaemon(t, cmd, (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
+		return sock, strings.Contains(line, "dshd listening")
+	})
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &topClient{running: make(chan acp.SessionID, 10)}
+	conn := acp.NewClientSideConn(nc, cl, nil)
+	defer conn.Close()
+	ctx := t.Context()
+	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("go hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	out := toolResult(cl, s.SessionID)
+	if strings.HasPrefix(out, "Error: there is no tool named") {
+		skipUnwired(t, out)
+	}
+	// The child ran and answered with its final message.
+	if !strings.HasPrefix(out, "Parent done:") {
+		t.Fatalf("the parent's tool said %q", out)
+	}
 }

@@ -22,6 +22,7 @@ package acpprovider_test
 //	chunks A|B|C     send the parts as separate messages with tool calls between
 //	caps             answer the client capabilities it was offered
 //	permwrite P TEXT ask permission to edit P, then write it
+//	session          answer what session/new got: cwd, roots, MCP servers, _meta, and the process's cwd
 
 import (
 	"context"
@@ -150,10 +151,11 @@ type fakeAgent struct {
 	seq      int
 	cancels  map[acp.SessionID]chan struct{}
 	sessions map[acp.SessionID]bool
+	news     map[acp.SessionID]*acp.NewSessionRequest
 }
 
 func newFake(mode string) *fakeAgent {
-	return &fakeAgent{mode: mode, cancels: map[acp.SessionID]chan struct{}{}, sessions: map[acp.SessionID]bool{}, shared: &fakeShared{}}
+	return &fakeAgent{mode: mode, cancels: map[acp.SessionID]chan struct{}{}, sessions: map[acp.SessionID]bool{}, news: map[acp.SessionID]*acp.NewSessionRequest{}, shared: &fakeShared{}}
 }
 
 func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
@@ -164,9 +166,11 @@ func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) 
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession: true,
 			SessionCapabilities: acp.SessionCapabilities{
-				Resume: &acp.EmptyCapability{},
-				Close:  &acp.EmptyCapability{},
+				Resume:                &acp.EmptyCapability{},
+				Close:                 &acp.EmptyCapability{},
+				AdditionalDirectories: &acp.EmptyCapability{},
 			},
+			McpCapabilities: acp.McpCapabilities{HTTP: true},
 		},
 		AgentInfo: &acp.Implementation{Name: "fake", Version: "0"},
 	}
@@ -203,6 +207,7 @@ func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) 
 	f.seq++
 	id := acp.SessionID(fmt.Sprintf("fs_%d_%d", os.Getpid(), f.seq))
 	f.sessions[id] = true
+	f.news[id] = req
 	f.mu.Unlock()
 	f.shared.sessions.Add(1)
 	// Like dshd, send an update right after the answer.
@@ -385,6 +390,17 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, f.terminal(ctx, cl, id, strings.Fields(arg)))
 	case "relay":
 		f.relay(ctx, cl, id)
+	case "session":
+		f.mu.Lock()
+		req := f.news[id]
+		f.mu.Unlock()
+		wd, _ := os.Getwd()
+		var servers []string
+		for _, m := range req.McpServers {
+			servers = append(servers, m.ServerName())
+		}
+		b, _ := json.Marshal(map[string]any{"cwd": req.Cwd, "dirs": req.AdditionalDirectories, "mcp": servers, "meta": req.Meta, "wd": wd})
+		f.say(id, string(b))
 	case "caps":
 		b, _ := json.Marshal(f.caps.Load())
 		f.say(id, string(b))
@@ -475,6 +491,10 @@ func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.
 // tool call linking g, and a permission question on g.
 func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) {
 	g := id + "/g1"
+	gCancelled := make(chan struct{})
+	f.mu.Lock()
+	f.cancels[g] = gCancelled
+	f.mu.Unlock()
 	f.update(id, &acp.SessionMessage{MessageID: "m_out", SenderSessionID: acp.Set(id), RecipientSessionID: acp.Set(g),
 		Content: acp.Set([]acp.ContentBlock{acp.TextBlock("task for g")})})
 	f.update(id, &acp.SubagentUpdate{SessionID: g, Title: acp.Set("helper"), Description: acp.Set("does things"),
@@ -496,8 +516,18 @@ func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 			answer = "cancelled"
 		}
 	}
-	f.update(id, &acp.SubagentUpdate{SessionID: g, State: acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: acp.StopReasonEndTurn})})
-	f.say(id, "grandchild permission: "+answer)
+	// A client that can cancel g has done so by now (the test cancels it
+	// while the question is asked); the notification may still be queued.
+	stop := acp.StopReasonEndTurn
+	if answer == "ok" {
+		select {
+		case <-gCancelled:
+			stop = acp.StopReasonCancelled
+		case <-time.After(5 * time.Second):
+		}
+	}
+	f.update(id, &acp.SubagentUpdate{SessionID: g, State: acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: stop})})
+	f.say(id, "grandchild permission: "+answer+", grandchild "+string(stop))
 }
 
 // fakeParent starts an acp child and waits to be killed: the child must

@@ -94,10 +94,16 @@ func TestExpose_AChildDshdIsAnnouncedAndItsUpdatesRelayed(t *testing.T) {
 func TestExpose_TheAgentsChildrenAreReannouncedUnderTheChild(t *testing.T) {
 	p := newProvider(t, nil)
 	exp := &st.Exposure{}
-	gate := &recGate{}
+	// While the grandchild's question is asked, the editor cancels the
+	// grandchild: the agent granted it, so the cancel reaches the agent.
+	gate := &recGate{decide: func(tools.PermissionRequest) tools.Decision {
+		a, _ := exp.Announcement("s_main/sa1/sa2")
+		a.Cancel()
+		return tools.Allowed
+	}}
 	parent := newParent(t, parentOpts{expose: exp, gate: gate})
 	run := start(t, p, subagents.StartRequest{Prompt: "relay", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
-	if res := wait(t, run); res.Output != "grandchild permission: ok" {
+	if res := wait(t, run); res.Output != "grandchild permission: ok, grandchild cancelled" {
 		t.Fatalf("result = %+v", res)
 	}
 	lines := exp.Lines()
@@ -134,7 +140,7 @@ func TestExpose_TheAgentsChildrenAreReannouncedUnderTheChild(t *testing.T) {
 			}
 		case "subagent_update":
 			if e.child == "s_main/sa1" && u["sessionId"] == "s_main/sa1/sa2" {
-				if s, ok := u["state"].(map[string]any); ok && s["state"] == "idle" {
+				if s, ok := u["state"].(map[string]any); ok && s["state"] == "idle" && s["stopReason"] == "cancelled" {
 					sawIdle = true
 				}
 			}
@@ -147,9 +153,6 @@ func TestExpose_TheAgentsChildrenAreReannouncedUnderTheChild(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Requester != "s_main/sa1/sa2" || reqs[0].ToolCallID != "tc_g" || reqs[0].Effect != tools.EffectEdit {
 		t.Fatalf("gate saw %+v", reqs)
 	}
-	// The editor's cancel of the grandchild is forwarded (the agent grants
-	// it) without disturbing anything else.
-	a.Cancel()
 	run.Dispose()
 	last := exp.Lines()
 	if !slices.Contains(last, "forget s_main/sa1/sa2") || !slices.Contains(last, "forget s_main/sa1") {
@@ -163,7 +166,7 @@ func TestExpose_WithoutAnEditorViewTheAgentsChildrenAreNotServed(t *testing.T) {
 	gate := &recGate{}
 	parent := newParent(t, parentOpts{gate: gate})
 	run := start(t, p, subagents.StartRequest{Prompt: "relay", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
-	if res := wait(t, run); res.Output != "grandchild permission: error" {
+	if res := wait(t, run); res.Output != "grandchild permission: error, grandchild end_turn" {
 		t.Fatalf("result = %+v", res)
 	}
 	if len(gate.requests()) != 0 {

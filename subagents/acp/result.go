@@ -124,7 +124,7 @@ func structured(schema *jsonschema.Resolved, answer string) (json.RawMessage, er
 
 // secretish matches what could be a credential: key=value pairs naming a
 // secret, bearer tokens, well-known key prefixes and long key-like runs.
-var secretish = regexp.MustCompile(`(?i)((api[_-]?key|access[_-]?key|token|secret|password|passwd|authorization|credentials?)["']?\s*[:=]\s*["']?((bearer|basic)\s+)?[^\s"',]+|(bearer|basic)\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-+/=]{32,})`)
+var secretish = regexp.MustCompile(`(?i)((api[_-]?key|access[_-]?key|token|secret|password|passwd|authorization|credentials?)["']?\s*[:=]\s*["']?((bearer|basic)\s+)?[^\s"',]+|(bearer|basic)\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-+=]{32,})`)
 
 // scrub removes anything that looks like a secret.
 func scrub(s string) string {

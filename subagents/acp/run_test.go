@@ -118,10 +118,17 @@ func TestStart_RefusesWhatItCannotDo(t *testing.T) {
 func TestRun_OutputIsTheLastMessageWithText(t *testing.T) {
 	p := newProvider(t, nil)
 	parent := newParent(t, parentOpts{})
-	run := start(t, p, subagents.StartRequest{Prompt: "chunks first|second|third", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "chunks first|second|third", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
 	res := wait(t, run)
 	if res.StopReason != subagents.StopCompleted || res.Output != "third" {
 		t.Fatalf("result = %+v", res)
+	}
+	// Without an editor view, the parent's tool call shows the child's
+	// messages and its tool calls with their status.
+	last := progress.last()
+	if last.Text != "firstsecondthird" || strings.Join(last.Tools, "; ") != "step 1 (done); step 2 (done)" {
+		t.Fatalf("progress = %+v", last)
 	}
 }
 

@@ -202,3 +202,65 @@ func TestServe_TerminalsRunOnTheParentsRunner(t *testing.T) {
 	}
 	checkNoProcesses(t)
 }
+
+func TestSession_OpensWhereTheBindingSaysWithWhatTheParentLends(t *testing.T) {
+	p := newProvider(t, nil)
+	type newSession struct {
+		Cwd  string         `json:"cwd"`
+		Dirs []string       `json:"dirs"`
+		MCP  []string       `json:"mcp"`
+		Meta map[string]any `json:"meta"`
+		WD   string         `json:"wd"`
+	}
+	setup := func(t *testing.T, exp subagents.Exposure) *st.Parent {
+		parent := newParent(t, parentOpts{expose: exp})
+		parent.Scope.AdditionalDirectories = []string{t.TempDir()}
+		parent.Scope.MCPServers = json.RawMessage(`[{"name":"local","command":"/bin/true","args":[],"env":[]},` +
+			`{"type":"http","name":"web","url":"http://127.0.0.1:1/mcp","headers":[]},` +
+			`{"type":"sse","name":"old","url":"http://127.0.0.1:1/sse","headers":[]}]`)
+		return parent
+	}
+	got := func(t *testing.T, parent *st.Parent, opts map[string]string) newSession {
+		res := ask(t, p, parent, "session", opts)
+		var ns newSession
+		if err := json.Unmarshal([]byte(res.Output), &ns); err != nil {
+			t.Fatalf("answer %q: %v", res.Output, err)
+		}
+		return ns
+	}
+	t.Run("by default the parent session's cwd and roots, depth in _meta, no MCP servers", func(t *testing.T) {
+		parent := setup(t, nil)
+		ns := got(t, parent, fakeBinding(modeAgent))
+		if ns.Cwd != parent.Scope.Cwd || ns.WD != parent.Scope.Cwd || len(ns.Dirs) != 1 || ns.Dirs[0] != parent.Scope.AdditionalDirectories[0] || len(ns.MCP) != 0 {
+			t.Fatalf("session/new got %+v", ns)
+		}
+		if ns.Meta["dshd.dev/depth"] != float64(1) || ns.Meta["dshd.dev/maxDepth"] != float64(subagents.DefaultMaxDepth) {
+			t.Fatalf("_meta = %v", ns.Meta)
+		}
+	})
+	t.Run("forwarded MCP servers, less the transports the agent does not take", func(t *testing.T) {
+		parent := setup(t, nil)
+		opts := fakeBinding(modeAgent)
+		opts["forward-mcp"] = "true"
+		if ns := got(t, parent, opts); strings.Join(ns.MCP, ",") != "local,web" {
+			t.Fatalf("mcp servers = %q", ns.MCP)
+		}
+	})
+	t.Run("an absolute cwd is the session's and the process's, and the editor is told", func(t *testing.T) {
+		exp := &st.Exposure{}
+		parent := setup(t, exp)
+		dir, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := fakeBinding(modeAgent)
+		opts["cwd"] = dir
+		ns := got(t, parent, opts)
+		if ns.Cwd != dir || ns.WD != dir || len(ns.Dirs) != 0 {
+			t.Fatalf("session/new got %+v", ns)
+		}
+		if a, _ := exp.Announcement("s_main/sa1"); a.Cwd != dir {
+			t.Fatalf("announcement = %+v", a)
+		}
+	})
+}
