@@ -1,3 +1,5 @@
+//go:build unix
+
 package acpprovider_test
 
 // The test binary doubles as a fake ACP agent with exact, scriptable
