@@ -233,6 +233,14 @@ type conn struct {
 	wake         chan struct{}
 	wg           sync.WaitGroup // dispatcher and handler goroutines
 	shutdownOnce sync.Once
+
+	// At the end of input (drainAtEOF): inputEnded is set under mu, the
+	// dispatcher closes drained once the queue is empty, and handlers
+	// counts the running request handlers.
+	inputEnded bool
+	drained    chan struct{}
+	drainOnce  sync.Once
+	handlers   sync.WaitGroup
 	done         chan struct{}
 }
 
@@ -257,6 +265,8 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{MaxLineSize: o.MaxLineSize, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
+	c.stream.onEOF = c.drainAtEOF
+	c.drained = make(chan struct{})
 	return c
 }
 
@@ -274,6 +284,31 @@ func (c *conn) start() {
 		<-c.rpc.DisconnectNotify()
 		c.shutdown()
 	}()
+}
+
+// drainAtEOF runs on the read loop when the peer's input ends: every
+// message already read is still dispatched and answered, then the
+// remaining handlers are cancelled (a running prompt answers cancelled)
+// and awaited, and only then does the read loop report the end, which
+// shuts the connection down.
+func (c *conn) drainAtEOF() {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.inputEnded = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-c.drained:
+	case <-c.ctx.Done():
+	}
+	c.cancel()
+	c.handlers.Wait()
 }
 
 // rpcLogger sends jsonrpc2's own complaints (unmatched responses, protocol
@@ -379,6 +414,9 @@ func (c *conn) dispatch() {
 	for {
 		c.mu.Lock()
 		for len(c.queue) == 0 && !c.closing {
+			if c.inputEnded {
+				c.drainOnce.Do(func() { close(c.drained) })
+			}
 			c.mu.Unlock()
 			<-c.wake
 			c.mu.Lock()
@@ -459,8 +497,10 @@ func (c *conn) runRequest(it *item) {
 	}
 	fl.blocking.Store(true)
 	c.wg.Add(1)
+	c.handlers.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer c.handlers.Done()
 		defer close(fl.returned)
 		res, err := c.invoke(fl.ctx, fl.method, h, params)
 		fl.blocking.Store(false)
@@ -629,6 +669,14 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	err = w.Wait(ctx, &raw)
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		c.dropBarrier(id)
+		c.mu.Lock()
+		ended := c.inputEnded
+		c.mu.Unlock()
+		if ended {
+			// The peer's input is gone: this call can never be answered,
+			// and its context was cancelled for that reason.
+			return ErrConnClosed
+		}
 		cancel := &CancelRequestNotification{RequestID: IntRequestID(int64(id))}
 		if werr := c.stream.WriteNotification(MethodCancelRequest, cancel); werr != nil {
 			c.log.Debug("acp: cannot send $/cancel_request", "err", werr)

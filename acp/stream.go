@@ -73,6 +73,10 @@ type Stream struct {
 	// only matches responses, and a big request is parsed once, not thrice.
 	onNotify  func(method string, params json.RawMessage)
 	onRequest func(id json.RawMessage, method string, params json.RawMessage)
+	// onEOF, when set, runs when the input ends, before ReadObject reports
+	// it; the writing side stays open while it runs, so a connection can
+	// still answer what it already read.
+	onEOF func()
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -221,6 +225,9 @@ func (s *Stream) ReadObject(v any) error {
 			}
 		}
 		if rerr != nil {
+			if rerr == io.EOF && s.onEOF != nil {
+				s.onEOF()
+			}
 			return rerr
 		}
 	}

@@ -63,9 +63,13 @@ func (h History) All() iter.Seq2[int, llm.Message] {
 	}
 }
 
-// Messages returns the messages as one new slice. It costs O(Len); use it
-// to build a model request, not to inspect the history.
+// Messages returns the messages as one slice that the caller must not
+// modify. A history that was never forked returns its own storage, capped
+// so an append by the caller copies; otherwise it costs O(Len).
 func (h History) Messages() []llm.Message {
+	if len(h.frozen) == 0 {
+		return h.own[:len(h.own):len(h.own)]
+	}
 	out := make([]llm.Message, 0, h.n)
 	for _, seg := range h.frozen {
 		out = append(out, seg...)

@@ -130,6 +130,9 @@ func (c *Conn) clientCaps() acp.ClientCapabilities {
 func (c *Conn) lookup(id acp.SessionID) (*liveSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.authed {
+		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "authenticate with the daemon token first"})
+	}
 	if ls, ok := c.sessions[id]; ok {
 		return ls, nil
 	}

@@ -111,7 +111,11 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	c.mu.Lock()
 	ls, ok := c.sessions[n.SessionID]
 	ch := c.children[n.SessionID]
+	authed := c.authed
 	c.mu.Unlock()
+	if !authed {
+		return nil
+	}
 	switch {
 	case ok:
 		ls.s.Cancel()

@@ -91,7 +91,10 @@ func listen(addr, token string, log *slog.Logger) (net.Listener, error) {
 		if where == "" {
 			return nil, errors.New("--listen unix: needs a path")
 		}
-		if _, err := os.Lstat(where); err == nil {
+		if fi, err := os.Lstat(where); err == nil {
+			if fi.Mode()&os.ModeSocket == 0 {
+				return nil, fmt.Errorf("--listen %s: %s exists and is not a socket; not touching it", addr, where)
+			}
 			if c, err := net.Dial("unix", where); err == nil {
 				c.Close()
 				return nil, fmt.Errorf("--listen %s: another daemon is listening there", addr)
