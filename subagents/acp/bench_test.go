@@ -236,7 +236,9 @@ func BenchmarkSocket_PooledRun(b *testing.B) {
 }
 
 // BenchmarkSocket_DirectRun is the same work done by a bare ACP client on
-// one connection: the child's own cost, which the pooled run adds to.
+// one connection, with the same capabilities and session/new _meta as the
+// provider's (the daemon does more for a delegated session): the child's
+// own cost, which the pooled run adds to.
 func BenchmarkSocket_DirectRun(b *testing.B) {
 	sock := socketDshd(b, "echo.json")
 	nc, err := net.Dial("unix", sock)
@@ -247,12 +249,14 @@ func BenchmarkSocket_DirectRun(b *testing.B) {
 	conn := acp.NewClientSideConn(nc, cl, nil)
 	defer conn.Close()
 	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	caps := acp.ClientCapabilities{FS: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: caps}); err != nil {
 		b.Fatal(err)
 	}
 	cwd := b.TempDir()
+	meta := acp.Meta{"dshd.dev/depth": 1, "dshd.dev/maxDepth": subagents.DefaultMaxDepth}
 	for b.Loop() {
-		s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd})
+		s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, Meta: meta})
 		if err != nil {
 			b.Fatal(err)
 		}
