@@ -20,6 +20,21 @@
 //
 // It imports subagents and acp and never another provider.
 //
+// # Bindings
+//
+// A binding's options (`--subagent TOOL=acp,key=value,...`) choose the
+// agent: agent=NAME (a named agent of [Options.Agents]; the other keys
+// override it), command= and args= (a program on stdio; args are
+// shell-like words), address= (unix:PATH or tcp:HOST:PORT) with token= or
+// token-env=, env= and unset-env=, cwd= ("session" or an absolute path),
+// timeout= and start-timeout=, forward-mcp=. With none of command, address
+// and agent, the child is this program (`dshd serve` with
+// [Options.DefaultArgs]). See the Key constants.
+//
+// Runs to one socket daemon share one connection (one session each); a
+// dropped connection fails the runs on it and is dialled again for the
+// next run. A stdio child is one process per child session.
+//
 // # Processes
 //
 // A stdio child runs in its own process group (so a signal reaches every

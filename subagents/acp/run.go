@@ -146,7 +146,12 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 		return r.result(subagents.StopError, "the agent's answer to session/prompt is malformed")
 	}
 	stop, diag := stopOf(resp.StopReason)
-	if r.cancelled.Load() && stop != subagents.StopCompleted {
+	switch {
+	case stop == subagents.StopCompleted:
+	case r.timedOut.Load():
+		// The agent answered the cancel sent when time ran out.
+		stop, diag = subagents.StopError, fmt.Sprintf("the agent timed out after %s without finishing the task", c.t.timeout)
+	case r.cancelled.Load():
 		stop, diag = subagents.StopAborted, ""
 	}
 	res := r.result(stop, diag)
