@@ -241,7 +241,7 @@ type conn struct {
 	drained    chan struct{}
 	drainOnce  sync.Once
 	handlers   sync.WaitGroup
-	done         chan struct{}
+	done       chan struct{}
 }
 
 func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, opts *ConnOptions) *conn {

@@ -61,7 +61,7 @@ type Session struct {
 // Turn is a running prompt turn.
 type Turn struct {
 	// Ctx is the turn's context; it ends when the turn is cancelled.
-	Ctx    context.Context
+	Ctx        context.Context
 	cancel     context.CancelFunc
 	done       chan struct{}
 	finishOnce sync.Once
