@@ -252,7 +252,9 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			// Mirror the child's call on the parent first (the editor has
 			// never seen the child's ids), then ask with the mirror's id.
 			toolCallID = fmt.Sprintf("%s/%s%d", req.Requester, c.idBase, c.mintID())
-			title = "Subagent: " + req.Title
+			if !strings.HasPrefix(title, "Subagent: ") {
+				title = "Subagent: " + title
+			}
 			tr := &translator{c: c, journal: a.ls.s, session: sessionID}
 			c.send(a.ls.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
