@@ -6,6 +6,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 )
 
@@ -82,6 +83,18 @@ func (a *AgentSideConn) Done() <-chan struct{} { return a.c.done }
 // Close closes the connection and waits like Done. Do not call it from a
 // handler of this connection.
 func (a *AgentSideConn) Close() error { return a.c.close() }
+
+// SessionUpdateRaw writes a session/update whose params were encoded by
+// MarshalSessionNotification, in call order like SessionUpdate.
+func (a *AgentSideConn) SessionUpdateRaw(_ context.Context, params []byte) error {
+	if err := a.c.stream.WriteNotificationRaw(MethodSessionUpdate, params); err != nil {
+		if errors.Is(err, ErrConnClosed) {
+			return ErrConnClosed
+		}
+		return err
+	}
+	return nil
+}
 
 // SessionUpdate writes a session/update notification before returning, in
 // call order, through the stream's fast path (ctx is not consulted: updates

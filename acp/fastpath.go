@@ -3,7 +3,11 @@
 
 package acp
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // appendTextChunkNotification appends n encoded as its generic encoding
 // would, when n is a message or thought chunk holding a plain text block
@@ -97,4 +101,21 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// MarshalSessionNotification encodes n exactly as the connection writes
+// it (the text-chunk fast path when it applies, no HTML escaping), so a
+// caller that also records the notification encodes it once and writes
+// the bytes with AgentSideConn.SessionUpdateRaw.
+func MarshalSessionNotification(n *SessionNotification) ([]byte, error) {
+	if b, ok := appendTextChunkNotification(nil, n); ok {
+		return b, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

@@ -177,6 +177,29 @@ func (s *Stream) WriteNotification(method string, params any) error {
 	return err
 }
 
+// WriteNotificationRaw writes the notification {method, params} where
+// params is already-encoded, compact JSON (from MarshalSessionNotification);
+// it is written as is.
+func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
+	e := notifPool.Get().(*pooledEncoder)
+	defer func() {
+		if e.buf.Cap() <= 1<<20 {
+			notifPool.Put(e)
+		}
+	}()
+	b := append(e.buf.AvailableBuffer()[:0], `{"jsonrpc":"2.0","method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	b = append(b, '}', '\n')
+	err := s.writeLine(b)
+	e.buf.Reset()
+	if cap(b) > e.buf.Cap() {
+		e.buf = *bytes.NewBuffer(b[:0])
+	}
+	return err
+}
+
 // writeLine writes one complete line (ending in '\n') under the write lock.
 func (s *Stream) writeLine(line []byte) error {
 	s.waiting.Add(1)

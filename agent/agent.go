@@ -417,10 +417,7 @@ func (t *turn) request() *llm.Request {
 	msgs := a.hist.Messages()
 	model := a.modelID
 	a.mu.Unlock()
-	if t.system != "" {
-		msgs = append([]llm.Message{{Role: llm.RoleSystem, Content: t.system}}, msgs...)
-	}
-	req := &llm.Request{Model: model, Messages: msgs, MaxTokens: a.opts.MaxTokens}
+	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens}
 	if a.opts.Tools != nil {
 		for _, tl := range a.opts.Tools.Tools() {
 			req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Name(), Description: tl.Description(), Parameters: tl.InputSchema()})

@@ -473,7 +473,7 @@ func TestPrompt_ToolPanicFailsTheTurnButNotTheAgent(t *testing.T) {
 func TestPrompt_SystemPromptFailureIsContained(t *testing.T) {
 	fail := true
 	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
-		if req.Messages[0].Role != llm.RoleSystem || req.Messages[0].Content != "sys" {
+		if req.System != "sys" {
 			return nil, errors.New("no system prompt")
 		}
 		return text("ok"), nil
@@ -536,7 +536,7 @@ func TestCompletedHistoryExcludesTheRunningTurn(t *testing.T) {
 
 func TestCompactionSummarisesOlderTurns(t *testing.T) {
 	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
-		if len(req.Messages) > 0 && req.Messages[0].Role == llm.RoleSystem && strings.Contains(req.Messages[0].Content, "summarising") {
+		if strings.Contains(req.System, "summarising") {
 			return text("SUMMARY"), nil
 		}
 		return []llm.Event{

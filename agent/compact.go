@@ -89,11 +89,9 @@ func (t *turn) summarise(msgs []llm.Message) (string, error) {
 		b.WriteString(line)
 	}
 	req := &llm.Request{
-		Model: a.ModelID(),
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: a.opts.CompactPrompt},
-			{Role: llm.RoleUser, Content: b.String()},
-		},
+		Model:     a.ModelID(),
+		System:    a.opts.CompactPrompt,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: b.String()}},
 		MaxTokens: a.opts.MaxTokens,
 	}
 	msg, usage, _, err := llm.Collect(a.opts.Model.Stream(t.ctx, req))

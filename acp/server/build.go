@@ -7,8 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
@@ -192,7 +195,7 @@ func (c *Conn) open(ctx context.Context, s *session.Session, cwd string, dirs []
 // systemPrompt renders the system template for a turn, rescuing {{cwd}}
 // if a template override forgot to register it, and appends AGENTS.md.
 func (c *Conn) systemPrompt(ls *liveSession, cwd string) (string, error) {
-	tmpl, err := prompt.Template(prompt.System)
+	tmpl, err := systemTemplate()
 	if err != nil {
 		return "", err
 	}
@@ -206,10 +209,42 @@ func (c *Conn) systemPrompt(ls *liveSession, cwd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if extra, err := prompt.ProjectInstructions(cwd); err == nil && extra != "" {
+	if extra := ls.instructions.get(cwd); extra != "" {
 		out = strings.TrimRight(out, "\n") + "\n\n" + extra
 	}
 	return out, nil
+}
+
+// systemTemplate is the embedded system prompt template, read once.
+var systemTemplate = sync.OnceValues(func() (string, error) { return prompt.Template(prompt.System) })
+
+// instructions caches a session's AGENTS.md section, re-read only when the
+// file's size or modification time changes (a turn must not pay a read).
+type instructions struct {
+	mu      sync.Mutex
+	size    int64
+	mod     time.Time
+	present bool
+	text    string
+}
+
+func (in *instructions) get(cwd string) string {
+	fi, err := os.Stat(filepath.Join(cwd, prompt.ProjectInstructionsFile))
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err != nil {
+		in.present, in.text = false, ""
+		return ""
+	}
+	if in.present && fi.Size() == in.size && fi.ModTime().Equal(in.mod) {
+		return in.text
+	}
+	text, err := prompt.ProjectInstructions(cwd)
+	if err != nil {
+		return ""
+	}
+	in.present, in.size, in.mod, in.text = true, fi.Size(), fi.ModTime(), text
+	return text
 }
 
 // contextWindow is the configured window, else the model's, else 128000.

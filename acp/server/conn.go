@@ -63,6 +63,7 @@ type liveSession struct {
 	// hidden sessions were created by a parent dshd for a subagent.
 	depth, maxDepth int
 	titled          atomic.Bool
+	instructions    instructions
 }
 
 func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
@@ -158,15 +159,17 @@ func isChildID(id acp.SessionID) bool { return strings.Contains(string(id), "/")
 // the client saw survives a crash), then written through the connection's
 // single ordered writer. journal may be nil (nothing recorded).
 func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpdate) {
-	n := &acp.SessionNotification{SessionID: id, Update: u}
+	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: id, Update: u})
+	if err != nil {
+		c.log.Error("cannot encode a session update", "session", id, "update", u.UpdateType(), "err", err)
+		return
+	}
 	if journal != nil {
-		if b, err := json.Marshal(n); err == nil {
-			if err := journal.RecordUpdate(b); err != nil {
-				c.log.Warn("journal append failed", "session", journal.ID(), "err", err)
-			}
+		if err := journal.RecordUpdate(b); err != nil {
+			c.log.Warn("journal append failed", "session", journal.ID(), "err", err)
 		}
 	}
-	if err := c.peer.SessionUpdate(c.ctx, n); err != nil {
+	if err := c.peer.SessionUpdateRaw(c.ctx, b); err != nil {
 		c.log.Debug("session/update not delivered", "session", id, "err", err)
 	}
 }

@@ -91,7 +91,12 @@ type ToolSpec struct {
 // Request is one model call.
 type Request struct {
 	// Model is the backend's model id (for example "deepseek-flash").
-	Model    string
+	Model string
+	// System, when set, is the system prompt, sent before Messages. It is
+	// separate so that a request can share the history's storage instead
+	// of copying it behind a system message.
+	System string
+	// Messages is the conversation; the backend must not modify it.
 	Messages []Message
 	Tools    []ToolSpec
 	// MaxTokens caps the output tokens of this call; 0 leaves it to the

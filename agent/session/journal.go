@@ -130,7 +130,7 @@ type Journal struct {
 	logger *slog.Logger
 	// onSync, set by a Store, learns the time of the last record each time
 	// appended records become durable.
-	onSync func(last time.Time)
+	onSync func(last time.Time, closing bool)
 
 	mu sync.Mutex
 	f  *os.File // nil once closed
@@ -283,7 +283,7 @@ func (j *Journal) Sync() error {
 		j.mu.Unlock()
 		return nil
 	}
-	err := j.f.Sync()
+	err := datasync(j.f)
 	if err == nil {
 		j.unsynced = false
 	}
@@ -293,7 +293,7 @@ func (j *Journal) Sync() error {
 		return fmt.Errorf("session: sync journal: %w", err)
 	}
 	if onSync != nil {
-		onSync(last)
+		onSync(last, false)
 	}
 	return nil
 }
@@ -315,8 +315,8 @@ func (j *Journal) Close() error {
 	j.f = nil
 	last, onSync := j.last, j.onSync
 	j.mu.Unlock()
-	if synced && onSync != nil {
-		onSync(last)
+	if onSync != nil && (synced || syncErr == nil) {
+		onSync(last, true)
 	}
 	if err := errors.Join(syncErr, closeErr); err != nil {
 		return fmt.Errorf("session: close journal: %w", err)

@@ -214,9 +214,21 @@ func (s *Store) Open(id string) (*Journal, []Record, error) {
 	return j, recs, nil
 }
 
+//
+// The sidecar's update time is rewritten at most once per
+// sidecarInterval while the journal is open (a turn pays one fsync, not a
+// sidecar rewrite too), and always when it closes, so a listing is at most
+// that far behind a live session.
 func (s *Store) attach(j *Journal) {
 	id := j.ID()
-	j.onSync = func(last time.Time) {
+	var mu sync.Mutex
+	var written time.Time
+	j.onSync = func(last time.Time, closing bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !last.After(written) || (!closing && last.Sub(written) < sidecarInterval) {
+			return
+		}
 		err := s.Update(id, func(i *Info) {
 			if last.After(i.UpdatedAt) {
 				i.UpdatedAt = last
@@ -224,9 +236,14 @@ func (s *Store) attach(j *Journal) {
 		})
 		if err != nil && !errors.Is(err, ErrNotFound) { // deleted sessions stay deleted
 			s.logger.Warn("cannot update session sidecar", "session", id, "err", err)
+			return
 		}
+		written = last
 	}
 }
+
+// sidecarInterval bounds how often an open journal rewrites its sidecar.
+const sidecarInterval = time.Second
 
 // Exists reports whether session id has a journal.
 func (s *Store) Exists(id string) bool {
@@ -503,7 +520,10 @@ func decodeInfo(id string, b []byte) (Info, error) {
 
 // writeInfo replaces a sidecar atomically: a reader sees the old or the
 // new file, never a partial one. The temp name starts with a dot, which
-// no session id does.
+// no session id does. The sidecar is not fsynced: it is derived from the
+// journal (which is): a sidecar a crash left empty or damaged is rebuilt
+// from the journal on the next Open or List, and at worst its update time
+// is one turn behind. That keeps a turn's end at one fsync.
 func (s *Store) writeInfo(info *Info) error {
 	s.forget(info.SessionID)
 	b, err := json.Marshal(info)
@@ -515,9 +535,6 @@ func (s *Store) writeInfo(info *Info) error {
 		return fmt.Errorf("session: write sidecar: %w", err)
 	}
 	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

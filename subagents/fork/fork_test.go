@@ -99,12 +99,12 @@ func TestFork_TheChildSeesTheParentsCompletedTurnsUnderTheParentsSystemPrompt(t 
 		t.Fatalf("system = %q, want the parent's, unchanged", st.System(req))
 	}
 	for i := range 4 {
-		if req.Messages[1+i].Content != fmt.Sprintf("m%d", i) {
-			t.Fatalf("message %d = %q", i, req.Messages[1+i].Content)
+		if req.Messages[i].Content != fmt.Sprintf("m%d", i) {
+			t.Fatalf("message %d = %q", i, req.Messages[i].Content)
 		}
 	}
-	task := req.Messages[5]
-	if len(req.Messages) != 6 || task.Role != llm.RoleUser || !strings.HasSuffix(task.Content, "# Task\n\nsummarise m2") {
+	task := req.Messages[4]
+	if len(req.Messages) != 5 || task.Role != llm.RoleUser || !strings.HasSuffix(task.Content, "# Task\n\nsummarise m2") {
 		t.Fatalf("the task message = %+v", task)
 	}
 	if !strings.Contains(task.Content, "forked from this conversation") || !strings.Contains(task.Content, prompt.FixedPermissionsNote) {
@@ -145,8 +145,8 @@ func TestFork_OnlyTheParentsCompletedTurnsAreShared(t *testing.T) {
 			t.Fatalf("the child saw the parent's running turn: %+v", req.Messages)
 		}
 	}
-	if len(req.Messages) != 1+2+1 {
-		t.Fatalf("the child saw %d messages, want system + 2 completed + task", len(req.Messages))
+	if len(req.Messages) != 2+1 || req.System == "" {
+		t.Fatalf("the child saw %d messages, want 2 completed + task under a system prompt", len(req.Messages))
 	}
 }
 

@@ -34,7 +34,7 @@ func TestResume_ContinuesTheFinishedChildsConversationInTheSameSession(t *testin
 	}
 	reqs := rec.all()
 	var contents []string
-	for _, m := range reqs[1].Messages[1:] {
+	for _, m := range reqs[1].Messages {
 		contents = append(contents, m.Content)
 	}
 	if !slices.Equal(contents, []string{"one", "answer to one", "two"}) {

@@ -126,8 +126,8 @@ func TestSpawn_ChildStartsEmptyWithItsOwnSystemPromptInTheParentsCwd(t *testing.
 	run := start(t, p, subagents.StartRequest{Prompt: "the task"})
 	wait(t, run)
 	req := rec.all()[0]
-	if len(req.Messages) != 2 || req.Messages[1].Content != "the task" {
-		t.Fatalf("child request messages = %+v, want system + the task only", req.Messages)
+	if len(req.Messages) != 1 || req.Messages[0].Content != "the task" || req.System == "" {
+		t.Fatalf("child request messages = %+v, want the task only under a system prompt", req.Messages)
 	}
 	sys := st.System(req)
 	for _, want := range []string{"You are a subagent", "Working directory: " + p.Scope.Cwd, "Model: parent-model", prompt.AskPermissionsNote} {

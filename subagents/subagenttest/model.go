@@ -99,6 +99,9 @@ func LastUser(req *llm.Request) string {
 
 // System returns the request's system prompt, or "".
 func System(req *llm.Request) string {
+	if req.System != "" {
+		return req.System
+	}
 	if len(req.Messages) > 0 && req.Messages[0].Role == llm.RoleSystem {
 		return req.Messages[0].Content
 	}

@@ -100,7 +100,10 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 // encode builds the body of a streaming chat request.
 func (c *Client) encode(req *llm.Request, model string) ([]byte, error) {
 	cp := &c.opts.compat
-	w := wireRequest{Model: model, Stream: true, Messages: make([]wireMessage, 0, len(req.Messages))}
+	w := wireRequest{Model: model, Stream: true, Messages: make([]wireMessage, 0, len(req.Messages)+1)}
+	if req.System != "" {
+		w.Messages = append(w.Messages, wireMessage{Role: string(llm.RoleSystem), Content: req.System})
+	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		wm := wireMessage{Role: string(m.Role), Content: m.Content}

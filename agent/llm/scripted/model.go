@@ -92,6 +92,9 @@ func viewOf(req *llm.Request) view {
 	var v view
 	last := -1
 	var sys []string
+	if req.System != "" {
+		sys = append(sys, req.System)
+	}
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleUser:
@@ -233,7 +236,7 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, yield func(llm.Eve
 }
 
 func inputRunes(req *llm.Request) int {
-	n := 0
+	n := utf8.RuneCountInString(req.System)
 	for _, msg := range req.Messages {
 		n += utf8.RuneCountInString(msg.Content)
 		if msg.Reasoning != nil {
