@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -246,7 +247,7 @@ func (mo *monitor) response(l *Line) {
 }
 
 func (mo *monitor) checkInitResult(seq int, res json.RawMessage) {
-	if v := get(res, "protocolVersion"); v == nil || !reUint.Match(v) {
+	if v := get(res, "protocolVersion"); v == nil || !reUint().Match(v) {
 		mo.flag(seq, "acp-v1#16", "protocolVersion %s is not an integer", v)
 	}
 	for _, am := range getArray(res, "authMethods") {
@@ -407,8 +408,8 @@ var (
 	toolKinds       = []string{"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"}
 	toolStatuses    = []string{"pending", "in_progress", "completed", "failed"}
 
-	reUint     = regexp.MustCompile(`^\d+$`)
-	rePositive = regexp.MustCompile(`^[1-9]\d*$`)
+	reUint     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+$`) })
+	rePositive = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9]\d*$`) })
 )
 
 func (mo *monitor) notification(l *Line) {
@@ -529,7 +530,7 @@ func (mo *monitor) update(l *Line) {
 		}
 	case "usage_update":
 		for _, k := range []string{"used", "size"} {
-			if !reUint.Match(get(u, k)) {
+			if !reUint().Match(get(u, k)) {
 				mo.flag(l.Seq, "acp-v1#59", "usage_update %s is %s, not a non-negative integer", k, get(u, k))
 			}
 		}
@@ -654,7 +655,7 @@ func (mo *monitor) checkToolContent(seq int, sid string, content, locations json
 		if p := getString(loc, "path"); !filepath.IsAbs(p) {
 			mo.flag(seq, "acp-v1#54", "location path %q is not absolute", p)
 		}
-		if ln := get(loc, "line"); ln != nil && !isNull(ln) && !rePositive.Match(ln) {
+		if ln := get(loc, "line"); ln != nil && !isNull(ln) && !rePositive().Match(ln) {
 			mo.flag(seq, "acp-v1#54", "location line %s is not ≥ 1", ln)
 		}
 	}

@@ -39,6 +39,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,8 +76,8 @@ func dataCases() []*Case {
 }
 
 var (
-	varName   = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
-	quotedVar = regexp.MustCompile(`"\$[A-Za-z_][A-Za-z0-9_]*"`)
+	varName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`) })
+	quotedVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"\$[A-Za-z_][A-Za-z0-9_]*"`) })
 )
 
 // ParseDataCase parses one data case file.
@@ -179,7 +180,7 @@ func (st *scriptState) start() {
 
 // substitute replaces "$name" strings with captured values.
 func (st *scriptState) substitute(line string) string {
-	return quotedVar.ReplaceAllStringFunc(line, func(s string) string {
+	return quotedVar().ReplaceAllStringFunc(line, func(s string) string {
 		if v, ok := st.vars[strings.Trim(s, `"`)]; ok {
 			return string(mustJSON(v))
 		}
@@ -258,7 +259,7 @@ func matchValue(want, got any, at string, vars map[string]any) string {
 		switch {
 		case s == "$any":
 			return ""
-		case varName.MatchString(s):
+		case varName().MatchString(s):
 			if prev, ok := vars[s]; ok {
 				return matchValue(prev, got, at, map[string]any{})
 			}

@@ -15,14 +15,16 @@ import (
 type toolBase struct {
 	name        string
 	description string
-	schema      json.RawMessage
-	kind        Kind
-	parallel    bool
+	// schema is built on first use: reflecting over every tool's params
+	// at construction would cost the daemon's cold start.
+	schema   func() json.RawMessage
+	kind     Kind
+	parallel bool
 }
 
 func (b *toolBase) Name() string                 { return b.name }
 func (b *toolBase) Description() string          { return b.description }
-func (b *toolBase) InputSchema() json.RawMessage { return b.schema }
+func (b *toolBase) InputSchema() json.RawMessage { return b.schema() }
 func (b *toolBase) Kind() Kind                   { return b.kind }
 func (b *toolBase) ParallelSafe() bool           { return b.parallel }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -122,7 +123,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	for _, t := range Builtins(nil) {
 		r.Register(t)
 	}
-	tool := &overheadTool{toolBase{name: "overhead", schema: SchemaFor[overheadParams](), kind: KindEdit}}
+	tool := &overheadTool{toolBase{name: "overhead", schema: sync.OnceValue(SchemaFor[overheadParams]), kind: KindEdit}}
 	r.Register(tool)
 	ws, err := NewWorkspace(b.TempDir(), nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // EditFileName is the edit_file tool's name.
@@ -38,7 +39,7 @@ type editFile struct{ toolBase }
 
 // NewEditFile returns the edit_file tool.
 func NewEditFile() Tool {
-	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: SchemaFor[EditFileParams](), kind: KindEdit}}
+	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: sync.OnceValue(SchemaFor[EditFileParams]), kind: KindEdit}}
 }
 
 // Title is "Edit <path>".

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // GlobName is the glob tool's name.
@@ -47,7 +48,7 @@ func NewGlob(opts *GlobOptions) Tool {
 		t.opts.MaxResults = 1000
 	}
 	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
-	t.toolBase = toolBase{name: GlobName, description: desc, schema: SchemaFor[GlobParams](), kind: KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GlobName, description: desc, schema: sync.OnceValue(SchemaFor[GlobParams]), kind: KindSearch, parallel: true}
 	return t
 }
 

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // GrepName is the grep tool's name.
@@ -73,7 +74,7 @@ func NewGrep(opts *GrepOptions) Tool {
 		t.opts.MaxOutputBytes = 64 << 10
 	}
 	desc := strings.ReplaceAll(grepDescription, "{{max}}", strconv.Itoa(t.opts.MaxMatches))
-	t.toolBase = toolBase{name: GrepName, description: desc, schema: SchemaFor[GrepParams](), kind: KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GrepName, description: desc, schema: sync.OnceValue(SchemaFor[GrepParams]), kind: KindSearch, parallel: true}
 	return t
 }
 

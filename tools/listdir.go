@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ListDirName is the list_dir tool's name.
@@ -46,7 +47,7 @@ func NewListDir(opts *ListDirOptions) Tool {
 		t.opts.MaxEntries = 1000
 	}
 	desc := strings.ReplaceAll(listDirDescription, "{{max}}", strconv.Itoa(t.opts.MaxEntries))
-	t.toolBase = toolBase{name: ListDirName, description: desc, schema: SchemaFor[ListDirParams](), kind: KindRead, parallel: true}
+	t.toolBase = toolBase{name: ListDirName, description: desc, schema: sync.OnceValue(SchemaFor[ListDirParams]), kind: KindRead, parallel: true}
 	return t
 }
 

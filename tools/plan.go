@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // PlanName is the plan tool's name.
@@ -43,7 +44,7 @@ type planTool struct{ toolBase }
 
 // NewPlan returns the plan tool. It publishes through the call's Env.Plan.
 func NewPlan() Tool {
-	return &planTool{toolBase{name: PlanName, description: planDescription, schema: SchemaFor[PlanParams](), kind: KindThink}}
+	return &planTool{toolBase{name: PlanName, description: planDescription, schema: sync.OnceValue(SchemaFor[PlanParams]), kind: KindThink}}
 }
 
 // Title is "Update plan".

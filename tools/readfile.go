@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -62,7 +63,7 @@ func NewReadFile(opts *ReadFileOptions) Tool {
 		t.opts.MaxOutputBytes = 256 << 10
 	}
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: SchemaFor[ReadFileParams](), kind: KindRead, parallel: true}
+	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: sync.OnceValue(SchemaFor[ReadFileParams]), kind: KindRead, parallel: true}
 	return t
 }
 

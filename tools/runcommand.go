@@ -70,7 +70,7 @@ func NewRunCommand(opts *RunCommandOptions) Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: SchemaFor[RunCommandParams](), kind: KindExecute}
+	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: sync.OnceValue(SchemaFor[RunCommandParams]), kind: KindExecute}
 	return t
 }
 

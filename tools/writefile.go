@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // WriteFileName is the write_file tool's name.
@@ -26,7 +27,7 @@ type writeFile struct{ toolBase }
 
 // NewWriteFile returns the write_file tool.
 func NewWriteFile() Tool {
-	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: SchemaFor[WriteFileParams](), kind: KindEdit}}
+	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: sync.OnceValue(SchemaFor[WriteFileParams]), kind: KindEdit}}
 }
 
 // Title is "Write <path>".

@@ -157,7 +157,7 @@ func (bn *binder) sync(fresh bool) {
 		bn.unregister()
 		bn.unregister = nil
 	}
-	t := &tool{svc: bn.svc, b: bn.b, w: wordings[boolIndex(inherit)]}
+	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit}
 	unregister, err := bn.reg.Register(t)
 	if err != nil {
 		bn.log.Error("subagent tool could not be registered", "err", err)
@@ -185,8 +185,10 @@ func (bn *binder) close() {
 	}
 }
 
-// wordings are the two wordings, derived once: fresh context, inherited.
-var wordings = [2]wording{wordingFor(false), wordingFor(true)}
+// wordings are the two wordings (fresh context, inherited), derived on
+// first use: encoding the schemas in package init or at registration
+// would cost every dshd's cold start.
+var wordings = sync.OnceValue(func() [2]wording { return [2]wording{wordingFor(false), wordingFor(true)} })
 
 func boolIndex(b bool) int {
 	if b {

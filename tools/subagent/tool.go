@@ -27,7 +27,9 @@ const (
 type tool struct {
 	svc *subagents.Service
 	b   Binding
-	w   wording
+	// inherit selects the wording: the provider's children see the
+	// parent's conversation.
+	inherit bool
 }
 
 var (
@@ -37,8 +39,8 @@ var (
 )
 
 func (t *tool) Name() string                 { return t.b.ToolName }
-func (t *tool) Description() string          { return t.w.description }
-func (t *tool) InputSchema() json.RawMessage { return t.w.schema }
+func (t *tool) Description() string          { return wordings()[boolIndex(t.inherit)].description }
+func (t *tool) InputSchema() json.RawMessage { return wordings()[boolIndex(t.inherit)].schema }
 func (t *tool) Kind() tools.Kind             { return tools.KindOther }
 
 // ParallelSafe reports true: several subagents of one response run at once.
