@@ -42,6 +42,8 @@ func testCtx(t testing.TB) context.Context {
 
 // hopts configure a harness.
 type hopts struct {
+	// model replaces the scripted model built from script.
+	model  llm.Model
 	script string
 	caps   acp.ClientCapabilities
 	mode   tools.Mode
@@ -68,11 +70,15 @@ func newHarness(t testing.TB, o hopts) *harness {
 	if o.script == "" {
 		o.script = `{"rules": [{"text": "You said: {{user}}"}]}`
 	}
-	model, err := scripted.Parse([]byte(o.script))
+	scriptedModel, err := scripted.Parse([]byte(o.script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	infos, _ := model.Models(context.Background())
+	infos, _ := scriptedModel.Models(context.Background())
+	var model llm.Model = scriptedModel
+	if o.model != nil {
+		model = o.model
+	}
 	base := tools.NewRegistry(nil)
 	for _, tl := range tools.Builtins(nil) {
 		if _, err := base.Register(tl); err != nil {

@@ -1,0 +1,72 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+)
+
+// BenchmarkModelRoundTrip measures the loop's own cost per model round
+// trip: one model call that asks for a tool, the tool's result going back,
+// and the next call, with a model and a tool that do no work. The figure is
+// per model call.
+func BenchmarkModelRoundTrip(b *testing.B) {
+	const callsPerTurn = 10
+	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+		if step(req) < callsPerTurn-1 {
+			return toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"x"}`}), nil
+		}
+		return text("done"), nil
+	}}
+	emit := func(agent.Event) {}
+	b.ReportAllocs()
+	calls := 0
+	for b.Loop() {
+		// A fresh history per turn keeps the cost independent of b.N.
+		a := agent.New(agent.Options{ID: "bench", Model: m, Tools: toolSet{"echo": &echoTool{name: "echo"}}})
+		if _, err := a.Prompt(context.Background(), agent.Input{Text: "go"}, emit); err != nil {
+			b.Fatal(err)
+		}
+		a.Close()
+		calls += callsPerTurn
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(calls)/1000, "µs/model-call")
+}
+
+// BenchmarkCancelLatency measures the time from cancelling a turn — a model
+// stream that is waiting for its next token and a tool that is running —
+// to Prompt returning with the cancelled stop reason after its last event.
+func BenchmarkCancelLatency(b *testing.B) {
+	started := make(chan struct{}, 1)
+	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+		if step(req) == 0 {
+			return toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{}`}), nil
+		}
+		return text("unreachable"), nil
+	}}
+	block := make(chan struct{})
+	echo := &echoTool{name: "echo", block: block}
+	var total time.Duration
+	for b.Loop() {
+		a := agent.New(agent.Options{ID: "bench", Model: m, Tools: toolSet{"echo": echo}})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan time.Time)
+		go func() {
+			_, _ = a.Prompt(ctx, agent.Input{Text: "go"}, func(e agent.Event) {
+				if u, ok := e.(agent.ToolCallUpdated); ok && u.Status == agent.ToolInProgress {
+					started <- struct{}{}
+				}
+			})
+			done <- time.Now()
+		}()
+		<-started
+		t0 := time.Now()
+		cancel()
+		total += (<-done).Sub(t0)
+		a.Close()
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/cancel")
+}
