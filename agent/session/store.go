@@ -214,8 +214,9 @@ func (s *Store) Open(id string) (*Journal, []Record, error) {
 	return j, recs, nil
 }
 
-// The sidecar's update time is rewritten at most once per
-// sidecarInterval while the journal is open (a turn pays one fsync, not a
+// attach makes j keep its session's sidecar current. The sidecar's update
+// time is rewritten at most once per sidecarInterval while the journal is
+// open (a turn pays one fsync, not a
 // sidecar rewrite too), and always when it closes, so a listing is at most
 // that far behind a live session.
 func (s *Store) attach(j *Journal) {
