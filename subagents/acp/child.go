@@ -18,6 +18,7 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -61,9 +62,8 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
-	current *run          // guarded by mu
-	refs    int           // runs not yet disposed; guarded by mu
-	closed  bool          // guarded by mu
+
+	runs runkit.Runs[*run]
 }
 
 func invalid(format string, args ...any) error {
@@ -92,7 +92,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	var schema *jsonschema.Resolved
 	if len(req.OutputSchema) > 0 {
-		if schema, err = resolveSchema(req.OutputSchema); err != nil {
+		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
 			return nil, invalid("output schema: %v", err)
 		}
 	}
@@ -114,8 +114,8 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema: schema, schemaRaw: req.OutputSchema,
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
-		refs:     1,
 	}
+	c.runs.Hold()
 	c.requester = req.ToolCallID
 	if c.requester == "" {
 		c.requester = id
@@ -138,7 +138,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	own := &route{c: c, down: sess}
 	r := c.newRun(taskText(req), req.Progress)
 	if c.expose != nil {
-		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.cancelCurrent}
+		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.runs.CancelCurrent}
 		if cwd != parent.Cwd {
 			a.Cwd = cwd
 		}
@@ -320,21 +320,8 @@ func (c *child) conn() (*peer, acp.SessionID) {
 // observe hands an update of the child's own session to the run in
 // progress.
 func (c *child) observe(u acp.SessionUpdate) {
-	c.mu.Lock()
-	r := c.current
-	c.mu.Unlock()
-	if r != nil {
+	if r, ok := c.runs.Current(); ok {
 		r.observe(u)
-	}
-}
-
-// cancelCurrent is the editor's per-child cancel.
-func (c *child) cancelCurrent() {
-	c.mu.Lock()
-	r := c.current
-	c.mu.Unlock()
-	if r != nil {
-		r.Cancel()
 	}
 }
 
@@ -354,16 +341,10 @@ func (c *child) closeSession(pr *peer, sess acp.SessionID) {
 // terminals, its session, its routes and the editor's view of it, and the
 // connection (a child process ends here).
 func (c *child) release() {
-	c.mu.Lock()
-	c.refs--
-	last := c.refs == 0 && !c.closed
-	if last {
-		c.closed = true
-	}
-	if !last {
-		c.mu.Unlock()
+	if !c.runs.Release() {
 		return
 	}
+	c.mu.Lock()
 	pr, sess, routes := c.peer, c.session, c.routes
 	c.routes = nil
 	c.mu.Unlock()

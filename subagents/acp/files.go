@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -90,7 +91,7 @@ func fsError(path string, err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return acp.ErrRequestCancelled
 	}
-	return acp.ErrInternal.WithData(map[string]any{"path": path, "reason": cut(err.Error(), 300)})
+	return acp.ErrInternal.WithData(map[string]any{"path": path, "reason": runkit.Cut(err.Error(), 300)})
 }
 
 // shown is path relative to the child's cwd when it is inside it.

@@ -15,10 +15,13 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 // run is one prompt turn of a child.
 type run struct {
+	*runkit.Run // its end, Wait and the once-only part of Dispose
+
 	c        *child
 	text     string
 	ctx      context.Context // the prompt call's; cancelled to stop waiting
@@ -28,8 +31,6 @@ type run struct {
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
 	cancelOnce sync.Once
-	done       chan struct{}
-	res        subagents.Result // set before done is closed
 
 	mu       sync.Mutex
 	grace    *time.Timer   // guarded by mu
@@ -37,9 +38,6 @@ type run struct {
 	cur      []byte        // its text; guarded by mu
 	prev     []byte        // the last earlier message with text; guarded by mu
 	toolSeen bool          // a tool call came after cur began; guarded by mu
-	disposed bool          // guarded by mu
-
-	disposeOnce sync.Once
 }
 
 var (
@@ -49,9 +47,9 @@ var (
 
 func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &run{c: c, text: text, ctx: ctx, stopCall: cancel, done: make(chan struct{})}
+	r := &run{Run: runkit.NewRun(), c: c, text: text, ctx: ctx, stopCall: cancel}
 	if c.expose == nil && progress != nil {
-		r.progress = newProgressSink(progress, c.interval)
+		r.progress = runkit.NewProgressSink(progress, c.interval, foldUpdate)
 	}
 	return r
 }
@@ -60,9 +58,7 @@ func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
 // turn.
 func (r *run) begin() {
 	c := r.c
-	c.mu.Lock()
-	c.current = r
-	c.mu.Unlock()
+	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.up, subagents.State{State: subagents.StateRunning})
 	}
@@ -72,22 +68,16 @@ func (r *run) begin() {
 // loop runs the turn and publishes its end: the idle state (exposed) or
 // the final progress goes out before Wait returns.
 func (r *run) loop() {
-	defer close(r.done)
 	res := r.turn()
 	c := r.c
 	c.grants.clear()
 	if c.expose != nil {
-		usage := res.Usage
-		st := subagents.State{State: subagents.StateIdle, StopReason: res.StopReason, Usage: &usage}
-		if res.StopReason == subagents.StopError {
-			st.Error = res.Diagnostic
-		}
-		c.expose.State(c.up, st)
+		c.expose.State(c.up, runkit.IdleState(res))
 	}
 	if r.progress != nil {
-		r.progress.finish()
+		r.progress.Finish()
 	}
-	r.res = res
+	r.Finish(res)
 }
 
 // turn sends the prompt and waits for its answer.
@@ -139,7 +129,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 		case errors.Is(err, context.Canceled):
 			return r.result(subagents.StopAborted, "")
 		}
-		return r.result(subagents.StopError, "the prompt failed: "+cut(scrub(err.Error()), 512))
+		return r.result(subagents.StopError, "the prompt failed: "+runkit.Cut(scrub(err.Error()), 512))
 	}
 	var resp promptResult
 	if err := json.Unmarshal(raw, &resp); err != nil {
@@ -157,10 +147,10 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	res := r.result(stop, diag)
 	res.Usage = usageOf(resp.Usage)
 	if stop == subagents.StopCompleted && c.schema != nil {
-		s, err := structured(c.schema, res.Output)
+		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
 			res.StopReason = subagents.StopError
-			res.Diagnostic = cut("the child's final answer does not match the output schema: "+err.Error(), maxDiagnostic)
+			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema: "+err.Error(), runkit.MaxDiagnostic)
 		} else {
 			res.Structured = s
 		}
@@ -170,7 +160,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 
 // result is a Result with the child's output so far.
 func (r *run) result(stop subagents.StopReason, diag string) subagents.Result {
-	res := subagents.Result{StopReason: stop, Diagnostic: cut(diag, maxDiagnostic), Output: r.output(), ChildSessionID: r.c.up}
+	res := subagents.Result{StopReason: stop, Diagnostic: runkit.Cut(diag, runkit.MaxDiagnostic), Output: r.output(), ChildSessionID: r.c.up}
 	if res.Output != "" {
 		res.LastMessage = &llm.Message{Role: llm.RoleAssistant, Content: res.Output}
 	}
@@ -217,7 +207,7 @@ func (r *run) observe(u acp.SessionUpdate) {
 		r.mu.Unlock()
 	}
 	if r.progress != nil {
-		r.progress.observe(u)
+		r.progress.Observe(u)
 	}
 }
 
@@ -242,30 +232,13 @@ func (r *run) sendCancel(pr *peer, sess acp.SessionID) {
 // ID returns the run's id.
 func (r *run) ID() string { return r.c.id }
 
-// Wait returns the run's result once its turn ended.
-func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
-	select {
-	case <-r.done:
-		return r.res, nil
-	default:
-	}
-	select {
-	case <-r.done:
-		return r.res, nil
-	case <-ctx.Done():
-		return subagents.Result{}, ctx.Err()
-	}
-}
-
 // Cancel sends session/cancel; the agent cancels its turn and everything
 // below it, and the run ends aborted. An agent that does not answer
 // within CancelGrace is no longer waited for.
 func (r *run) Cancel() {
 	r.cancelled.Store(true)
-	select {
-	case <-r.done:
+	if r.Ended() {
 		return
-	default:
 	}
 	pr, sess := r.c.conn()
 	r.sendCancel(pr, sess)
@@ -280,15 +253,8 @@ func (r *run) Cancel() {
 // unless a resumed run still holds it: session/close, then the process and
 // its group. It is idempotent.
 func (r *run) Dispose() error {
-	r.disposeOnce.Do(func() {
-		select {
-		case <-r.done:
-		default:
-			r.Cancel()
-			<-r.done
-		}
+	r.DisposeOnce(r.Cancel, func() {
 		r.mu.Lock()
-		r.disposed = true
 		if r.grace != nil {
 			r.grace.Stop()
 		}
@@ -303,32 +269,11 @@ func (r *run) Dispose() error {
 // lives, else on a new one through session/resume or session/load. When
 // exposed, the child keeps its id and goes running and idle again.
 func (r *run) Resume(ctx context.Context, text string) (subagents.Run, error) {
-	select {
-	case <-r.done:
-	default:
-		return nil, invalid("the subagent run has not ended yet")
-	}
-	r.mu.Lock()
-	disposed := r.disposed
-	r.mu.Unlock()
 	c := r.c
-	c.mu.Lock()
-	if disposed || c.closed {
-		c.mu.Unlock()
-		return nil, &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run was disposed"}
+	if err := c.runs.Resume(r); err != nil {
+		return nil, err
 	}
-	if cur := c.current; cur != nil && cur != r {
-		select {
-		case <-cur.done:
-		default:
-			c.mu.Unlock()
-			return nil, invalid("the subagent is still running")
-		}
-	}
-	c.refs++
-	pr := c.peer
-	c.mu.Unlock()
-	if !pr.alive() {
+	if pr, _ := c.conn(); !pr.alive() {
 		if err := c.reconnect(ctx); err != nil {
 			c.release()
 			return nil, err

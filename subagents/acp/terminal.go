@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -54,7 +55,7 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	if !c.grants.takeExec() {
 		err := c.gateAction(ctx, tools.PermissionRequest{
 			ToolName: gateExecute,
-			Title:    "Run " + cut(line, 200),
+			Title:    "Run " + runkit.Cut(line, 200),
 			Kind:     tools.KindExecute,
 			Effect:   tools.EffectExecute,
 			Content:  []tools.Content{tools.TextContent(line)},
@@ -102,7 +103,7 @@ func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.C
 		res, err := runner.Run(ctx, cmd, nil, func(chunk string) { t.out.Write([]byte(chunk)) })
 		if err != nil && res.ExitCode == nil && res.Signal == "" && !errors.Is(err, context.Canceled) {
 			// It never ran: report it as a shell would.
-			t.out.Write([]byte(cut(err.Error(), 500) + "\n"))
+			t.out.Write([]byte(runkit.Cut(err.Error(), 500) + "\n"))
 			code := uint32(127)
 			t.status.ExitCode = &code
 			return

@@ -5,7 +5,6 @@ package inproc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -120,7 +120,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	var schema *jsonschema.Resolved
 	if len(req.OutputSchema) > 0 {
 		var err error
-		if schema, err = resolveSchema(req.OutputSchema); err != nil {
+		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
 			return nil, invalid("output schema: %v", err)
 		}
 	}
@@ -175,13 +175,13 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		parent:           parent,
 		expose:           parent.Expose,
 		schema:           schema,
-		refs:             1,
 		log:              p.log,
 		system:           system,
 		progressInterval: p.cfg.ProgressInterval,
 		schemaRaw:        req.OutputSchema,
 	}
 	c.log = p.log.With("run", c.id)
+	c.runs.Hold()
 	r := c.newRun(ctx, childInput(p.cfg.Inherit, req), req.Progress)
 
 	// The editor learns of the child before the child exists or does
@@ -190,7 +190,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		sess, err := c.expose.Announce(parent.SessionID, subagents.Announcement{
 			Title:       name,
 			Description: req.Description,
-			Cancel:      c.cancelCurrent,
+			Cancel:      c.runs.CancelCurrent,
 		})
 		if err != nil {
 			r.cancel()
@@ -288,12 +288,4 @@ func (g requesterGate) Check(ctx context.Context, req tools.PermissionRequest) (
 		req.Requester = g.requester
 	}
 	return g.inner.Check(ctx, req)
-}
-
-func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	return s.Resolve(nil)
 }

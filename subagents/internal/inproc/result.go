@@ -4,20 +4,21 @@
 package inproc
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 // maxDiagnostic caps a diagnostic: it is for people, not a log dump.
-const maxDiagnostic = 4 << 10
+const maxDiagnostic = runkit.MaxDiagnostic
+
+// cut shortens s to at most n bytes at a character boundary.
+func cut(s string, n int) string { return runkit.Cut(s, n) }
 
 // outcome maps a turn that returned a result.
 func (r *run) outcome(ar agent.Result) subagents.Result {
@@ -48,7 +49,7 @@ func (r *run) outcome(ar agent.Result) subagents.Result {
 		res.StopReason, res.Diagnostic = subagents.StopAborted, ""
 	}
 	if res.StopReason == subagents.StopCompleted && r.c.schema != nil {
-		structured, err := r.structured(res.Output)
+		structured, err := runkit.Structured(r.c.schema, res.Output)
 		if err != nil {
 			res.StopReason = subagents.StopError
 			res.Diagnostic = cut("the child's final answer does not match the output schema: "+err.Error(), maxDiagnostic)
@@ -78,29 +79,6 @@ func (r *run) failure(err error) subagents.Result {
 	return res
 }
 
-// structured parses the answer as JSON (a code fence around it is
-// tolerated) and validates it against the run's schema.
-func (r *run) structured(answer string) (json.RawMessage, error) {
-	text := strings.TrimSpace(answer)
-	if body, ok := strings.CutPrefix(text, "```"); ok {
-		if i := strings.IndexByte(body, '\n'); i >= 0 {
-			body = body[i+1:]
-		}
-		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
-	}
-	if text == "" {
-		return nil, errors.New("the answer is empty, not JSON")
-	}
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return nil, errors.New("the answer is not valid JSON")
-	}
-	if err := r.c.schema.Validate(v); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(text), nil
-}
-
 // diagnose explains a failed turn to people without repeating anything
 // that could be private: tool inputs, file contents, environment values or
 // credentials never appear, only the kind of failure and, for a model
@@ -115,7 +93,7 @@ func diagnose(err error) string {
 		if api.Status != 0 {
 			d += fmt.Sprintf(": HTTP %d", api.Status)
 		}
-		if msg := scrub(api.Message); msg != "" {
+		if msg := runkit.ScrubMessage(api.Message); msg != "" {
 			d += ": " + cut(msg, 512)
 		}
 		return d
@@ -137,7 +115,7 @@ func diagnose(err error) string {
 	if strings.HasPrefix(text, "agent: system prompt") {
 		return "the child's system prompt could not be built"
 	}
-	return "the child failed: " + cut(scrub(firstLine(text)), 512)
+	return "the child failed: " + cut(runkit.ScrubMessage(runkit.FirstLine(text)), 512)
 }
 
 // panickedTool recognises the agent's report of a tool panic, "tool NAME
@@ -164,32 +142,4 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
-}
-
-// secretish matches what could be a credential: bearer tokens, key=value
-// pairs naming a secret, and long runs of key-like characters.
-var secretish = regexp.MustCompile(`(?i)((api[_-]?key|access[_-]?key|token|secret|password|passwd|authorization|credentials?)\s*[:=]\s*((bearer|basic)\s+)?\S+|(bearer|basic)\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-+/=]{24,})`)
-
-// scrub removes anything that could be a secret from s.
-func scrub(s string) string {
-	return secretish.ReplaceAllString(strings.TrimSpace(s), "[redacted]")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// cut shortens s to at most n bytes at a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n - len("…")
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

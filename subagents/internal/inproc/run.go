@@ -1,5 +1,5 @@
-// This file implements a child and its runs: the turn goroutine, Wait,
-// Cancel, Dispose, and the runtime capabilities (steering, resume).
+// This file implements a child and its runs: the turn goroutine, Cancel,
+// Dispose, and the runtime capabilities (steering, resume).
 
 package inproc
 
@@ -18,6 +18,7 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 // child is one child agent. Several runs may use it in turn (Resume); it
@@ -35,31 +36,14 @@ type child struct {
 	log              *slog.Logger
 	agent            *agent.Agent
 
-	mu      sync.Mutex
-	current *run // the run that runs or last ran a turn; guarded by mu
-	refs    int  // runs not yet disposed; guarded by mu
-	closed  bool // guarded by mu
-}
-
-// cancelCurrent is the editor's per-child cancel: it stops whatever the
-// child is doing now.
-func (c *child) cancelCurrent() {
-	c.mu.Lock()
-	r := c.current
-	c.mu.Unlock()
-	if r != nil {
-		r.Cancel()
-	}
+	runs runkit.Runs[*run]
 }
 
 // turnStarting is the child agent's system prompt source. The agent calls
 // it at the start of each turn, once the turn is running, which makes it
 // the moment queued steering messages can be handed over.
 func (c *child) turnStarting(ctx context.Context) (string, error) {
-	c.mu.Lock()
-	r := c.current
-	c.mu.Unlock()
-	if r != nil {
+	if r, ok := c.runs.Current(); ok {
 		r.markStarted()
 	}
 	if c.system == nil {
@@ -71,23 +55,19 @@ func (c *child) turnStarting(ctx context.Context) (string, error) {
 // release drops one run's hold on the child and closes the child with the
 // last one.
 func (c *child) release() {
-	c.mu.Lock()
-	c.refs--
-	last := c.refs == 0 && !c.closed
-	if last {
-		c.closed = true
+	if !c.runs.Release() {
+		return
 	}
-	c.mu.Unlock()
-	if last {
-		c.agent.Close()
-		if c.expose != nil {
-			c.expose.Forget(c.session)
-		}
+	c.agent.Close()
+	if c.expose != nil {
+		c.expose.Forget(c.session)
 	}
 }
 
 // run is one turn of a child.
 type run struct {
+	*runkit.Run // its end, Wait and the once-only part of Dispose
+
 	c        *child
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -95,15 +75,10 @@ type run struct {
 	progress *progressSink // nil when exposed or nobody listens
 
 	cancelled atomic.Bool
-	done      chan struct{}
-	res       subagents.Result // set before done is closed
 
-	mu       sync.Mutex
-	started  bool     // the turn is running; guarded by mu
-	pending  []string // steering sent before it was; guarded by mu
-	disposed bool     // guarded by mu
-
-	disposeOnce sync.Once
+	mu      sync.Mutex
+	started bool     // the turn is running; guarded by mu
+	pending []string // steering sent before it was; guarded by mu
 
 	// Written only from emit, which the agent serialises, and read after
 	// the turn ended.
@@ -124,7 +99,7 @@ var (
 // Dispose.
 func (c *child) newRun(ctx context.Context, input string, progress func(subagents.Progress)) *run {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &run{c: c, ctx: rctx, cancel: cancel, input: input, done: make(chan struct{})}
+	r := &run{Run: runkit.NewRun(), c: c, ctx: rctx, cancel: cancel, input: input}
 	if c.expose == nil && progress != nil {
 		r.progress = newProgressSink(progress, c.progressInterval)
 	}
@@ -135,9 +110,7 @@ func (c *child) newRun(ctx context.Context, input string, progress func(subagent
 // and starts its turn.
 func (r *run) begin() {
 	c := r.c
-	c.mu.Lock()
-	c.current = r
-	c.mu.Unlock()
+	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.session, subagents.State{State: subagents.StateRunning})
 	}
@@ -147,21 +120,14 @@ func (r *run) begin() {
 // loop runs the turn and publishes its end: the idle state (exposed) or
 // the final progress (fallback) goes out before Wait can return.
 func (r *run) loop() {
-	defer close(r.done)
 	res := r.turn()
-	c := r.c
-	if c.expose != nil {
-		usage := res.Usage
-		st := subagents.State{State: subagents.StateIdle, StopReason: res.StopReason, Usage: &usage}
-		if res.StopReason == subagents.StopError {
-			st.Error = res.Diagnostic
-		}
-		c.expose.State(c.session, st)
+	if c := r.c; c.expose != nil {
+		c.expose.State(c.session, runkit.IdleState(res))
 	}
 	if r.progress != nil {
 		r.progress.finish()
 	}
-	r.res = res
+	r.Finish(res)
 }
 
 func (r *run) turn() (res subagents.Result) {
@@ -227,22 +193,6 @@ func (r *run) markStarted() {
 // the child is alive.
 func (r *run) ID() string { return r.c.id }
 
-// Wait returns the run's result once its turn ended. A child-level failure
-// is a Result with StopError; the error is only ever ctx's.
-func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
-	select {
-	case <-r.done:
-		return r.res, nil
-	default:
-	}
-	select {
-	case <-r.done:
-		return r.res, nil
-	case <-ctx.Done():
-		return subagents.Result{}, ctx.Err()
-	}
-}
-
 // Cancel stops the child's turn and, through its context, every
 // descendant; the run ends aborted.
 func (r *run) Cancel() {
@@ -254,17 +204,8 @@ func (r *run) Cancel() {
 // started have ended, and closes the child unless a resumed run still
 // holds it. It is idempotent.
 func (r *run) Dispose() error {
-	r.disposeOnce.Do(func() {
-		select {
-		case <-r.done:
-		default:
-			r.Cancel()
-			<-r.done
-		}
+	r.DisposeOnce(r.Cancel, func() {
 		r.cancel()
-		r.mu.Lock()
-		r.disposed = true
-		r.mu.Unlock()
 		r.c.release()
 	})
 	return nil
@@ -274,10 +215,8 @@ func (r *run) Dispose() error {
 // next call. A message sent before the turn started is handed over as soon
 // as it does.
 func (r *run) SendMessage(_ context.Context, text string) error {
-	select {
-	case <-r.done:
+	if r.Ended() {
 		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
-	default:
 	}
 	r.mu.Lock()
 	if !r.started {
@@ -303,31 +242,10 @@ func (r *run) SendMessage(_ context.Context, text string) error {
 // which goes running and idle again. r must have ended and not been
 // disposed.
 func (r *run) Resume(ctx context.Context, prompt string) (subagents.Run, error) {
-	select {
-	case <-r.done:
-	default:
-		return nil, invalid("the subagent run has not ended yet")
-	}
-	r.mu.Lock()
-	disposed := r.disposed
-	r.mu.Unlock()
 	c := r.c
-	c.mu.Lock()
-	if disposed || c.closed {
-		c.mu.Unlock()
-		return nil, &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run was disposed"}
+	if err := c.runs.Resume(r); err != nil {
+		return nil, err
 	}
-	if cur := c.current; cur != nil && cur != r {
-		select {
-		case <-cur.done:
-		default:
-			c.mu.Unlock()
-			return nil, invalid("the subagent is still running")
-		}
-	}
-	c.refs++
-	c.mu.Unlock()
-
 	input := prompt
 	if len(c.schemaRaw) > 0 {
 		input = childInput(false, subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})

@@ -1,0 +1,93 @@
+package runkit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dshd/dshd/subagents"
+)
+
+func TestCut_KeepsWholeCharactersWithinTheBound(t *testing.T) {
+	s := strings.Repeat("é", 10)
+	for n := 3; n < len(s); n++ {
+		got := Cut(s, n)
+		if len(got) > n || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
+			t.Fatalf("Cut(%d) = %q", n, got)
+		}
+	}
+	if Cut("short", 10) != "short" {
+		t.Fatal("Cut changed a short string")
+	}
+}
+
+func TestScrub_HidesCredentialsAndKeepsWhatEachKindOfTextNeeds(t *testing.T) {
+	key := "sk-proj-AbCdEf0123456789AbCdEf0123456789"
+	cases := []struct {
+		name    string
+		in      string
+		message string // ScrubMessage's answer
+		output  string // ScrubOutput's answer
+	}{
+		{"a prefixed key is hidden by both", "invalid key " + key,
+			"invalid key [redacted]", "invalid key [redacted]"},
+		{"a bearer token is hidden by both", "Authorization: Bearer abc.def.ghi rejected",
+			"[redacted] rejected", "[redacted] rejected"},
+		{"a key=value pair is hidden by both", " DEEPSEEK_API_KEY=abcdef123 ",
+			"[redacted]", "DEEPSEEK_[redacted]"},
+		{"a quoted JSON key is understood in output", `{"token": "hunter2"}`,
+			`{"token": "hunter2"}`, `{"[redacted]"}`},
+		{"a long base64 run with slashes is hidden in messages only", "blob abcdefghij/klmnopqrst/uvwxyz0123",
+			"blob [redacted]", "blob abcdefghij/klmnopqrst/uvwxyz0123"},
+		{"a plain sentence is kept", "the agent process exited with status 2",
+			"the agent process exited with status 2", "the agent process exited with status 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ScrubMessage(tc.in); got != tc.message {
+				t.Errorf("ScrubMessage(%q) = %q, want %q", tc.in, got, tc.message)
+			}
+			if got := ScrubOutput(tc.in); got != tc.output {
+				t.Errorf("ScrubOutput(%q) = %q, want %q", tc.in, got, tc.output)
+			}
+		})
+	}
+}
+
+func TestStructured_ValidatesTheAnswerAgainstTheSchema(t *testing.T) {
+	schema, err := ResolveSchema([]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, answer, want string
+		ok                 bool
+	}{
+		{"a bare answer is taken as it is", ` {"n": 1} `, `{"n": 1}`, true},
+		{"a code fence around it is tolerated", "```json\n{\"n\": 2}\n```", `{"n": 2}`, true},
+		{"an empty answer is refused", "  ", "", false},
+		{"prose is refused", "n is 3", "", false},
+		{"an answer the schema rejects is refused", `{"n": "three"}`, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Structured(schema, tc.answer)
+			if (err == nil) != tc.ok || string(got) != tc.want {
+				t.Fatalf("Structured = %q, %v", got, err)
+			}
+		})
+	}
+	if _, err := ResolveSchema([]byte(`{`)); err == nil {
+		t.Fatal("a malformed schema resolved")
+	}
+}
+
+func TestIdleState_CarriesTheDiagnosticOfAFailureOnly(t *testing.T) {
+	failed := IdleState(subagents.Result{StopReason: subagents.StopError, Diagnostic: "boom"})
+	if failed.State != subagents.StateIdle || failed.Error != "boom" || failed.Usage == nil {
+		t.Fatalf("failed = %+v", failed)
+	}
+	done := IdleState(subagents.Result{StopReason: subagents.StopCompleted, Diagnostic: "ignored"})
+	if done.Error != "" || done.StopReason != subagents.StopCompleted {
+		t.Fatalf("done = %+v", done)
+	}
+}
