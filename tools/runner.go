@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/dshd/dshd/tools/subproc"
 )
 
 // Defaults of [RunnerOptions].
@@ -122,12 +124,14 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 		return CommandResult{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	setOwnGroup(cmd)
+	// A session of its own: no controlling terminal to prompt on, and a
+	// group a kill reaches entirely.
+	subproc.Prepare(cmd, &subproc.Options{NewSession: true})
 	// On timeout or cancel, exec calls Cancel: terminate the whole group,
 	// not just the shell, or a grandchild keeps running (and keeps the
 	// output pipe open). WaitDelay then bounds the wait for a leader that
 	// ignores SIGTERM; the rest of the group is dealt with after Wait.
-	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
+	cmd.Cancel = func() error { return subproc.GroupOf(cmd).Signal(subproc.Term) }
 	cmd.WaitDelay = r.opts.KillGrace
 
 	if err := cmd.Start(); err != nil {
@@ -191,20 +195,25 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 // SIGKILL. When the leader was already killed by a timeout or cancel, the
 // group had its SIGTERM and grace, so it gets SIGKILL at once.
 func (r *LocalRunner) reapGroup(cmd *exec.Cmd, killed bool) {
-	if !groupAlive(cmd) {
+	g := subproc.GroupOf(cmd)
+	if !killed {
+		g.End(r.opts.KillGrace)
 		return
 	}
-	if !killed {
-		_ = signalGroup(cmd, sigTerm)
-		deadline := time.Now().Add(r.opts.KillGrace)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for groupAlive(cmd) && time.Now().Before(deadline) {
-			<-tick.C
-		}
-		if !groupAlive(cmd) {
-			return
-		}
+	if g.Alive() {
+		_ = g.Signal(subproc.Kill)
 	}
-	_ = signalGroup(cmd, sigKill)
+}
+
+// exitStatus fills the exit code or the signal of a finished process.
+func exitStatus(ps *os.ProcessState, res *CommandResult) {
+	if ps == nil {
+		return
+	}
+	if name, ok := subproc.ExitSignal(ps); ok {
+		res.Signal = name
+		return
+	}
+	code := ps.ExitCode()
+	res.ExitCode = &code
 }

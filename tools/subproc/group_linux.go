@@ -1,18 +1,28 @@
-// This file tells a running process group from one that only has zombies
-// left, on Linux.
+// This file holds the Linux specifics: the parent-death signal and telling
+// a running group from one that only has zombies left.
 
-package tools
+package subproc
 
 import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
+
+// setDeathSignal asks the kernel to SIGKILL the child when its parent
+// dies, even by SIGKILL. The kernel fires it when the OS thread that forked
+// the child exits, not the process: such children are therefore forked
+// only by the spawner's goroutine (see spawner).
+func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }
+
+// deathSignalNeedsThread is true where setDeathSignal ties the child to
+// the forking thread.
+const deathSignalNeedsThread = true
 
 // groupRunning reports whether a process of group pgid is running, not
 // merely a zombie. kill(-pgid, 0) alone cannot tell: where pid 1 does not
-// reap orphans (many containers), a dead grandchild stays a zombie forever
-// and the group would look alive.
+// reap orphans, a dead grandchild stays a zombie forever.
 func groupRunning(pgid int) bool {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -25,7 +35,7 @@ func groupRunning(pgid int) bool {
 	}
 	want := []byte(strconv.Itoa(pgid))
 	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
+		if n == "" || n[0] < '0' || n[0] > '9' {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + n + "/stat")

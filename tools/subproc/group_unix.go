@@ -1,0 +1,105 @@
+//go:build unix
+
+// This file holds the unix specifics: new groups and sessions, signals to
+// a whole group, and the names of the signals that end a process.
+
+package subproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+func prepare(cmd *exec.Cmd, o Options) {
+	attr := &syscall.SysProcAttr{Setsid: o.NewSession, Setpgid: !o.NewSession}
+	if o.DieWithParent {
+		setDeathSignal(attr)
+	}
+	cmd.SysProcAttr = attr
+}
+
+func (s Signal) sys() syscall.Signal {
+	if s == Kill {
+		return syscall.SIGKILL
+	}
+	return syscall.SIGTERM
+}
+
+// Signal sends sig to every process of the group. An empty group is
+// os.ErrProcessDone, which exec.Cmd.Cancel may return as it is.
+func (g Group) Signal(sig Signal) error {
+	if g.leader == nil {
+		return nil
+	}
+	err := syscall.Kill(-g.leader.Pid, sig.sys())
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// Alive reports whether a process of the group still runs; zombies do not
+// count.
+func (g Group) Alive() bool {
+	if g.leader == nil || syscall.Kill(-g.leader.Pid, 0) != nil {
+		return false
+	}
+	return groupRunning(g.leader.Pid)
+}
+
+// ExitSignal returns the conventional name of the signal that ended a
+// process ("SIGTERM"), as ACP terminals report it, and false when the
+// process exited by itself.
+func ExitSignal(ps *os.ProcessState) (string, bool) {
+	if ps == nil {
+		return "", false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	return signalName(ws.Signal()), true
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGILL:
+		return "SIGILL"
+	case syscall.SIGTRAP:
+		return "SIGTRAP"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGBUS:
+		return "SIGBUS"
+	case syscall.SIGFPE:
+		return "SIGFPE"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGALRM:
+		return "SIGALRM"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGXCPU:
+		return "SIGXCPU"
+	case syscall.SIGXFSZ:
+		return "SIGXFSZ"
+	}
+	return "SIG" + strconv.Itoa(int(sig))
+}
