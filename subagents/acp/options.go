@@ -106,8 +106,7 @@ type Provider struct {
 	log *slog.Logger
 	seq atomic.Uint64
 
-	spawner spawner
-	pool    pool
+	pool pool
 
 	closeOnce sync.Once
 }

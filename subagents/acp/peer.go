@@ -79,7 +79,7 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 			return nil, err
 		}
 		pr.proc = proc
-		pr.check = &lineCheck{r: proc.stdout}
+		pr.check = &lineCheck{r: proc.child.Stdout}
 		rwc = &stdioConn{r: pr.check, pr: proc}
 	} else {
 		var d net.Dialer
@@ -165,7 +165,7 @@ func (pr *peer) watch() {
 	defer close(pr.watched)
 	var exited <-chan struct{}
 	if pr.proc != nil {
-		exited = pr.proc.exited
+		exited = pr.proc.child.Exited()
 	}
 	select {
 	case <-pr.conn.Done():
@@ -194,7 +194,7 @@ func (pr *peer) describeEnd() string {
 		return "the connection to the agent was closed"
 	}
 	if pr.proc != nil {
-		if waitFor(pr.proc.exited, drainAfterExit) {
+		if waitFor(pr.proc.child.Exited(), drainAfterExit) {
 			return "the agent process " + pr.proc.exitDescription()
 		}
 		return "the agent process closed its stdout"

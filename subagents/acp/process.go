@@ -1,5 +1,5 @@
-// This file runs a child agent process: forking it from the spawner's
-// thread, its pipes, the tail of its stderr, and its teardown.
+// This file runs a child agent process on tools/subproc: the tail of its
+// stderr, how it ended, and its stdio as the connection to the agent.
 
 package acpprovider
 
@@ -12,162 +12,47 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools/subproc"
 )
 
 // stderrKept is how much of a child's stderr is kept for diagnostics.
 const stderrKept = 2 << 10
 
-// spawner forks children from one goroutine locked to its own OS thread.
-// On Linux a child's parent-death signal fires when the thread that forked
-// it exits; Go may end any thread a goroutine locked and left, so children
-// are never forked from an arbitrary goroutine. The goroutine (and its
-// thread) exists while any child it forked is unreaped, and ends with the
-// last one.
-type spawner struct {
-	mu   sync.Mutex
-	live int               // children forked and not yet reaped; guarded by mu
-	reqs chan spawnRequest // nil while no spawner goroutine runs; guarded by mu
-}
-
-type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// start starts cmd; release must be called once the child was reaped.
-func (s *spawner) start(cmd *exec.Cmd) (release func(), err error) {
-	if !deathSignalNeedsThread {
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		return func() {}, nil
-	}
-	s.mu.Lock()
-	if s.live == 0 {
-		s.reqs = make(chan spawnRequest)
-		go spawnLoop(s.reqs)
-	}
-	s.live++
-	reqs := s.reqs
-	s.mu.Unlock()
-	r := spawnRequest{cmd: cmd, done: make(chan error, 1)}
-	reqs <- r
-	if err := <-r.done; err != nil {
-		s.release()
-		return nil, err
-	}
-	var once sync.Once
-	return func() { once.Do(s.release) }, nil
-}
-
-func (s *spawner) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.live--
-	if s.live == 0 {
-		close(s.reqs)
-		s.reqs = nil
-	}
-}
-
-// spawnLoop forks on its own thread. It never unlocks the thread: when the
-// loop ends, every child it forked has been reaped, and the thread ends
-// with the goroutine.
-func spawnLoop(reqs <-chan spawnRequest) {
-	runtime.LockOSThread()
-	for r := range reqs {
-		r.done <- r.cmd.Start()
-	}
-}
-
 // process is a running child agent.
 type process struct {
-	cmd    *exec.Cmd
-	pid    int
-	stdin  *os.File // our end
-	stdout *os.File // our end
-	stderr *os.File // our end
-	log    *slog.Logger
+	child *subproc.Child
+	log   *slog.Logger
 
 	tail    tailBuffer
 	errDone chan struct{} // the stderr reader ended
-	exited  chan struct{} // the child was reaped
-	state   *os.ProcessState
-	release func()
-
-	stopOnce sync.Once
 }
 
 // startProcess starts t's command in dir with its pipes and its own
-// process group.
+// process group (so a signal reaches every helper the agent starts: some
+// agents ignore stdin EOF and leave helpers running), tied to this
+// process's life where the system can.
 func (p *Provider) startProcess(t *target, dir string) (*process, error) {
 	cmd := exec.Command(t.command, t.args...)
 	cmd.Dir = dir
 	cmd.Env = t.environ()
-	ownGroup(cmd)
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err := pipe()
+	log := p.log.With("agent", t.label)
+	child, err := subproc.Start(cmd, &subproc.Options{DieWithParent: true, Logger: log})
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	release, err := p.spawner.start(cmd)
-	// The child holds its own copies of its ends.
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
 		return nil, fmt.Errorf("cannot start %s: %w", t.command, err)
 	}
 	pr := &process{
-		cmd: cmd, pid: cmd.Process.Pid,
-		stdin: inW, stdout: outR, stderr: errR,
-		log:     p.log.With("agent", t.label, "pid", cmd.Process.Pid),
+		child:   child,
+		log:     log.With("pid", child.Pid()),
 		tail:    tailBuffer{limit: 2 * stderrKept},
 		errDone: make(chan struct{}),
-		exited:  make(chan struct{}),
-		release: release,
 	}
 	go pr.readStderr()
-	go pr.wait()
 	pr.log.Debug("agent process started", "command", t.command, "args", t.args)
 	return pr, nil
-}
-
-func (pr *process) wait() {
-	_ = pr.cmd.Wait()
-	pr.state = pr.cmd.ProcessState
-	pr.release()
-	close(pr.exited)
 }
 
 // readStderr keeps the tail of the child's stderr and, at debug level,
@@ -178,7 +63,7 @@ func (pr *process) readStderr() {
 	buf := make([]byte, 4<<10)
 	var line []byte
 	for {
-		n, err := pr.stderr.Read(buf)
+		n, err := pr.child.Stderr.Read(buf)
 		if n > 0 {
 			pr.tail.Write(buf[:n])
 			if debug {
@@ -212,57 +97,36 @@ func (pr *process) stderrTail(wait time.Duration) string {
 // exitDescription says how the child ended, or "" while it runs.
 func (pr *process) exitDescription() string {
 	select {
-	case <-pr.exited:
-		return describeExit(pr.state)
+	case <-pr.child.Exited():
+		return describeExit(pr.child.State())
 	default:
 		return ""
 	}
 }
 
-// stop ends the child and everything in its process group: stdin closed,
-// then after grace SIGTERM to the group, after grace again SIGKILL; once
-// the leader is reaped, whatever is left in its group is ended the same
-// way. It returns when the child was reaped and its pipes are closed.
-func (pr *process) stop(grace time.Duration) {
-	pr.stopOnce.Do(func() {
-		pr.stdin.Close()
-		if !waitFor(pr.exited, grace) {
-			pr.log.Debug("agent did not exit on stdin EOF; terminating its group")
-			_ = signalGroup(pr.pid, sigTerm)
-			if !waitFor(pr.exited, grace) {
-				pr.log.Debug("agent did not exit on SIGTERM; killing its group")
-				_ = signalGroup(pr.pid, sigKill)
-				if !waitFor(pr.exited, 10*time.Second) {
-					pr.log.Error("agent process survives SIGKILL")
-				}
-			}
-		}
-		pr.reapGroup(grace)
-		// Every writer of stderr is gone unless one left the group.
-		if !waitFor(pr.errDone, grace) {
-			pr.stderr.Close()
-			<-pr.errDone
-		}
-		pr.stderr.Close()
-		pr.stdout.Close()
-	})
+// describeExit says how a process ended, for diagnostics.
+func describeExit(ps *os.ProcessState) string {
+	if ps == nil {
+		return "ended"
+	}
+	if sig, ok := subproc.ExitSignal(ps); ok {
+		return "was killed by signal " + sig
+	}
+	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }
 
-// reapGroup ends what the leader left behind in its group.
-func (pr *process) reapGroup(grace time.Duration) {
-	if !groupAlive(pr.pid) {
-		return
+// stop ends the child and everything in its process group (see
+// subproc.Child.Stop) and returns when the child was reaped and its pipes
+// are closed.
+func (pr *process) stop(grace time.Duration) {
+	pr.child.Stop(grace)
+	// Every writer of stderr is gone unless one left the group.
+	if !waitFor(pr.errDone, grace) {
+		pr.child.Stderr.Close()
+		<-pr.errDone
 	}
-	_ = signalGroup(pr.pid, sigTerm)
-	deadline := time.Now().Add(grace)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for groupAlive(pr.pid) && time.Now().Before(deadline) {
-		<-tick.C
-	}
-	if groupAlive(pr.pid) {
-		_ = signalGroup(pr.pid, sigKill)
-	}
+	pr.child.Stderr.Close()
+	pr.child.Stdout.Close()
 }
 
 // waitFor reports whether ch closed within d.
@@ -291,10 +155,10 @@ type stdioConn struct {
 }
 
 func (c *stdioConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
-func (c *stdioConn) Write(b []byte) (int, error) { return c.pr.stdin.Write(b) }
+func (c *stdioConn) Write(b []byte) (int, error) { return c.pr.child.Stdin.Write(b) }
 func (c *stdioConn) Close() error {
-	c.pr.stdin.Close()
-	c.pr.stdout.Close()
+	c.pr.child.Stdin.Close()
+	c.pr.child.Stdout.Close()
 	return nil
 }
 
