@@ -53,14 +53,7 @@ func startProcess(cfg *ServerConfig, dir string, env []string, grace time.Durati
 	if err != nil {
 		return nil, err
 	}
-	p := &process{
-		cmd:        cmd,
-		child:      child,
-		grace:      grace,
-		log:        log,
-		red:        red,
-		stderrDone: make(chan struct{}),
-	}
+	p := &process{cmd: cmd, child: child, grace: grace, log: log, red: red, stderrDone: make(chan struct{})}
 	go p.readStderr()
 	return p, nil
 }

@@ -4,6 +4,7 @@
 package subproc
 
 import (
+	"cmp"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -56,12 +57,17 @@ type Options struct {
 // itself. DieWithParent is not honoured: only Start forks from the thread
 // it needs.
 func Prepare(cmd *exec.Cmd, opts *Options) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	o.DieWithParent = false
 	prepare(cmd, o)
+}
+
+// orZero returns *opts, or the zero Options for nil.
+func orZero(opts *Options) Options {
+	if opts == nil {
+		return Options{}
+	}
+	return *opts
 }
 
 // Group is the process group a started child leads; its id is the
@@ -117,14 +123,8 @@ type Child struct {
 // as its standard streams, in a process group of its own as opts says
 // (nil: the zero Options). The returned child runs; Stop must be called.
 func Start(cmd *exec.Cmd, opts *Options) (_ *Child, err error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	o := orZero(opts)
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	var ours, theirs []*os.File
 	// The child's ends belong to the child: ours are closed after Start
 	// either way, so a dead child means EOF on our ends.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,22 @@ import (
 
 // shortGrace keeps escalation tests quick; nothing asserts on it.
 const shortGrace = 100 * time.Millisecond
+
+// watchdog bounds every wait so a deadlock fails with a goroutine dump; it
+// is never an assertion about speed.
+const watchdog = 20 * time.Second
+
+// within runs f; should it not return before the watchdog, the test binary
+// panics with every goroutine's stack, the way a deadlock is best read.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	alarm := time.AfterFunc(watchdog, func() {
+		debug.SetTraceback("all")
+		panic("subproc test: timed out waiting for " + what)
+	})
+	defer alarm.Stop()
+	f()
+}
 
 func start(t *testing.T, script string, o *Options) (*Child, *bufio.Reader) {
 	t.Helper()

@@ -22,59 +22,52 @@ func foldText(m *Summary, text string) bool {
 }
 
 func TestProgressSink_SendsAtOnceThenAtMostOncePerIntervalPlusAFinalOne(t *testing.T) {
+	// Each step waits, then observes; "" is an event that changes nothing.
+	type step struct {
+		after time.Duration
+		text  string
+	}
+	type send struct {
+		at   time.Duration
+		text string
+	}
+	script := []step{
+		{0, "a"},                      // the first change goes at once
+		{100 * time.Millisecond, "b"}, // batched...
+		{100 * time.Millisecond, "c"}, // ...with b, sent when the interval is up
+		{2 * time.Second, "d"},        // long after the last send: at once
+		{0, ""},                       // no change: nothing
+		{100 * time.Millisecond, "e"}, // arms the timer, which Finish stops
+	}
+	want := []send{{0, "a"}, {time.Second, "abc"}, {2200 * time.Millisecond, "abcd"}, {2300 * time.Millisecond, "abcde"}}
+
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var sent []time.Duration
-		var texts []string
+		var got []send
 		t0 := time.Now()
 		s := NewProgressSink(func(p subagents.Progress) {
 			mu.Lock()
-			defer mu.Unlock()
-			sent = append(sent, time.Since(t0))
-			texts = append(texts, p.Text)
+			got = append(got, send{time.Since(t0), p.Text})
+			mu.Unlock()
 		}, time.Second, foldText)
-
-		s.Observe("a") // at once
-		time.Sleep(100 * time.Millisecond)
-		s.Observe("b") // batched
-		time.Sleep(100 * time.Millisecond)
-		s.Observe("c") // batched with b, sent at 1s
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		s.Observe("d") // more than an interval later: at once
-		s.Observe("")  // no change, nothing sent
+		for _, st := range script {
+			time.Sleep(st.after)
+			synctest.Wait()
+			s.Observe(st.text)
+		}
 		s.Finish()
-		s.Observe("e") // after Finish: ignored
-
+		s.Observe("late") // after Finish: ignored
+		time.Sleep(5 * time.Second)
+		synctest.Wait() // a timer that was armed never sends now
 		mu.Lock()
 		defer mu.Unlock()
-		want := []time.Duration{0, time.Second, 2200 * time.Millisecond, 2200 * time.Millisecond}
-		wantText := []string{"a", "abc", "abcd", "abcd"}
-		if len(sent) != len(want) {
-			t.Fatalf("sent at %v, want %v", sent, want)
+		if len(got) != len(want) {
+			t.Fatalf("sent %v, want %v", got, want)
 		}
 		for i := range want {
-			if sent[i] != want[i] || texts[i] != wantText[i] {
-				t.Fatalf("sent %v %q, want %v %q", sent, texts, want, wantText)
+			if got[i] != want[i] {
+				t.Fatalf("sent %v, want %v", got, want)
 			}
-		}
-	})
-}
-
-func TestProgressSink_AnArmedTimerNeverSendsAfterFinish(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var n int
-		s := NewProgressSink(func(subagents.Progress) { mu.Lock(); n++; mu.Unlock() }, time.Second, foldText)
-		s.Observe("a")
-		s.Observe("b") // arms the timer
-		s.Finish()     // stops it
-		time.Sleep(5 * time.Second)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if n != 2 {
-			t.Fatalf("%d sends, want the first and the final", n)
 		}
 	})
 }

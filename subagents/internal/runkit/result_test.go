@@ -1,22 +1,32 @@
 package runkit
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dshd/dshd/subagents"
 )
 
 func TestCut_KeepsWholeCharactersWithinTheBound(t *testing.T) {
-	s := strings.Repeat("é", 10)
-	for n := 3; n < len(s); n++ {
-		got := Cut(s, n)
-		if len(got) > n || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
-			t.Fatalf("Cut(%d) = %q", n, got)
-		}
+	cases := []struct {
+		name, in string
+		n        int
+		want     string
+	}{
+		{"a string within the bound is kept", "short", 10, "short"},
+		{"a string at the bound is kept", "exact", 5, "exact"},
+		{"ASCII is cut to the bound with an ellipsis", "abcdefghij", 7, "abcd…"},
+		{"a two-byte character is never split", "ééééé", 6, "é…"},
+		{"a bound too small for a character keeps the ellipsis only", "ééééé", 4, "…"},
 	}
-	if Cut("short", 10) != "short" {
-		t.Fatal("Cut changed a short string")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Cut(tc.in, tc.n); got != tc.want || len(got) > max(tc.n, len("…")) {
+				t.Fatalf("Cut(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			}
+		})
+	}
+	if FirstLine("one\ntwo") != "one" || FirstLine("one") != "one" {
+		t.Fatal("FirstLine")
 	}
 }
 
