@@ -98,7 +98,12 @@ func BenchmarkTurn_ACPWarm(b *testing.B) {
 // bare ACP client prompting a running dshd on stdio. ACPWarm minus this is
 // what the hop adds.
 func BenchmarkTurn_DirectStdio(b *testing.B) {
-	cmd := exec.Command(dshdBin, benchArgs(b, "echo.json")...)
+	benchDirect(b, exec.Command(dshdBin, benchArgs(b, "echo.json")...), "hi")
+}
+
+// benchDirect prompts the agent cmd runs with text, from a bare ACP client
+// on its stdio, once per iteration.
+func benchDirect(b *testing.B, cmd *exec.Cmd, text string) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -122,7 +127,7 @@ func BenchmarkTurn_DirectStdio(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err != nil {
+		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}); err != nil {
 			b.Fatal(err)
 		}
 		cl.mu.Lock()
@@ -301,36 +306,7 @@ func BenchmarkHop_ACPWarm(b *testing.B) {
 func BenchmarkHop_Direct(b *testing.B) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), fakeEnv+"="+modeAgent)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	cl := &topClient{running: make(chan acp.SessionID, 1)}
-	conn := acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
-	defer func() { conn.Close(); cmd.Wait() }()
-	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		b.Fatal(err)
-	}
-	s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("echo hi")}}); err != nil {
-			b.Fatal(err)
-		}
-		cl.mu.Lock()
-		cl.updates = nil
-		cl.mu.Unlock()
-	}
+	benchDirect(b, cmd, "echo hi")
 }
 
 // BenchmarkTurn_DirectCold is what ACPCold does, by a bare client: start
