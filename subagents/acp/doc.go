@@ -46,7 +46,10 @@
 // dies with the parent even when the parent is killed. The kernel sends
 // that signal when the OS thread that forked the child exits, not the
 // process, so children are forked from one dedicated goroutine locked to
-// its own thread, which lives while any child it started does.
+// its own thread, which lives while any child it started does. The process
+// group, the teardown and that thread are tools/subproc's; the run
+// lifecycle and the progress summary are shared with spawn and fork
+// through subagents/internal/runkit.
 //
 // # Goroutines
 //

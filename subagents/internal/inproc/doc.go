@@ -6,7 +6,9 @@
 // progress of the parent's tool call.
 //
 // spawn and fork are thin configurations of [Provider]; they import this
-// package and never each other.
+// package and never each other. What a run shares with the acp provider —
+// its end-once lifecycle, the progress summary's batching, the result and
+// diagnostic helpers — lives in subagents/internal/runkit.
 //
 // Goroutines: each run owns one goroutine for its turn (and, without
 // exposure, at most one progress timer at a time). Dispose cancels the
