@@ -152,39 +152,22 @@ func BenchmarkTurn_ACPCold(b *testing.B) {
 // started for each task, as the subagent tool does). It needs a dshd that
 // registers the acp provider.
 func BenchmarkTurn_ChainWarm(b *testing.B) {
-	p := newProvider(b, nil)
-	parent := st.NewParent(b, st.ParentOptions{})
-	inner := "subagent=acp,command=" + dshdBin + ",args=" + strings.Join(benchArgs(b, "chain.json"), " ")
-	opts := benchBinding(b, "chain.json", "--subagent", inner)
-	first, err := p.Start(context.Background(), subagents.StartRequest{Prompt: "delegate down", Parent: parent.Scope, Options: opts})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer first.Dispose()
-	res, _ := first.Wait(context.Background())
-	if strings.Contains(res.Output, "there is no tool named") {
-		b.Skip("the dshd daemon does not register the acp provider yet")
-	}
-	for b.Loop() {
-		run, err := first.(subagents.Resumable).Resume(context.Background(), "delegate down")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res, _ := run.Wait(context.Background()); !strings.Contains(res.Output, "B reporting") {
-			b.Fatalf("result %+v", res)
-		}
-		run.Dispose()
-	}
+	benchChain(b, "subagent=acp,command="+dshdBin+",args="+strings.Join(benchArgs(b, "chain.json"), " "))
 }
 
 // BenchmarkTurn_ChainWarmSocket is the same chain with every level
 // running: the last dshd is a socket daemon the middle one reaches over its
 // pooled connection, so no process starts during a task.
 func BenchmarkTurn_ChainWarmSocket(b *testing.B) {
-	sock := socketDshd(b, "chain.json")
+	benchChain(b, "subagent=acp,address=unix:"+socketDshd(b, "chain.json"))
+}
+
+// benchChain resumes a running dshd with a task its subagent tool, bound
+// by inner, delegates one level further, once per iteration.
+func benchChain(b *testing.B, inner string) {
 	p := newProvider(b, nil)
 	parent := st.NewParent(b, st.ParentOptions{})
-	opts := benchBinding(b, "chain.json", "--subagent", "subagent=acp,address=unix:"+sock)
+	opts := benchBinding(b, "chain.json", "--subagent", inner)
 	first, err := p.Start(context.Background(), subagents.StartRequest{Prompt: "delegate down", Parent: parent.Scope, Options: opts})
 	if err != nil {
 		b.Fatal(err)
