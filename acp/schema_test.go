@@ -12,13 +12,14 @@ import (
 )
 
 // schemaDir holds the official schema.json and schema.unstable.json of
-// @agentclientprotocol/sdk 2.4.0; they are not vendored, so the test skips
-// without them. Override with ACP_SCHEMA_DIR.
+// @agentclientprotocol/sdk 2.4.0, which `make npm` installs for the interop
+// tests; they are not vendored, so the test skips without them. Override
+// with ACP_SCHEMA_DIR.
 func schemaDir() string {
 	if d := os.Getenv("ACP_SCHEMA_DIR"); d != "" {
 		return d
 	}
-	return "/tmp/probe/node_modules/@agentclientprotocol/sdk/schema/v1"
+	return "../conformance/interop/node_modules/@agentclientprotocol/sdk/schema/v1"
 }
 
 // goldenDefs maps golden files to the schema definition they must satisfy;
