@@ -43,7 +43,7 @@ demo: build
 	$(GO) run ./conformance/demo -dshd ./$(BIN)
 
 bench: build npm
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./... 2>/dev/null | grep -E '^(Benchmark|ok|PASS|FAIL)' || true
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./... 2>/dev/null | grep -E '^(Benchmark|ok|PASS|FAIL)' || true
 	$(GO) run ./conformance/bench -dshd ./$(BIN)
 
 fuzz:

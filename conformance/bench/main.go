@@ -264,7 +264,7 @@ func (b *bench) turnOverhead(n int) {
 		fmt.Sprintf("mean of %d turns (%d per session), instant scripted model, client+server over net.Pipe, %d allocs/turn", n, turnsPerSession, allocs))
 	if dir := filepath.Join(b.tmp, "turns"); os.MkdirAll(dir, 0o700) == nil {
 		if d, err := fsyncCost(dir, 200); err == nil {
-			b.add("  context: one write+fsync on this disk", us(d), "", "a turn syncs its journal and rewrites its sidecar at the end")
+			b.add("  context: one write+fsync on this disk", us(d), "", "a turn syncs its journal (fdatasync) at its end")
 		}
 	}
 	// The same on tmpfs, where fsync costs nothing: the server's own share.
