@@ -33,16 +33,22 @@ func estimateTokens(m llm.Message) int64 {
 	return int64(n/4 + 1)
 }
 
+// estimateHistory estimates the tokens of a whole history.
+func estimateHistory(h History) int64 {
+	var n int64
+	for _, m := range h.All() {
+		n += estimateTokens(m)
+	}
+	return n
+}
+
 // maybeCompact summarises the completed turns when the context is nearly
 // full. It does nothing when there are no completed turns to summarise.
 func (t *turn) maybeCompact() error {
 	a := t.a
 	a.mu.Lock()
 	start := a.turnStart
-	est := int64(len(t.system) / 4)
-	for _, m := range a.hist.All() {
-		est += estimateTokens(m)
-	}
+	est := int64(len(t.system)/4) + a.est
 	if a.lastUsed > est {
 		est = a.lastUsed
 	}
@@ -64,6 +70,7 @@ func (t *turn) maybeCompact() error {
 	current := a.hist.Messages()[start:]
 	kept := append([]llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (older turns were compacted):\n\n" + summary}}, current...)
 	a.hist = NewHistory(kept...)
+	a.est = estimateHistory(a.hist)
 	a.turnStart = 1
 	a.lastUsed = 0
 	a.mu.Unlock()
