@@ -151,7 +151,7 @@ func (pr *peer) callError(ctx context.Context, method string, err error) error {
 	case errors.Is(err, acp.ErrConnClosed):
 		return fmt.Errorf("the agent ended before answering %s: %s", method, pr.endReason(time.Second))
 	case errors.Is(err, acp.ErrAuthRequired):
-		return fmt.Errorf("the agent requires authentication (%s); give the binding its token with token= or token-env=", wireMessage(err))
+		return fmt.Errorf("the agent requires authentication (%s): log it in or give it its credentials (the binding's env=, or token=/token-env= for a dshd socket daemon)", wireMessage(err))
 	case errors.As(err, &ae):
 		return fmt.Errorf("the agent refused %s: %s", method, wireMessage(err))
 	}
