@@ -95,8 +95,8 @@ func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) 
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Stream{
-		r:       bufio.NewReaderSize(r, 64<<10),
-		bw:      bufio.NewWriterSize(w, 64<<10),
+		r:       bufio.NewReaderSize(r, 16<<10),
+		bw:      bufio.NewWriterSize(w, 16<<10),
 		maxLine: o.MaxLineSize,
 		log:     o.Logger,
 		closer:  closer,
