@@ -37,7 +37,7 @@ lint:
 
 conformance: build
 	$(GO) test -race -count=1 ./conformance/...
-	./$(BIN) conformance -- ./$(BIN) --model scripted
+	./$(BIN) conformance -- ./$(BIN)
 
 demo: build
 	$(GO) run ./conformance/demo -dshd ./$(BIN)

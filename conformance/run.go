@@ -469,6 +469,16 @@ func (t *T) killAll() {
 	}
 }
 
+// hasModelFlag reports whether args choose dshd's model.
+func hasModelFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--model" || strings.HasPrefix(a, "--model=") {
+			return true
+		}
+	}
+	return false
+}
+
 // Start launches a new agent process for the case. dshd gets the case's
 // state directory, so processes of one case share sessions; Script and
 // Args are for dshd-only cases.
@@ -480,8 +490,14 @@ func (t *T) Start(o *ClientOptions) *Client {
 	argv := append([]string{t.r.target.Command}, t.r.target.Args...)
 	if t.r.dshd {
 		argv = append(argv, "--state-dir", filepath.Join(t.Dir, "state"))
-		if opts.Script != "" {
+		switch {
+		case opts.Script != "":
 			argv = append(argv, "--model", "scripted:"+filepath.Join(t.r.scriptDir, opts.Script))
+		case !hasModelFlag(t.r.target.Args):
+			// The suite checks the protocol, not a model backend: without a
+			// model of its own, dshd runs on its offline model, so a
+			// machine without an API key can run `dshd conformance -- dshd`.
+			argv = append(argv, "--model", "scripted")
 		}
 		argv = append(argv, opts.Args...)
 	} else if opts.Script != "" || len(opts.Args) > 0 {
