@@ -59,8 +59,11 @@ func TestDeathSignal_AChildDiesWithAParentKilledBySIGKILL(t *testing.T) {
 		status <- ws
 	}()
 	ws := recv(t, status)
-	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the child ended with %v, want killed by SIGKILL", ws)
+	// The death signal kills it; a child that writes to the pipes its dead
+	// parent held may get there first through SIGPIPE. Either way it died
+	// with its parent, which is the point.
+	if !ws.Signaled() || (ws.Signal() != syscall.SIGKILL && ws.Signal() != syscall.SIGPIPE) {
+		t.Fatalf("the child ended with %v, want killed by SIGKILL (or SIGPIPE)", ws)
 	}
 	checkNoProcesses(t)
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	st "github.com/dshd/dshd/subagents/subagenttest"
 )
 
 // fakeEnv, when set, makes the test binary a fake ACP agent (see
@@ -101,14 +103,7 @@ const watchdog = 20 * time.Second
 
 func recv[T any](t testing.TB, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(watchdog):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("timed out waiting\n%s", buf[:runtime.Stack(buf, true)])
-		panic("unreachable")
-	}
+	return st.Recv(t, ch)
 }
 
 // proc is one process as /proc shows it.
