@@ -116,24 +116,14 @@ func (s *SelectOptions) UnmarshalJSON(b []byte) error {
 
 // UnmarshalSessionConfigOption decodes an option by its `type` tag.
 func UnmarshalSessionConfigOption(b []byte) (SessionConfigOption, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v SessionConfigOption
-	switch tag {
-	case "select":
-		v = new(SelectConfigOption)
-	case "boolean":
-		v = new(BooleanConfigOption)
-	default:
-		return nil, unionError("config option", "type", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return configOptions.decode(b)
 }
+
+var configOptions = taggedUnion[SessionConfigOption]{name: "config option", key: "type",
+	variants: map[string]func() SessionConfigOption{
+		"select":  func() SessionConfigOption { return new(SelectConfigOption) },
+		"boolean": func() SessionConfigOption { return new(BooleanConfigOption) },
+	}}
 
 // decodeConfigOptions decodes a configOptions list, dropping options of
 // unknown type or bad shape (acp-v1 §4, §16.1: clients ignore unknown types).

@@ -175,31 +175,16 @@ func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
 }
 
 // UnmarshalContentBlock decodes one content block by its `type` tag.
-func UnmarshalContentBlock(b []byte) (ContentBlock, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v ContentBlock
-	switch tag {
-	case ContentTypeText:
-		v = new(TextContent)
-	case ContentTypeImage:
-		v = new(ImageContent)
-	case ContentTypeAudio:
-		v = new(AudioContent)
-	case ContentTypeResourceLink:
-		v = new(ResourceLink)
-	case ContentTypeResource:
-		v = new(EmbeddedResource)
-	default:
-		return nil, unionError("content block", "type", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func UnmarshalContentBlock(b []byte) (ContentBlock, error) { return contentBlocks.decode(b) }
+
+var contentBlocks = taggedUnion[ContentBlock]{name: "content block", key: "type",
+	variants: map[string]func() ContentBlock{
+		ContentTypeText:         func() ContentBlock { return new(TextContent) },
+		ContentTypeImage:        func() ContentBlock { return new(ImageContent) },
+		ContentTypeAudio:        func() ContentBlock { return new(AudioContent) },
+		ContentTypeResourceLink: func() ContentBlock { return new(ResourceLink) },
+		ContentTypeResource:     func() ContentBlock { return new(EmbeddedResource) },
+	}}
 
 // UnmarshalEmbeddedResourceResource decodes a resource payload: a `blob` key
 // makes it binary, otherwise it must have `text`.

@@ -258,30 +258,20 @@ func (p UnknownPropertySchema) MarshalJSON() ([]byte, error) {
 
 // UnmarshalElicitationPropertySchema decodes a form field by its `type` tag.
 func UnmarshalElicitationPropertySchema(b []byte) (ElicitationPropertySchema, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v ElicitationPropertySchema
-	switch {
-	case !ok:
-		return nil, unionError("property schema", "type", "", false)
-	case tag == "string":
-		v = new(StringPropertySchema)
-	case tag == "number" || tag == "integer":
-		v = &NumberPropertySchema{Integer: tag == "integer"}
-	case tag == "boolean":
-		v = new(BooleanPropertySchema)
-	case tag == "array":
-		v = new(MultiSelectPropertySchema)
-	default:
-		return &UnknownPropertySchema{Type: tag, Raw: append(json.RawMessage(nil), b...)}, nil
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return propertySchemas.decode(b)
 }
+
+var propertySchemas = taggedUnion[ElicitationPropertySchema]{name: "property schema", key: "type",
+	variants: map[string]func() ElicitationPropertySchema{
+		"string":  func() ElicitationPropertySchema { return new(StringPropertySchema) },
+		"number":  func() ElicitationPropertySchema { return new(NumberPropertySchema) },
+		"integer": func() ElicitationPropertySchema { return &NumberPropertySchema{Integer: true} },
+		"boolean": func() ElicitationPropertySchema { return new(BooleanPropertySchema) },
+		"array":   func() ElicitationPropertySchema { return new(MultiSelectPropertySchema) },
+	},
+	unknown: func(tag string, b []byte) ElicitationPropertySchema {
+		return &UnknownPropertySchema{Type: tag, Raw: append(json.RawMessage(nil), b...)}
+	}}
 
 // CreateElicitationResponse is the result of elicitation/create. Action is
 // accept, decline or cancel; Content is only meaningful with accept.

@@ -308,25 +308,13 @@ func (m AuthMethodTerminal) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalAuthMethod decodes an auth method: no `type` is agent-handled.
-func UnmarshalAuthMethod(b []byte) (AuthMethod, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v AuthMethod
-	switch {
-	case !ok:
-		v = new(AuthMethodAgent)
-	case tag == "terminal":
-		v = new(AuthMethodTerminal)
-	default:
-		return nil, unionError("auth method", "type", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func UnmarshalAuthMethod(b []byte) (AuthMethod, error) { return authMethods.decode(b) }
+
+var authMethods = taggedUnion[AuthMethod]{name: "auth method", key: "type",
+	untagged: func() AuthMethod { return new(AuthMethodAgent) },
+	variants: map[string]func() AuthMethod{
+		"terminal": func() AuthMethod { return new(AuthMethodTerminal) },
+	}}
 
 // AuthenticateRequest is the params of authenticate (acp-v1 §7.2).
 type AuthenticateRequest struct {

@@ -298,6 +298,26 @@ func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) 
 	return out, nil
 }
 
+// decodeJSON decodes b with encoding/json; it is the element decoder of
+// decodeList for types that are not unions.
+func decodeJSON[T any](b []byte) (v T, err error) {
+	err = json.Unmarshal(b, &v)
+	return v, err
+}
+
+// decodeOptional decodes an optional member leniently: absent, null or
+// malformed gives nil (acp-v1 §4).
+func decodeOptional[T any](b []byte) *T {
+	if len(b) == 0 || isNull(b) {
+		return nil
+	}
+	v := new(T)
+	if json.Unmarshal(b, v) != nil {
+		return nil
+	}
+	return v
+}
+
 // decodeOne decodes a single union field; absent or null gives the zero value.
 func decodeOne[T any](b []byte, dec func([]byte) (T, error)) (T, error) {
 	var zero T
@@ -310,13 +330,14 @@ func decodeOne[T any](b []byte, dec func([]byte) (T, error)) (T, error) {
 // decodeLenient decodes the JSON object b into the struct *v field by field,
 // leaving a field at its zero value when its JSON is malformed: the receiver
 // leniency acp-v1 §4 asks for on capability objects. b that is not an object
-// leaves *v zero.
-func decodeLenient(b []byte, v any) {
+// leaves *v zero. It never fails, so a capability's UnmarshalJSON is just
+// `return decodeLenient(b, c)`; it does not call v's own UnmarshalJSON.
+func decodeLenient[T any](b []byte, v *T) error {
 	rv := reflect.ValueOf(v).Elem()
 	rv.SetZero()
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
-		return
+		return nil
 	}
 	rt := rv.Type()
 	for i := range rt.NumField() {
@@ -335,6 +356,51 @@ func decodeLenient(b []byte, v any) {
 			fv.Set(p.Elem())
 		}
 	}
+	return nil
+}
+
+// taggedUnion is the decoder of a sealed union whose variants carry a string
+// discriminator: readTag finds the tag, variants gives the variant to decode
+// the whole object into.
+type taggedUnion[U any] struct {
+	name     string              // for errors, e.g. "content block"
+	key      string              // the discriminator, e.g. "type"
+	variants map[string]func() U // a new variant (a pointer) for each tag
+	// untagged, when set, is the variant of an object without the key;
+	// otherwise a missing key is an error.
+	untagged func() U
+	// unknown, when set, is the value of an unknown tag, given the tag and
+	// the whole object; otherwise an unknown tag is an error.
+	unknown func(tag string, b []byte) U
+	// tagErrors prefixes a variant's decoding error with its tag.
+	tagErrors bool
+}
+
+// decode decodes b as the variant its tag selects.
+func (u *taggedUnion[U]) decode(b []byte) (U, error) {
+	var zero U
+	tag, ok, err := readTag(b, u.key)
+	if err != nil {
+		return zero, err
+	}
+	mk := u.untagged
+	if ok {
+		mk = u.variants[tag]
+		if mk == nil && u.unknown != nil {
+			return u.unknown(tag, b), nil
+		}
+	}
+	if mk == nil {
+		return zero, unionError(u.name, u.key, tag, ok)
+	}
+	v := mk()
+	if err := json.Unmarshal(b, v); err != nil {
+		if u.tagErrors {
+			err = fmt.Errorf("acp: %s: %w", tag, err)
+		}
+		return zero, err
+	}
+	return v, nil
 }
 
 // unionError is the error of a union decoder meeting an unknown tag.

@@ -455,27 +455,15 @@ func (s McpServerSSE) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.
-func UnmarshalMcpServer(b []byte) (McpServer, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v McpServer
-	switch {
-	case !ok || tag == "stdio":
-		v = new(McpServerStdio)
-	case tag == "http":
-		v = new(McpServerHTTP)
-	case tag == "sse":
-		v = new(McpServerSSE)
-	default:
-		return nil, unionError("mcp server", "type", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func UnmarshalMcpServer(b []byte) (McpServer, error) { return mcpServers.decode(b) }
+
+var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
+	untagged: func() McpServer { return new(McpServerStdio) },
+	variants: map[string]func() McpServer{
+		"stdio": func() McpServer { return new(McpServerStdio) },
+		"http":  func() McpServer { return new(McpServerHTTP) },
+		"sse":   func() McpServer { return new(McpServerSSE) },
+	}}
 
 // decodeMcpServers decodes mcpServers strictly: a malformed entry fails the
 // request with -32602 rather than silently dropping a server the client

@@ -239,28 +239,15 @@ func (s *IdleState) UnmarshalJSON(b []byte) error {
 
 // UnmarshalStateUpdate decodes a work state by its `state` tag; an unknown
 // tag gives *OtherState.
-func UnmarshalStateUpdate(b []byte) (StateUpdate, error) {
-	tag, ok, err := readTag(b, "state")
-	if err != nil {
-		return nil, err
-	}
-	var v StateUpdate
-	switch {
-	case !ok:
-		return nil, unionError("state update", "state", "", false)
-	case tag == StateRunning:
-		v = new(RunningState)
-	case tag == StateRequiresAction:
-		v = new(RequiresActionState)
-	case tag == StateIdle:
-		v = new(IdleState)
-	case tag == StateUnknown:
-		v = new(UnknownState)
-	default:
-		return &OtherState{State: tag, Raw: append(json.RawMessage(nil), b...)}, nil
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func UnmarshalStateUpdate(b []byte) (StateUpdate, error) { return stateUpdates.decode(b) }
+
+var stateUpdates = taggedUnion[StateUpdate]{name: "state update", key: "state",
+	variants: map[string]func() StateUpdate{
+		StateRunning:        func() StateUpdate { return new(RunningState) },
+		StateRequiresAction: func() StateUpdate { return new(RequiresActionState) },
+		StateIdle:           func() StateUpdate { return new(IdleState) },
+		StateUnknown:        func() StateUpdate { return new(UnknownState) },
+	},
+	unknown: func(tag string, b []byte) StateUpdate {
+		return &OtherState{State: tag, Raw: append(json.RawMessage(nil), b...)}
+	}}

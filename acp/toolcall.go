@@ -144,29 +144,15 @@ func (c *ToolContent) UnmarshalJSON(b []byte) error {
 
 // UnmarshalToolCallContent decodes one tool call content item by its `type`
 // tag.
-func UnmarshalToolCallContent(b []byte) (ToolCallContent, error) {
-	tag, ok, err := readTag(b, "type")
-	if err != nil {
-		return nil, err
-	}
-	var v ToolCallContent
-	switch tag {
-	case ToolContentTypeContent:
-		v = new(ToolContent)
-	case ToolContentTypeDiff:
-		v = new(Diff)
-	case ToolContentTypeTerminal:
-		v = new(Terminal)
-	case ToolContentTypeSession:
-		v = new(SessionReference)
-	default:
-		return nil, unionError("tool call content", "type", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func UnmarshalToolCallContent(b []byte) (ToolCallContent, error) { return toolCallContents.decode(b) }
+
+var toolCallContents = taggedUnion[ToolCallContent]{name: "tool call content", key: "type",
+	variants: map[string]func() ToolCallContent{
+		ToolContentTypeContent:  func() ToolCallContent { return new(ToolContent) },
+		ToolContentTypeDiff:     func() ToolCallContent { return new(Diff) },
+		ToolContentTypeTerminal: func() ToolCallContent { return new(Terminal) },
+		ToolContentTypeSession:  func() ToolCallContent { return new(SessionReference) },
+	}}
 
 // toolCallWire is the decoding shape shared by ToolCall and ToolCallUpdate.
 // Content and locations are lenient lists: a bad item is dropped (acp-v1 §4).
@@ -337,21 +323,11 @@ func (o CancelledPermissionOutcome) MarshalJSON() ([]byte, error) {
 
 // UnmarshalRequestPermissionOutcome decodes an outcome by its `outcome` tag.
 func UnmarshalRequestPermissionOutcome(b []byte) (RequestPermissionOutcome, error) {
-	tag, ok, err := readTag(b, "outcome")
-	if err != nil {
-		return nil, err
-	}
-	var v RequestPermissionOutcome
-	switch tag {
-	case "selected":
-		v = new(SelectedPermissionOutcome)
-	case "cancelled":
-		v = new(CancelledPermissionOutcome)
-	default:
-		return nil, unionError("permission outcome", "outcome", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return permissionOutcomes.decode(b)
 }
+
+var permissionOutcomes = taggedUnion[RequestPermissionOutcome]{name: "permission outcome", key: "outcome",
+	variants: map[string]func() RequestPermissionOutcome{
+		"selected":  func() RequestPermissionOutcome { return new(SelectedPermissionOutcome) },
+		"cancelled": func() RequestPermissionOutcome { return new(CancelledPermissionOutcome) },
+	}}

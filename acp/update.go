@@ -352,46 +352,22 @@ func (u UsageUpdate) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalSessionUpdate decodes one update by its `sessionUpdate` tag.
-func UnmarshalSessionUpdate(b []byte) (SessionUpdate, error) {
-	tag, ok, err := readTag(b, "sessionUpdate")
-	if err != nil {
-		return nil, err
-	}
-	var v SessionUpdate
-	switch tag {
-	case UpdateUserMessageChunk:
-		v = new(UserMessageChunk)
-	case UpdateAgentMessageChunk:
-		v = new(AgentMessageChunk)
-	case UpdateAgentThoughtChunk:
-		v = new(AgentThoughtChunk)
-	case UpdateToolCall:
-		v = new(ToolCall)
-	case UpdateToolCallUpdate:
-		v = new(ToolCallUpdate)
-	case UpdatePlan:
-		v = new(Plan)
-	case UpdateAvailableCommandsUpdate:
-		v = new(AvailableCommandsUpdate)
-	case UpdateCurrentModeUpdate:
-		v = new(CurrentModeUpdate)
-	case UpdateConfigOptionUpdate:
-		v = new(ConfigOptionUpdate)
-	case UpdateSessionInfoUpdate:
-		v = new(SessionInfoUpdate)
-	case UpdateUsageUpdate:
-		v = new(UsageUpdate)
-	case UpdateSubagentUpdate:
-		v = new(SubagentUpdate)
-	case UpdateSessionMessage:
-		v = new(SessionMessage)
-	case UpdateSessionMessageChunk:
-		v = new(SessionMessageChunk)
-	default:
-		return nil, unionError("session update", "sessionUpdate", tag, ok)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, fmt.Errorf("acp: %s: %w", tag, err)
-	}
-	return v, nil
-}
+func UnmarshalSessionUpdate(b []byte) (SessionUpdate, error) { return sessionUpdates.decode(b) }
+
+var sessionUpdates = taggedUnion[SessionUpdate]{name: "session update", key: "sessionUpdate", tagErrors: true,
+	variants: map[string]func() SessionUpdate{
+		UpdateUserMessageChunk:        func() SessionUpdate { return new(UserMessageChunk) },
+		UpdateAgentMessageChunk:       func() SessionUpdate { return new(AgentMessageChunk) },
+		UpdateAgentThoughtChunk:       func() SessionUpdate { return new(AgentThoughtChunk) },
+		UpdateToolCall:                func() SessionUpdate { return new(ToolCall) },
+		UpdateToolCallUpdate:          func() SessionUpdate { return new(ToolCallUpdate) },
+		UpdatePlan:                    func() SessionUpdate { return new(Plan) },
+		UpdateAvailableCommandsUpdate: func() SessionUpdate { return new(AvailableCommandsUpdate) },
+		UpdateCurrentModeUpdate:       func() SessionUpdate { return new(CurrentModeUpdate) },
+		UpdateConfigOptionUpdate:      func() SessionUpdate { return new(ConfigOptionUpdate) },
+		UpdateSessionInfoUpdate:       func() SessionUpdate { return new(SessionInfoUpdate) },
+		UpdateUsageUpdate:             func() SessionUpdate { return new(UsageUpdate) },
+		UpdateSubagentUpdate:          func() SessionUpdate { return new(SubagentUpdate) },
+		UpdateSessionMessage:          func() SessionUpdate { return new(SessionMessage) },
+		UpdateSessionMessageChunk:     func() SessionUpdate { return new(SessionMessageChunk) },
+	}}
