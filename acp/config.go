@@ -236,19 +236,8 @@ func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(alias(r))
 }
 
-// UnmarshalJSON implements json.Unmarshaler; bad options are dropped.
+// UnmarshalJSON implements json.Unmarshaler; bad options are dropped. It has
+// the shape of a config_option_update, and shares its decoder.
 func (r *SetSessionConfigOptionResponse) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ConfigOptions json.RawMessage `json:"configOptions"`
-		Meta          Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*r = SetSessionConfigOptionResponse{ConfigOptions: opts, Meta: w.Meta}
-	return nil
+	return (*ConfigOptionUpdate)(r).UnmarshalJSON(b)
 }

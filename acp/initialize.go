@@ -67,12 +67,8 @@ func (r *InitializeResponse) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	methods, err := decodeList(w.AuthMethods, UnmarshalAuthMethod, true)
-	if err != nil {
-		methods = nil
-	}
 	*r = InitializeResponse(w.alias)
-	r.AuthMethods = methods
+	r.AuthMethods, _ = decodeList(w.AuthMethods, UnmarshalAuthMethod, true)
 	return nil
 }
 
@@ -99,11 +95,7 @@ type ClientCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *ClientCapabilities) UnmarshalJSON(b []byte) error {
-	type alias ClientCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *ClientCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // FileSystemCapabilities gates fs/* calls.
 type FileSystemCapabilities struct {
@@ -113,11 +105,7 @@ type FileSystemCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *FileSystemCapabilities) UnmarshalJSON(b []byte) error {
-	type alias FileSystemCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *FileSystemCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // ClientSessionCapabilities holds session-related client capabilities.
 type ClientSessionCapabilities struct {
@@ -126,11 +114,7 @@ type ClientSessionCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *ClientSessionCapabilities) UnmarshalJSON(b []byte) error {
-	type alias ClientSessionCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *ClientSessionCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // SessionConfigOptionsCapabilities: a non-nil Boolean lets the agent send
 // boolean config options.
@@ -140,11 +124,7 @@ type SessionConfigOptionsCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *SessionConfigOptionsCapabilities) UnmarshalJSON(b []byte) error {
-	type alias SessionConfigOptionsCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *SessionConfigOptionsCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // EmptyCapability is an object-valued capability with no members of its own:
 // present (non-nil) means supported (acp-v1 §4).
@@ -170,11 +150,7 @@ type AuthCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *AuthCapabilities) UnmarshalJSON(b []byte) error {
-	type alias AuthCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *AuthCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // ElicitationCapabilities: each mode is allowed only when present (acp-v1
 // §6.5); `{}` allows none.
@@ -185,11 +161,7 @@ type ElicitationCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *ElicitationCapabilities) UnmarshalJSON(b []byte) error {
-	type alias ElicitationCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *ElicitationCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // SubagentCapabilities is the client's subagent opt-in object
 // (acp-subagents §2).
@@ -207,11 +179,7 @@ type AgentCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *AgentCapabilities) UnmarshalJSON(b []byte) error {
-	type alias AgentCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *AgentCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // PromptCapabilities lists the prompt block types beyond text and
 // resource_link.
@@ -223,11 +191,7 @@ type PromptCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *PromptCapabilities) UnmarshalJSON(b []byte) error {
-	type alias PromptCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *PromptCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // McpCapabilities lists the MCP transports beyond stdio.
 type McpCapabilities struct {
@@ -237,11 +201,7 @@ type McpCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *McpCapabilities) UnmarshalJSON(b []byte) error {
-	type alias McpCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *McpCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // SessionCapabilities: each non-nil member means its method is implemented.
 type SessionCapabilities struct {
@@ -254,11 +214,7 @@ type SessionCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *SessionCapabilities) UnmarshalJSON(b []byte) error {
-	type alias SessionCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *SessionCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // AgentAuthCapabilities: a non-nil Logout means logout is implemented.
 type AgentAuthCapabilities struct {
@@ -267,11 +223,7 @@ type AgentAuthCapabilities struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler leniently.
-func (c *AgentAuthCapabilities) UnmarshalJSON(b []byte) error {
-	type alias AgentAuthCapabilities
-	decodeLenient(b, (*alias)(c))
-	return nil
-}
+func (c *AgentAuthCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // AuthMethod is a way to log in (acp-v1 §7.1): *AuthMethodAgent (no `type`)
 // or *AuthMethodTerminal.

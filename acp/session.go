@@ -39,17 +39,12 @@ func (r *NewSessionRequest) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	dirs, err := decodeDirectories(w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	w.alias.AdditionalDirectories = dirs
-	servers, err := decodeMcpServers(w.McpServers)
+	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
 	if err != nil {
 		return err
 	}
 	*r = NewSessionRequest(w.alias)
-	r.McpServers = servers
+	r.McpServers, r.AdditionalDirectories = servers, dirs
 	return nil
 }
 
@@ -68,8 +63,21 @@ func (r *NewSessionRequest) Validate() error {
 	return validateMcpServers(r.McpServers)
 }
 
-// validateDirectories rejects empty (or null) additionalDirectories entries;
-// whether they are absolute is the server's check.
+// decodeSetupLists decodes the raw mcpServers and additionalDirectories of a
+// session/new, session/load or session/resume request, each by its own rule
+// below; the request decoders shadow those two fields with raw ones.
+func decodeSetupLists(servers, dirs json.RawMessage) ([]McpServer, []string, error) {
+	d, err := decodeDirectories(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := decodeMcpServers(servers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, d, nil
+}
+
 // decodeDirectories decodes additionalDirectories, rejecting `null`, which
 // acp-v1 §8.7 says is invalid (unlike an omitted field), and anything that
 // is not an array of strings.
@@ -87,6 +95,8 @@ func decodeDirectories(raw json.RawMessage) ([]string, error) {
 	return dirs, nil
 }
 
+// validateDirectories rejects empty (or null) additionalDirectories entries;
+// whether they are absolute is the server's check.
 func validateDirectories(dirs []string) error {
 	for i, d := range dirs {
 		if d == "" {
@@ -152,17 +162,12 @@ func (r *LoadSessionRequest) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	dirs, err := decodeDirectories(w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	w.alias.AdditionalDirectories = dirs
-	servers, err := decodeMcpServers(w.McpServers)
+	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
 	if err != nil {
 		return err
 	}
 	*r = LoadSessionRequest(w.alias)
-	r.McpServers = servers
+	r.McpServers, r.AdditionalDirectories = servers, dirs
 	return nil
 }
 
@@ -218,29 +223,10 @@ type ResumeSessionRequest struct {
 	Meta                  Meta        `json:"_meta,omitempty"`
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. The request has the fields of
+// session/load (only mcpServers is optional), and shares its decoder.
 func (r *ResumeSessionRequest) UnmarshalJSON(b []byte) error {
-	type alias ResumeSessionRequest
-	var w struct {
-		alias
-		McpServers            json.RawMessage `json:"mcpServers"`
-		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	dirs, err := decodeDirectories(w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	w.alias.AdditionalDirectories = dirs
-	servers, err := decodeMcpServers(w.McpServers)
-	if err != nil {
-		return err
-	}
-	*r = ResumeSessionRequest(w.alias)
-	r.McpServers = servers
-	return nil
+	return (*LoadSessionRequest)(r).UnmarshalJSON(b)
 }
 
 // Validate checks the required fields.

@@ -218,22 +218,9 @@ func (s *IdleState) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*s = IdleState{Meta: w.Meta}
-	if r, ok := rawString(w.StopReason); ok {
-		s.StopReason = StopReason(r)
-	}
-	if len(w.Error) > 0 && !isNull(w.Error) {
-		var e Error
-		if json.Unmarshal(w.Error, &e) == nil {
-			s.Error = &e
-		}
-	}
-	if len(w.Usage) > 0 && !isNull(w.Usage) {
-		var u Usage
-		if json.Unmarshal(w.Usage, &u) == nil {
-			s.Usage = &u
-		}
-	}
+	reason, _ := rawString(w.StopReason)
+	*s = IdleState{StopReason: StopReason(reason), Error: decodeOptional[Error](w.Error),
+		Usage: decodeOptional[Usage](w.Usage), Meta: w.Meta}
 	return nil
 }
 

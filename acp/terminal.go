@@ -31,14 +31,8 @@ func (r *CreateTerminalRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = CreateTerminalRequest(w.alias)
-	r.Args, _ = decodeList(w.Args, func(b []byte) (s string, err error) {
-		err = json.Unmarshal(b, &s)
-		return s, err
-	}, true)
-	r.Env, _ = decodeList(w.Env, func(b []byte) (e EnvVariable, err error) {
-		err = json.Unmarshal(b, &e)
-		return e, err
-	}, true)
+	r.Args, _ = decodeList(w.Args, decodeJSON[string], true)
+	r.Env, _ = decodeList(w.Env, decodeJSON[EnvVariable], true)
 	return nil
 }
 

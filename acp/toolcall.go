@@ -154,8 +154,7 @@ var toolCallContents = taggedUnion[ToolCallContent]{name: "tool call content", k
 		ToolContentTypeSession:  func() ToolCallContent { return new(SessionReference) },
 	}}
 
-// toolCallWire is the decoding shape shared by ToolCall and ToolCallUpdate.
-// Content and locations are lenient lists: a bad item is dropped (acp-v1 §4).
+// toolCallWire is the decoding shape of ToolCall and ToolCallUpdate.
 type toolCallWire struct {
 	ToolCallID ToolCallID      `json:"toolCallId"`
 	Title      string          `json:"title"`
@@ -168,49 +167,24 @@ type toolCallWire struct {
 	Meta       Meta            `json:"_meta"`
 }
 
-func (w *toolCallWire) decode(b []byte) (kind ToolKind, status ToolCallStatus, content []ToolCallContent, locs []ToolCallLocation, err error) {
-	if err = json.Unmarshal(b, w); err != nil {
-		return
-	}
-	// A malformed optional enum is treated as absent (acp-v1 §4).
-	if s, ok := rawString(w.Kind); ok {
-		kind = ToolKind(s)
-	}
-	if s, ok := rawString(w.Status); ok {
-		status = ToolCallStatus(s)
-	}
-	if content, err = decodeList(w.Content, UnmarshalToolCallContent, true); err != nil {
-		content, err = nil, nil
-	}
-	if locs, err = decodeList(w.Locations, func(r []byte) (l ToolCallLocation, err error) {
-		err = json.Unmarshal(r, &l)
-		return l, err
-	}, true); err != nil {
-		locs, err = nil, nil
-	}
-	return
-}
+// UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is
+// ignored. ToolCall and ToolCallUpdate differ only in a tag option, so they
+// share this decoder.
+func (t *ToolCall) UnmarshalJSON(b []byte) error { return (*ToolCallUpdate)(t).UnmarshalJSON(b) }
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (t *ToolCall) UnmarshalJSON(b []byte) error {
-	var w toolCallWire
-	kind, status, content, locs, err := w.decode(b)
-	if err != nil {
-		return err
-	}
-	*t = ToolCall{ToolCallID: w.ToolCallID, Title: w.Title, Kind: kind, Status: status,
-		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
-	return nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is ignored.
+// UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is
+// ignored. Content and locations are lenient lists: a bad item is dropped,
+// and a malformed kind or status is absent (acp-v1 §4).
 func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error {
 	var w toolCallWire
-	kind, status, content, locs, err := w.decode(b)
-	if err != nil {
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Kind: kind, Status: status,
+	kind, _ := rawString(w.Kind)
+	status, _ := rawString(w.Status)
+	content, _ := decodeList(w.Content, UnmarshalToolCallContent, true)
+	locs, _ := decodeList(w.Locations, decodeJSON[ToolCallLocation], true)
+	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Kind: ToolKind(kind), Status: ToolCallStatus(status),
 		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
 	return nil
 }

@@ -296,10 +296,7 @@ func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	cmds, err := decodeList(w.AvailableCommands, func(r []byte) (c AvailableCommand, err error) {
-		err = json.Unmarshal(r, &c)
-		return c, err
-	}, true)
+	cmds, err := decodeList(w.AvailableCommands, decodeJSON[AvailableCommand], true)
 	if err != nil {
 		return err
 	}
