@@ -141,13 +141,8 @@ var notifPool = sync.Pool{New: func() any { return new(pooledEncoder) }}
 // text chunk is encoded without reflection. params nil omits the member.
 func (s *Stream) WriteNotification(method string, params any) error {
 	e := notifPool.Get().(*pooledEncoder)
-	defer func() {
-		if e.buf.Cap() <= 1<<20 {
-			notifPool.Put(e)
-		}
-	}()
-	b := append(e.buf.AvailableBuffer()[:0], `{"jsonrpc":"2.0","method":`...)
-	b = appendJSONString(b, method)
+	defer putNotifEncoder(e)
+	b := appendNotificationHead(e.buf.AvailableBuffer()[:0], method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		fast := false
@@ -168,13 +163,7 @@ func (s *Stream) WriteNotification(method string, params any) error {
 			b = b[:len(b)-1] // Encode's newline
 		}
 	}
-	b = append(b, '}', '\n')
-	err := s.writeLine(b)
-	e.buf.Reset()
-	if cap(b) > e.buf.Cap() {
-		e.buf = *bytes.NewBuffer(b[:0]) // keep the grown buffer for the next call
-	}
-	return err
+	return s.writeNotificationTail(e, b)
 }
 
 // WriteNotificationRaw writes the notification {method, params} where
@@ -182,15 +171,24 @@ func (s *Stream) WriteNotification(method string, params any) error {
 // it is written as is.
 func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
 	e := notifPool.Get().(*pooledEncoder)
-	defer func() {
-		if e.buf.Cap() <= 1<<20 {
-			notifPool.Put(e)
-		}
-	}()
-	b := append(e.buf.AvailableBuffer()[:0], `{"jsonrpc":"2.0","method":`...)
-	b = appendJSONString(b, method)
+	defer putNotifEncoder(e)
+	b := appendNotificationHead(e.buf.AvailableBuffer()[:0], method)
 	b = append(b, `,"params":`...)
 	b = append(b, params...)
+	return s.writeNotificationTail(e, b)
+}
+
+// appendNotificationHead appends the start of a notification line, up to and
+// including its method.
+func appendNotificationHead(b []byte, method string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	return appendJSONString(b, method)
+}
+
+// writeNotificationTail closes and writes the notification line b, built in
+// e's buffer, and keeps b's array in e when it outgrew the buffer, for the
+// next call.
+func (s *Stream) writeNotificationTail(e *pooledEncoder, b []byte) error {
 	b = append(b, '}', '\n')
 	err := s.writeLine(b)
 	e.buf.Reset()
@@ -198,6 +196,14 @@ func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
 		e.buf = *bytes.NewBuffer(b[:0])
 	}
 	return err
+}
+
+// putNotifEncoder returns e to notifPool unless its buffer grew too large to
+// keep.
+func putNotifEncoder(e *pooledEncoder) {
+	if e.buf.Cap() <= 1<<20 {
+		notifPool.Put(e)
+	}
 }
 
 // writeLine writes one complete line (ending in '\n') under the write lock.
