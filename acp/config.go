@@ -230,9 +230,7 @@ type SetSessionConfigOptionResponse struct {
 // MarshalJSON implements json.Marshaler; nil ConfigOptions is sent as [].
 func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
 	type alias SetSessionConfigOptionResponse
-	if r.ConfigOptions == nil {
-		r.ConfigOptions = []SessionConfigOption{}
-	}
+	r.ConfigOptions = emptyIfNil(r.ConfigOptions)
 	return json.Marshal(alias(r))
 }
 

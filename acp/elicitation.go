@@ -166,15 +166,11 @@ func (m MultiSelectItems) MarshalJSON() ([]byte, error) {
 			Meta  Meta         `json:"_meta,omitempty"`
 		}{m.AnyOf, m.Meta})
 	}
-	enum := m.Enum
-	if enum == nil {
-		enum = []string{}
-	}
 	return json.Marshal(struct {
 		Type string   `json:"type"`
 		Enum []string `json:"enum"`
 		Meta Meta     `json:"_meta,omitempty"`
-	}{"string", enum, m.Meta})
+	}{"string", emptyIfNil(m.Enum), m.Meta})
 }
 
 // UnmarshalJSON implements json.Unmarshaler.

@@ -13,10 +13,7 @@ type ReadTextFileRequest struct {
 
 // Validate checks the required fields.
 func (r *ReadTextFileRequest) Validate() error {
-	if r.Path == "" {
-		return invalidField("path", "required")
-	}
-	return requireSession(r.SessionID)
+	return requireWithSession(r.SessionID, "path", r.Path)
 }
 
 // ReadTextFileResponse is the result of fs/read_text_file.
@@ -35,10 +32,7 @@ type WriteTextFileRequest struct {
 
 // Validate checks the required fields.
 func (r *WriteTextFileRequest) Validate() error {
-	if r.Path == "" {
-		return invalidField("path", "required")
-	}
-	return requireSession(r.SessionID)
+	return requireWithSession(r.SessionID, "path", r.Path)
 }
 
 // WriteTextFileResponse is the (empty) result of fs/write_text_file.

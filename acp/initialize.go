@@ -51,9 +51,7 @@ type InitializeResponse struct {
 // MarshalJSON implements json.Marshaler; nil AuthMethods is sent as [].
 func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 	type alias InitializeResponse
-	if r.AuthMethods == nil {
-		r.AuthMethods = []AuthMethod{}
-	}
+	r.AuthMethods = emptyIfNil(r.AuthMethods)
 	return json.Marshal(alias(r))
 }
 

@@ -298,6 +298,15 @@ func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) 
 	return out, nil
 }
 
+// emptyIfNil returns s, or an empty slice when s is nil: a required list is
+// sent as [] rather than null.
+func emptyIfNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // decodeJSON decodes b with encoding/json; it is the element decoder of
 // decodeList for types that are not unions.
 func decodeJSON[T any](b []byte) (v T, err error) {

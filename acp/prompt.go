@@ -15,9 +15,7 @@ type PromptRequest struct {
 // MarshalJSON implements json.Marshaler; nil Prompt is sent as [].
 func (r PromptRequest) MarshalJSON() ([]byte, error) {
 	type alias PromptRequest
-	if r.Prompt == nil {
-		r.Prompt = []ContentBlock{}
-	}
+	r.Prompt = emptyIfNil(r.Prompt)
 	return json.Marshal(alias(r))
 }
 

@@ -22,9 +22,7 @@ type NewSessionRequest struct {
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
 	type alias NewSessionRequest
-	if r.McpServers == nil {
-		r.McpServers = []McpServer{}
-	}
+	r.McpServers = emptyIfNil(r.McpServers)
 	return json.Marshal(alias(r))
 }
 
@@ -145,9 +143,7 @@ type LoadSessionRequest struct {
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r LoadSessionRequest) MarshalJSON() ([]byte, error) {
 	type alias LoadSessionRequest
-	if r.McpServers == nil {
-		r.McpServers = []McpServer{}
-	}
+	r.McpServers = emptyIfNil(r.McpServers)
 	return json.Marshal(alias(r))
 }
 
@@ -278,9 +274,7 @@ type ListSessionsResponse struct {
 // MarshalJSON implements json.Marshaler; nil Sessions is sent as [].
 func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
 	type alias ListSessionsResponse
-	if r.Sessions == nil {
-		r.Sessions = []SessionInfo{}
-	}
+	r.Sessions = emptyIfNil(r.Sessions)
 	return json.Marshal(alias(r))
 }
 
@@ -332,10 +326,7 @@ type SetSessionModeRequest struct {
 
 // Validate checks the required fields.
 func (r *SetSessionModeRequest) Validate() error {
-	if r.ModeID == "" {
-		return invalidField("modeId", "required")
-	}
-	return requireSession(r.SessionID)
+	return requireWithSession(r.SessionID, "modeId", r.ModeID)
 }
 
 // SetSessionModeResponse is the (empty) result of session/set_mode.
@@ -348,6 +339,16 @@ func requireSession(id SessionID) error {
 		return invalidField("sessionId", "required")
 	}
 	return nil
+}
+
+// requireWithSession reports an empty value of field as required, then a
+// missing sessionId: the checks of a session-scoped request with one other
+// required member.
+func requireWithSession(id SessionID, field, value string) error {
+	if value == "" {
+		return invalidField(field, "required")
+	}
+	return requireSession(id)
 }
 
 // McpServer is an MCP server the agent should connect to (acp-v1 §8.2):
@@ -413,30 +414,22 @@ func (s *McpServerSSE) ServerName() string { return s.Name }
 // MarshalJSON implements json.Marshaler; nil lists are sent as [].
 func (s McpServerStdio) MarshalJSON() ([]byte, error) {
 	type alias McpServerStdio
-	if s.Args == nil {
-		s.Args = []string{}
-	}
-	if s.Env == nil {
-		s.Env = []EnvVariable{}
-	}
+	s.Args = emptyIfNil(s.Args)
+	s.Env = emptyIfNil(s.Env)
 	return json.Marshal(alias(s))
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
 func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
 	type alias McpServerHTTP
-	if s.Headers == nil {
-		s.Headers = []HTTPHeader{}
-	}
+	s.Headers = emptyIfNil(s.Headers)
 	return marshalTagged("type", "http", alias(s))
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
 func (s McpServerSSE) MarshalJSON() ([]byte, error) {
 	type alias McpServerSSE
-	if s.Headers == nil {
-		s.Headers = []HTTPHeader{}
-	}
+	s.Headers = emptyIfNil(s.Headers)
 	return marshalTagged("type", "sse", alias(s))
 }
 

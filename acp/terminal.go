@@ -38,10 +38,7 @@ func (r *CreateTerminalRequest) UnmarshalJSON(b []byte) error {
 
 // Validate checks the required fields.
 func (r *CreateTerminalRequest) Validate() error {
-	if r.Command == "" {
-		return invalidField("command", "required")
-	}
-	return requireSession(r.SessionID)
+	return requireWithSession(r.SessionID, "command", r.Command)
 }
 
 // CreateTerminalResponse is the result of terminal/create.
@@ -59,10 +56,7 @@ type TerminalRequest struct {
 
 // Validate checks the required fields.
 func (r *TerminalRequest) Validate() error {
-	if r.TerminalID == "" {
-		return invalidField("terminalId", "required")
-	}
-	return requireSession(r.SessionID)
+	return requireWithSession(r.SessionID, "terminalId", string(r.TerminalID))
 }
 
 // TerminalOutputRequest is the params of terminal/output.

@@ -209,16 +209,12 @@ type RequestPermissionRequest struct {
 // `sessionUpdate` tag: here it is not a session update.
 func (r RequestPermissionRequest) MarshalJSON() ([]byte, error) {
 	type toolCallBody ToolCallUpdate
-	opts := r.Options
-	if opts == nil {
-		opts = []PermissionOption{}
-	}
 	return json.Marshal(struct {
 		SessionID SessionID          `json:"sessionId"`
 		ToolCall  toolCallBody       `json:"toolCall"`
 		Options   []PermissionOption `json:"options"`
 		Meta      Meta               `json:"_meta,omitempty"`
-	}{r.SessionID, toolCallBody(r.ToolCall), opts, r.Meta})
+	}{r.SessionID, toolCallBody(r.ToolCall), emptyIfNil(r.Options), r.Meta})
 }
 
 // Validate checks the required fields.

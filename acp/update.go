@@ -272,18 +272,14 @@ func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u Plan) MarshalJSON() ([]byte, error) {
 	type alias Plan
-	if u.Entries == nil {
-		u.Entries = []PlanEntry{}
-	}
+	u.Entries = emptyIfNil(u.Entries)
 	return marshalTagged("sessionUpdate", UpdatePlan, alias(u))
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
 	type alias AvailableCommandsUpdate
-	if u.AvailableCommands == nil {
-		u.AvailableCommands = []AvailableCommand{}
-	}
+	u.AvailableCommands = emptyIfNil(u.AvailableCommands)
 	return marshalTagged("sessionUpdate", UpdateAvailableCommandsUpdate, alias(u))
 }
 
@@ -313,9 +309,7 @@ func (u CurrentModeUpdate) MarshalJSON() ([]byte, error) {
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
 	type alias ConfigOptionUpdate
-	if u.ConfigOptions == nil {
-		u.ConfigOptions = []SessionConfigOption{}
-	}
+	u.ConfigOptions = emptyIfNil(u.ConfigOptions)
 	return marshalTagged("sessionUpdate", UpdateConfigOptionUpdate, alias(u))
 }
 
