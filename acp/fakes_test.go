@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"strings"
@@ -174,17 +173,7 @@ func newRawAgent(t *testing.T, a *fakeAgent) *linePeer {
 // newLinePeer reads lines from rw in the background; closing rw ends it.
 func newLinePeer(t *testing.T, testEnd net.Conn) *linePeer {
 	p := &linePeer{t: t, in: testEnd, lines: make(chan string, 64)}
-	go func() {
-		defer close(p.lines)
-		r := bufio.NewReaderSize(testEnd, 1<<20)
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			p.lines <- strings.TrimSuffix(l, "\n")
-		}
-	}()
+	go p.readLines(testEnd)
 	t.Cleanup(func() {
 		testEnd.Close()
 		for range p.lines {

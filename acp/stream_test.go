@@ -32,6 +32,20 @@ type linePeer struct {
 	lines chan string
 }
 
+// readLines sends each line of r, without its newline, to p.lines until r
+// fails, then closes p.lines.
+func (p *linePeer) readLines(r io.Reader) {
+	defer close(p.lines)
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		p.lines <- strings.TrimSuffix(l, "\n")
+	}
+}
+
 func (p *linePeer) send(line string) {
 	p.t.Helper()
 	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
@@ -105,17 +119,7 @@ func newEchoPeer(t *testing.T, opts *StreamOptions) *linePeer {
 	})
 	conn := jsonrpc2.NewConn(context.Background(), s, h, jsonrpc2.SetLogger(rpcLogger{opts.Logger}))
 	p := &linePeer{t: t, in: inW, lines: make(chan string, 64)}
-	go func() {
-		defer close(p.lines)
-		r := bufio.NewReaderSize(outR, 1<<20)
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			p.lines <- strings.TrimSuffix(l, "\n")
-		}
-	}()
+	go p.readLines(outR)
 	t.Cleanup(func() {
 		inW.Close()
 		<-conn.DisconnectNotify()
