@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 )
