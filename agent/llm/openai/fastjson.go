@@ -566,6 +566,7 @@ func (s *fastScanner) usage(u *wireUsage) bool {
 			ok = s.count(&u.PromptCacheHitTokens)
 		case 4:
 			if s.isNull() {
+				u.PromptTokensDetails = nil
 				continue
 			}
 			if u.PromptTokensDetails == nil {
@@ -576,6 +577,7 @@ func (s *fastScanner) usage(u *wireUsage) bool {
 			ok = s.counts(cachedKeys, &u.PromptTokensDetails.CachedTokens)
 		case 5:
 			if s.isNull() {
+				u.CompletionTokensDetails = nil
 				continue
 			}
 			if u.CompletionTokensDetails == nil {

@@ -35,6 +35,7 @@ var fastSeeds = []string{
 	`[1,2]`,
 	`null`,
 	`{"choices":[{"index":0,"delta":{"content":"a"}}]}}`,
+	`{"usage":{"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":1},"completion_tokens_details":null}}`,
 }
 
 // TestFastDecodeMatchesEncodingJSON checks the fast path on every chunk of
