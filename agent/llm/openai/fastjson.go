@@ -109,20 +109,6 @@ func unquote(raw []byte, escaped bool) (string, bool) {
 	return out, true
 }
 
-// str reads a string value: (value, isString, ok). null and other types
-// give isString false and are skipped.
-func (s *fastScanner) str() (string, bool, bool) {
-	if s.next() != '"' {
-		return "", false, s.skip()
-	}
-	raw, esc, ok := s.rawString()
-	if !ok {
-		return "", false, false
-	}
-	v, ok := unquote(raw, esc)
-	return v, ok, ok
-}
-
 // raw returns a copy of the next value's bytes.
 func (s *fastScanner) raw() ([]byte, bool) {
 	s.ws()
@@ -152,40 +138,9 @@ func (s *fastScanner) skip() bool {
 		_, _, ok := s.rawString()
 		return ok
 	case c == '{':
-		s.i++
-		if s.eat('}') {
-			return true
-		}
-		for {
-			if s.next() != '"' {
-				return false
-			}
-			if _, _, ok := s.rawString(); !ok || !s.eat(':') || !s.skip() {
-				return false
-			}
-			if s.eat('}') {
-				return true
-			}
-			if !s.eat(',') {
-				return false
-			}
-		}
+		return s.object(nil, nil)
 	case c == '[':
-		s.i++
-		if s.eat(']') {
-			return true
-		}
-		for {
-			if !s.skip() {
-				return false
-			}
-			if s.eat(']') {
-				return true
-			}
-			if !s.eat(',') {
-				return false
-			}
-		}
+		return s.array(s.skip)
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
@@ -217,39 +172,60 @@ func (s *fastScanner) isNull() bool {
 	return false
 }
 
-// field advances to the next known key of an object whose '{' was eaten,
-// skipping unknown fields. It returns the key's position in known with the
-// cursor on its value, or end at the closing brace. Keys that differ from a
-// known one only by case make it fail, since encoding/json would match them.
-func (s *fastScanner) field(first bool, known []string) (idx int, end, ok bool) {
-	for {
+// object reads an object, calling field for each key of known it meets,
+// with the key's position in known and the cursor on the value, which field
+// must consume; other members are skipped. Keys that differ from a known one
+// only by case, or that are escaped while there are keys to match, make it
+// fail, since encoding/json could match them.
+func (s *fastScanner) object(known []string, field func(idx int) bool) bool {
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
 		if s.eat('}') {
-			return 0, true, true
+			return true
 		}
 		if !first && !s.eat(',') {
-			return 0, false, false
+			return false
 		}
-		first = false
 		if s.next() != '"' {
-			return 0, false, false
+			return false
 		}
 		raw, esc, ok := s.rawString()
-		if !ok || esc || !s.eat(':') {
-			return 0, false, false
+		if !ok || (esc && len(known) > 0) || !s.eat(':') {
+			return false
 		}
-		key := raw[1 : len(raw)-1]
-		for i, k := range known {
-			if string(key) == k {
-				return i, false, true
-			}
-			if foldEqual(key, k) {
-				return 0, false, false
-			}
+		switch idx := keyIndex(known, raw[1:len(raw)-1]); {
+		case idx >= 0:
+			ok = field(idx)
+		case idx == keyFolded:
+			return false
+		default:
+			ok = s.skip()
 		}
-		if !s.skip() {
-			return 0, false, false
+		if !ok {
+			return false
 		}
 	}
+}
+
+// What keyIndex returns besides a key's position.
+const (
+	keyUnknown = -1
+	keyFolded  = -2 // a known key but for case, which encoding/json would match
+)
+
+// keyIndex returns key's position in known, keyUnknown, or keyFolded.
+func keyIndex(known []string, key []byte) int {
+	for i, k := range known {
+		if string(key) == k {
+			return i
+		}
+		if foldEqual(key, k) {
+			return keyFolded
+		}
+	}
+	return keyUnknown
 }
 
 func foldEqual(b []byte, k string) bool {
@@ -265,16 +241,57 @@ func foldEqual(b []byte, k string) bool {
 	return true
 }
 
-// elem advances to the next element of an array whose '[' was eaten, or
-// reports end at the closing bracket.
-func (s *fastScanner) elem(first bool) (end, ok bool) {
+// array reads an array, calling elem for each element with the cursor on
+// it; elem must consume the element.
+func (s *fastScanner) array(elem func() bool) bool {
+	if !s.eat('[') {
+		return false
+	}
 	if s.eat(']') {
-		return true, true
+		return true
 	}
-	if !first && !s.eat(',') {
-		return false, false
+	for {
+		if !elem() {
+			return false
+		}
+		if s.eat(']') {
+			return true
+		}
+		if !s.eat(',') {
+			return false
+		}
 	}
-	return false, true
+}
+
+// list reads an array of objects into *dst with read, as encoding/json
+// fills a slice: null leaves it nil, [] makes it empty (with room for
+// capHint elements).
+func list[T any](s *fastScanner, dst *[]T, capHint int, read func(*T) bool) bool {
+	*dst = nil
+	if s.isNull() {
+		return true
+	}
+	*dst = make([]T, 0, capHint)
+	return s.array(func() bool {
+		var zero T
+		*dst = append(*dst, zero)
+		return read(&(*dst)[len(*dst)-1])
+	})
+}
+
+// pointee prepares the pointer member *dst for the value at the cursor as
+// encoding/json does: null clears *dst and returns nil, there being nothing
+// more to read; otherwise it returns *dst, allocated when nil, to read the
+// value into.
+func pointee[T any](s *fastScanner, dst **T) *T {
+	if s.isNull() {
+		*dst = nil
+		return nil
+	}
+	if *dst == nil {
+		*dst = new(T)
+	}
+	return *dst
 }
 
 var (
@@ -291,79 +308,30 @@ var (
 
 // fastDecode fills c from data and reports whether it could; on false c is
 // in an undefined state and the caller decodes again with encoding/json.
+// Each reader below fails on what it does not expect (often a type error
+// for encoding/json to report).
 func fastDecode(data []byte, c *wireChunk) bool {
 	s := &fastScanner{b: data}
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, chunkKeys)
-		if !ok {
-			return false
-		}
-		if end {
-			break
-		}
+	ok := s.object(chunkKeys, func(idx int) (ok bool) {
 		switch idx {
-		case 0: // choices
-			c.Choices = nil
-			if s.isNull() {
-				continue
-			}
-			if !s.eat('[') {
-				return false // a type error for encoding/json to report
-			}
-			c.Choices = make([]wireChoice, 0, 1)
-			for f := true; ; f = false {
-				end, ok := s.elem(f)
-				if !ok {
-					return false
-				}
-				if end {
-					break
-				}
-				c.Choices = append(c.Choices, wireChoice{})
-				if !s.choice(&c.Choices[len(c.Choices)-1]) {
-					return false
-				}
-			}
-		case 1: // usage
-			if s.isNull() {
-				c.Usage = nil
-				continue
-			}
-			if c.Usage == nil {
-				c.Usage = &wireUsage{}
-			}
-			if !s.usage(c.Usage) {
-				return false
-			}
-		case 2: // error
-			raw, ok := s.raw()
-			if !ok {
-				return false
-			}
-			c.Error = raw
+		case 0:
+			return list(s, &c.Choices, 1, s.choice)
+		case 1:
+			u := pointee(s, &c.Usage)
+			return u == nil || s.usage(u)
+		default:
+			c.Error, ok = s.raw()
+			return ok
 		}
-	}
+	})
 	s.ws()
-	return s.i == len(s.b)
+	return ok && s.i == len(s.b)
 }
 
 func (s *fastScanner) choice(ch *wireChoice) bool {
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, choiceKeys)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(choiceKeys, func(idx int) bool {
 		switch idx {
-		case 0: // index
+		case 0:
 			n, isInt, ok := s.integer()
 			if !ok || (isInt && n != int64(int(n))) {
 				return false
@@ -371,23 +339,15 @@ func (s *fastScanner) choice(ch *wireChoice) bool {
 			if isInt {
 				ch.Index = int(n)
 			}
-		case 1, 2: // delta, message
-			d := &ch.Delta
-			if idx == 2 {
-				d = &ch.Message
-			}
-			if s.isNull() {
-				continue
-			}
-			if !s.delta(d) {
-				return false
-			}
-		case 3: // finish_reason
-			if !s.optString(&ch.FinishReason) {
-				return false
-			}
+			return true
+		case 1:
+			return s.isNull() || s.delta(&ch.Delta)
+		case 2:
+			return s.isNull() || s.delta(&ch.Message)
+		default:
+			return s.optString(&ch.FinishReason)
 		}
-	}
+	})
 }
 
 // optString reads a string or null into a *string.
@@ -412,70 +372,28 @@ func (s *fastScanner) optString(dst **string) bool {
 }
 
 func (s *fastScanner) delta(d *wireDelta) bool {
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, deltaKeys)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(deltaKeys, func(idx int) (ok bool) {
 		switch idx {
 		case 0:
-			ok = s.optString(&d.Content)
+			return s.optString(&d.Content)
 		case 1:
-			ok = s.optString(&d.ReasoningContent)
+			return s.optString(&d.ReasoningContent)
 		case 2:
 			d.Reasoning, ok = s.raw()
-		case 3: // tool_calls
-			d.ToolCalls = nil
-			if s.isNull() {
-				continue
-			}
-			if !s.eat('[') {
-				return false
-			}
-			d.ToolCalls = []wireToolCallDelta{}
-			for f := true; ; f = false {
-				end, ok := s.elem(f)
-				if !ok {
-					return false
-				}
-				if end {
-					break
-				}
-				d.ToolCalls = append(d.ToolCalls, wireToolCallDelta{})
-				if !s.toolCall(&d.ToolCalls[len(d.ToolCalls)-1]) {
-					return false
-				}
-			}
+			return ok
+		default:
+			return list(s, &d.ToolCalls, 0, s.toolCall)
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (s *fastScanner) toolCall(t *wireToolCallDelta) bool {
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, toolKeys)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(toolKeys, func(idx int) (ok bool) {
 		switch idx {
-		case 0: // index
+		case 0:
 			if s.isNull() {
 				t.Index = nil
-				continue
+				return true
 			}
 			n, isInt, ok := s.integer()
 			if !ok || !isInt || n != int64(int(n)) {
@@ -483,36 +401,20 @@ func (s *fastScanner) toolCall(t *wireToolCallDelta) bool {
 			}
 			i := int(n)
 			t.Index = &i
-		case 1: // id
-			if t.ID, ok = s.raw(); !ok {
-				return false
-			}
-		case 2: // function
-			if s.isNull() {
-				continue
-			}
-			if !s.eat('{') {
-				return false
-			}
-			for f := true; ; f = false {
-				idx, end, ok := s.field(f, functionKeys)
-				if !ok {
-					return false
-				}
-				if end {
-					break
-				}
+			return true
+		case 1:
+			t.ID, ok = s.raw()
+			return ok
+		default:
+			return s.isNull() || s.object(functionKeys, func(idx int) (ok bool) {
 				if idx == 0 {
-					ok = s.optString(&t.Function.Name)
-				} else {
-					t.Function.Arguments, ok = s.raw()
+					return s.optString(&t.Function.Name)
 				}
-				if !ok {
-					return false
-				}
-			}
+				t.Function.Arguments, ok = s.raw()
+				return ok
+			})
 		}
-	}
+	})
 }
 
 func (s *fastScanner) count(dst *int64) bool {
@@ -524,71 +426,23 @@ func (s *fastScanner) count(dst *int64) bool {
 	return true
 }
 
-// counts reads an object of known integer fields.
-func (s *fastScanner) counts(keys []string, dst ...*int64) bool {
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, keys)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
-		if !s.count(dst[idx]) {
-			return false
-		}
-	}
-}
-
 func (s *fastScanner) usage(u *wireUsage) bool {
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		idx, end, ok := s.field(first, usageKeys)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(usageKeys, func(idx int) bool {
 		switch idx {
 		case 0:
-			ok = s.count(&u.PromptTokens)
+			return s.count(&u.PromptTokens)
 		case 1:
-			ok = s.count(&u.CompletionTokens)
+			return s.count(&u.CompletionTokens)
 		case 2:
-			ok = s.count(&u.TotalTokens)
+			return s.count(&u.TotalTokens)
 		case 3:
-			ok = s.count(&u.PromptCacheHitTokens)
+			return s.count(&u.PromptCacheHitTokens)
 		case 4:
-			if s.isNull() {
-				u.PromptTokensDetails = nil
-				continue
-			}
-			if u.PromptTokensDetails == nil {
-				u.PromptTokensDetails = &struct {
-					CachedTokens int64 `json:"cached_tokens"`
-				}{}
-			}
-			ok = s.counts(cachedKeys, &u.PromptTokensDetails.CachedTokens)
-		case 5:
-			if s.isNull() {
-				u.CompletionTokensDetails = nil
-				continue
-			}
-			if u.CompletionTokensDetails == nil {
-				u.CompletionTokensDetails = &struct {
-					ReasoningTokens int64 `json:"reasoning_tokens"`
-				}{}
-			}
-			ok = s.counts(reasoningKeys, &u.CompletionTokensDetails.ReasoningTokens)
+			d := pointee(s, &u.PromptTokensDetails)
+			return d == nil || s.object(cachedKeys, func(int) bool { return s.count(&d.CachedTokens) })
+		default:
+			d := pointee(s, &u.CompletionTokensDetails)
+			return d == nil || s.object(reasoningKeys, func(int) bool { return s.count(&d.ReasoningTokens) })
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
