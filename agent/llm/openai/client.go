@@ -239,13 +239,7 @@ func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Lo
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
-	hreq.Header.Set("User-Agent", "dshd")
-	if k := c.opts.APIKey.Reveal(); k != "" {
-		hreq.Header.Set("Authorization", "Bearer "+k)
-	}
-	for k, v := range c.opts.ExtraHeaders {
-		hreq.Header.Set(k, v)
-	}
+	c.setHeaders(hreq.Header)
 
 	wd.arm(c.opts.HeaderTimeout, phaseHeader)
 	resp, err := c.http.Do(hreq)
@@ -470,6 +464,18 @@ func (c *Client) redact(s string) string {
 	return s
 }
 
+// setHeaders sets the headers every request carries: User-Agent, the API
+// key and the configured extra headers, last so that they win.
+func (c *Client) setHeaders(h http.Header) {
+	h.Set("User-Agent", "dshd")
+	if k := c.opts.APIKey.Reveal(); k != "" {
+		h.Set("Authorization", "Bearer "+k)
+	}
+	for k, v := range c.opts.ExtraHeaders {
+		h.Set(k, v)
+	}
+}
+
 // Models lists the server's models (GET /models).
 func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelURL, nil)
@@ -477,13 +483,7 @@ func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", "dshd")
-	if k := c.opts.APIKey.Reveal(); k != "" {
-		hreq.Header.Set("Authorization", "Bearer "+k)
-	}
-	for k, v := range c.opts.ExtraHeaders {
-		hreq.Header.Set(k, v)
-	}
+	c.setHeaders(hreq.Header)
 	if c.opts.HeaderTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.HeaderTimeout)
