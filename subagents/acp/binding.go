@@ -29,6 +29,10 @@ const (
 	KeyArgs = "args"
 	// KeyEnv sets environment variables: words of the form NAME=VALUE.
 	KeyEnv = "env"
+	// KeyPassEnv passes variables of the daemon's environment that
+	// [SensitiveEnvName] would hold back (an agent's API key): words
+	// naming them; a name that is not set is skipped.
+	KeyPassEnv = "pass-env"
 	// KeyUnsetEnv removes environment variables: words naming them.
 	KeyUnsetEnv = "unset-env"
 	// KeyCwd is "session" (default) or an absolute path.
@@ -63,6 +67,7 @@ type target struct {
 	command          string
 	args             []string
 	setEnv           []string // NAME=value, in order
+	passEnv          []string // names taken from the daemon's environment
 	unsetEnv         []string
 	// cwd is "" for the parent session's cwd, else absolute.
 	cwd          string
@@ -78,10 +83,10 @@ func (t *target) stdio() bool { return t.network == "" }
 func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		switch k {
-		case KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
+		case KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
 			KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP:
 		default:
-			return nil, fmt.Errorf("unknown acp binding option %q (known: agent, command, args, env, unset-env, cwd, address, token, token-env, timeout, start-timeout, forward-mcp)", k)
+			return nil, fmt.Errorf("unknown acp binding option %q (known: agent, command, args, env, pass-env, unset-env, cwd, address, token, token-env, timeout, start-timeout, forward-mcp)", k)
 		}
 	}
 	var a AgentConfig
@@ -95,6 +100,7 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		a, label = cfg, name
 		a.Args = slices.Clone(cfg.Args)
 		a.Env = maps.Clone(cfg.Env)
+		a.PassEnv = slices.Clone(cfg.PassEnv)
 		a.Unset = slices.Clone(cfg.Unset)
 	}
 	argsSet := a.Args != nil
@@ -124,12 +130,17 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			a.Env[name] = value
 		}
 	}
-	if v, ok := opts[KeyUnsetEnv]; ok {
-		words, err := splitWords(v)
-		if err != nil {
-			return nil, fmt.Errorf("unset-env: %w", err)
+	for _, l := range []struct {
+		key string
+		dst *[]string
+	}{{KeyPassEnv, &a.PassEnv}, {KeyUnsetEnv, &a.Unset}} {
+		if v, ok := opts[l.key]; ok {
+			words, err := splitWords(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", l.key, err)
+			}
+			*l.dst = append(*l.dst, words...)
 		}
-		a.Unset = append(a.Unset, words...)
 	}
 	if v, ok := opts[KeyCwd]; ok {
 		a.Cwd = v
@@ -180,6 +191,7 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		timeout:      a.Timeout,
 		startTimeout: a.StartTimeout,
 		forwardMCP:   a.ForwardMCP,
+		passEnv:      a.PassEnv,
 		unsetEnv:     a.Unset,
 	}
 	if t.startTimeout <= 0 {
@@ -202,9 +214,14 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		}
 		t.setEnv = append(t.setEnv, name+"="+a.Env[name])
 	}
-	for _, name := range a.Unset {
-		if !validEnvName(name) {
-			return nil, fmt.Errorf("unset-env: %q is not a variable name", name)
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{KeyPassEnv, a.PassEnv}, {KeyUnsetEnv, a.Unset}} {
+		for _, name := range l.names {
+			if !validEnvName(name) {
+				return nil, fmt.Errorf("%s: %q is not a variable name", l.key, name)
+			}
 		}
 	}
 	switch {
@@ -248,9 +265,9 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 			}
 			t.setEnv = append(slices.Clone(p.o.DefaultEnv), t.setEnv...)
 		}
-		// The child inherits the daemon's environment, and a socket
-		// daemon's DSHD_LISTEN would make it listen too instead of
-		// serving its stdio.
+		// The child inherits the daemon's environment (less what looks
+		// like a credential), and a socket daemon's DSHD_LISTEN would make
+		// it listen too instead of serving its stdio.
 		t.unsetEnv = append(slices.Clone(t.unsetEnv), selfUnset...)
 		if label == "" {
 			label = "dshd"
@@ -365,27 +382,50 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
+// SensitiveEnvName reports whether an environment variable's name looks
+// like it holds a credential: it contains KEY, SECRET or TOKEN in any
+// case. Such variables of the daemon's environment are not passed to an
+// agent process unless its binding names them (env=, pass-env=), so an
+// agent gets only the credentials it was given.
+func SensitiveEnvName(name string) bool {
+	up := strings.ToUpper(name)
+	return strings.Contains(up, "KEY") || strings.Contains(up, "SECRET") || strings.Contains(up, "TOKEN")
+}
+
 // environ returns the child's environment: the daemon's, without the
-// unset names, with the set entries replacing or adding.
+// unset names and without what [SensitiveEnvName] holds back, then the
+// pass-env names taken from the daemon's environment, then the set
+// entries, which replace either. An unset name removes all three.
 func (t *target) environ() []string {
-	drop := map[string]bool{}
+	unset := map[string]bool{}
 	for _, n := range t.unsetEnv {
-		drop[n] = true
+		unset[n] = true
 	}
+	explicit := map[string]bool{}
 	for _, kv := range t.setEnv {
 		name, _, _ := strings.Cut(kv, "=")
-		drop[name] = true
+		explicit[name] = true
+	}
+	passed := map[string]bool{}
+	for _, n := range t.passEnv {
+		passed[n] = true
 	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !drop[name] {
+		if !unset[name] && !explicit[name] && !passed[name] && !SensitiveEnvName(name) {
 			env = append(env, kv)
+		}
+	}
+	for _, name := range t.passEnv {
+		if v, ok := os.LookupEnv(name); ok && !unset[name] && !explicit[name] {
+			env = append(env, name+"="+v)
+			explicit[name] = true // a name listed twice is passed once
 		}
 	}
 	for _, kv := range t.setEnv {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(t.unsetEnv, name) {
+		if !unset[name] {
 			env = append(env, kv)
 		}
 	}

@@ -66,7 +66,10 @@ type Agent struct {
 	Address string            `json:"address,omitempty"`
 	Token   string            `json:"token,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
-	Unset   []string          `json:"unsetEnv,omitempty"`
+	// PassEnv names variables of dshd's environment the agent gets even
+	// though they look like credentials (its API key).
+	PassEnv []string `json:"passEnv,omitempty"`
+	Unset   []string `json:"unsetEnv,omitempty"`
 	// Cwd is "session" (default: the parent session's cwd) or an absolute
 	// path.
 	Cwd string `json:"cwd,omitempty"`

@@ -77,12 +77,16 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	agents := &agent.Registry{}
 	svc := subagents.NewService(&subagents.ServiceOptions{Logger: log})
-	acpProvider := acpprovider.New(&acpprovider.Options{
+	acpProvider, err := acpprovider.New(&acpprovider.Options{
 		DefaultArgs: childArgs(st),
+		DefaultEnv:  childEnv(b, lookupEnv),
 		Agents:      namedAgents(st.Agents),
 		Version:     version.String(),
 		Logger:      log,
 	})
+	if err != nil {
+		return nil, err
+	}
 	d.closers = append(d.closers, func() { acpProvider.Close() })
 	for _, p := range []subagents.Provider{
 		spawn.New(&spawn.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
@@ -177,6 +181,19 @@ func childArgs(st *config.Settings) []string {
 	return args
 }
 
+// childEnv is what a child dshd gets on top of the daemon's environment:
+// the model's API key, which the acp provider otherwise holds back with
+// every variable named like a credential.
+func childEnv(b *backend, lookupEnv func(string) (string, bool)) []string {
+	if b.keyEnv == "" {
+		return nil
+	}
+	if v, ok := lookupEnv(b.keyEnv); ok {
+		return []string{b.keyEnv + "=" + v}
+	}
+	return nil
+}
+
 // namedAgents converts the config file's agents.
 func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig {
 	out := make(map[string]acpprovider.AgentConfig, len(in))
@@ -187,6 +204,7 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 			Address:      a.Address,
 			Token:        a.Token,
 			Env:          a.Env,
+			PassEnv:      a.PassEnv,
 			Unset:        a.Unset,
 			Cwd:          a.Cwd,
 			Timeout:      time.Duration(a.TimeoutSeconds) * time.Second,
