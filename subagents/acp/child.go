@@ -181,7 +181,7 @@ func (c *child) failedStart(ctx context.Context, err error) subagents.Run {
 	c.log.Warn("the agent could not be started", "err", err)
 	return settledRun(c.id, subagents.Result{
 		StopReason: subagents.StopError,
-		Diagnostic: runkit.Cut(fmt.Sprintf("%s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
+		Diagnostic: runkit.Cut(fmt.Sprintf("the agent %s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
 	})
 }
 
