@@ -1,10 +1,8 @@
-// This file builds a tool's JSON Schema from its params struct and decodes
-// a call's input into it.
+// This file builds a tool's JSON Schema from its params struct.
 
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -79,21 +77,4 @@ func schemaOf(t reflect.Type) map[string]any {
 		}
 	}
 	panic(fmt.Sprintf("tools: cannot describe %s in a schema", t))
-}
-
-// decodeInput decodes a call's input into T, refusing unknown fields so a
-// misnamed argument is reported instead of silently ignored. Empty input
-// and null decode as {}. The error is worded for the model.
-func decodeInput[T any](input json.RawMessage) (T, error) {
-	var v T
-	in := bytes.TrimSpace(input)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return v, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
-	}
-	return v, nil
 }
