@@ -10,7 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/workspace"
@@ -32,6 +35,12 @@ func (b *toolBase) Description() string          { return b.description }
 func (b *toolBase) InputSchema() json.RawMessage { return b.schema() }
 func (b *toolBase) Kind() tools.Kind             { return b.kind }
 func (b *toolBase) ParallelSafe() bool           { return b.parallel }
+
+// lazySchema returns a function that builds T's schema on first use and
+// then returns it (see tools.SchemaFor).
+func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
+	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
+}
 
 // permit asks call.Env's Permission about req. It returns nil when the
 // call may go on; otherwise either the result the model should see (the

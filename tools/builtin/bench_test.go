@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,7 +125,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	for _, t := range Builtins(nil) {
 		r.Register(t)
 	}
-	tool := &overheadTool{toolBase{name: "overhead", schema: sync.OnceValue(tools.SchemaFor[overheadParams]), kind: tools.KindEdit}}
+	tool := &overheadTool{toolBase{name: "overhead", schema: lazySchema[overheadParams](nil), kind: tools.KindEdit}}
 	r.Register(tool)
 	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {

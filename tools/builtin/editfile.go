@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/workspace"
@@ -42,7 +41,7 @@ type editFile struct{ toolBase }
 
 // NewEditFile returns the edit_file tool.
 func NewEditFile() tools.Tool {
-	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: sync.OnceValue(tools.SchemaFor[EditFileParams]), kind: tools.KindEdit}}
+	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: lazySchema[EditFileParams](nil), kind: tools.KindEdit}}
 }
 
 // Title is "Edit <path>".

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/search"
@@ -51,7 +50,7 @@ func NewGlob(opts *GlobOptions) tools.Tool {
 		t.opts.MaxResults = 1000
 	}
 	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
-	t.toolBase = toolBase{name: GlobName, description: desc, schema: sync.OnceValue(tools.SchemaFor[GlobParams]), kind: tools.KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GlobName, description: desc, schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 

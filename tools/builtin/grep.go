@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/search"
@@ -77,7 +76,7 @@ func NewGrep(opts *GrepOptions) tools.Tool {
 		t.opts.MaxOutputBytes = 64 << 10
 	}
 	desc := strings.ReplaceAll(grepDescription, "{{max}}", strconv.Itoa(t.opts.MaxMatches))
-	t.toolBase = toolBase{name: GrepName, description: desc, schema: sync.OnceValue(tools.SchemaFor[GrepParams]), kind: tools.KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GrepName, description: desc, schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 

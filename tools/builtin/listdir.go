@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dshd/dshd/tools"
 )
@@ -49,7 +48,7 @@ func NewListDir(opts *ListDirOptions) tools.Tool {
 		t.opts.MaxEntries = 1000
 	}
 	desc := strings.ReplaceAll(listDirDescription, "{{max}}", strconv.Itoa(t.opts.MaxEntries))
-	t.toolBase = toolBase{name: ListDirName, description: desc, schema: sync.OnceValue(tools.SchemaFor[ListDirParams]), kind: tools.KindRead, parallel: true}
+	t.toolBase = toolBase{name: ListDirName, description: desc, schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
 	return t
 }
 

@@ -8,7 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/tools"
 )
@@ -24,8 +25,8 @@ type PlanParams struct {
 // PlanParamsEntry is one step as the model writes it.
 type PlanParamsEntry struct {
 	Content  string `json:"content" jsonschema:"What the step does"`
-	Priority string `json:"priority" enum:"high,medium,low" jsonschema:"How important the step is"`
-	Status   string `json:"status" enum:"pending,in_progress,completed" jsonschema:"Where the step stands"`
+	Priority string `json:"priority" jsonschema:"How important the step is"`
+	Status   string `json:"status" jsonschema:"Where the step stands"`
 }
 
 // Plan priorities and statuses, as ACP names them.
@@ -39,6 +40,13 @@ const (
 	StatusCompleted  = "completed"
 )
 
+// planEnums lists the allowed priorities and statuses in the schema.
+func planEnums(s *jsonschema.Schema) {
+	entry := s.Properties["entries"].Items.Properties
+	entry["priority"].Enum = []any{PriorityHigh, PriorityMedium, PriorityLow}
+	entry["status"].Enum = []any{StatusPending, StatusInProgress, StatusCompleted}
+}
+
 //go:embed plan.md
 var planDescription string
 
@@ -46,7 +54,7 @@ type planTool struct{ toolBase }
 
 // NewPlan returns the plan tool. It publishes through the call's Env.Plan.
 func NewPlan() tools.Tool {
-	return &planTool{toolBase{name: PlanName, description: planDescription, schema: sync.OnceValue(tools.SchemaFor[PlanParams]), kind: tools.KindThink}}
+	return &planTool{toolBase{name: PlanName, description: planDescription, schema: lazySchema[PlanParams](planEnums), kind: tools.KindThink}}
 }
 
 // Title is "Update plan".

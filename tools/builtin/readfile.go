@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/dshd/dshd/tools"
@@ -67,7 +66,7 @@ func NewReadFile(opts *ReadFileOptions) tools.Tool {
 		t.opts.MaxOutputBytes = 256 << 10
 	}
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: sync.OnceValue(tools.SchemaFor[ReadFileParams]), kind: tools.KindRead, parallel: true}
+	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: lazySchema[ReadFileParams](nil), kind: tools.KindRead, parallel: true}
 	return t
 }
 

@@ -73,7 +73,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: sync.OnceValue(tools.SchemaFor[RunCommandParams]), kind: tools.KindExecute}
+	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: lazySchema[RunCommandParams](nil), kind: tools.KindExecute}
 	return t
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/workspace"
@@ -30,7 +29,7 @@ type writeFile struct{ toolBase }
 
 // NewWriteFile returns the write_file tool.
 func NewWriteFile() tools.Tool {
-	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: sync.OnceValue(tools.SchemaFor[WriteFileParams]), kind: tools.KindEdit}}
+	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: lazySchema[WriteFileParams](nil), kind: tools.KindEdit}}
 }
 
 // Title is "Write <path>".
