@@ -46,7 +46,7 @@ func TestAMistakeInTheConfigurationStopsDshdAtStartWithOneLineSayingWhatAndWhere
 		{name: "an unknown key in a named agent", file: `{"agents": {"codex": {"comand": "codex-acp"}}}`,
 			want: []string{"FILE:1:23", "agents.codex", `"comand"`, `did you mean "command"?`}},
 		{name: "a bad address in a named agent", file: `{"agents": {"farm": {"address": "farm:7777"}}}`,
-			want: []string{"FILE:1:20", "agents.farm", "address", "unix:PATH or tcp:HOST:PORT"}},
+			want: []string{"FILE:1:13", "agents.farm", "address", "unix:PATH or tcp:HOST:PORT"}},
 		{name: "a negative timeout in a named agent", file: `{"agents": {"slow": {"command": "x", "timeoutSeconds": -1}}}`,
 			want: []string{"FILE:1:56", "timeoutSeconds", "-1"}},
 		{name: "a bad binding in the file", file: "{\"subagents\": [\n  \"a=spawn\",\n  \"b=nonsense\"\n]}",
