@@ -77,7 +77,7 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 			return nil
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlags(cmd.Flags(), config.Prompt)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "write a JSONL stream of events to stdout")
 	cmd.Flags().BoolVar(&allow, "yes", false, "answer every permission request with allow (default: reject; or use --mode yolo)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working directory (default: the current directory)")

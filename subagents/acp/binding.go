@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/dshd/dshd/internal/suggest"
 )
 
 // Binding option keys (`--subagent TOOL=acp,key=value,...`). A flag value
@@ -79,14 +81,29 @@ type target struct {
 // stdio reports whether the target is a command on stdio.
 func (t *target) stdio() bool { return t.network == "" }
 
+// optionKeys are the binding options the provider takes, in the order
+// messages show them.
+var optionKeys = []string{KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
+	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP}
+
+// OptionKeys lists the binding options the provider takes.
+func (p *Provider) OptionKeys() []string { return slices.Clone(optionKeys) }
+
+// CheckOptions reports the first binding option that cannot work (an
+// unknown key or named agent, a bad address, an unterminated quote, a
+// duration that is none, a token variable that is not set), so that a
+// daemon refuses the binding at start; it starts and dials nothing. A
+// named agent is checked with opts {"agent": NAME}.
+func (p *Provider) CheckOptions(opts map[string]string) error {
+	_, err := p.resolveTarget(opts)
+	return err
+}
+
 // resolveTarget builds the target of a binding.
 func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
-		switch k {
-		case KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
-			KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP:
-		default:
-			return nil, fmt.Errorf("unknown acp binding option %q (known: agent, command, args, env, pass-env, unset-env, cwd, address, token, token-env, timeout, start-timeout, forward-mcp)", k)
+		if !slices.Contains(optionKeys, k) {
+			return nil, fmt.Errorf("unknown acp binding option %q (known: %s)%s", k, strings.Join(optionKeys, ", "), suggest.DidYouMean(k, optionKeys))
 		}
 	}
 	var a AgentConfig
@@ -95,7 +112,7 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		cfg, found := p.o.Agents[name]
 		if !found {
 			known := slices.Sorted(maps.Keys(p.o.Agents))
-			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)", name, listOrNone(known))
+			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)%s", name, listOrNone(known), suggest.DidYouMean(name, known))
 		}
 		a, label = cfg, name
 		a.Args = slices.Clone(cfg.Args)
@@ -284,21 +301,21 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// parseDuration reads a Go duration or a number of seconds.
+// parseDuration reads a Go duration or a number of seconds, above zero: a
+// zero timeout would cut every run off before it starts.
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
-		}
-		return time.Duration(n * float64(time.Second)), nil
-	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (like 90s or 2m) or a number of seconds", s)
+	if n, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+		d, err = time.Duration(n*float64(time.Second)), nil
 	}
-	if d < 0 {
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (like 90s or 2m) or a number of seconds", s)
+	case d < 0:
 		return 0, fmt.Errorf("%q is negative", s)
+	case d == 0:
+		return 0, fmt.Errorf("%q: want more than zero", s)
 	}
 	return d, nil
 }

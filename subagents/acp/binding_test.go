@@ -249,3 +249,41 @@ func TestShellQuote_OneWord(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOptions_RefusesAtStartWhatWouldFailWhenTheModelCallsTheTool(t *testing.T) {
+	p, err := New(&Options{Self: "/usr/bin/dshd", Agents: map[string]AgentConfig{
+		"codex":  {Command: "codex-acp"},
+		"broken": {Address: "farm:7777"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts map[string]string
+		want string // "" for no error
+	}{
+		{map[string]string{KeyAgent: "codex", KeyTimeout: "90s"}, ""},
+		{map[string]string{KeyCommand: "x", KeyArgs: `serve "--a b"`}, ""},
+		{map[string]string{KeyAgent: "codx"}, `no agent named "codx" is configured (configured: broken, codex); did you mean "codex"?`},
+		{map[string]string{KeyAgent: "broken"}, `address "farm:7777": want unix:PATH or tcp:HOST:PORT`},
+		{map[string]string{"comand": "x"}, `did you mean "command"?`},
+		{map[string]string{KeyArgs: "'serve"}, "args: unterminated ' quote"},
+		{map[string]string{KeyAddress: "nowhere"}, `address "nowhere": want unix:PATH or tcp:HOST:PORT`},
+		{map[string]string{KeyTimeout: "abc"}, `timeout: "abc" is not a duration`},
+		{map[string]string{KeyTimeout: "0"}, `timeout: "0": want more than zero`},
+		{map[string]string{KeyStartTimeout: "0s"}, `start-timeout: "0s": want more than zero`},
+		{map[string]string{KeyPassEnv: "OPENAI_API_KEY GH_TOKEN"}, ""},
+		{map[string]string{KeyPassEnv: "A-B"}, `pass-env: "A-B" is not a variable name`},
+	} {
+		err := p.CheckOptions(tc.opts)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.opts, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+	if !slices.Equal(p.OptionKeys(), optionKeys) {
+		t.Errorf("OptionKeys = %v", p.OptionKeys())
+	}
+}
