@@ -45,6 +45,8 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Fake agent start modes.
@@ -86,7 +88,7 @@ func fakeAgentMain(mode string) int {
 			}
 		}
 		fa := newFake(mode)
-		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 		fa.client.Store(conn)
 		<-conn.Done()
 		// Ignore stdin EOF: carry on until killed.
@@ -99,7 +101,7 @@ func fakeAgentMain(mode string) int {
 		return fakeParent()
 	}
 	fa := newFake(mode)
-	conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+	conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 	fa.client.Store(conn)
 	<-conn.Done()
 	return 0
@@ -125,7 +127,7 @@ func fakeListen(addr string) int {
 		fa := newFake(modeListen)
 		fa.shared = shared
 		fa.token = os.Getenv(fakeTokenEnv)
-		conn := acp.NewAgentSideConn(nc, fa, nil)
+		conn := rpc.NewAgentSideConn(nc, fa, nil)
 		fa.client.Store(conn)
 	}
 }
@@ -146,7 +148,7 @@ type fakeAgent struct {
 	token  string // required through authenticate when set
 	authed atomic.Bool
 	caps   atomic.Pointer[acp.ClientCapabilities]
-	client atomic.Pointer[acp.AgentSideConn]
+	client atomic.Pointer[rpc.AgentSideConn]
 	shared *fakeShared
 
 	mu       sync.Mutex
@@ -213,7 +215,7 @@ func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) 
 	f.mu.Unlock()
 	f.shared.sessions.Add(1)
 	// Like dshd, send an update right after the answer.
-	acp.AfterReply(ctx, func() {
+	rpc.AfterReply(ctx, func() {
 		f.update(id, &acp.UsageUpdate{Used: 1, Size: 100})
 	})
 	return &acp.NewSessionResponse{SessionID: id}, nil
@@ -303,7 +305,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Lock()
 	f.cancels[id] = cancelled
 	f.mu.Unlock()
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	cl := f.client.Load()
 	// The first line of the task is the command; the provider may frame
 	// it and append more.
@@ -440,7 +442,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 }
 
 // probe calls the client in ways it must refuse and reports the codes.
-func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) string {
+func (f *fakeAgent) probe(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) string {
 	var out []string
 	add := func(name string, err error) { out = append(out, fmt.Sprintf("%s=%d", name, code(err))) }
 	_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: "/nonexistent-dir-xyz/missing.txt"})
@@ -462,7 +464,7 @@ func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 	return strings.Join(out, " ")
 }
 
-func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID, words []string) string {
+func (f *fakeAgent) terminal(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID, words []string) string {
 	if len(words) == 0 {
 		return "no command"
 	}
@@ -491,7 +493,7 @@ func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.
 // opted in: traffic naming g before it is announced (which the client must
 // hold), the announcement, g's own stream, a message between the two, a
 // tool call linking g, and a permission question on g.
-func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) {
+func (f *fakeAgent) relay(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) {
 	g := id + "/g1"
 	gCancelled := make(chan struct{})
 	f.mu.Lock()
