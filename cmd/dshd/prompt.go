@@ -21,6 +21,8 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Exit codes of `dshd prompt`.
@@ -99,7 +101,7 @@ func runPrompt(ctx context.Context, d *daemon.Daemon, cwd, text string, h *headl
 		stopServer()
 		<-served
 	}()
-	conn := acp.NewClientSideConn(clientSide, h, nil)
+	conn := rpc.NewClientSideConn(clientSide, h, nil)
 	defer conn.Close()
 
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientInfo: &acp.Implementation{Name: "dshd-prompt", Version: "1"}}); err != nil {

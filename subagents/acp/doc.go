@@ -63,7 +63,7 @@
 // # Goroutines
 //
 // Each run owns one goroutine for its prompt turn. Each connection owns the
-// goroutines of its acp.ClientSideConn, one watcher, and one goroutine per
+// goroutines of its rpc.ClientSideConn, one watcher, and one goroutine per
 // live terminal; a stdio child adds a stderr reader and a waiter. Dispose
 // returns after a run's goroutines have ended; the last Dispose of a stdio
 // child's runs reaps the process. Pooled socket connections live until

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // topClient is the editor at the top of a chain: it opted in to subagent
@@ -88,7 +90,7 @@ func (c *topClient) CompleteElicitation(context.Context, *acp.CompleteElicitatio
 
 // parentDshd is a real parent dshd driven by a topClient.
 type parentDshd struct {
-	conn    *acp.ClientSideConn
+	conn    *rpc.ClientSideConn
 	session acp.SessionID
 	cwd     string
 	cmd     *exec.Cmd
@@ -129,7 +131,7 @@ func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDsh
 		cmd.Wait()
 		close(pd.done)
 	}()
-	pd.conn = acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+	pd.conn = rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	t.Cleanup(pd.stop)
 	ctx := t.Context()
 	if _, err := pd.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}); err != nil {
@@ -268,7 +270,7 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := &topClient{running: make(chan acp.SessionID, 10)}
-	conn := acp.NewClientSideConn(nc, cl, nil)
+	conn := rpc.NewClientSideConn(nc, cl, nil)
 	defer conn.Close()
 	ctx := t.Context()
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {

@@ -50,6 +50,8 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Fake agent start modes.
@@ -106,7 +108,7 @@ func fakeAgentMain(mode string) int {
 			}
 		}
 		fa := newFake(mode)
-		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 		fa.client.Store(conn)
 		<-conn.Done()
 		// Ignore stdin EOF: carry on until killed.
@@ -144,7 +146,7 @@ func fakeAgentMain(mode string) int {
 		return fakeParent()
 	}
 	fa := newFake(mode)
-	conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+	conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 	fa.client.Store(conn)
 	<-conn.Done()
 	return 0
@@ -170,7 +172,7 @@ func fakeListen(addr string) int {
 		fa := newFake(modeListen)
 		fa.shared = shared
 		fa.token = os.Getenv(fakeTokenEnv)
-		conn := acp.NewAgentSideConn(nc, fa, nil)
+		conn := rpc.NewAgentSideConn(nc, fa, nil)
 		fa.client.Store(conn)
 	}
 }
@@ -191,7 +193,7 @@ type fakeAgent struct {
 	token  string // required through authenticate when set
 	authed atomic.Bool
 	caps   atomic.Pointer[acp.ClientCapabilities]
-	client atomic.Pointer[acp.AgentSideConn]
+	client atomic.Pointer[rpc.AgentSideConn]
 	shared *fakeShared
 
 	mu       sync.Mutex
@@ -267,7 +269,7 @@ func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) 
 	f.mu.Unlock()
 	f.shared.sessions.Add(1)
 	// Like dshd, send an update right after the answer.
-	acp.AfterReply(ctx, func() {
+	rpc.AfterReply(ctx, func() {
 		f.update(id, &acp.UsageUpdate{Used: 1, Size: 100})
 	})
 	return &acp.NewSessionResponse{SessionID: id}, nil
@@ -357,7 +359,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Lock()
 	f.cancels[id] = cancelled
 	f.mu.Unlock()
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	cl := f.client.Load()
 	// The first line of the task is the command; the provider may frame
 	// it and append more.
@@ -521,7 +523,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 }
 
 // probe calls the client in ways it must refuse and reports the codes.
-func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) string {
+func (f *fakeAgent) probe(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) string {
 	var out []string
 	add := func(name string, err error) { out = append(out, fmt.Sprintf("%s=%d", name, code(err))) }
 	_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: "/nonexistent-dir-xyz/missing.txt"})
@@ -543,7 +545,7 @@ func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 	return strings.Join(out, " ")
 }
 
-func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID, words []string) string {
+func (f *fakeAgent) terminal(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID, words []string) string {
 	if len(words) == 0 {
 		return "no command"
 	}
@@ -572,7 +574,7 @@ func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.
 // opted in: traffic naming g before it is announced (which the client must
 // hold), the announcement, g's own stream, a message between the two, a
 // tool call linking g, and a permission question on g.
-func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) {
+func (f *fakeAgent) relay(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) {
 	g := id + "/g1"
 	gCancelled := make(chan struct{})
 	f.mu.Lock()
