@@ -124,7 +124,7 @@ func fakeAgentMain(mode string) int {
 			os.Exit(0)
 		}()
 		fa := newFake(mode)
-		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 		fa.client.Store(conn)
 		<-conn.Done()
 		for {
@@ -132,7 +132,7 @@ func fakeAgentMain(mode string) int {
 		}
 	case modeFlush:
 		fa := newFake(mode)
-		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 		fa.client.Store(conn)
 		<-conn.Done()
 		time.Sleep(flushTime)
@@ -250,7 +250,7 @@ func (f *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResp
 
 func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 	if f.mode == modeSlowNew {
-		acp.Detach(ctx)
+		rpc.Detach(ctx)
 		if fifo, err := os.OpenFile(os.Getenv(fakeFIFOEnv), os.O_WRONLY, 0); err == nil {
 			fifo.WriteString("session/new\n")
 			fifo.Close()
