@@ -35,6 +35,8 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	initialized atomic.Bool
+	// trusted connections were authenticated by their transport.
+	trusted bool
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
@@ -77,9 +79,10 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		cancel:   cancel,
 		sessions: map[acp.SessionID]*liveSession{},
 		children: map[acp.SessionID]*child{},
-		authed:   s.opts.Token == "",
 		idBase:   randomBase(),
+		trusted:  authenticatedByTransport(rwc),
 	}
+	c.authed = s.opts.Token == "" || c.trusted
 	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log})
 	return c
 }

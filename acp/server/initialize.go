@@ -46,7 +46,7 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 		AgentInfo:   &acp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},
 		AuthMethods: []acp.AuthMethod{},
 	}
-	if o.Token != "" {
+	if o.Token != "" && !c.trusted {
 		resp.AgentCapabilities.Auth.Logout = &acp.EmptyCapability{}
 		resp.AuthMethods = append(resp.AuthMethods, &acp.AuthMethodAgent{
 			ID:          authToken,

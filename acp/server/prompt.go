@@ -43,6 +43,10 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		return nil, notFound(req.SessionID)
 	}
 	defer c.turns.Done()
+	if err := c.srv.beginTurn(); err != nil {
+		return nil, err
+	}
+	defer c.srv.endTurn()
 	turn, err := ls.s.BeginTurn(c.ctx)
 	if err != nil {
 		if errors.Is(err, session.ErrBusy) {

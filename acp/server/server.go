@@ -116,6 +116,8 @@ type Server struct {
 	live  map[acp.SessionID]*Conn // open sessions and the connection that holds each
 	conns map[*Conn]struct{}
 	wg    sync.WaitGroup
+
+	ops ops // draining and running turns (transport.go)
 }
 
 // New returns a Server.

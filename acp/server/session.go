@@ -22,6 +22,9 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := c.requireAuth(); err != nil {
 		return nil, err
 	}
+	if err := c.srv.refuseWhileDraining(); err != nil {
+		return nil, err
+	}
 	if c.keyMissing() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 	}
@@ -101,6 +104,9 @@ func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest)
 // reopen is the shared part of load and resume.
 func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*liveSession, *session.Loaded, []string, error) {
 	if err := c.requireAuth(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := c.srv.refuseWhileDraining(); err != nil {
 		return nil, nil, nil, err
 	}
 	if isChildID(id) {

@@ -46,6 +46,9 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				return err
 			}
 			defer d.Close()
+			if isRemoteListen(st.Listen) {
+				return serveRemote(cmd.Context(), d, st, log)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if st.Listen == "" {

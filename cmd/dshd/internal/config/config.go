@@ -31,6 +31,16 @@ type Settings struct {
 	Listen    string `json:"listen,omitempty"`
 	Token     string `json:"token,omitempty"`
 
+	// The http(s) listener (the remote transport): TLS files, the drain
+	// grace, SSE keepalives and WebSocket pings, how long an HTTP
+	// connection without streams lives, and the affinity cookie.
+	TLSCert              string `json:"tlsCert,omitempty"`
+	TLSKey               string `json:"tlsKey,omitempty"`
+	DrainGraceSeconds    int    `json:"drainGraceSeconds,omitempty"`
+	KeepaliveSeconds     int    `json:"keepaliveSeconds,omitempty"`
+	DetachTimeoutSeconds int    `json:"detachTimeoutSeconds,omitempty"`
+	AffinityCookie       string `json:"affinityCookie,omitempty"`
+
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
@@ -117,8 +127,14 @@ var table = []setting{
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error")},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json")},
-	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
+	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
 	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }, only: Serve},
+	{flag: "tls-cert", file: "tlsCert", usage: "certificate file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSCert }, only: Serve},
+	{flag: "tls-key", file: "tlsKey", usage: "private key file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSKey }, only: Serve},
+	{flag: "drain-grace-seconds", file: "drainGraceSeconds", usage: "seconds running turns may go on after SIGTERM on an http(s) listener before they are cancelled and journaled", kind: kInt, def: "25", ptr: func(s *Settings) any { return &s.DrainGraceSeconds }, only: Serve},
+	{flag: "keepalive-seconds", file: "keepaliveSeconds", usage: "seconds between SSE keepalive comments and WebSocket pings on an http(s) listener (0: none)", kind: kInt, def: "15", ptr: func(s *Settings) any { return &s.KeepaliveSeconds }, only: Serve},
+	{flag: "detach-timeout-seconds", file: "detachTimeoutSeconds", usage: "seconds a Streamable HTTP connection lives with no SSE stream open and no request before it ends, freeing its sessions for session/load elsewhere", kind: kInt, def: "30", check: atLeast(1), ptr: func(s *Settings) any { return &s.DetachTimeoutSeconds }, only: Serve},
+	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},

@@ -1,0 +1,113 @@
+// transport.go: what the daemon's transports and its operation ask of the
+// server — a connection whose transport authenticated the peer, whether a
+// session exists, and draining before a shutdown.
+
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dshd/dshd/acp"
+)
+
+// peerAuthenticator is implemented by a transport that authenticated its
+// peer itself (the HTTP listener checks a bearer token before any
+// message): its connection starts authenticated and is not offered the
+// token method.
+type peerAuthenticator interface{ PeerAuthenticated() bool }
+
+// authenticatedByTransport reports whether rwc's transport vouches for its
+// peer.
+func authenticatedByTransport(rwc any) bool {
+	pa, ok := rwc.(peerAuthenticator)
+	return ok && pa.PeerAuthenticated()
+}
+
+// SessionExists reports whether id names a session of this daemon: open
+// on a connection now, or in the store.
+func (s *Server) SessionExists(id string) bool {
+	s.mu.Lock()
+	_, live := s.live[acp.SessionID(id)]
+	s.mu.Unlock()
+	return live || s.opts.Store.Exists(id)
+}
+
+// ops is the server's operating state: draining, and its running turns.
+type ops struct {
+	draining atomic.Bool
+
+	mu      sync.Mutex
+	running int
+	idle    chan struct{} // closed when running drops to 0; nil while 0
+}
+
+// errDraining refuses new work while the daemon drains.
+var errDraining = acp.ErrInternal.WithData(map[string]any{"reason": "the daemon is shutting down and takes no new sessions or turns; try another daemon"})
+
+// Drain makes the server refuse new work: session/new, session/load,
+// session/resume and session/prompt answer an error from now on. Turns
+// already running go on; [Server.WaitTurns] waits for them.
+func (s *Server) Drain() { s.ops.draining.Store(true) }
+
+// Draining reports whether Drain was called.
+func (s *Server) Draining() bool { return s.ops.draining.Load() }
+
+// RunningTurns returns the number of prompt turns running now.
+func (s *Server) RunningTurns() int {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	return s.ops.running
+}
+
+// WaitTurns waits until no turn runs or ctx is done, and reports whether
+// none runs.
+func (s *Server) WaitTurns(ctx context.Context) bool {
+	s.ops.mu.Lock()
+	if s.ops.running == 0 {
+		s.ops.mu.Unlock()
+		return true
+	}
+	ch := s.ops.idle
+	s.ops.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// refuseWhileDraining is the error for new work while draining, or nil.
+func (s *Server) refuseWhileDraining() error {
+	if s.ops.draining.Load() {
+		return errDraining
+	}
+	return nil
+}
+
+// beginTurn counts a turn, or refuses it while draining; a nil error must
+// be followed by endTurn.
+func (s *Server) beginTurn() error {
+	if err := s.refuseWhileDraining(); err != nil {
+		return err
+	}
+	s.ops.mu.Lock()
+	if s.ops.running == 0 {
+		s.ops.idle = make(chan struct{})
+	}
+	s.ops.running++
+	s.ops.mu.Unlock()
+	return nil
+}
+
+func (s *Server) endTurn() {
+	s.ops.mu.Lock()
+	s.ops.running--
+	if s.ops.running == 0 {
+		close(s.ops.idle)
+		s.ops.idle = nil
+	}
+	s.ops.mu.Unlock()
+}
