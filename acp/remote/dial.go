@@ -66,7 +66,8 @@ func Dial(ctx context.Context, rawURL string, o *DialOptions) (io.ReadWriteClose
 	if o != nil {
 		opts = *o
 	}
-	if opts.Client == nil {
+	ownClient := opts.Client == nil
+	if ownClient {
 		opts.Client = NewClient()
 	}
 	if opts.MaxMessageBytes <= 0 {
@@ -99,9 +100,14 @@ func Dial(ctx context.Context, rawURL string, o *DialOptions) (io.ReadWriteClose
 			}
 			return nil, fmt.Errorf("remote: %s: %w", rawURL, err)
 		}
+		if ownClient {
+			opts.Client.CloseIdleConnections()
+		}
 		return newWSConn(ws, addr(u.Host)), nil
 	case "http", "https":
-		return newHTTPStream(rawURL, hdr, &opts), nil
+		s := newHTTPStream(rawURL, hdr, &opts)
+		s.ownClient = ownClient
+		return s, nil
 	}
 	return nil, fmt.Errorf("remote: %q: want a ws://, wss://, http:// or https:// URL", rawURL)
 }

@@ -207,14 +207,15 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.o.Token)) == 1 {
+	bearer := ok && strings.EqualFold(scheme, "Bearer")
+	if bearer && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.o.Token)) == 1 {
 		return true
 	}
 	h.o.Observer.LimitHit("auth")
 	if h.o.AuthFailed != nil {
 		h.o.AuthFailed(r)
 	}
-	if !ok {
+	if !bearer {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dshd"`)
 		textError(w, http.StatusUnauthorized, "a bearer token is required")
 		return false

@@ -25,6 +25,9 @@ type httpStream struct {
 	url string
 	hdr http.Header
 	o   *DialOptions
+	// ownClient says o.Client was made for this connection, so Close
+	// closes its idle connections.
+	ownClient bool
 	// ctx ends every request of the connection; Close and a failure
 	// cancel it.
 	ctx    context.Context
@@ -435,6 +438,9 @@ func (s *httpStream) deleteConn(connID string) {
 func (s *httpStream) Close() error {
 	s.fail(io.ErrClosedPipe)
 	s.wg.Wait()
+	if s.ownClient {
+		s.o.Client.CloseIdleConnections()
+	}
 	return nil
 }
 
