@@ -243,7 +243,9 @@ func TestStreamableHTTP_StatusCodes(t *testing.T) {
 		{"initialize on an existing connection is 400", 400, func() *http.Response {
 			return post(t, u, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, hdr)
 		}},
-		{"a GET without text/event-stream is 406", 406, func() *http.Response { return get(t, u, map[string]string{HeaderConnectionID: id, "Accept": "application/json"}) }},
+		{"a GET without text/event-stream is 406", 406, func() *http.Response {
+			return get(t, u, map[string]string{HeaderConnectionID: id, "Accept": "application/json"})
+		}},
 		{"a GET without Acp-Connection-Id is 400", 400, func() *http.Response { return get(t, u, map[string]string{}) }},
 		{"a GET of an unknown connection is 404", 404, func() *http.Response { return get(t, u, map[string]string{HeaderConnectionID: "nope"}) }},
 		{"a GET of an unknown session is 404", 404, func() *http.Response {
