@@ -320,8 +320,9 @@ func (h *Handler) trackWS(c *wsConn, add bool) bool {
 }
 
 // Close ends every connection: their contexts are cancelled (the agent
-// cancels their turns) and their sockets and streams closed. It returns
-// when every connection has ended or ctx is done.
+// cancels their turns and ends them), then their sockets and streams
+// close. It returns when every connection has ended, or cuts the rest off
+// when ctx is done first.
 func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
@@ -334,10 +335,10 @@ func (h *Handler) Close(ctx context.Context) error {
 		wss = append(wss, c)
 	}
 	h.mu.Unlock()
+	// Cancelling the connections' contexts lets the agent end each one
+	// itself, writing what it still has (the answers of cancelled turns)
+	// before the transport closes; whatever is left at ctx's end is cut.
 	h.cancel()
-	for _, c := range conns {
-		c.close("the daemon is shutting down")
-	}
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()
@@ -347,6 +348,9 @@ func (h *Handler) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		for _, c := range conns {
+			c.close("the daemon is shutting down")
+		}
 		for _, c := range wss {
 			_ = c.ws.CloseNow()
 		}

@@ -149,6 +149,11 @@ func (a *fakeAgent) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			})
 		case "echo":
 			reply(m.Params)
+		case "bye":
+			// The agent's last words, then it ends the connection.
+			update("s1", "bye")
+			reply("bye")
+			return nil
 		}
 	}
 }

@@ -34,9 +34,11 @@ type httpStream struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // SSE readers
 
-	in   chan []byte   // messages for Read, each ending in a newline
-	done chan struct{} // closed when the connection ended
-	cur  []byte        // the rest of the message being read; Read's only
+	in        chan []byte   // messages for Read, each ending in a newline
+	done      chan struct{} // closed when the connection ended and its readers are gone
+	closing   chan struct{} // closed by Close: nobody reads any more
+	closeOnce sync.Once
+	cur       []byte // the rest of the message being read; Read's only
 
 	line []byte // the unfinished line being written; the writer's only
 
@@ -46,7 +48,15 @@ type httpStream struct {
 	answers  map[string]string // the agent's request id → its session
 	err      error             // why the connection ended
 	ended    bool
+	readers  int  // SSE readers running
+	finished bool // done is closed
+	cut      *time.Timer
 }
+
+// endGrace is how long the streams of a connection that ended may take to
+// deliver what the server sent last (a cancelled turn's answer on a session
+// stream while the connection stream already closed) before they are cut.
+const endGrace = 2 * time.Second
 
 // sessionStream is one open (or opening) session-scoped SSE stream.
 type sessionStream struct {
@@ -58,7 +68,7 @@ func newHTTPStream(u string, hdr http.Header, o *DialOptions) *httpStream {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &httpStream{
 		url: u, hdr: hdr, o: o, ctx: ctx, cancel: cancel,
-		in: make(chan []byte, 64), done: make(chan struct{}),
+		in: make(chan []byte, 64), done: make(chan struct{}), closing: make(chan struct{}),
 		sessions: map[string]*sessionStream{}, answers: map[string]string{},
 	}
 }
@@ -198,7 +208,9 @@ func (s *httpStream) initialize(msg []byte, env envelope) error {
 	s.connID = id
 	s.mu.Unlock()
 	ready := make(chan error, 1)
-	s.wg.Go(func() { s.readStream("", ready) })
+	s.mu.Lock()
+	s.startReader("", ready)
+	s.mu.Unlock()
 	if err := <-ready; err != nil {
 		s.fail(err)
 		return err
@@ -216,7 +228,7 @@ func (s *httpStream) openSession(sid string) error {
 		ss = &sessionStream{ready: make(chan struct{})}
 		s.sessions[sid] = ss
 		ready := make(chan error, 1)
-		s.wg.Go(func() { s.readStream(sid, ready) })
+		s.startReader(sid, ready)
 		go func() {
 			ss.err = <-ready
 			if ss.err != nil {
@@ -236,6 +248,21 @@ func (s *httpStream) openSession(sid string) error {
 	case <-s.done:
 		return s.endErr()
 	}
+}
+
+// startReader runs readStream on a goroutine the connection waits for;
+// mu is held.
+func (s *httpStream) startReader(sid string, ready chan<- error) {
+	s.readers++
+	s.wg.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			s.readers--
+			s.mu.Unlock()
+			s.finish()
+		}()
+		s.readStream(sid, ready)
+	})
 }
 
 // readStream opens one SSE stream ("" is the connection's) and hands its
@@ -341,7 +368,7 @@ func (s *httpStream) push(m []byte) bool {
 	select {
 	case s.in <- m:
 		return true
-	case <-s.ctx.Done():
+	case <-s.closing:
 		return false
 	}
 }
@@ -389,7 +416,9 @@ func (s *httpStream) do(method string, body []byte, connID, sid string) (*http.R
 	return resp, nil
 }
 
-// fail ends the connection with err: Read returns EOF after what came.
+// fail ends the connection with err: nothing more is sent, the streams
+// get endGrace to deliver what the server wrote last, and Read returns EOF
+// after what came.
 func (s *httpStream) fail(err error) {
 	s.mu.Lock()
 	if s.ended {
@@ -398,11 +427,23 @@ func (s *httpStream) fail(err error) {
 	}
 	s.ended, s.err = true, err
 	connID := s.connID
+	s.cut = time.AfterFunc(endGrace, s.cancel)
 	s.mu.Unlock()
 	s.o.Logger.Debug("remote connection ended", "url", s.url, "err", err)
-	s.cancel()
 	s.deleteConn(connID)
-	close(s.done)
+	s.finish()
+}
+
+// finish closes done once the connection ended and no reader is left.
+func (s *httpStream) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended && s.readers == 0 && !s.finished {
+		s.finished = true
+		s.cut.Stop()
+		s.cancel()
+		close(s.done)
+	}
 }
 
 func (s *httpStream) endErr() error {
@@ -436,7 +477,9 @@ func (s *httpStream) deleteConn(connID string) {
 
 // Close ends the connection (DELETE) and waits for its readers.
 func (s *httpStream) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.fail(io.ErrClosedPipe)
+	s.cancel()
 	s.wg.Wait()
 	if s.ownClient {
 		s.o.Client.CloseIdleConnections()

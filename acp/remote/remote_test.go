@@ -403,10 +403,15 @@ func TestStreamableHTTP_AConnectionWithoutStreamsEndsAfterTheDetachTimeout(t *te
 }
 
 func TestStreamableHTTP_ReattachingASessionEndsTheDetachedConnectionThatHeldIt(t *testing.T) {
-	a, _, u := newServer(t, Options{})
+	a, h, u := newServer(t, Options{})
 	old := initialize(t, u)
+	stream := openSSE(t, u, map[string]string{HeaderConnectionID: old})
 	post(t, u, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/"}}`, map[string]string{HeaderConnectionID: old})
+	stream.next(t)
 	// The old client went away without DELETE; a new one reattaches s1.
+	stream.resp.Body.Close()
+	<-stream.done
+	waitDetached(t, h, old)
 	id := initialize(t, u)
 	openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
 	select {
@@ -450,4 +455,43 @@ func TestHandler_TheConnectionLimitAnswers503(t *testing.T) {
 	if obs.limit("connections") != 2 {
 		t.Fatalf("connection limit hits: %d", obs.limit("connections"))
 	}
+}
+
+// waitDetached waits until the server has seen every stream of connection
+// id go.
+func waitDetached(t *testing.T, h *Handler, id string) {
+	t.Helper()
+	c := h.lookup(id)
+	for {
+		c.mu.Lock()
+		n, ch := c.receivers, c.changed
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-testCtx(t).Done():
+			t.Fatal("the server still sees a stream")
+		}
+	}
+}
+
+func TestStreamableHTTP_WhatTheAgentWroteLastArrivesBeforeTheEnd(t *testing.T) {
+	_, _, u := newServer(t, Options{})
+	rwc, err := Dial(testCtx(t), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	c := newClient(t, rwc, nil)
+	c.mustCall(ctx, "initialize", map[string]any{})
+	c.mustCall(ctx, "session/new", map[string]any{})
+	c.waitText(ctx, "s1", "ready")
+	m, err := c.call(ctx, "bye", map[string]any{"sessionId": "s1"})
+	if err != nil || string(m.Result) != `"bye"` {
+		t.Fatalf("the last answer: %s %v", m.Result, err)
+	}
+	c.waitText(ctx, "s1", "bye")
+	<-c.done
 }

@@ -235,6 +235,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		mb.leased = false
 		c.receivers--
 		c.armIdle()
+		c.broadcast()
 		c.mu.Unlock()
 	}()
 	c.pump(w, r, mb)

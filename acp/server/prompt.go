@@ -46,7 +46,9 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	if err := c.srv.beginTurn(); err != nil {
 		return nil, err
 	}
-	defer c.srv.endTurn()
+	// The turn runs until its answer is on the wire, so that a drain
+	// waiting for the turns closes no connection before the answer.
+	rpc.AfterAnswer(ctx, c.srv.endTurn)
 	turn, err := ls.s.BeginTurn(c.ctx)
 	if err != nil {
 		if errors.Is(err, session.ErrBusy) {

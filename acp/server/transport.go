@@ -111,3 +111,27 @@ func (s *Server) endTurn() {
 	}
 	s.ops.mu.Unlock()
 }
+
+// CancelTurns cancels every running turn on every connection, as
+// session/cancel would: each answers its prompt with cancelled and
+// journals what it did. Connections stay open, so the answers reach
+// their clients.
+func (s *Server) CancelTurns() {
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		sessions := make([]*liveSession, 0, len(c.sessions))
+		for _, ls := range c.sessions {
+			sessions = append(sessions, ls)
+		}
+		c.mu.Unlock()
+		for _, ls := range sessions {
+			ls.s.Cancel()
+		}
+	}
+}

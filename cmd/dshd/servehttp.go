@@ -154,6 +154,7 @@ func drain(srv interface {
 	Drain()
 	RunningTurns() int
 	WaitTurns(context.Context) bool
+	CancelTurns()
 }, st *config.Settings, log *slog.Logger, s os.Signal, sig <-chan os.Signal) {
 	srv.Drain()
 	grace := seconds(st.DrainGraceSeconds)
@@ -168,8 +169,17 @@ func drain(srv interface {
 		case <-ctx.Done():
 		}
 	}()
-	if !srv.WaitTurns(ctx) {
-		log.Warn("the drain grace is over: cancelling the turns still running", "turns", srv.RunningTurns())
+	if srv.WaitTurns(ctx) {
+		return
+	}
+	log.Warn("the drain grace is over: cancelling the turns still running", "turns", srv.RunningTurns())
+	// Cancelled turns answer their prompts and journal what they did
+	// while the connections are still open.
+	srv.CancelTurns()
+	wait, stop := context.WithTimeout(context.Background(), closeWait)
+	defer stop()
+	if !srv.WaitTurns(wait) {
+		log.Warn("turns did not end after their cancel", "turns", srv.RunningTurns())
 	}
 }
 
