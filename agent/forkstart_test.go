@@ -28,15 +28,14 @@ func TestForkStart_VisitsNoneOfTheParentsMessages(t *testing.T) {
 		}
 		msgs[i] = llm.Message{Role: role, Content: fmt.Sprintf("parent message %d", i)}
 	}
-	p := st.NewParent(t, st.ParentOptions{History: agent.NewHistory(msgs...)})
-	if _, err := p.Service.RegisterProvider(fork.New(nil)); err != nil {
-		t.Fatal(err)
-	}
-	// Hold the child's turn at its system prompt (the parent's, which a
+	// The child's turn is held at its system prompt (the parent's, which a
 	// fork reuses), so only Start itself is observed.
-	p.Scope.SystemPrompt = func(ctx context.Context) (string, error) {
+	p := st.NewParent(t, st.ParentOptions{History: agent.NewHistory(msgs...), SystemFunc: func(ctx context.Context) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
+	}})
+	if _, err := p.Service.RegisterProvider(fork.New(nil)); err != nil {
+		t.Fatal(err)
 	}
 	var visits atomic.Int64
 	restore := agent.OnEstimate(func(m llm.Message) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -213,8 +214,8 @@ loop:
 // subagent child are routed to the child's session when the editor sees
 // children, or mirrored as a parent tool call otherwise.
 type asker struct {
-	c  *Conn
-	ls *liveSession
+	c *Conn
+	s *session.Session // set once the session is built, before any turn
 }
 
 var permissionOptions = []acp.PermissionOption{
@@ -226,7 +227,7 @@ var permissionOptions = []acp.PermissionOption{
 
 func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Answer, error) {
 	c := a.c
-	sessionID := acp.SessionID(a.ls.s.ID())
+	sessionID := acp.SessionID(a.s.ID())
 	toolCallID := req.ToolCallID
 	title := req.Title
 	var onDone func(tools.Answer)
@@ -234,7 +235,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 	// question belongs to. Its session/cancel may still be queued behind
 	// this answer (answers are matched on the read loop), so the answer
 	// itself cancels that work: the root turn, or the exposed child.
-	cancelWork := func() { a.ls.s.Cancel() }
+	cancelWork := func() { a.s.Cancel() }
 
 	if req.Requester != "" {
 		if ch := c.child(acp.SessionID(req.Requester)); ch != nil {
@@ -255,8 +256,8 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			if !strings.HasPrefix(title, "Subagent: ") {
 				title = "Subagent: " + title
 			}
-			tr := &translator{c: c, journal: a.ls.s, session: sessionID}
-			c.send(a.ls.s, sessionID, &acp.ToolCall{
+			tr := &translator{c: c, journal: a.s, session: sessionID}
+			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
 				Kind:       acp.ToolKind(req.Kind),
@@ -269,7 +270,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 				if ans != tools.AllowOnce && ans != tools.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.ls.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
 			}
 		}
 	}

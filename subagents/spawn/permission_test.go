@@ -133,13 +133,18 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 
 func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 	log := &askLog{}
-	p := setup(t, st.ParentOptions{Model: writer(nil), MaxDepth: 3, Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tools.AllowOnce)), Expose: &st.Exposure{}})
+	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
+		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
+			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
+		}
+		return writer(nil)(ctx, req)
+	})
+	p := setup(t, st.ParentOptions{Model: nestOnce, MaxDepth: 3, Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tools.AllowOnce)), Expose: &st.Exposure{}})
 	st.Register(t, p.Tools, tools.NewWriteFile())
 	labels := make(chan string, 2)
 	// The child starts a grandchild directly from a tool, as the subagent
 	// tool would.
-	st.Register(t, p.Tools, &st.Tool{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-		sc := call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
 		run, err := sc.Service.Start(ctx, "spawn", subagents.StartRequest{Prompt: "write", Parent: sc})
 		if err != nil {
 			return nil, err
@@ -150,13 +155,6 @@ func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 		labels <- res.ChildSessionID
 		return &tools.Result{Output: res.Output}, err
 	}})
-	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
-		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
-			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
-		}
-		return writer(nil)(ctx, req)
-	})
-	p.Scope.Model = nestOnce
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "nest"}))
 	child, grandchild := recv(t, labels), recv(t, labels)
 	asked := log.all()
