@@ -19,9 +19,9 @@ import (
 // child is an announced subagent session.
 type child struct {
 	id     acp.SessionID
-	parent acp.SessionID // immediate parent: a session or another child
+	parent acp.SessionID    // immediate parent: a session or another child
 	root   *session.Session // the client's session whose journal records it
-	cancel func()        // nil: the client may not cancel it
+	cancel func()           // nil: the client may not cancel it
 }
 
 // exposure implements subagents.Exposure for one client session tree.
