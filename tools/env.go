@@ -5,9 +5,11 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
 	"time"
+
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Env is a session's environment, shared by every call of the session's
@@ -15,8 +17,9 @@ import (
 // created; a child gets its own Env whose Permission wraps the parent's.
 type Env struct {
 	// Workspace confines paths to the session's roots.
-	Workspace *Workspace
-	// FS reads and writes text files.
+	Workspace *workspace.Workspace
+	// FS reads and writes text files; nil means the local disk through
+	// Workspace (workspace.NewLocalFS).
 	FS FileSystem
 	// Runner runs commands.
 	Runner Runner
@@ -43,8 +46,9 @@ type FileSystem interface {
 }
 
 // ErrNotExist reports a file that does not exist, whichever FileSystem
-// looked for it.
-var ErrNotExist = errors.New("file does not exist")
+// looked for it. It is [io/fs.ErrNotExist], so errors of the local disk
+// match it as they are.
+var ErrNotExist = fs.ErrNotExist
 
 // Command is a command to run.
 type Command struct {
@@ -143,6 +147,3 @@ func (d Decision) String() string {
 type Permission interface {
 	Check(ctx context.Context, req PermissionRequest) (Decision, error)
 }
-
-// sprintf is fmt.Sprintf, named so tool files read naturally.
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

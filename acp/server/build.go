@@ -116,7 +116,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
 		Tools:                 o.Tools,
-		FS:                    c.fileSystem(caps, id),
+		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
 		Mode:                  mode,
 		Asker:                 ask,

@@ -26,6 +26,7 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -80,7 +81,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		model = o.model
 	}
 	base := tools.NewRegistry(nil)
-	for _, tl := range tools.Builtins(nil) {
+	for _, tl := range builtin.Builtins(nil) {
 		if _, err := base.Register(tl); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Config is what a live session is built from: a client's session
@@ -44,10 +45,12 @@ type Config struct {
 	// acp child may be given.
 	MCPServers json.RawMessage
 
-	// FS and Runner are the editor-side file system and command runner;
-	// nil leaves the tools to the local disk and processes (and tells an
-	// acp child that the parent lends none).
-	FS     tools.FileSystem
+	// FS, when set, returns the session's file system given its local one
+	// (the workspace's local disk): the editor's, which may fall back to
+	// the local one for what it does not offer. Nil: the local disk.
+	FS func(local tools.FileSystem) tools.FileSystem
+	// Runner is the editor-side command runner; nil leaves the tools to
+	// local processes (and tells an acp child the parent lends none).
 	Runner tools.Runner
 	// Permission, when set, is the session's gate as given (a subagent
 	// child's, over its parent's) and Mode and Asker are unused. Otherwise
@@ -81,8 +84,10 @@ type Config struct {
 	// Logger receives the session's logs; nil discards them.
 	Logger *slog.Logger
 
-	// workspace is a child's: its parent's roots, not resolved again.
-	workspace *tools.Workspace
+	// workspace and fs are a child's: its parent's roots, not resolved
+	// again, and its parent's file system.
+	workspace *workspace.Workspace
+	fs        tools.FileSystem
 }
 
 // Delegation binds a session's delegating tools (subagents.Scope
@@ -117,11 +122,15 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ws := cfg.workspace
+	ws, fs := cfg.workspace, cfg.fs
 	if ws == nil {
 		var err error
-		if ws, err = tools.NewWorkspace(cfg.Cwd, cfg.AdditionalDirectories); err != nil {
+		if ws, err = workspace.New(cfg.Cwd, cfg.AdditionalDirectories); err != nil {
 			return nil, &WorkspaceError{Err: err}
+		}
+		fs = workspace.NewLocalFS(ws)
+		if cfg.FS != nil {
+			fs = cfg.FS(fs)
 		}
 	}
 
@@ -136,7 +145,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		s.gate = s.policy
 	}
 	s.reg = tools.NewRegistry(cfg.Tools)
-	s.env = &tools.Env{Workspace: ws, FS: cfg.FS, Runner: cfg.Runner, Permission: s.gate}
+	s.env = &tools.Env{Workspace: ws, FS: fs, Runner: cfg.Runner, Permission: s.gate}
 	if cfg.ConnectMCP != nil {
 		s.closeMCP, s.warnings = cfg.ConnectMCP(ctx, s.reg)
 	}
@@ -168,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	s.agent = agent.New(opts)
 	// What a child inherits is the session as built, not the caller's
 	// config: the same workspace, and no conversation or journal.
-	s.cfg.workspace = ws
+	s.cfg.workspace, s.cfg.fs = ws, fs
 	s.cfg.History = agent.History{}
 	s.cfg.Stored = nil
 	return s, nil
@@ -191,7 +200,7 @@ func (s *Session) record(kind string, data any) {
 }
 
 // ChildConfig is the configuration a subagent child of s starts from: s's
-// workspace (not resolved again), file system, runner, model (the agent's
+// workspace (not resolved again), file system (as built), runner, model (the agent's
 // current one), limits, tool set (s's own layer, its MCP tools included),
 // MCP entries, registry, clock and logger, with s's permission gate as
 // the child's. It has no id, conversation, journal, system prompt, turn
@@ -202,7 +211,7 @@ func (s *Session) ChildConfig() Config {
 	c.ID = ""
 	c.ModelID = s.agent.ModelID()
 	c.Tools = s.reg
-	c.ConnectMCP = nil
+	c.FS, c.ConnectMCP = nil, nil
 	c.Permission, c.Mode, c.Asker = s.gate, "", nil
 	c.System, c.TurnStarting = nil, nil
 	c.Delegation = nil

@@ -23,6 +23,7 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -46,7 +47,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 	model := m.Instant()
 	infos, _ := model.Models(context.Background())
 	base := tools.NewRegistry(nil)
-	for _, t := range tools.Builtins(nil) {
+	for _, t := range builtin.Builtins(nil) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}

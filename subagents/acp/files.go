@@ -12,6 +12,7 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // resolve confines a path the child named to the parent's workspace.
@@ -19,7 +20,7 @@ func (c *child) resolve(p string) (string, error) {
 	path, err := c.env.Workspace.Resolve(p)
 	if err != nil {
 		reason := err.Error()
-		if errors.Is(err, tools.ErrOutsideWorkspace) {
+		if errors.Is(err, workspace.ErrOutside) {
 			reason = "outside the session's workspace"
 		}
 		return "", acp.ErrInvalidParams.WithData(map[string]any{"path": p, "reason": reason})

@@ -124,7 +124,6 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 		ModelID:    o.ModelID,
 		MaxTokens:  o.MaxTokens,
 		Tools:      o.Tools,
-		FS:         tools.NewLocalFS(),
 		Permission: o.Permission,
 		System:     o.SystemFunc,
 		Delegation: sees,

@@ -29,6 +29,7 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/mcp"
 	"github.com/dshd/dshd/tools/subagent"
 )
@@ -70,7 +71,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 
 	base := tools.NewRegistry(nil)
-	for _, t := range tools.Builtins(nil) {
+	for _, t := range builtin.Builtins(nil) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}

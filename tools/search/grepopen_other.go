@@ -3,7 +3,7 @@
 // This file opens files for grep through the os package where raw unix
 // system calls are not available.
 
-package tools
+package search
 
 import (
 	"io"

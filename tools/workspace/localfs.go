@@ -1,7 +1,7 @@
 // This file implements FileSystem on the local disk: paged reads that
 // stream the file, atomic writes.
 
-package tools
+package workspace
 
 import (
 	"bytes"
@@ -19,20 +19,25 @@ import (
 // MaxReadBytes is zero.
 const DefaultMaxReadBytes = 32 << 20
 
-// LocalFS is the [FileSystem] of the local disk, used when the editor does
-// not offer fs/*. Paths must be absolute and already confined by
-// [Workspace.Resolve]. A LocalFS is safe for concurrent use.
+// ErrTooLarge reports a read that would have to hold more than
+// [LocalFS.MaxReadBytes] in memory; the caller should ask for fewer lines.
+var ErrTooLarge = errors.New("too large to read at once")
+
+// LocalFS is the local disk seen through a workspace: the file system
+// tools use when the editor does not offer fs/* (it has the method set of
+// tools.FileSystem). Paths are absolute and already resolved by
+// [Workspace.Resolve]. A missing file is an error matching
+// [io/fs.ErrNotExist]. A LocalFS is safe for concurrent use.
 type LocalFS struct {
+	ws *Workspace
 	// MaxReadBytes caps the bytes one ReadTextFile returns; a read that
 	// would exceed it fails with an error wrapping [ErrTooLarge]. Zero
 	// means [DefaultMaxReadBytes].
 	MaxReadBytes int
 }
 
-// NewLocalFS returns a LocalFS with default limits.
-func NewLocalFS() *LocalFS { return &LocalFS{} }
-
-var _ FileSystem = (*LocalFS)(nil)
+// NewLocalFS returns the local file system of ws, with default limits.
+func NewLocalFS(ws *Workspace) *LocalFS { return &LocalFS{ws: ws} }
 
 // readChunk is the size of the reads ReadTextFile streams a file with.
 const readChunk = 256 << 10
@@ -50,7 +55,7 @@ func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fsError(path, err)
+		return "", err
 	}
 	defer f.Close()
 
@@ -108,7 +113,7 @@ func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int
 			return string(out), nil
 		}
 		if rerr != nil {
-			return "", fsError(path, rerr)
+			return "", rerr
 		}
 	}
 }
@@ -123,7 +128,7 @@ func (l *LocalFS) WriteTextFile(ctx context.Context, path, content string) error
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
@@ -132,11 +137,11 @@ func (l *LocalFS) WriteTextFile(ctx context.Context, path, content string) error
 		}
 		mode = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fsError(path, err)
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fsError(path, err)
+		return err
 	}
 	ok := false
 	defer func() {
@@ -146,31 +151,22 @@ func (l *LocalFS) WriteTextFile(ctx context.Context, path, content string) error
 		}
 	}()
 	if _, err := io.WriteString(tmp, content); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	// Sync before rename: otherwise a crash can leave an empty file where
 	// the old content used to be.
 	if err := tmp.Sync(); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fsError(path, err)
+		return err
 	}
 	ok = true
 	return nil
-}
-
-// fsError turns a missing file into an error matching ErrNotExist and
-// leaves any other error as it is.
-func fsError(path string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return &notExistError{path: path, err: err}
-	}
-	return err
 }

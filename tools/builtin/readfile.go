@@ -1,6 +1,6 @@
 // This file implements the read_file tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/search"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // ReadFileName is the read_file tool's name.
@@ -45,7 +48,7 @@ type readFile struct {
 }
 
 // NewReadFile returns the read_file tool; opts may be nil.
-func NewReadFile(opts *ReadFileOptions) Tool {
+func NewReadFile(opts *ReadFileOptions) tools.Tool {
 	t := &readFile{}
 	if opts != nil {
 		t.opts = *opts
@@ -63,7 +66,7 @@ func NewReadFile(opts *ReadFileOptions) Tool {
 		t.opts.MaxOutputBytes = 256 << 10
 	}
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: sync.OnceValue(SchemaFor[ReadFileParams]), kind: KindRead, parallel: true}
+	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: lazySchema[ReadFileParams](nil), kind: tools.KindRead, parallel: true}
 	return t
 }
 
@@ -85,16 +88,16 @@ func (t *readFile) Title(input json.RawMessage) string {
 	return title
 }
 
-func (t *readFile) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *readFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[ReadFileParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if p.Path == "" {
-		return Errorf("path is required"), nil
+		return tools.Errorf("path is required"), nil
 	}
 	if p.Offset < 0 || p.Limit < 0 {
-		return Errorf("offset and limit must not be negative"), nil
+		return tools.Errorf("offset and limit must not be negative"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -118,16 +121,16 @@ func (t *readFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		return readError(env, path, err), nil
 	}
 	shown := env.Workspace.Display(path)
-	loc := []Location{{Path: path, Line: offset}}
+	loc := []tools.Location{{Path: path, Line: offset}}
 	if strings.IndexByte(text[:min(len(text), 8<<10)], 0) >= 0 {
-		return &Result{Output: shown + " is a binary file; read_file shows text only", IsError: true, Locations: loc}, nil
+		return &tools.Result{Output: shown + " is a binary file; read_file shows text only", IsError: true, Locations: loc}, nil
 	}
 	if text == "" {
 		out := shown + " is empty"
 		if offset > 1 {
 			out = fmt.Sprintf("%s has fewer than %d lines", shown, offset)
 		}
-		return &Result{Output: out, Locations: loc}, nil
+		return &tools.Result{Output: out, Locations: loc}, nil
 	}
 
 	var b strings.Builder
@@ -140,7 +143,7 @@ func (t *readFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		l, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		returned++
-		l = cutLine(strings.TrimSuffix(l, "\r"), t.opts.MaxLineLength)
+		l = search.CutLine(strings.TrimSuffix(l, "\r"), t.opts.MaxLineLength)
 		num = strconv.AppendInt(num[:0], int64(n), 10)
 		if b.Len()+len(l)+len(num)+8 > t.opts.MaxOutputBytes && b.Len() > 0 {
 			cut = true
@@ -162,24 +165,24 @@ func (t *readFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 	case returned == limit:
 		fmt.Fprintf(&b, "\n[showing lines %d-%d; the file may go on: continue with offset=%d]\n", offset, last, n)
 	}
-	return &Result{
+	return &tools.Result{
 		Output:    b.String(),
 		Locations: loc,
-		Content:   []Content{TextContent(fmt.Sprintf("%s: lines %d-%d", shown, offset, last))},
+		Content:   []tools.Content{tools.TextContent(fmt.Sprintf("%s: lines %d-%d", shown, offset, last))},
 		Title:     fmt.Sprintf("Read %s (lines %d-%d)", shown, offset, last),
 	}, nil
 }
 
 // readError words a failed read for the model.
-func readError(env *Env, path string, err error) *Result {
+func readError(env *tools.Env, path string, err error) *tools.Result {
 	shown := env.Workspace.Display(path)
 	switch {
-	case errors.Is(err, ErrNotExist):
-		return Errorf("%s does not exist", shown)
-	case errors.Is(err, ErrTooLarge):
-		return Errorf("%s: the requested lines are too large to read at once; ask for fewer lines with offset and limit", shown)
+	case errors.Is(err, tools.ErrNotExist):
+		return tools.Errorf("%s does not exist", shown)
+	case errors.Is(err, workspace.ErrTooLarge):
+		return tools.Errorf("%s: the requested lines are too large to read at once; ask for fewer lines with offset and limit", shown)
 	case errors.Is(err, syscall.EISDIR):
-		return Errorf("%s is a directory; use list_dir to see what it holds", shown)
+		return tools.Errorf("%s is a directory; use list_dir to see what it holds", shown)
 	}
-	return Errorf("cannot read %s: %v", shown, err)
+	return tools.Errorf("cannot read %s: %v", shown, err)
 }

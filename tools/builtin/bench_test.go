@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // makeTree writes files files of about 1.5 KB each, 100 per directory,
@@ -45,15 +47,15 @@ func makeTree(b *testing.B, dir string, files int) {
 func BenchmarkGrep100kFiles(b *testing.B) {
 	dir := b.TempDir()
 	makeTree(b, dir, 100_000)
-	ws, err := NewWorkspace(dir, nil)
+	ws, err := workspace.New(dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &Env{Workspace: ws, FS: NewLocalFS()}
+	env := &tools.Env{Workspace: ws, FS: workspace.NewLocalFS(ws)}
 	tool := NewGrep(nil)
 	input := json.RawMessage(`{"pattern":"needle_[0-9]+"}`)
-	run := func() *Result {
-		res, err := tool.Execute(context.Background(), &Call{ID: "b", Input: input, Env: env, Report: Discard})
+	run := func() *tools.Result {
+		res, err := tool.Execute(context.Background(), &tools.Call{ID: "b", Input: input, Env: env, Report: tools.Discard})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,34 +106,34 @@ type overheadParams struct {
 	N    int    `json:"n,omitempty"`
 }
 
-func (t *overheadTool) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *overheadTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[overheadParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
-	if res, err := permit(ctx, call, PermissionRequest{ToolName: t.name, Title: p.Path, Kind: KindEdit, Effect: EffectEdit}); res != nil || err != nil {
+	if res, err := permit(ctx, call, tools.PermissionRequest{ToolName: t.name, Title: p.Path, Kind: tools.KindEdit, Effect: tools.EffectEdit}); res != nil || err != nil {
 		return res, err
 	}
-	call.Report.Update(Progress{Content: []Content{TextContent("working on " + p.Path)}})
-	return &Result{Output: "done " + p.Path}, nil
+	call.Report.Update(tools.Progress{Content: []tools.Content{tools.TextContent("working on " + p.Path)}})
+	return &tools.Result{Output: "done " + p.Path}, nil
 }
 
 // BenchmarkToolCallOverhead is the cost of a call through the registry and
 // Execute, excluding any tool work.
 func BenchmarkToolCallOverhead(b *testing.B) {
-	r := NewRegistry(NewRegistry(nil))
+	r := tools.NewRegistry(tools.NewRegistry(nil))
 	for _, t := range Builtins(nil) {
 		r.Register(t)
 	}
-	tool := &overheadTool{toolBase{name: "overhead", schema: sync.OnceValue(SchemaFor[overheadParams]), kind: KindEdit}}
+	tool := &overheadTool{toolBase{name: "overhead", schema: lazySchema[overheadParams](nil), kind: tools.KindEdit}}
 	r.Register(tool)
-	ws, err := NewWorkspace(b.TempDir(), nil)
+	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &Env{Workspace: ws, Permission: NewPolicy(ModeYolo, nil)}
+	env := &tools.Env{Workspace: ws, Permission: tools.NewPolicy(tools.ModeYolo, nil)}
 	updates := 0
-	rep := ReporterFunc(func(Progress) { updates++ })
+	rep := tools.ReporterFunc(func(tools.Progress) { updates++ })
 	input := json.RawMessage(`{"path":"src/main.go","n":3}`)
 	ctx := context.Background()
 	for b.Loop() {
@@ -139,7 +141,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 		if !ok {
 			b.Fatal("not found")
 		}
-		res, err := t.Execute(ctx, &Call{ID: "c", Input: input, Env: env, Report: rep})
+		res, err := t.Execute(ctx, &tools.Call{ID: "c", Input: input, Env: env, Report: rep})
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
@@ -148,15 +150,15 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 
 // BenchmarkPlanTool is a whole built-in call with the least tool work.
 func BenchmarkPlanTool(b *testing.B) {
-	ws, err := NewWorkspace(b.TempDir(), nil)
+	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &Env{Workspace: ws, Plan: func([]PlanEntry) {}}
+	env := &tools.Env{Workspace: ws, Plan: func([]tools.PlanEntry) {}}
 	tool := NewPlan()
 	input := json.RawMessage(`{"entries":[{"content":"read","priority":"high","status":"completed"},{"content":"write","priority":"medium","status":"in_progress"}]}`)
 	for b.Loop() {
-		if _, err := tool.Execute(context.Background(), &Call{ID: "c", Input: input, Env: env, Report: Discard}); err != nil {
+		if _, err := tool.Execute(context.Background(), &tools.Call{ID: "c", Input: input, Env: env, Report: tools.Discard}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -173,7 +175,7 @@ func BenchmarkReadFile(b *testing.B) {
 	tool := NewReadFile(nil)
 	input := json.RawMessage(`{"path":"f.go"}`)
 	for b.Loop() {
-		res, err := tool.Execute(context.Background(), &Call{ID: "c", Input: input, Env: env, Report: Discard})
+		res, err := tool.Execute(context.Background(), &tools.Call{ID: "c", Input: input, Env: env, Report: tools.Discard})
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}

@@ -1,37 +1,34 @@
 // This file walks directory trees in parallel for glob and grep, skipping
-// .git and what .gitignore files exclude, and keeps the first results in
-// path order without holding the rest.
+// .git and what .gitignore files exclude.
 
-package tools
+package search
 
 import (
-	"container/heap"
 	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 )
 
-// walker walks the tree below base/start. Paths it reports are
+// Walker walks the tree below base/start. Paths it reports are
 // slash-separated and relative to base. Symlinks are reported, never
 // followed, so a walk cannot leave the directory it started in.
-type walker struct {
-	base  string // absolute directory the relative paths start from
-	start string // relative directory to walk; "" for base
+type Walker struct {
+	Base  string // absolute directory the relative paths start from
+	Start string // relative directory to walk; "" for base
 	// gitignore makes the walk skip what .gitignore files exclude, reading
 	// those between base and start first.
-	gitignore bool
-	workers   int
+	Gitignore bool
+	Workers   int
 	// enterDir, when set, is asked before a directory is read; false skips
 	// it and everything below.
-	enterDir func(rel string) bool
+	EnterDir func(rel string) bool
 	// visit is called for every entry that is not ignored, directories
 	// included, from several goroutines at once.
-	visit func(rel string, d fs.DirEntry)
+	Visit func(rel string, d fs.DirEntry)
 }
 
 // walkJob is a directory to read, or a batch of its files to visit.
@@ -46,19 +43,19 @@ type walkJob struct {
 const fileBatch = 64
 
 // run walks until done or ctx ends; it returns ctx's error in that case.
-func (w *walker) run(ctx context.Context) error {
-	workers := w.workers
+func (w *Walker) Run(ctx context.Context) error {
+	workers := w.Workers
 	if workers <= 0 {
 		workers = min(max(4, 2*runtime.GOMAXPROCS(0)), 32)
 	}
 	var stack *ignoreStack
-	if w.gitignore {
+	if w.Gitignore {
 		stack = w.ancestorIgnores()
 	}
 	var (
 		mu     sync.Mutex
 		cond   = sync.NewCond(&mu)
-		queue  = []walkJob{{rel: w.start, stack: stack}}
+		queue  = []walkJob{{rel: w.Start, stack: stack}}
 		active int
 	)
 	var wg sync.WaitGroup
@@ -98,10 +95,10 @@ func (w *walker) run(ctx context.Context) error {
 }
 
 // do runs one job and returns the jobs it found.
-func (w *walker) do(j walkJob) []walkJob {
+func (w *Walker) do(j walkJob) []walkJob {
 	if j.files != nil {
 		for _, d := range j.files {
-			w.visit(joinRel(j.rel, d.Name()), d)
+			w.Visit(joinRel(j.rel, d.Name()), d)
 		}
 		return nil
 	}
@@ -112,7 +109,7 @@ func (w *walker) do(j walkJob) []walkJob {
 	entries, _ := f.ReadDir(-1) // a partial listing is still worth walking
 	f.Close()
 	stack := j.stack
-	if w.gitignore {
+	if w.Gitignore {
 		for _, d := range entries {
 			if d.Name() == ".gitignore" && d.Type().IsRegular() {
 				if b, err := os.ReadFile(w.abs(joinRel(j.rel, ".gitignore"))); err == nil {
@@ -138,8 +135,8 @@ func (w *walker) do(j walkJob) []walkJob {
 			files = append(files, d)
 			continue
 		}
-		w.visit(rel, d)
-		if w.enterDir == nil || w.enterDir(rel) {
+		w.Visit(rel, d)
+		if w.EnterDir == nil || w.EnterDir(rel) {
 			more = append(more, walkJob{rel: rel, stack: stack})
 		}
 	}
@@ -148,7 +145,7 @@ func (w *walker) do(j walkJob) []walkJob {
 		files = files[:len(files)-fileBatch]
 	}
 	for _, d := range files {
-		w.visit(joinRel(j.rel, d.Name()), d)
+		w.Visit(joinRel(j.rel, d.Name()), d)
 	}
 	return more
 }
@@ -156,16 +153,16 @@ func (w *walker) do(j walkJob) []walkJob {
 // ancestorIgnores reads the .gitignore files of base and of every
 // directory between it and start (start's own is read when it is
 // listed), and .git/info/exclude at base.
-func (w *walker) ancestorIgnores() *ignoreStack {
+func (w *Walker) ancestorIgnores() *ignoreStack {
 	var s *ignoreStack
-	if b, err := os.ReadFile(filepath.Join(w.base, ".git", "info", "exclude")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(w.Base, ".git", "info", "exclude")); err == nil {
 		s = s.push("", parseGitignore(string(b)))
 	}
-	if w.start == "" {
+	if w.Start == "" {
 		return s
 	}
 	dir := ""
-	for _, elem := range strings.Split(w.start, "/") {
+	for _, elem := range strings.Split(w.Start, "/") {
 		if b, err := os.ReadFile(filepath.Join(w.abs(dir), ".gitignore")); err == nil {
 			s = s.push(dir, parseGitignore(string(b)))
 		}
@@ -174,11 +171,11 @@ func (w *walker) ancestorIgnores() *ignoreStack {
 	return s
 }
 
-func (w *walker) abs(rel string) string {
+func (w *Walker) abs(rel string) string {
 	if rel == "" {
-		return w.base
+		return w.Base
 	}
-	return filepath.Join(w.base, filepath.FromSlash(rel))
+	return filepath.Join(w.Base, filepath.FromSlash(rel))
 }
 
 func joinRel(dir, name string) string {
@@ -186,80 +183,4 @@ func joinRel(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
-}
-
-// firstK keeps the items with the smallest keys whose weights add up to at
-// least k, dropping the rest as they come; it is safe for concurrent use.
-// Keys are relative paths, so a directory whose path sorts after every
-// kept key can be skipped whole once the set is full.
-type firstK[T any] struct {
-	k int
-
-	mu      sync.Mutex
-	h       keyHeap[T] // max-heap on key; guarded by mu
-	total   int        // sum of the weights in h; guarded by mu
-	dropped bool       // guarded by mu
-}
-
-func newFirstK[T any](k int) *firstK[T] { return &firstK[T]{k: max(k, 1)} }
-
-// wants reports whether an item with key could still be kept.
-func (f *firstK[T]) wants(key string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.total < f.k || key < f.h[0].key
-}
-
-// wantsDir reports whether anything below the directory rel could still be
-// kept: every path below it sorts at or after rel + "/".
-func (f *firstK[T]) wantsDir(rel string) bool { return f.wants(rel + "/") }
-
-func (f *firstK[T]) add(key string, weight int, v T) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.total >= f.k && key > f.h[0].key {
-		f.dropped = true
-		return
-	}
-	heap.Push(&f.h, keyed[T]{key, weight, v})
-	f.total += weight
-	for len(f.h) > 1 && f.total-f.h[0].weight >= f.k {
-		f.total -= heap.Pop(&f.h).(keyed[T]).weight
-		f.dropped = true
-	}
-}
-
-// sorted returns the kept items in key order, and whether more may exist:
-// an item was dropped, or the set filled up (so the walk may have skipped
-// some without looking).
-func (f *firstK[T]) sorted() ([]keyed[T], bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]keyed[T], len(f.h))
-	copy(out, f.h)
-	slicesSortKeyed(out)
-	return out, f.dropped || f.total >= f.k
-}
-
-type keyed[T any] struct {
-	key    string
-	weight int
-	v      T
-}
-
-type keyHeap[T any] []keyed[T]
-
-func (h keyHeap[T]) Len() int           { return len(h) }
-func (h keyHeap[T]) Less(i, j int) bool { return h[i].key > h[j].key }
-func (h keyHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *keyHeap[T]) Push(x any)        { *h = append(*h, x.(keyed[T])) }
-func (h *keyHeap[T]) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func slicesSortKeyed[T any](s []keyed[T]) {
-	slices.SortFunc(s, func(a, b keyed[T]) int { return strings.Compare(a.key, b.key) })
 }

@@ -1,6 +1,6 @@
 // This file implements the list_dir tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/dshd/dshd/tools"
 )
 
 // ListDirName is the list_dir tool's name.
@@ -38,7 +39,7 @@ type listDir struct {
 }
 
 // NewListDir returns the list_dir tool; opts may be nil.
-func NewListDir(opts *ListDirOptions) Tool {
+func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{}
 	if opts != nil {
 		t.opts = *opts
@@ -47,7 +48,7 @@ func NewListDir(opts *ListDirOptions) Tool {
 		t.opts.MaxEntries = 1000
 	}
 	desc := strings.ReplaceAll(listDirDescription, "{{max}}", strconv.Itoa(t.opts.MaxEntries))
-	t.toolBase = toolBase{name: ListDirName, description: desc, schema: sync.OnceValue(SchemaFor[ListDirParams]), kind: KindRead, parallel: true}
+	t.toolBase = toolBase{name: ListDirName, description: desc, schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
 	return t
 }
 
@@ -59,10 +60,10 @@ func (t *listDir) Title(input json.RawMessage) string {
 	return "List directory"
 }
 
-func (t *listDir) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[ListDirParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -74,12 +75,12 @@ func (t *listDir) Execute(ctx context.Context, call *Call) (*Result, error) {
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
+		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
 	}
 	entries, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil && len(entries) == 0 {
-		return Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
+		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func (t *listDir) Execute(ctx context.Context, call *Call) (*Result, error) {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	shown := env.Workspace.Display(dir)
 	if len(entries) == 0 {
-		return &Result{Output: shown + " is empty", Locations: []Location{{Path: dir}}}, nil
+		return &tools.Result{Output: shown + " is empty", Locations: []tools.Location{{Path: dir}}}, nil
 	}
 	var b strings.Builder
 	ndirs, nfiles := 0, 0
@@ -115,7 +116,7 @@ func (t *listDir) Execute(ctx context.Context, call *Call) (*Result, error) {
 		}
 	}
 	summary := fmt.Sprintf("%s: %d directories, %d files", shown, ndirs, nfiles)
-	return &Result{Output: b.String(), Content: []Content{TextContent(summary)}, Locations: []Location{{Path: dir}}}, nil
+	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}, Locations: []tools.Location{{Path: dir}}}, nil
 }
 
 // humanSize formats a byte count the way ls -h does, roughly.

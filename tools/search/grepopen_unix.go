@@ -2,7 +2,7 @@
 
 // This file opens files for grep with raw system calls, on unix.
 
-package tools
+package search
 
 import (
 	"io"

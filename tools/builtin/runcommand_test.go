@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/tools"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -51,7 +53,7 @@ func TestRunCommand(t *testing.T) {
 	})
 	t.Run("a rejected command does not run", func(t *testing.T) {
 		env := *env
-		env.Permission = DenyAll
+		env.Permission = tools.DenyAll
 		marker := filepath.Join(dir, "ran")
 		mustContain(t, call(t, tool, &env, RunCommandParams{Command: "touch " + marker}), true, "the user rejected")
 		if _, err := os.Stat(marker); err == nil {
@@ -60,31 +62,31 @@ func TestRunCommand(t *testing.T) {
 	})
 	t.Run("accept-edits asks before a command", func(t *testing.T) {
 		env := *env
-		var asked []PermissionRequest
-		env.Permission = NewPolicy(ModeAcceptEdits, AskerFunc(func(_ context.Context, r PermissionRequest) (Answer, error) {
+		var asked []tools.PermissionRequest
+		env.Permission = tools.NewPolicy(tools.ModeAcceptEdits, tools.AskerFunc(func(_ context.Context, r tools.PermissionRequest) (tools.Answer, error) {
 			asked = append(asked, r)
-			return AllowOnce, nil
+			return tools.AllowOnce, nil
 		}))
 		call(t, tool, &env, RunCommandParams{Command: "true"})
-		if len(asked) != 1 || asked[0].Effect != EffectExecute || asked[0].Title != "true" || asked[0].Kind != KindExecute {
+		if len(asked) != 1 || asked[0].Effect != tools.EffectExecute || asked[0].Title != "true" || asked[0].Kind != tools.KindExecute {
 			t.Errorf("asked = %+v", asked)
 		}
 	})
 	t.Run("cancelled while asking ends the call with the context's error", func(t *testing.T) {
 		env := *env
 		ctx, cancel := context.WithCancel(t.Context())
-		env.Permission = NewPolicy(ModeAsk, AskerFunc(func(ctx context.Context, _ PermissionRequest) (Answer, error) {
+		env.Permission = tools.NewPolicy(tools.ModeAsk, tools.AskerFunc(func(ctx context.Context, _ tools.PermissionRequest) (tools.Answer, error) {
 			cancel()
 			<-ctx.Done()
-			return AnswerCancelled, nil
+			return tools.AnswerCancelled, nil
 		}))
-		_, err := callCtx(ctx, t, tool, &env, RunCommandParams{Command: "true"}, Discard)
+		_, err := callCtx(ctx, t, tool, &env, RunCommandParams{Command: "true"}, tools.Discard)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("the title is the command", func(t *testing.T) {
-		if got := tool.(Titler).Title(json.RawMessage(`{"command":"go test ./..."}`)); got != "go test ./..." {
+		if got := tool.(tools.Titler).Title(json.RawMessage(`{"command":"go test ./..."}`)); got != "go test ./..." {
 			t.Errorf("title = %q", got)
 		}
 	})
@@ -93,9 +95,9 @@ func TestRunCommand(t *testing.T) {
 func TestRunCommandStreamsOutputWhileRunning(t *testing.T) {
 	env, dir := testEnv(t)
 	flag := filepath.Join(dir, "go-on")
-	updates := make(chan Progress, 100)
-	rep := ReporterFunc(func(p Progress) { updates <- p })
-	done := make(chan *Result, 1)
+	updates := make(chan tools.Progress, 100)
+	rep := tools.ReporterFunc(func(p tools.Progress) { updates <- p })
+	done := make(chan *tools.Result, 1)
 	go func() {
 		res, err := callCtx(t.Context(), t, NewRunCommand(nil), env, RunCommandParams{
 			Command: `echo working; while [ ! -e go-on ]; do sleep 0.01; done; echo finished`,
@@ -119,17 +121,17 @@ func TestRunCommandStreamsOutputWhileRunning(t *testing.T) {
 // one does.
 type terminalRunner struct {
 	mu     sync.Mutex
-	cmds   []Command
-	result CommandResult
+	cmds   []tools.Command
+	result tools.CommandResult
 	err    error
 }
 
-func (r *terminalRunner) Run(ctx context.Context, cmd Command, started func(string), output func(string)) (CommandResult, error) {
+func (r *terminalRunner) Run(ctx context.Context, cmd tools.Command, started func(string), output func(string)) (tools.CommandResult, error) {
 	r.mu.Lock()
 	r.cmds = append(r.cmds, cmd)
 	r.mu.Unlock()
 	if r.err != nil {
-		return CommandResult{}, r.err
+		return tools.CommandResult{}, r.err
 	}
 	started("term-7")
 	output("ignored: the terminal shows it")
@@ -139,14 +141,14 @@ func (r *terminalRunner) Run(ctx context.Context, cmd Command, started func(stri
 func TestRunCommandWithAnEditorTerminal(t *testing.T) {
 	env, dir := testEnv(t)
 	zero := 0
-	runner := &terminalRunner{result: CommandResult{Output: "ok\n", ExitCode: &zero}}
+	runner := &terminalRunner{result: tools.CommandResult{Output: "ok\n", ExitCode: &zero}}
 	env.Runner = runner
-	var reports []Progress
-	res, err := callCtx(t.Context(), t, NewRunCommand(nil), env, RunCommandParams{Command: "make", Timeout: 5}, ReporterFunc(func(p Progress) { reports = append(reports, p) }))
+	var reports []tools.Progress
+	res, err := callCtx(t.Context(), t, NewRunCommand(nil), env, RunCommandParams{Command: "make", Timeout: 5}, tools.ReporterFunc(func(p tools.Progress) { reports = append(reports, p) }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Content{Type: ContentTerminal, TerminalID: "term-7"}
+	want := tools.Content{Type: tools.ContentTerminal, TerminalID: "term-7"}
 	if len(reports) != 1 || len(reports[0].Content) != 1 || reports[0].Content[0] != want {
 		t.Errorf("reports = %+v", reports)
 	}
@@ -161,7 +163,7 @@ func TestRunCommandWithAnEditorTerminal(t *testing.T) {
 		mustContain(t, call(t, NewRunCommand(nil), env, RunCommandParams{Command: "make"}), true, "terminal/create failed")
 	})
 	t.Run("a timeout above the maximum is capped", func(t *testing.T) {
-		runner := &terminalRunner{result: CommandResult{ExitCode: &zero}}
+		runner := &terminalRunner{result: tools.CommandResult{ExitCode: &zero}}
 		env.Runner = runner
 		call(t, NewRunCommand(&RunCommandOptions{MaxTimeout: time.Minute}), env, RunCommandParams{Command: "x", Timeout: 3600})
 		if runner.cmds[0].Timeout != time.Minute {
@@ -172,8 +174,8 @@ func TestRunCommandWithAnEditorTerminal(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	env, _ := testEnv(t)
-	var got []PlanEntry
-	env.Plan = func(e []PlanEntry) { got = e }
+	var got []tools.PlanEntry
+	env.Plan = func(e []tools.PlanEntry) { got = e }
 	tool := NewPlan()
 	res := call(t, tool, env, PlanParams{Entries: []PlanParamsEntry{
 		{Content: "read", Priority: "high", Status: "completed"},
@@ -181,7 +183,7 @@ func TestPlan(t *testing.T) {
 		{Content: "test", Priority: "low", Status: "pending"},
 	}})
 	mustContain(t, res, false, "3 steps (1 completed, 1 in progress, 1 pending)")
-	if len(got) != 3 || got[1] != (PlanEntry{"write", "medium", "in_progress"}) {
+	if len(got) != 3 || got[1] != (tools.PlanEntry{Content: "write", Priority: "medium", Status: "in_progress"}) {
 		t.Errorf("published %+v", got)
 	}
 	for _, bad := range []PlanParamsEntry{
@@ -198,7 +200,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestBuiltins(t *testing.T) {
-	r := NewRegistry(nil)
+	r := tools.NewRegistry(nil)
 	for _, tool := range Builtins(nil) {
 		if _, err := r.Register(tool); err != nil {
 			t.Fatal(err)
@@ -210,20 +212,12 @@ func TestBuiltins(t *testing.T) {
 		if strings.Contains(tool.Description(), "{{") || len(tool.Description()) < 100 {
 			t.Errorf("%s: description %q", tool.Name(), tool.Description())
 		}
-		if _, ok := tool.(Titler); !ok {
+		if _, ok := tool.(tools.Titler); !ok {
 			t.Errorf("%s has no Titler", tool.Name())
 		}
 	}
 	want := []string{EditFileName, GlobName, GrepName, ListDirName, PlanName, ReadFileName, RunCommandName, WriteFileName}
 	if got := r.Names(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("names = %v", got)
-	}
-}
-
-func TestSchemaFor(t *testing.T) {
-	got := string(SchemaFor[PlanParams]())
-	want := `{"additionalProperties":false,"properties":{"entries":{"description":"The complete plan, in order; it replaces the previous one","items":{"additionalProperties":false,"properties":{"content":{"description":"What the step does","type":"string"},"priority":{"description":"How important the step is","enum":["high","medium","low"],"type":"string"},"status":{"description":"Where the step stands","enum":["pending","in_progress","completed"],"type":"string"}},"required":["content","priority","status"],"type":"object"},"type":"array"}},"required":["entries"],"type":"object"}`
-	if got != want {
-		t.Errorf("schema:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -1,6 +1,10 @@
 // This file assembles the built-in tools.
 
-package tools
+package builtin
+
+import (
+	"github.com/dshd/dshd/tools"
+)
 
 // BuiltinOptions configures the built-in tools; nil or zero fields mean
 // each tool's defaults.
@@ -14,11 +18,11 @@ type BuiltinOptions struct {
 
 // Builtins returns every built-in tool: read_file, write_file, edit_file,
 // list_dir, glob, grep, run_command and plan. opts may be nil.
-func Builtins(opts *BuiltinOptions) []Tool {
+func Builtins(opts *BuiltinOptions) []tools.Tool {
 	if opts == nil {
 		opts = &BuiltinOptions{}
 	}
-	return []Tool{
+	return []tools.Tool{
 		NewReadFile(opts.ReadFile),
 		NewWriteFile(),
 		NewEditFile(),

@@ -1,4 +1,4 @@
-package tools
+package workspace
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestWorkspaceResolve(t *testing.T) {
 		t.Fatal(err) // a link to a link that escapes
 	}
 
-	ws, err := NewWorkspace(cwd, []string{extra})
+	ws, err := New(cwd, []string{extra})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestWorkspaceResolve(t *testing.T) {
 	for _, tc := range outsideCases {
 		t.Run(tc.name+" is refused", func(t *testing.T) {
 			got, err := ws.Resolve(tc.path)
-			if !errors.Is(err, ErrOutsideWorkspace) {
-				t.Fatalf("Resolve(%q) = %q, %v; want ErrOutsideWorkspace", tc.path, got, err)
+			if !errors.Is(err, ErrOutside) {
+				t.Fatalf("Resolve(%q) = %q, %v; want ErrOutside", tc.path, got, err)
 			}
 			if want := tc.path; !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not name the path %q", err, want)
@@ -109,7 +109,7 @@ func TestWorkspaceRootThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, alias); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := NewWorkspace(alias, nil)
+	ws, err := New(alias, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +136,13 @@ func TestWorkspaceRootThroughSymlink(t *testing.T) {
 }
 
 func TestNewWorkspaceRefusesRelativeRoots(t *testing.T) {
-	if _, err := NewWorkspace("rel", nil); err == nil {
+	if _, err := New("rel", nil); err == nil {
 		t.Error("relative cwd accepted")
 	}
-	if _, err := NewWorkspace(t.TempDir(), []string{"rel"}); err == nil {
+	if _, err := New(t.TempDir(), []string{"rel"}); err == nil {
 		t.Error("relative additional directory accepted")
 	}
-	ws, err := NewWorkspace(t.TempDir(), nil)
+	ws, err := New(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

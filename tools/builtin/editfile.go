@@ -1,6 +1,6 @@
 // This file implements the edit_file tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // EditFileName is the edit_file tool's name.
@@ -38,8 +40,8 @@ var editFileDescription string
 type editFile struct{ toolBase }
 
 // NewEditFile returns the edit_file tool.
-func NewEditFile() Tool {
-	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: sync.OnceValue(SchemaFor[EditFileParams]), kind: KindEdit}}
+func NewEditFile() tools.Tool {
+	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: lazySchema[EditFileParams](nil), kind: tools.KindEdit}}
 }
 
 // Title is "Edit <path>".
@@ -50,23 +52,23 @@ func (t *editFile) Title(input json.RawMessage) string {
 	return "Edit file"
 }
 
-func (t *editFile) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[EditFileParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if p.Path == "" {
-		return Errorf("path is required"), nil
+		return tools.Errorf("path is required"), nil
 	}
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll
 	switch {
 	case single && len(edits) > 0:
-		return Errorf("give either old_text/new_text or edits, not both"), nil
+		return tools.Errorf("give either old_text/new_text or edits, not both"), nil
 	case single:
 		edits = []Edit{{OldText: p.OldText, NewText: p.NewText, ReplaceAll: p.ReplaceAll}}
 	case len(edits) == 0:
-		return Errorf("nothing to do: give old_text and new_text, or edits"), nil
+		return tools.Errorf("nothing to do: give old_text and new_text, or edits"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -83,11 +85,11 @@ func (t *editFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if errors.Is(err, ErrNotExist) {
-			return Errorf("%s does not exist; use write_file to create it", shown), nil
+		if errors.Is(err, tools.ErrNotExist) {
+			return tools.Errorf("%s does not exist; use write_file to create it", shown), nil
 		}
-		if errors.Is(err, ErrTooLarge) {
-			return Errorf("%s is too large to edit with edit_file", shown), nil
+		if errors.Is(err, workspace.ErrTooLarge) {
+			return tools.Errorf("%s is too large to edit with edit_file", shown), nil
 		}
 		return readError(env, path, err), nil
 	}
@@ -95,10 +97,10 @@ func (t *editFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 	if res != nil {
 		return res, nil
 	}
-	diff := []Content{{Type: ContentDiff, Path: path, OldText: &old, NewText: text}}
-	loc := []Location{{Path: path, Line: firstLine}}
-	if res, err := permit(ctx, call, PermissionRequest{
-		ToolName: t.name, Title: "Edit " + shown, Kind: KindEdit, Effect: EffectEdit,
+	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: &old, NewText: text}}
+	loc := []tools.Location{{Path: path, Line: firstLine}}
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: "Edit " + shown, Kind: tools.KindEdit, Effect: tools.EffectEdit,
 		Content: diff, Locations: loc,
 	}); res != nil || err != nil {
 		return res, err
@@ -107,19 +109,19 @@ func (t *editFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return Errorf("cannot write %s: %v", shown, err), nil
+		return tools.Errorf("cannot write %s: %v", shown, err), nil
 	}
 	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)
 	if len(edits) > 1 {
 		out = fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", shown, len(edits), replaced)
 	}
-	return &Result{Output: out, Content: diff, Locations: loc, Title: "Edit " + shown}, nil
+	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: "Edit " + shown}, nil
 }
 
 // applyEdits applies edits to text in order. It returns the new text, the
 // 1-based line of the first change and the number of replacements, or an
 // error result naming the edit that failed.
-func applyEdits(text string, edits []Edit, shown string) (string, int, int, *Result) {
+func applyEdits(text string, edits []Edit, shown string) (string, int, int, *tools.Result) {
 	firstLine, replaced := 0, 0
 	which := func(i int) string {
 		if len(edits) == 1 {
@@ -129,10 +131,10 @@ func applyEdits(text string, edits []Edit, shown string) (string, int, int, *Res
 	}
 	for i, e := range edits {
 		if e.OldText == "" {
-			return "", 0, 0, Errorf("%s: old_text is empty; to create or replace a whole file use write_file", which(i))
+			return "", 0, 0, tools.Errorf("%s: old_text is empty; to create or replace a whole file use write_file", which(i))
 		}
 		if e.OldText == e.NewText {
-			return "", 0, 0, Errorf("%s: old_text and new_text are the same", which(i))
+			return "", 0, 0, tools.Errorf("%s: old_text and new_text are the same", which(i))
 		}
 		oldText, newText := e.OldText, e.NewText
 		n := countMatches(text, oldText, e.ReplaceAll)
@@ -149,9 +151,9 @@ func applyEdits(text string, edits []Edit, shown string) (string, int, int, *Res
 			if i > 0 {
 				hint = " (after the edits before it)"
 			}
-			return "", 0, 0, Errorf("%s: old_text was not found in %s%s; nothing was changed. Read the file again and copy the text exactly, whitespace included", which(i), shown, hint)
+			return "", 0, 0, tools.Errorf("%s: old_text was not found in %s%s; nothing was changed. Read the file again and copy the text exactly, whitespace included", which(i), shown, hint)
 		case n > 1 && !e.ReplaceAll:
-			return "", 0, 0, Errorf("%s: old_text matches %d times in %s; nothing was changed. Include more surrounding lines to make it unique, or set replace_all", which(i), n, shown)
+			return "", 0, 0, tools.Errorf("%s: old_text matches %d times in %s; nothing was changed. Include more surrounding lines to make it unique, or set replace_all", which(i), n, shown)
 		}
 		if firstLine == 0 {
 			firstLine = strings.Count(text[:strings.Index(text, oldText)], "\n") + 1

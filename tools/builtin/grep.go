@@ -1,6 +1,6 @@
 // This file implements the grep tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/search"
 )
 
 // GrepName is the grep tool's name.
@@ -56,7 +58,7 @@ type grepTool struct {
 }
 
 // NewGrep returns the grep tool; opts may be nil.
-func NewGrep(opts *GrepOptions) Tool {
+func NewGrep(opts *GrepOptions) tools.Tool {
 	t := &grepTool{}
 	if opts != nil {
 		t.opts = *opts
@@ -74,7 +76,7 @@ func NewGrep(opts *GrepOptions) Tool {
 		t.opts.MaxOutputBytes = 64 << 10
 	}
 	desc := strings.ReplaceAll(grepDescription, "{{max}}", strconv.Itoa(t.opts.MaxMatches))
-	t.toolBase = toolBase{name: GrepName, description: desc, schema: sync.OnceValue(SchemaFor[GrepParams]), kind: KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GrepName, description: desc, schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 
@@ -97,19 +99,19 @@ func (t *grepTool) Title(input json.RawMessage) string {
 // grepFile is one file's hits, as the search keeps them.
 type grepFile struct {
 	shown string
-	hits  grepHits
+	hits  search.Hits
 }
 
-func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[GrepParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if p.Pattern == "" {
-		return Errorf("pattern is required"), nil
+		return tools.Errorf("pattern is required"), nil
 	}
 	if p.Context < 0 || p.Before < 0 || p.After < 0 || p.MaxMatches < 0 {
-		return Errorf("context, before, after and max_matches must not be negative"), nil
+		return tools.Errorf("context, before, after and max_matches must not be negative"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -121,13 +123,13 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 	}
 	re, err := regexp.Compile(flags + p.Pattern)
 	if err != nil {
-		return Errorf("bad pattern: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
+		return tools.Errorf("bad pattern: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
 	}
-	var include *globPattern
+	var include *search.Glob
 	includeBase := false
 	if p.Include != "" {
-		if include, err = compileGlob(filepath.ToSlash(p.Include)); err != nil {
-			return Errorf("bad include glob %q: %v", p.Include, err), nil
+		if include, err = search.CompileGlob(filepath.ToSlash(p.Include)); err != nil {
+			return tools.Errorf("bad include glob %q: %v", p.Include, err), nil
 		}
 		includeBase = !strings.Contains(p.Include, "/")
 	}
@@ -143,7 +145,7 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 	if p.MaxMatches > 0 {
 		maxMatches = min(p.MaxMatches, maxMatches)
 	}
-	s := &grepSearch{re: re, before: before, after: after, maxMatches: maxMatches, maxLine: t.opts.MaxLineLength, maxLineBytes: 16 << 20}
+	s := &search.Grep{Re: re, Before: before, After: after, MaxMatches: maxMatches, MaxLine: t.opts.MaxLineLength, MaxLineBytes: 16 << 20}
 
 	target := p.Path
 	if target == "" {
@@ -156,37 +158,37 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 	fi, err := os.Stat(resolved)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Errorf("%s does not exist", env.Workspace.Display(resolved)), nil
+			return tools.Errorf("%s does not exist", env.Workspace.Display(resolved)), nil
 		}
-		return Errorf("%s: %v", env.Workspace.Display(resolved), err), nil
+		return tools.Errorf("%s: %v", env.Workspace.Display(resolved), err), nil
 	}
-	kept := newFirstK[grepFile](maxMatches)
+	kept := search.NewFirstK[grepFile](maxMatches)
 	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return Errorf("%s is not a regular file", env.Workspace.Display(resolved)), nil
+		return tools.Errorf("%s is not a regular file", env.Workspace.Display(resolved)), nil
 	}
 	if !fi.IsDir() {
-		hits, binary, err := s.file(resolved)
+		hits, binary, err := s.File(resolved)
 		switch {
 		case err != nil:
-			return Errorf("cannot read %s: %v", env.Workspace.Display(resolved), err), nil
+			return tools.Errorf("cannot read %s: %v", env.Workspace.Display(resolved), err), nil
 		case binary:
-			return Errorf("%s is a binary file", env.Workspace.Display(resolved)), nil
+			return tools.Errorf("%s is a binary file", env.Workspace.Display(resolved)), nil
 		}
-		if hits.matches > 0 {
-			kept.add("", hits.matches, grepFile{env.Workspace.Display(resolved), hits})
+		if hits.Matches > 0 {
+			kept.Add("", hits.Matches, grepFile{env.Workspace.Display(resolved), hits})
 		}
 	} else {
 		w, prefix := newWalker(env, resolved)
-		w.workers = t.opts.Workers
+		w.Workers = t.opts.Workers
 		sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
-		w.enterDir = func(rel string) bool {
+		w.EnterDir = func(rel string) bool {
 			s := sub(rel)
-			if include != nil && !includeBase && !include.mayMatchBelow(s) {
+			if include != nil && !includeBase && !include.MayMatchBelow(s) {
 				return false
 			}
-			return kept.wantsDir(s)
+			return kept.WantsDir(s)
 		}
-		w.visit = func(rel string, d fs.DirEntry) {
+		w.Visit = func(rel string, d fs.DirEntry) {
 			if !d.Type().IsRegular() {
 				return
 			}
@@ -196,21 +198,21 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 				if includeBase {
 					name = d.Name()
 				}
-				if !include.match(name) {
+				if !include.Match(name) {
 					return
 				}
 			}
-			if !kept.wants(key) {
+			if !kept.Wants(key) {
 				return
 			}
 			abs := resolved + string(filepath.Separator) + filepath.FromSlash(key) // key is clean
-			hits, _, err := s.file(abs)
-			if err != nil || hits.matches == 0 {
+			hits, _, err := s.File(abs)
+			if err != nil || hits.Matches == 0 {
 				return
 			}
-			kept.add(key, hits.matches, grepFile{env.Workspace.Display(abs), hits})
+			kept.Add(key, hits.Matches, grepFile{env.Workspace.Display(abs), hits})
 		}
-		if err := w.run(ctx); err != nil {
+		if err := w.Run(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -219,10 +221,10 @@ func (t *grepTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 
 // format prints the kept files in path order, stopping at maxMatches
 // matches or the output cap.
-func (t *grepTool) format(kept *firstK[grepFile], maxMatches int, withContext bool) *Result {
-	files, capped := kept.sorted()
+func (t *grepTool) format(kept *search.FirstK[grepFile], maxMatches int, withContext bool) *tools.Result {
+	files, capped := kept.Sorted()
 	if len(files) == 0 {
-		return &Result{Output: "No matches found"}
+		return &tools.Result{Output: "No matches found"}
 	}
 	var b strings.Builder
 	matches, nfiles := 0, 0
@@ -236,21 +238,21 @@ func (t *grepTool) format(kept *firstK[grepFile], maxMatches int, withContext bo
 		}
 		nfiles++
 		prev := 0
-		for _, l := range f.v.hits.lines {
-			if l.match && matches == maxMatches {
+		for _, l := range f.V.hits.Lines {
+			if l.Match && matches == maxMatches {
 				full, capped = true, true
 				break
 			}
-			if withContext && prev > 0 && l.n != prev+1 {
+			if withContext && prev > 0 && l.N != prev+1 {
 				b.WriteString("--\n")
 			}
-			prev = l.n
+			prev = l.N
 			sep := "-"
-			if l.match {
+			if l.Match {
 				sep = ":"
 				matches++
 			}
-			line := f.v.shown + sep + strconv.Itoa(l.n) + sep + l.text + "\n"
+			line := f.V.shown + sep + strconv.Itoa(l.N) + sep + l.Text + "\n"
 			if b.Len()+len(line) > t.opts.MaxOutputBytes {
 				full, capped = true, true
 				break
@@ -266,5 +268,5 @@ func (t *grepTool) format(kept *firstK[grepFile], maxMatches int, withContext bo
 		summary += " (capped; there may be more: narrow the pattern, path or include)"
 	}
 	b.WriteString("\n" + summary + "\n")
-	return &Result{Output: b.String(), Content: []Content{TextContent(summary)}}
+	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}
 }

@@ -1,7 +1,7 @@
 // This file confines paths to a session's roots: the cwd and the additional
 // directories, with every symlink resolved.
 
-package tools
+package workspace
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"syscall"
 )
 
-// ErrOutsideWorkspace reports a path that resolves outside every root.
-var ErrOutsideWorkspace = errors.New("path is outside the workspace")
+// ErrOutside reports a path that resolves outside every root.
+var ErrOutside = errors.New("path is outside the workspace")
 
 // maxSymlinks bounds the links followed while resolving one path, as the
 // kernel's ELOOP limit does.
@@ -29,12 +29,12 @@ type Workspace struct {
 	real  []string // the same roots with symlinks resolved
 }
 
-// NewWorkspace returns the workspace of a session. cwd and every additional
+// New returns the workspace of a session. cwd and every additional
 // directory must be absolute. The roots are resolved once, here: a root
 // that is itself a symlink (/tmp on some systems) confines to its target.
 // A root that does not exist yet is resolved through its deepest existing
 // ancestor.
-func NewWorkspace(cwd string, additional []string) (*Workspace, error) {
+func New(cwd string, additional []string) (*Workspace, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, fmt.Errorf("workspace: cwd must be absolute: %q", cwd)
 	}
@@ -62,7 +62,7 @@ func (w *Workspace) Roots() []string { return append([]string(nil), w.roots...) 
 
 // Resolve turns p (absolute, or relative to Cwd) into a clean absolute
 // path with symlinks resolved, and fails with an error wrapping
-// ErrOutsideWorkspace unless it falls inside a root. For a path that does
+// [ErrOutside] unless it falls inside a root. For a path that does
 // not exist yet, the deepest existing ancestor is resolved and the rest
 // appended, so a file about to be created is checked the same way.
 //
@@ -93,9 +93,9 @@ func (w *Workspace) Resolve(p string) (string, error) {
 		}
 	}
 	if real != abs {
-		return "", fmt.Errorf("%w: %s (resolves to %s)", ErrOutsideWorkspace, p, real)
+		return "", fmt.Errorf("%w: %s (resolves to %s)", ErrOutside, p, real)
 	}
-	return "", fmt.Errorf("%w: %s", ErrOutsideWorkspace, p)
+	return "", fmt.Errorf("%w: %s", ErrOutside, p)
 }
 
 // Display returns how a resolved path is shown to the model: relative to
@@ -110,14 +110,16 @@ func (w *Workspace) Display(p string) string {
 	return p
 }
 
-// rootOf returns the root (as named) that contains the resolved path p.
-func (w *Workspace) rootOf(p string) string {
+// Locate returns the root (as named) that contains the resolved path p and
+// p relative to it, slash-separated ("" for the root itself). ok is false
+// when no root contains p.
+func (w *Workspace) Locate(p string) (root, rel string, ok bool) {
 	for _, r := range w.roots {
-		if _, ok := within(p, r); ok {
-			return r
+		if rel, ok := within(p, r); ok {
+			return r, filepath.ToSlash(rel), true
 		}
 	}
-	return ""
+	return "", "", false
 }
 
 // within reports whether p is root or below it, and p relative to root

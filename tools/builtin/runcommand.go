@@ -1,6 +1,6 @@
 // This file implements the run_command tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools"
 )
 
 // RunCommandName is the run_command tool's name.
@@ -47,7 +50,7 @@ type runCommand struct {
 }
 
 // NewRunCommand returns the run_command tool; opts may be nil.
-func NewRunCommand(opts *RunCommandOptions) Tool {
+func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 	t := &runCommand{}
 	if opts != nil {
 		t.opts = *opts
@@ -70,7 +73,7 @@ func NewRunCommand(opts *RunCommandOptions) Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: sync.OnceValue(SchemaFor[RunCommandParams]), kind: KindExecute}
+	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: lazySchema[RunCommandParams](nil), kind: tools.KindExecute}
 	return t
 }
 
@@ -82,18 +85,18 @@ func (t *runCommand) Title(input json.RawMessage) string {
 	return "Run command"
 }
 
-var defaultRunner = NewLocalRunner(nil)
+var defaultRunner = tools.NewLocalRunner(nil)
 
-func (t *runCommand) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[RunCommandParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if strings.TrimSpace(p.Command) == "" {
-		return Errorf("command is required"), nil
+		return tools.Errorf("command is required"), nil
 	}
 	if p.Timeout < 0 {
-		return Errorf("timeout must not be negative"), nil
+		return tools.Errorf("timeout must not be negative"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -108,9 +111,9 @@ func (t *runCommand) Execute(ctx context.Context, call *Call) (*Result, error) {
 		timeout = min(time.Duration(p.Timeout)*time.Second, t.opts.MaxTimeout)
 	}
 	title := oneLine(p.Command, 100)
-	if res, err := permit(ctx, call, PermissionRequest{
-		ToolName: t.name, Title: title, Kind: KindExecute, Effect: EffectExecute,
-		Content: []Content{TextContent(fence(p.Command, "sh"))},
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
+		Content: []tools.Content{tools.TextContent(fence(p.Command, "sh"))},
 	}); res != nil || err != nil {
 		return res, err
 	}
@@ -119,13 +122,13 @@ func (t *runCommand) Execute(ctx context.Context, call *Call) (*Result, error) {
 		runner = defaultRunner
 	}
 
-	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval, tail: newTailBuffer(8 << 10)}
-	result, err := runner.Run(ctx, Command{Command: p.Command, Dir: dir, Timeout: timeout, OutputLimit: t.opts.OutputLimit}, prog.started, prog.output)
+	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval}
+	result, err := runner.Run(ctx, tools.Command{Command: p.Command, Dir: dir, Timeout: timeout, OutputLimit: t.opts.OutputLimit}, prog.started, prog.output)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return Errorf("cannot run the command: %v", err), nil
+		return tools.Errorf("cannot run the command: %v", err), nil
 	}
 
 	var b strings.Builder
@@ -155,11 +158,11 @@ func (t *runCommand) Execute(ctx context.Context, call *Call) (*Result, error) {
 	}
 	b.WriteString("[" + status + "]\n")
 
-	content := []Content{TextContent(fence(result.Output, "console") + "\n" + status)}
+	content := []tools.Content{tools.TextContent(fence(result.Output, "console") + "\n" + status)}
 	if id := prog.terminal(); id != "" {
-		content = []Content{{Type: ContentTerminal, TerminalID: id}}
+		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id}}
 	}
-	return &Result{
+	return &tools.Result{
 		Output:  b.String(),
 		IsError: isErr,
 		Content: content,
@@ -175,13 +178,13 @@ func (t *runCommand) Execute(ctx context.Context, call *Call) (*Result, error) {
 // progress publishes a running command: its terminal when the runner has
 // one, otherwise the tail of its output, at most once per interval.
 type progress struct {
-	report   Reporter
+	report   tools.Reporter
 	interval time.Duration
 
 	mu         sync.Mutex
-	terminalID string      // guarded by mu
-	tail       *tailBuffer // guarded by mu
-	last       time.Time   // guarded by mu
+	terminalID string    // guarded by mu
+	tail       []byte    // the last progressTail bytes of output; guarded by mu
+	last       time.Time // guarded by mu
 }
 
 func (p *progress) started(id string) {
@@ -189,7 +192,7 @@ func (p *progress) started(id string) {
 	p.terminalID = id
 	p.mu.Unlock()
 	if id != "" {
-		p.report.Update(Progress{Content: []Content{{Type: ContentTerminal, TerminalID: id}}})
+		p.report.Update(tools.Progress{Content: []tools.Content{{Type: tools.ContentTerminal, TerminalID: id}}})
 	}
 }
 
@@ -199,16 +202,36 @@ func (p *progress) output(chunk string) {
 		p.mu.Unlock()
 		return
 	}
-	p.tail.WriteString(chunk)
+	p.keep(chunk)
 	now := time.Now()
 	if !p.last.IsZero() && now.Sub(p.last) < p.interval {
 		p.mu.Unlock()
 		return
 	}
 	p.last = now
-	text := p.tail.String()
+	tail := p.tail
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	text := string(tail)
 	p.mu.Unlock()
-	p.report.Update(Progress{Content: []Content{TextContent(fence(text, "console"))}})
+	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(fence(text, "console"))}})
+}
+
+// progressTail is how much of a command's output its progress shows.
+const progressTail = 8 << 10
+
+// keep appends chunk to the tail and drops what falls out of it; the
+// front may then start inside a character, which output trims.
+func (p *progress) keep(chunk string) {
+	if len(chunk) >= progressTail {
+		p.tail = append(p.tail[:0], chunk[len(chunk)-progressTail:]...)
+		return
+	}
+	if over := len(p.tail) + len(chunk) - progressTail; over > 0 {
+		p.tail = p.tail[:copy(p.tail, p.tail[over:])]
+	}
+	p.tail = append(p.tail, chunk...)
 }
 
 func (p *progress) terminal() string {

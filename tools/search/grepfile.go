@@ -2,35 +2,36 @@
 // regexp (fast when matches are rare), line by line only around matches,
 // streaming files of any size through a bounded buffer.
 
-package tools
+package search
 
 import (
 	"bytes"
 	"io"
 	"regexp"
 	"sync"
+	"unicode/utf8"
 )
 
-// grepLine is one output line of a file: a match or context around one.
-type grepLine struct {
-	n     int
-	text  string
-	match bool
+// Line is one output line of a file: a match or context around one.
+type Line struct {
+	N     int // 1-based
+	Text  string
+	Match bool
 }
 
-// grepHits is what a search found in one file.
-type grepHits struct {
-	lines   []grepLine
-	matches int
+// Hits is what a search found in one file.
+type Hits struct {
+	Lines   []Line
+	Matches int
 }
 
-// grepSearch holds what every file of one search shares.
-type grepSearch struct {
-	re            *regexp.Regexp
-	before, after int
-	maxMatches    int // per file; the search never keeps more overall
-	maxLine       int // output lines are cut to this many bytes
-	maxLineBytes  int // a longer line makes the rest of its file skipped
+// Grep holds what every file of one search shares.
+type Grep struct {
+	Re            *regexp.Regexp
+	Before, After int
+	MaxMatches    int // per file; the search never keeps more overall
+	MaxLine       int // output lines are cut to this many bytes
+	MaxLineBytes  int // a longer line makes the rest of its file skipped
 	chunk         int // the buffer's initial size; 0 means grepChunk (tests make it tiny)
 }
 
@@ -43,9 +44,9 @@ var grepBuffers = sync.Pool{New: func() any { b := make([]byte, grepChunk); retu
 
 // grepFileState is the scan of one file in progress.
 type grepFileState struct {
-	s            *grepSearch
+	s            *Grep
 	buf          []byte
-	hits         grepHits
+	hits         Hits
 	lastEmitted  int // number of the last line emitted
 	pendingAfter int // context lines still owed after the last match
 	done         bool
@@ -53,10 +54,10 @@ type grepFileState struct {
 
 // file searches the file at path. binary reports a file skipped for a NUL
 // byte near its start.
-func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
+func (s *Grep) File(path string) (hits Hits, binary bool, err error) {
 	f, err := openRead(path)
 	if err != nil {
-		return grepHits{}, false, err
+		return Hits{}, false, err
 	}
 	defer f.Close()
 	st := &grepFileState{s: s}
@@ -80,7 +81,7 @@ func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
 	for !st.done {
 		eof := false
 		if n == len(st.buf) {
-			if len(st.buf) >= s.maxLineBytes {
+			if len(st.buf) >= s.MaxLineBytes {
 				break // a line longer than we are willing to hold
 			}
 			grown := make([]byte, 2*len(st.buf))
@@ -97,7 +98,7 @@ func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
 		if first && (n >= binarySniffed || n == len(st.buf) || eof) {
 			first = false
 			if bytes.IndexByte(st.buf[:min(n, binarySniffed)], 0) >= 0 {
-				return grepHits{}, true, nil
+				return Hits{}, true, nil
 			}
 		}
 		if first {
@@ -117,7 +118,7 @@ func (s *grepSearch) file(path string) (hits grepHits, binary bool, err error) {
 		}
 		// Keep the lines before end that before-context may still need.
 		keep := end
-		for k := 0; k < s.before && keep > 0; k++ {
+		for k := 0; k < s.Before && keep > 0; k++ {
 			keep = bytes.LastIndexByte(st.buf[:keep-1], '\n') + 1
 		}
 		copy(st.buf, st.buf[keep:n])
@@ -140,11 +141,11 @@ func (st *grepFileState) region(from, end, line int) int {
 	for pos < end && !st.done {
 		if st.pendingAfter > 0 {
 			le := lineEnd(buf, pos, textEnd)
-			st.emit(line, buf[pos:le], st.s.re.Match(buf[pos:le]))
+			st.emit(line, buf[pos:le], st.s.Re.Match(buf[pos:le]))
 			pos, line = le+1, line+1
 			continue
 		}
-		loc := st.s.re.FindIndex(buf[pos:textEnd])
+		loc := st.s.Re.FindIndex(buf[pos:textEnd])
 		if loc == nil {
 			break
 		}
@@ -152,7 +153,7 @@ func (st *grepFileState) region(from, end, line int) int {
 		ls := bytes.LastIndexByte(buf[pos:ms], '\n') + 1 + pos
 		le := lineEnd(buf, ms, textEnd)
 		n := line + bytes.Count(buf[pos:ls], []byte{'\n'})
-		if pos+loc[1] > le && !st.s.re.Match(buf[ls:le]) {
+		if pos+loc[1] > le && !st.s.Re.Match(buf[ls:le]) {
 			// The match ran across lines and its first line does not match
 			// on its own: grep matches lines, so go on after it.
 			pos, line = le+1, n+1
@@ -184,7 +185,7 @@ func (st *grepFileState) emitBefore(ls, n int) {
 	var spans [8]span
 	ctx := spans[:0]
 	off := ls
-	for k := 0; k < st.s.before && off > 0 && n-k-1 > st.lastEmitted; k++ {
+	for k := 0; k < st.s.Before && off > 0 && n-k-1 > st.lastEmitted; k++ {
 		start := bytes.LastIndexByte(st.buf[:off-1], '\n') + 1
 		ctx = append(ctx, span{start, off - 1, n - k - 1})
 		off = start
@@ -197,15 +198,28 @@ func (st *grepFileState) emitBefore(ls, n int) {
 // emit records line n.
 func (st *grepFileState) emit(n int, text []byte, match bool) {
 	text = bytes.TrimSuffix(text, []byte{'\r'})
-	st.hits.lines = append(st.hits.lines, grepLine{n: n, text: cutLine(string(text[:min(len(text), st.s.maxLine+4)]), st.s.maxLine), match: match})
+	st.hits.Lines = append(st.hits.Lines, Line{N: n, Text: CutLine(string(text[:min(len(text), st.s.MaxLine+4)]), st.s.MaxLine), Match: match})
 	st.lastEmitted = n
 	if !match {
 		st.pendingAfter--
 		return
 	}
-	st.hits.matches++
-	st.pendingAfter = st.s.after
-	if st.hits.matches >= st.s.maxMatches {
+	st.hits.Matches++
+	st.pendingAfter = st.s.After
+	if st.hits.Matches >= st.s.MaxMatches {
 		st.done = true
 	}
+}
+
+// CutLine shortens s to at most n bytes at a character boundary, marking
+// the cut.
+func CutLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "… [line cut]"
 }

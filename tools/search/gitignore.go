@@ -2,7 +2,7 @@
 // with git's precedence: the deepest file first, the last matching line of
 // a file wins, "!" re-includes.
 
-package tools
+package search
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package tools
+package workspace
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestLocalFSRead(t *testing.T) {
 	dir := t.TempDir()
 	p := write(t, dir, "f.txt", "one\ntwo\nthree\nfour")
-	l := NewLocalFS()
+	l := NewLocalFS(mustNew(t, dir))
 	tests := []struct {
 		name        string
 		line, limit int
@@ -33,9 +33,9 @@ func TestLocalFSRead(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a missing file matches ErrNotExist and fs.ErrNotExist", func(t *testing.T) {
+	t.Run("a missing file matches fs.ErrNotExist", func(t *testing.T) {
 		_, err := l.ReadTextFile(t.Context(), filepath.Join(dir, "nope"), 0, 0)
-		if !errors.Is(err, ErrNotExist) || !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -72,7 +72,7 @@ func TestLocalFSPagesAHugeFile(t *testing.T) {
 	f.Close()
 
 	// A cap far below the file's size: reading it whole would fail.
-	l := &LocalFS{MaxReadBytes: 64 << 10}
+	l := &LocalFS{ws: mustNew(t, dir), MaxReadBytes: 64 << 10}
 	if _, err := l.ReadTextFile(t.Context(), p, 0, 0); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("whole read of 50 MB with a 64 KiB cap: err = %v, want ErrTooLarge", err)
 	}
@@ -93,7 +93,7 @@ func TestLocalFSPagesAHugeFile(t *testing.T) {
 
 func TestLocalFSWrite(t *testing.T) {
 	dir := t.TempDir()
-	l := NewLocalFS()
+	l := NewLocalFS(mustNew(t, dir))
 	t.Run("missing parent directories are created", func(t *testing.T) {
 		p := filepath.Join(dir, "a", "b", "c.txt")
 		if err := l.WriteTextFile(t.Context(), p, "hello"); err != nil {

@@ -1,6 +1,6 @@
 // This file implements the write_file tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // WriteFileName is the write_file tool's name.
@@ -26,8 +28,8 @@ var writeFileDescription string
 type writeFile struct{ toolBase }
 
 // NewWriteFile returns the write_file tool.
-func NewWriteFile() Tool {
-	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: sync.OnceValue(SchemaFor[WriteFileParams]), kind: KindEdit}}
+func NewWriteFile() tools.Tool {
+	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: lazySchema[WriteFileParams](nil), kind: tools.KindEdit}}
 }
 
 // Title is "Write <path>".
@@ -38,13 +40,13 @@ func (t *writeFile) Title(input json.RawMessage) string {
 	return "Write file"
 }
 
-func (t *writeFile) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[WriteFileParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if p.Path == "" {
-		return Errorf("path is required"), nil
+		return tools.Errorf("path is required"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
@@ -59,26 +61,26 @@ func (t *writeFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 	switch text, err := fsys.ReadTextFile(ctx, path, 0, 0); {
 	case err == nil:
 		old = &text
-	case errors.Is(err, ErrNotExist):
+	case errors.Is(err, tools.ErrNotExist):
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case errors.Is(err, ErrTooLarge):
-		return Errorf("%s is too large to replace with write_file", env.Workspace.Display(path)), nil
+	case errors.Is(err, workspace.ErrTooLarge):
+		return tools.Errorf("%s is too large to replace with write_file", env.Workspace.Display(path)), nil
 	default:
 		return readError(env, path, err), nil
 	}
 	shown := env.Workspace.Display(path)
 	if old != nil && *old == p.Content {
-		return &Result{Output: shown + " already has this content; nothing written", Locations: []Location{{Path: path}}}, nil
+		return &tools.Result{Output: shown + " already has this content; nothing written", Locations: []tools.Location{{Path: path}}}, nil
 	}
 	verb := "Write"
 	if old == nil {
 		verb = "Create"
 	}
-	diff := []Content{{Type: ContentDiff, Path: path, OldText: old, NewText: p.Content}}
-	loc := []Location{{Path: path}}
-	if res, err := permit(ctx, call, PermissionRequest{
-		ToolName: t.name, Title: verb + " " + shown, Kind: KindEdit, Effect: EffectEdit,
+	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: p.Content}}
+	loc := []tools.Location{{Path: path}}
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: verb + " " + shown, Kind: tools.KindEdit, Effect: tools.EffectEdit,
 		Content: diff, Locations: loc,
 	}); res != nil || err != nil {
 		return res, err
@@ -87,11 +89,11 @@ func (t *writeFile) Execute(ctx context.Context, call *Call) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return Errorf("cannot write %s: %v", shown, err), nil
+		return tools.Errorf("cannot write %s: %v", shown, err), nil
 	}
 	out := fmt.Sprintf("Wrote %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
 	if old == nil {
 		out = fmt.Sprintf("Created %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
 	}
-	return &Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
+	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
 }

@@ -1,6 +1,6 @@
 // This file implements the plan tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -8,7 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/tools"
 )
 
 // PlanName is the plan tool's name.
@@ -22,8 +25,8 @@ type PlanParams struct {
 // PlanParamsEntry is one step as the model writes it.
 type PlanParamsEntry struct {
 	Content  string `json:"content" jsonschema:"What the step does"`
-	Priority string `json:"priority" enum:"high,medium,low" jsonschema:"How important the step is"`
-	Status   string `json:"status" enum:"pending,in_progress,completed" jsonschema:"Where the step stands"`
+	Priority string `json:"priority" jsonschema:"How important the step is"`
+	Status   string `json:"status" jsonschema:"Where the step stands"`
 }
 
 // Plan priorities and statuses, as ACP names them.
@@ -37,34 +40,41 @@ const (
 	StatusCompleted  = "completed"
 )
 
+// planEnums lists the allowed priorities and statuses in the schema.
+func planEnums(s *jsonschema.Schema) {
+	entry := s.Properties["entries"].Items.Properties
+	entry["priority"].Enum = []any{PriorityHigh, PriorityMedium, PriorityLow}
+	entry["status"].Enum = []any{StatusPending, StatusInProgress, StatusCompleted}
+}
+
 //go:embed plan.md
 var planDescription string
 
 type planTool struct{ toolBase }
 
 // NewPlan returns the plan tool. It publishes through the call's Env.Plan.
-func NewPlan() Tool {
-	return &planTool{toolBase{name: PlanName, description: planDescription, schema: sync.OnceValue(SchemaFor[PlanParams]), kind: KindThink}}
+func NewPlan() tools.Tool {
+	return &planTool{toolBase{name: PlanName, description: planDescription, schema: lazySchema[PlanParams](planEnums), kind: tools.KindThink}}
 }
 
 // Title is "Update plan".
 func (t *planTool) Title(json.RawMessage) string { return "Update plan" }
 
-func (t *planTool) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *planTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[PlanParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
-	entries := make([]PlanEntry, len(p.Entries))
+	entries := make([]tools.PlanEntry, len(p.Entries))
 	var counts [3]int
 	for i, e := range p.Entries {
 		if strings.TrimSpace(e.Content) == "" {
-			return Errorf("entry %d: content is empty", i+1), nil
+			return tools.Errorf("entry %d: content is empty", i+1), nil
 		}
 		switch e.Priority {
 		case PriorityHigh, PriorityMedium, PriorityLow:
 		default:
-			return Errorf("entry %d: priority %q is not one of high, medium, low", i+1, e.Priority), nil
+			return tools.Errorf("entry %d: priority %q is not one of high, medium, low", i+1, e.Priority), nil
 		}
 		switch e.Status {
 		case StatusPending:
@@ -74,9 +84,9 @@ func (t *planTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 		case StatusCompleted:
 			counts[2]++
 		default:
-			return Errorf("entry %d: status %q is not one of pending, in_progress, completed", i+1, e.Status), nil
+			return tools.Errorf("entry %d: status %q is not one of pending, in_progress, completed", i+1, e.Status), nil
 		}
-		entries[i] = PlanEntry(e)
+		entries[i] = tools.PlanEntry(e)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -85,5 +95,5 @@ func (t *planTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 		call.Env.Plan(entries)
 	}
 	out := fmt.Sprintf("Plan updated: %d steps (%d completed, %d in progress, %d pending)", len(entries), counts[2], counts[1], counts[0])
-	return &Result{Output: out, RawOutput: entries}, nil
+	return &tools.Result{Output: out, RawOutput: entries}, nil
 }

@@ -1,6 +1,6 @@
 // This file implements the glob tool.
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/search"
 )
 
 // GlobName is the glob tool's name.
@@ -39,7 +41,7 @@ type globTool struct {
 }
 
 // NewGlob returns the glob tool; opts may be nil.
-func NewGlob(opts *GlobOptions) Tool {
+func NewGlob(opts *GlobOptions) tools.Tool {
 	t := &globTool{}
 	if opts != nil {
 		t.opts = *opts
@@ -48,7 +50,7 @@ func NewGlob(opts *GlobOptions) Tool {
 		t.opts.MaxResults = 1000
 	}
 	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
-	t.toolBase = toolBase{name: GlobName, description: desc, schema: sync.OnceValue(SchemaFor[GlobParams]), kind: KindSearch, parallel: true}
+	t.toolBase = toolBase{name: GlobName, description: desc, schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 
@@ -65,53 +67,53 @@ func (t *globTool) Title(input json.RawMessage) string {
 	return title
 }
 
-func (t *globTool) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[GlobParams](call.Input)
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tools.Errorf("%v", err), nil
 	}
 	if p.Pattern == "" {
-		return Errorf("pattern is required"), nil
+		return tools.Errorf("pattern is required"), nil
 	}
 	env, res := envOf(call)
 	if res != nil {
 		return res, nil
 	}
-	pat, err := compileGlob(filepath.ToSlash(p.Pattern))
+	pat, err := search.CompileGlob(filepath.ToSlash(p.Pattern))
 	if err != nil {
-		return Errorf("bad pattern %q: %v", p.Pattern, err), nil
+		return tools.Errorf("bad pattern %q: %v", p.Pattern, err), nil
 	}
 	dir, res := searchDir(env, p.Path)
 	if res != nil {
 		return res, nil
 	}
 	w, prefix := newWalker(env, dir)
-	kept := newFirstK[string](t.opts.MaxResults)
+	kept := search.NewFirstK[string](t.opts.MaxResults)
 	sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
-	w.enterDir = func(rel string) bool {
+	w.EnterDir = func(rel string) bool {
 		s := sub(rel)
-		return pat.mayMatchBelow(s) && kept.wantsDir(s)
+		return pat.MayMatchBelow(s) && kept.WantsDir(s)
 	}
-	w.visit = func(rel string, d fs.DirEntry) {
+	w.Visit = func(rel string, d fs.DirEntry) {
 		s := sub(rel)
-		if pat.match(s) {
+		if pat.Match(s) {
 			shown := env.Workspace.Display(filepath.Join(dir, filepath.FromSlash(s)))
 			if d.IsDir() {
 				shown += "/"
 			}
-			kept.add(s, 1, shown)
+			kept.Add(s, 1, shown)
 		}
 	}
-	if err := w.run(ctx); err != nil {
+	if err := w.Run(ctx); err != nil {
 		return nil, err
 	}
-	items, capped := kept.sorted()
+	items, capped := kept.Sorted()
 	if len(items) == 0 {
-		return &Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, nil
+		return &tools.Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, nil
 	}
 	var b strings.Builder
 	for _, it := range items {
-		b.WriteString(it.v)
+		b.WriteString(it.V)
 		b.WriteByte('\n')
 	}
 	summary := fmt.Sprintf("%d paths", len(items))
@@ -119,12 +121,12 @@ func (t *globTool) Execute(ctx context.Context, call *Call) (*Result, error) {
 		fmt.Fprintf(&b, "\n[capped at %d paths; there may be more: narrow the pattern or the path]\n", t.opts.MaxResults)
 		summary = fmt.Sprintf("%d paths (capped)", len(items))
 	}
-	return &Result{Output: b.String(), Content: []Content{TextContent(summary)}}, nil
+	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}, nil
 }
 
 // searchDir resolves the directory a search starts in (the cwd when p is
 // empty) and checks that it is one.
-func searchDir(env *Env, p string) (string, *Result) {
+func searchDir(env *tools.Env, p string) (string, *tools.Result) {
 	if p == "" {
 		p = "."
 	}
@@ -135,9 +137,9 @@ func searchDir(env *Env, p string) (string, *Result) {
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return "", Errorf("%s: %v", env.Workspace.Display(dir), err)
+		return "", tools.Errorf("%s: %v", env.Workspace.Display(dir), err)
 	case !fi.IsDir():
-		return "", Errorf("%s is not a directory", env.Workspace.Display(dir))
+		return "", tools.Errorf("%s is not a directory", env.Workspace.Display(dir))
 	}
 	return dir, nil
 }
@@ -145,9 +147,7 @@ func searchDir(env *Env, p string) (string, *Result) {
 // newWalker returns a walker over dir that reads the .gitignore files from
 // the root containing dir down to it, and the slash path of dir relative to
 // that root (the prefix of every path it reports).
-func newWalker(env *Env, dir string) (*walker, string) {
-	base := env.Workspace.rootOf(dir)
-	rel, _ := within(dir, base)
-	rel = filepath.ToSlash(rel)
-	return &walker{base: base, start: rel, gitignore: true}, rel
+func newWalker(env *tools.Env, dir string) (*search.Walker, string) {
+	base, rel, _ := env.Workspace.Locate(dir)
+	return &search.Walker{Base: base, Start: rel, Gitignore: true}, rel
 }

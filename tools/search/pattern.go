@@ -1,7 +1,7 @@
 // This file matches slash-separated paths against glob patterns with "**",
 // the syntax shared by the glob tool, grep's file filter and .gitignore.
 
-package tools
+package search
 
 import (
 	"path"
@@ -58,17 +58,17 @@ func (g segment) match(name string) bool {
 	return ok
 }
 
-// globPattern is a compiled glob: one or more alternatives (from braces),
+// Glob is a compiled glob: one or more alternatives (from braces),
 // each a list of segments.
-type globPattern struct {
+type Glob struct {
 	alts [][]segment
 }
 
-// compileGlob compiles a slash-separated pattern. Braces expand to
+// CompileGlob compiles a slash-separated pattern. Braces expand to
 // alternatives ("*.{ts,tsx}"); "**" as a whole element matches any number
 // of elements. A malformed pattern is an error.
-func compileGlob(p string) (*globPattern, error) {
-	g := &globPattern{}
+func CompileGlob(p string) (*Glob, error) {
+	g := &Glob{}
 	for _, alt := range expandBraces(p) {
 		alt = strings.TrimPrefix(path.Clean("/"+alt), "/")
 		var segs []segment
@@ -88,7 +88,7 @@ func compileGlob(p string) (*globPattern, error) {
 }
 
 // match reports whether the slash-separated path rel matches.
-func (g *globPattern) match(rel string) bool {
+func (g *Glob) Match(rel string) bool {
 	elems := strings.Split(rel, "/")
 	for _, a := range g.alts {
 		if matchSegments(a, elems) {
@@ -98,9 +98,9 @@ func (g *globPattern) match(rel string) bool {
 	return false
 }
 
-// mayMatchBelow reports whether some path below the directory rel could
+// MayMatchBelow reports whether some path below the directory rel could
 // match, so a walk can skip directories that cannot.
-func (g *globPattern) mayMatchBelow(rel string) bool {
+func (g *Glob) MayMatchBelow(rel string) bool {
 	if rel == "" {
 		return true
 	}

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // failingFS is a FileSystem whose every call fails with err.
@@ -20,16 +23,16 @@ func (f failingFS) WriteTextFile(context.Context, string, string) error { return
 
 // recordingPermission answers with decision and records the requests.
 type recordingPermission struct {
-	decision Decision
-	reqs     []PermissionRequest
+	decision tools.Decision
+	reqs     []tools.PermissionRequest
 }
 
-func (r *recordingPermission) Check(_ context.Context, req PermissionRequest) (Decision, error) {
+func (r *recordingPermission) Check(_ context.Context, req tools.PermissionRequest) (tools.Decision, error) {
 	r.reqs = append(r.reqs, req)
 	return r.decision, nil
 }
 
-func mustContain(t *testing.T, res *Result, isErr bool, subs ...string) {
+func mustContain(t *testing.T, res *tools.Result, isErr bool, subs ...string) {
 	t.Helper()
 	if res.IsError != isErr {
 		t.Errorf("IsError = %v, want %v; output:\n%s", res.IsError, isErr, res.Output)
@@ -106,7 +109,7 @@ func TestReadFile(t *testing.T) {
 		mustContain(t, call(t, tool, &bad, ReadFileParams{Path: "src/a.txt"}), true, "editor went away")
 	})
 	t.Run("the title names the file and window", func(t *testing.T) {
-		if got := tool.(Titler).Title(json.RawMessage(`{"path":"a.go","offset":5,"limit":10}`)); got != "Read a.go (lines 5-14)" {
+		if got := tool.(tools.Titler).Title(json.RawMessage(`{"path":"a.go","offset":5,"limit":10}`)); got != "Read a.go (lines 5-14)" {
 			t.Errorf("title = %q", got)
 		}
 	})
@@ -119,7 +122,9 @@ func TestReadFilePagesAHugeFile(t *testing.T) {
 		fmt.Fprintf(&b, "%07d\n", i)
 	}
 	write(t, dir, "big.txt", b.String())
-	env.FS = &LocalFS{MaxReadBytes: 4 << 10} // the whole file would not fit
+	fsys := workspace.NewLocalFS(env.Workspace)
+	fsys.MaxReadBytes = 4 << 10 // the whole file would not fit
+	env.FS = fsys
 	res := call(t, NewReadFile(nil), env, ReadFileParams{Path: "big.txt", Offset: 150_000, Limit: 2})
 	mustContain(t, res, false, "150000\t0150000\n", "150001\t0150001\n")
 	res = call(t, NewReadFile(nil), env, ReadFileParams{Path: "big.txt"})
@@ -130,7 +135,7 @@ func TestWriteFile(t *testing.T) {
 	env, dir := testEnv(t)
 	tool := NewWriteFile()
 	t.Run("a new file is created with its directories and a diff without old text", func(t *testing.T) {
-		perm := &recordingPermission{decision: Allowed}
+		perm := &recordingPermission{decision: tools.Allowed}
 		env := *env
 		env.Permission = perm
 		res := call(t, tool, &env, WriteFileParams{Path: "a/b/new.txt", Content: "hi\n"})
@@ -139,10 +144,10 @@ func TestWriteFile(t *testing.T) {
 			t.Errorf("content = %q", got)
 		}
 		path := filepath.Join(dir, "a/b/new.txt")
-		if len(res.Content) != 1 || res.Content[0].Type != ContentDiff || res.Content[0].OldText != nil || res.Content[0].Path != path {
+		if len(res.Content) != 1 || res.Content[0].Type != tools.ContentDiff || res.Content[0].OldText != nil || res.Content[0].Path != path {
 			t.Errorf("content = %+v", res.Content)
 		}
-		if len(perm.reqs) != 1 || perm.reqs[0].Effect != EffectEdit || perm.reqs[0].ToolName != WriteFileName || perm.reqs[0].Content[0].Type != ContentDiff || perm.reqs[0].ToolCallID != "call-1" {
+		if len(perm.reqs) != 1 || perm.reqs[0].Effect != tools.EffectEdit || perm.reqs[0].ToolName != WriteFileName || perm.reqs[0].Content[0].Type != tools.ContentDiff || perm.reqs[0].ToolCallID != "call-1" {
 			t.Errorf("permission requests = %+v", perm.reqs)
 		}
 	})
@@ -157,7 +162,7 @@ func TestWriteFile(t *testing.T) {
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "keep.txt", "keep")
 		env := *env
-		env.Permission = DenyAll
+		env.Permission = tools.DenyAll
 		mustContain(t, call(t, tool, &env, WriteFileParams{Path: "keep.txt", Content: "x"}), true, "the user rejected")
 		if got := read(t, dir, "keep.txt"); got != "keep" {
 			t.Errorf("content = %q", got)
@@ -165,14 +170,14 @@ func TestWriteFile(t *testing.T) {
 	})
 	t.Run("a cancelled permission ends the call as cancelled", func(t *testing.T) {
 		env := *env
-		env.Permission = &recordingPermission{decision: Cancelled}
+		env.Permission = &recordingPermission{decision: tools.Cancelled}
 		_, err := callErr(t, tool, &env, WriteFileParams{Path: "c.txt", Content: "x"})
-		if !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) {
+		if !errors.Is(err, tools.ErrCancelled) || !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("a path outside the workspace is refused before asking", func(t *testing.T) {
-		perm := &recordingPermission{decision: Allowed}
+		perm := &recordingPermission{decision: tools.Allowed}
 		env := *env
 		env.Permission = perm
 		mustContain(t, call(t, tool, &env, WriteFileParams{Path: "/tmp/dshd-escape.txt", Content: "x"}), true, "outside the workspace")
@@ -241,7 +246,7 @@ func TestEditFile(t *testing.T) {
 			}
 			if !tc.isErr {
 				d := res.Content[0]
-				if d.Type != ContentDiff || d.OldText == nil || *d.OldText != src || d.NewText != tc.content {
+				if d.Type != tools.ContentDiff || d.OldText == nil || *d.OldText != src || d.NewText != tc.content {
 					t.Errorf("diff = %+v", d)
 				}
 			}
@@ -271,7 +276,7 @@ func TestEditFile(t *testing.T) {
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "main.go", src)
 		env := *env
-		env.Permission = NewPolicy(ModeAsk, AskerFunc(func(context.Context, PermissionRequest) (Answer, error) { return RejectOnce, nil }))
+		env.Permission = tools.NewPolicy(tools.ModeAsk, tools.AskerFunc(func(context.Context, tools.PermissionRequest) (tools.Answer, error) { return tools.RejectOnce, nil }))
 		mustContain(t, call(t, tool, &env, EditFileParams{Path: "main.go", OldText: "package main", NewText: "package y"}), true, "the user rejected")
 		if got := read(t, dir, "main.go"); got != src {
 			t.Errorf("file = %q", got)

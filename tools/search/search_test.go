@@ -1,0 +1,170 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// write creates dir/rel with content, and its parents.
+func write(t testing.TB, dir, rel, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGrepMatchesALineByLineReference searches random files that span many
+// buffer chunks and compares with a naive line-by-line search.
+func TestGrepMatchesALineByLineReference(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"alpha", "beta", "gamma", "needle", "delta", "", "x", "needle needle"}
+	for f := range 3 {
+		var b strings.Builder
+		lines := 300 + rng.IntN(1500)
+		for range lines {
+			n := rng.IntN(12)
+			if rng.IntN(100) == 0 {
+				n = 300 // some lines longer than the smaller buffers
+			}
+			for w := range n {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(words[rng.IntN(len(words))])
+			}
+			b.WriteByte('\n')
+		}
+		content := b.String()
+		if f%2 == 1 {
+			content = strings.TrimSuffix(content, "\n") // no final newline
+		}
+		path := write(t, dir, fmt.Sprintf("f%d.txt", f), content)
+		for _, pat := range []string{"needle", "^gamma", "delta$", "^$", `a\s+b`, "lph"} {
+			re := regexp.MustCompile("(?m)" + pat)
+			for _, ctx := range [][2]int{{0, 0}, {2, 3}} {
+				want := referenceGrep(content, re, ctx[0], ctx[1])
+				// Tiny buffers put chunk boundaries everywhere.
+				for _, chunk := range []int{16, 100, 4096, 0} {
+					s := &Grep{Re: re, Before: ctx[0], After: ctx[1], MaxMatches: 1 << 30, MaxLine: 1 << 20, MaxLineBytes: 16 << 20, chunk: chunk}
+					hits, binary, err := s.File(path)
+					if err != nil || binary {
+						t.Fatal(err, binary)
+					}
+					if !slices.Equal(hits.Lines, want) {
+						t.Fatalf("file %d pattern %q context %v chunk %d: %d lines, want %d; first difference at %d",
+							f, pat, ctx, chunk, len(hits.Lines), len(want), firstDiff(hits.Lines, want))
+					}
+				}
+			}
+		}
+	}
+}
+
+func referenceGrep(content string, re *regexp.Regexp, before, after int) []Line {
+	lines := strings.Split(content, "\n")
+	if strings.HasSuffix(content, "\n") {
+		lines = lines[:len(lines)-1]
+	}
+	var out []Line
+	last := 0
+	for i, l := range lines {
+		if !re.MatchString(l) {
+			continue
+		}
+		for j := max(i-before, last); j < i; j++ {
+			out = append(out, Line{j + 1, lines[j], false})
+		}
+		out = append(out, Line{i + 1, l, true})
+		last = i + 1
+		for j := i + 1; j < len(lines) && j <= i+after && !re.MatchString(lines[j]); j++ {
+			out = append(out, Line{j + 1, lines[j], false})
+			last = j + 1
+		}
+	}
+	return out
+}
+
+func firstDiff(a, b []Line) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func TestGitignoreRules(t *testing.T) {
+	rules := parseGitignore("*.o\n/root.txt\nbuild/\n!important.o\ndocs/**/tmp\nlogs/**\n\\!bang\ntrailing   \n")
+	s := (*ignoreStack)(nil).push("", rules)
+	nested := s.push("pkg", parseGitignore("!*.o\n/local\n"))
+	tests := []struct {
+		stack *ignoreStack
+		path  string
+		isDir bool
+		want  bool
+	}{
+		{s, "a.o", false, true},
+		{s, "deep/x/a.o", false, true},
+		{s, "important.o", false, false},
+		{s, "root.txt", false, true},
+		{s, "sub/root.txt", false, false},
+		{s, "build", true, true},
+		{s, "build", false, false},
+		{s, "x/build", true, true},
+		{s, "docs/tmp", false, true},
+		{s, "docs/a/b/tmp", true, true},
+		{s, "logs", true, false},
+		{s, "logs/a/b.txt", false, true},
+		{s, "!bang", false, true},
+		{s, "trailing", false, true},
+		{nested, "pkg/a.o", false, false},
+		{nested, "pkg/local", false, true},
+		{nested, "local", false, false},
+		{nested, "other/a.o", false, true},
+	}
+	for _, tc := range tests {
+		if got := tc.stack.ignored(tc.path, tc.isDir); got != tc.want {
+			t.Errorf("ignored(%q, dir=%v) = %v, want %v", tc.path, tc.isDir, got, tc.want)
+		}
+	}
+}
+
+func TestGlobPatterns(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"**/*.go", "main.go", true},
+		{"**/*.go", "a/b/main.go", true},
+		{"*.go", "a/main.go", false},
+		{"a/**/z", "a/z", true},
+		{"a/**/z", "a/b/c/z", true},
+		{"a/**", "a/b/c", true},
+		{"src/*.{ts,tsx}", "src/x.tsx", true},
+		{"src/*.{ts,tsx}", "src/x.js", false},
+		{"?.txt", "a.txt", true},
+		{"[ab].txt", "c.txt", false},
+		{"test*", "testing", true},
+	}
+	for _, tc := range tests {
+		g, err := CompileGlob(tc.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Match(tc.path); got != tc.want {
+			t.Errorf("%q matches %q = %v, want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+}
