@@ -16,6 +16,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // _meta keys a parent dshd sets on session/new for a subagent child.
@@ -90,7 +91,7 @@ func (c *Conn) depthFromMeta(meta acp.Meta) (depth, maxDepth int) {
 // closed.
 func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int) (*session.Session, error) {
 	o := &c.srv.opts
-	mode, err := tools.ParseMode(stored.State.Mode)
+	mode, err := permission.ParseMode(stored.State.Mode)
 	if err != nil {
 		mode = o.Mode
 	}

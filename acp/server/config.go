@@ -10,7 +10,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/session"
-	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Config option ids.
@@ -21,7 +21,7 @@ const (
 
 func (c *Conn) modeState(s *session.Session) *acp.SessionModeState {
 	st := &acp.SessionModeState{CurrentModeID: string(s.Mode())}
-	for _, m := range tools.Modes() {
+	for _, m := range permission.Modes() {
 		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: m.Description})
 	}
 	return st
@@ -50,7 +50,7 @@ func (c *Conn) configOptions(s *session.Session) []acp.SessionConfigOption {
 		add(m.ID, m.Name)
 	}
 	mode := &acp.SelectConfigOption{ID: optionMode, Name: "Permissions", Category: "mode", CurrentValue: string(s.Mode())}
-	for _, m := range tools.Modes() {
+	for _, m := range permission.Modes() {
 		mode.Options.Options = append(mode.Options.Options, acp.SelectOption{Value: string(m.ID), Name: m.Name, Description: m.Description})
 	}
 	return []acp.SessionConfigOption{model, mode}
@@ -69,7 +69,7 @@ func (c *Conn) SetSessionMode(ctx context.Context, req *acp.SetSessionModeReques
 }
 
 func (c *Conn) setMode(s *session.Session, id, field string) error {
-	mode, err := tools.ParseMode(id)
+	mode, err := permission.ParseMode(id)
 	if err != nil {
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": fmt.Sprintf("unknown mode %q", id)})
 	}

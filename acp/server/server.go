@@ -29,6 +29,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -63,7 +64,7 @@ type Options struct {
 	Agents *agent.Registry
 
 	// Mode is the permission mode of new sessions (default ask).
-	Mode tools.Mode
+	Mode permission.Mode
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
@@ -130,7 +131,7 @@ func New(opts Options) (*Server, error) {
 		opts.Version = "dev"
 	}
 	if opts.Mode == "" {
-		opts.Mode = tools.ModeAsk
+		opts.Mode = permission.ModeAsk
 	}
 	if opts.MaxDepth == 0 && !opts.NoDelegation {
 		opts.MaxDepth = subagents.DefaultMaxDepth

@@ -13,6 +13,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -57,8 +58,8 @@ type Config struct {
 	// the session has a permission policy of its own in Mode (default ask)
 	// that asks the editor through Asker.
 	Permission tools.Permission
-	Mode       tools.Mode
-	Asker      tools.Asker
+	Mode       permission.Mode
+	Asker      permission.Asker
 
 	// System, when set, returns the system prompt of each turn; nil is
 	// the default described at [Session.SystemPrompt]. TurnStarting, when
@@ -141,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	s.titled.Store(s.state.Title != "")
 	s.gate = cfg.Permission
 	if s.gate == nil {
-		s.policy = tools.NewPolicy(cfg.Mode, cfg.Asker)
+		s.policy = permission.NewPolicy(cfg.Mode, cfg.Asker)
 		s.gate = s.policy
 	}
 	s.reg = tools.NewRegistry(cfg.Tools)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // ErrNoPolicy is returned by SetMode on a session whose permission gate
@@ -54,7 +55,7 @@ type Session struct {
 	agent    *agent.Agent
 	reg      *tools.Registry
 	env      *tools.Env
-	policy   *tools.Policy // nil when the gate was given
+	policy   *permission.Policy // nil when the gate was given
 	gate     tools.Permission
 	closeMCP func()
 	warnings []string
@@ -121,7 +122,7 @@ func (s *Session) setState(st State) {
 
 // Mode returns the permission mode of the session's own policy, or ""
 // for a session whose gate was given.
-func (s *Session) Mode() tools.Mode {
+func (s *Session) Mode() permission.Mode {
 	if s.policy == nil {
 		return ""
 	}
@@ -130,7 +131,7 @@ func (s *Session) Mode() tools.Mode {
 
 // SetMode changes the permission mode from the next permission check on
 // and records it. An unknown mode is an error and changes nothing.
-func (s *Session) SetMode(m tools.Mode) error {
+func (s *Session) SetMode(m permission.Mode) error {
 	if s.policy == nil {
 		return ErrNoPolicy
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // ParentOptions configure [NewParent]. Zero values get test defaults.
@@ -132,7 +133,7 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 	}
 	if o.Permission == nil {
 		// No gate: a policy that never asks.
-		cfg.Mode = tools.ModeYolo
+		cfg.Mode = permission.ModeYolo
 	}
 	s, err := session.New(context.Background(), cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 	"go.uber.org/goleak"
 )
@@ -31,7 +32,7 @@ func testEnv(t testing.TB) (*tools.Env, string) {
 		Workspace:  ws,
 		FS:         workspace.NewLocalFS(ws),
 		Runner:     tools.NewLocalRunner(&tools.RunnerOptions{KillGrace: 500 * time.Millisecond}),
-		Permission: tools.NewPolicy(tools.ModeYolo, nil),
+		Permission: permission.NewPolicy(permission.ModeYolo, nil),
 	}, dir
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
-	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Config configures a [Provider]. Zero values are defaults.
@@ -189,7 +189,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	cfg.History = begin.History
 	cfg.System = begin.System
 	cfg.TurnStarting = c.turnStarting
-	cfg.Permission = childGate(cfg.Permission, requester, req.DenyPermissions)
+	cfg.Permission = permission.ForChild(cfg.Permission, requester, req.DenyPermissions)
 	cfg.Delegation = scope
 	cfg.Logger = p.log
 	s, err := session.New(ctx, cfg)
@@ -207,30 +207,4 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	r.begin()
 	return r, nil
-}
-
-// childGate is the child's permission gate, which can never allow more
-// than the parent's: DenyAll when permissions are pinned to deny,
-// otherwise the parent's own gate (its mode and remembered answers apply)
-// with requests labelled as the child's.
-func childGate(parent tools.Permission, requester string, deny bool) tools.Permission {
-	if deny {
-		return tools.DenyAll
-	}
-	return requesterGate{inner: parent, requester: requester}
-}
-
-// requesterGate forwards to the parent's gate, labelling the request with
-// the child it comes from. A label already set by a deeper descendant is
-// kept: the request belongs to the child that made it.
-type requesterGate struct {
-	inner     tools.Permission
-	requester string
-}
-
-func (g requesterGate) Check(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
-	if req.Requester == "" {
-		req.Requester = g.requester
-	}
-	return g.inner.Check(ctx, req)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/mcp"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -108,7 +109,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
-	mode, err := tools.ParseMode(st.Mode)
+	mode, err := permission.ParseMode(st.Mode)
 	if err != nil {
 		return nil, err
 	}
