@@ -56,7 +56,7 @@ func dedupe(dirs []string) []string {
 func (c *Conn) checkMCP(servers []acp.McpServer) error {
 	o := &c.srv.opts
 	for i, s := range servers {
-		switch s.(type) {
+		switch s := s.(type) {
 		case *acp.McpServerHTTP:
 			if o.ConnectMCP == nil || !o.MCPHTTP {
 				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "http MCP servers are not supported"})
@@ -66,7 +66,7 @@ func (c *Conn) checkMCP(servers []acp.McpServer) error {
 				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "sse MCP servers are not supported"})
 			}
 		case *acp.McpServerStdio:
-			if !filepath.IsAbs(s.(*acp.McpServerStdio).Command) {
+			if !filepath.IsAbs(s.Command) {
 				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d].command", i), "reason": "must be an absolute path"})
 			}
 		}
