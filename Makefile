@@ -47,7 +47,7 @@ bench: build npm
 	$(GO) run ./conformance/bench -dshd ./$(BIN)
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzStreamRead$$' -fuzztime 30s ./acp
+	$(GO) test -run '^$$' -fuzz '^FuzzStreamRead$$' -fuzztime 30s ./acp/rpc
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 30s ./prompt
 	$(GO) test -run '^$$' -fuzz '^FuzzJournalLoad$$' -fuzztime 30s ./agent/session
 

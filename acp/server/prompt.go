@@ -13,6 +13,8 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Prompt runs one turn. It registers the turn, detaches from the
@@ -47,11 +49,11 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	}
 	// Whoever waits for this turn (session/close, shutdown) resumes only
 	// once the prompt's answer is on the wire.
-	acp.AfterAnswer(ctx, turn.Finish)
+	rpc.AfterAnswer(ctx, turn.Finish)
 	// $/cancel_request on this prompt cancels the turn like session/cancel.
 	stop := context.AfterFunc(ctx, turn.Cancel)
 	defer stop()
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 
 	id := req.SessionID
 	c.recordPrompt(s, req.Prompt)
