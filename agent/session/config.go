@@ -11,7 +11,6 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
-	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
@@ -36,7 +35,8 @@ type Config struct {
 	// (0: the agent's defaults).
 	MaxTokens, ContextWindow, MaxTurnRequests int
 
-	// Tools is the tool layer under the session's own; nil: none.
+	// Tools is the session's tool set; when the session connects MCP
+	// servers they go into a layer of its own over it. Nil: none.
 	Tools *tools.Registry
 	// ConnectMCP, when set, connects the session's MCP servers: it
 	// registers their tools in the session's own layer and returns a
@@ -145,7 +145,12 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		s.policy = permission.NewPolicy(cfg.Mode, cfg.Asker)
 		s.gate = s.policy
 	}
-	s.reg = tools.NewRegistry(cfg.Tools)
+	// A layer of its own only when something goes into it (MCP tools): a
+	// child or a session without MCP servers sees the tools it was given.
+	s.reg = cfg.Tools
+	if s.reg == nil || cfg.ConnectMCP != nil {
+		s.reg = tools.NewRegistry(cfg.Tools)
+	}
 	s.env = &tools.Env{Workspace: ws, FS: fs, Runner: cfg.Runner, Permission: s.gate}
 	if cfg.ConnectMCP != nil {
 		s.closeMCP, s.warnings = cfg.ConnectMCP(ctx, s.reg)
@@ -155,7 +160,6 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		ts = cfg.Delegation.Attach(s, s.reg)
 	}
 
-	compact, _ := prompt.Template(prompt.Compaction)
 	opts := agent.Options{
 		ID:              cfg.ID,
 		Model:           cfg.Model,
@@ -164,7 +168,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		ContextWindow:   cfg.ContextWindow,
 		MaxTurnRequests: cfg.MaxTurnRequests,
 		System:          s.turnSystem,
-		CompactPrompt:   compact,
+		CompactPrompt:   compactTemplate(),
 		Tools:           ts,
 		Env:             s.env,
 		History:         cfg.History,
@@ -202,7 +206,7 @@ func (s *Session) record(kind string, data any) {
 
 // ChildConfig is the configuration a subagent child of s starts from: s's
 // workspace (not resolved again), file system (as built), runner, model (the agent's
-// current one), limits, tool set (s's own layer, its MCP tools included),
+// current one), limits, tool set (s's, its MCP tools included),
 // MCP entries, registry, clock and logger, with s's permission gate as
 // the child's. It has no id, conversation, journal, system prompt, turn
 // hook or delegation of its own, and connects no MCP server: the provider

@@ -79,7 +79,8 @@ func (s *Session) Meta() Meta { return s.meta }
 // Agent returns the session's agent.
 func (s *Session) Agent() *agent.Agent { return s.agent }
 
-// Tools returns the session's own tool layer (over Config.Tools).
+// Tools returns the session's tool set: Config.Tools, under a layer of the
+// session's own when it connected MCP servers.
 func (s *Session) Tools() *tools.Registry { return s.reg }
 
 // Env returns the environment the session's tools run in.

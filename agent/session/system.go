@@ -48,6 +48,13 @@ func (s *Session) SystemPrompt(ctx context.Context) (string, error) {
 // systemTemplate is the embedded system prompt template, read once.
 var systemTemplate = sync.OnceValues(func() (string, error) { return prompt.Template(prompt.System) })
 
+// compactTemplate is the embedded compaction instruction, read once ("" if
+// it were missing: the agent then uses its own).
+var compactTemplate = sync.OnceValue(func() string {
+	t, _ := prompt.Template(prompt.Compaction)
+	return t
+})
+
 // maxInstructionDirs bounds an [InstructionsCache]; it is cleared when
 // full.
 const maxInstructionDirs = 256

@@ -65,11 +65,17 @@ const forkFrame = `You are now a subagent forked from this conversation. Everyth
 
 Do that task, using what you already know from the conversation, and nothing beyond it: do not carry on with the earlier work. Nobody can answer questions while you run; when something is ambiguous, make the most reasonable choice and say so. End with a complete, self-contained report: the outcome first (done, partly done, or not possible), then the facts the other agent needs (findings with path:line references, files changed and how, how you verified them), and anything you could not do and why.`
 
+// taskHeading introduces the task after the framing.
+const taskHeading = "\n\n# Task\n\n"
+
 // frame is what comes before the task in a fork's first message: the
 // fork framing, the fixed-permissions note when the child's permissions
 // are pinned to deny (its system prompt, the parent's, cannot say so),
 // and the persona.
 func frame(req subagents.StartRequest) string {
+	if !req.DenyPermissions && req.Persona == "" {
+		return forkFrame + taskHeading // a constant: Start builds nothing
+	}
 	var b strings.Builder
 	b.WriteString(forkFrame)
 	if req.DenyPermissions {
@@ -80,6 +86,6 @@ func frame(req subagents.StartRequest) string {
 		b.WriteString("\n\n# Instructions for this task\n\n")
 		b.WriteString(req.Persona)
 	}
-	b.WriteString("\n\n# Task\n\n")
+	b.WriteString(taskHeading)
 	return b.String()
 }
