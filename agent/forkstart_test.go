@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,17 +19,9 @@ import (
 // test counts the parent's messages that anything estimates during Start.
 func TestForkStart_VisitsNoneOfTheParentsMessages(t *testing.T) {
 	const n = 1000
-	msgs := make([]llm.Message, n)
-	for i := range msgs {
-		role := llm.RoleUser
-		if i%2 == 1 {
-			role = llm.RoleAssistant
-		}
-		msgs[i] = llm.Message{Role: role, Content: fmt.Sprintf("parent message %d", i)}
-	}
 	// The child's turn is held at its system prompt (the parent's, which a
 	// fork reuses), so only Start itself is observed.
-	p := st.NewParent(t, st.ParentOptions{History: agent.NewHistory(msgs...), SystemFunc: func(ctx context.Context) (string, error) {
+	p := st.NewParent(t, st.ParentOptions{History: agent.NewHistory(msgs("parent message", n)...), SystemFunc: func(ctx context.Context) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/dshd/dshd/tools"
 )
@@ -116,7 +117,7 @@ func TestPolicyAnswers(t *testing.T) {
 			t.Errorf("asked %d times, want 1", a.count())
 		}
 	})
-	t.Run("a cancelled answer is tools.Cancelled", func(t *testing.T) {
+	t.Run("a cancelled answer is Cancelled", func(t *testing.T) {
 		p := NewPolicy(ModeAsk, &scriptedAsker{answers: []Answer{AnswerCancelled}})
 		if d, err := p.Check(t.Context(), edit("w")); d != tools.Cancelled || err != nil {
 			t.Errorf("= %v, %v", d, err)
@@ -143,42 +144,45 @@ func TestPolicyAnswers(t *testing.T) {
 	})
 }
 
+// The bubble's goroutines are all the test waits on; a deadlock fails
+// the test (synctest), with no clock involved.
 func TestPolicyCancelWhilePending(t *testing.T) {
-	pending := make(chan struct{})
-	release := make(chan Answer)
-	finished := make(chan struct{})
-	calls := 0
-	asker := AskerFunc(func(ctx context.Context, req tools.PermissionRequest) (Answer, error) {
-		calls++ // Checks below never overlap
-		if calls > 1 {
-			return RejectOnce, nil
+	synctest.Test(t, func(t *testing.T) {
+		pending := make(chan struct{})
+		release := make(chan Answer)
+		finished := make(chan struct{})
+		calls := 0
+		asker := AskerFunc(func(ctx context.Context, req tools.PermissionRequest) (Answer, error) {
+			calls++ // Checks below never overlap
+			if calls > 1 {
+				return RejectOnce, nil
+			}
+			defer close(finished)
+			close(pending)
+			return <-release, nil // an asker that ignores ctx: the worst case
+		})
+		p := NewPolicy(ModeAsk, asker)
+		ctx, cancel := context.WithCancel(t.Context())
+		decided := make(chan tools.Decision, 1)
+		go func() {
+			d, _ := p.Check(ctx, tools.PermissionRequest{ToolName: "w", Effect: tools.EffectExecute})
+			decided <- d
+		}()
+		<-pending
+		cancel()
+		if d := <-decided; d != tools.Cancelled {
+			t.Fatalf("decision = %v, want cancelled", d)
 		}
-		defer close(finished)
-		close(pending)
-		return <-release, nil // an asker that ignores ctx: the worst case
-	})
-	p := NewPolicy(ModeAsk, asker)
-	ctx, cancel := context.WithCancel(t.Context())
-	decided := make(chan tools.Decision, 1)
-	go func() {
-		d, _ := p.Check(ctx, tools.PermissionRequest{ToolName: "w", Effect: tools.EffectExecute})
-		decided <- d
-	}()
-	await(t, pending, "the question")
-	cancel()
-	if d := await(t, decided, "the decision"); d != tools.Cancelled {
-		t.Fatalf("decision = %v, want tools.Cancelled", d)
-	}
-	// The late answer is ignored, and not remembered: the next call asks
-	// again (and is rejected) instead of being allowed.
-	release <- AllowAlways
-	await(t, finished, "the asker to return")
-	if d, _ := p.Check(t.Context(), tools.PermissionRequest{ToolName: "w", Effect: tools.EffectExecute}); d != tools.Rejected || calls != 2 {
-		t.Errorf("after a late allow_always: decision %v after %d questions", d, calls)
-	}
-	t.Run("a context cancelled before asking is tools.Cancelled", func(t *testing.T) {
+		// The late answer is ignored, and not remembered: the next call asks
+		// again (and is rejected) instead of being allowed.
+		release <- AllowAlways
+		<-finished
+		if d, _ := p.Check(t.Context(), tools.PermissionRequest{ToolName: "w", Effect: tools.EffectExecute}); d != tools.Rejected || calls != 2 {
+			t.Errorf("after a late allow_always: decision %v after %d questions", d, calls)
+		}
+		// A context cancelled before asking is cancelled at once.
 		if d, _ := p.Check(ctx, tools.PermissionRequest{ToolName: "x", Effect: tools.EffectEdit}); d != tools.Cancelled {
-			t.Errorf("= %v", d)
+			t.Errorf("cancelled before asking = %v", d)
 		}
 	})
 }
