@@ -135,7 +135,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 
-	s := &Session{id: cfg.ID, cfg: cfg, log: log, stored: cfg.Stored}
+	s := &Session{id: cfg.ID, cfg: cfg, log: log, stored: cfg.Stored, system: cfg.System}
+	if s.system == nil {
+		s.system = s.defaultSystemPrompt
+	}
 	if st := cfg.Stored; st != nil {
 		s.meta, s.state = st.Meta, st.State
 	}
@@ -193,7 +196,7 @@ func (s *Session) turnSystem(ctx context.Context) (string, error) {
 	if s.cfg.TurnStarting != nil {
 		s.cfg.TurnStarting()
 	}
-	return s.SystemPrompt(ctx)
+	return s.system(ctx)
 }
 
 // record appends a record to the journal; a failure is logged (the turn's

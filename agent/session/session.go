@@ -5,6 +5,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -59,6 +60,7 @@ type Session struct {
 	gate     tools.Permission
 	closeMCP func()
 	warnings []string
+	system   func(context.Context) (string, error) // SystemPrompt's
 
 	instructions InstructionsCache
 	titled       atomic.Bool

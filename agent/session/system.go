@@ -14,15 +14,16 @@ import (
 	"github.com/dshd/dshd/prompt"
 )
 
-// SystemPrompt returns the system prompt of the session's next turn: what
-// Config.System returns, or by default the embedded system template
-// rendered for the session (its cwd, the agent's current model, today)
-// followed by the project's AGENTS.md. A fork reuses it, so its view of the
-// conversation keeps the parent's prefix.
-func (s *Session) SystemPrompt(ctx context.Context) (string, error) {
-	if s.cfg.System != nil {
-		return s.cfg.System(ctx)
-	}
+// SystemPrompt returns the session's system prompt source, which runs at
+// the start of each turn: Config.System, or by default the embedded system
+// template rendered for the session (its cwd, the agent's current model,
+// today) followed by the project's AGENTS.md. A fork gives its child this
+// very function, so the child sees the parent's prefix byte for byte.
+func (s *Session) SystemPrompt() func(ctx context.Context) (string, error) { return s.system }
+
+// defaultSystemPrompt renders the embedded system template for the
+// session, then its project's AGENTS.md.
+func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
 	tmpl, err := systemTemplate()
 	if err != nil {
 		return "", err

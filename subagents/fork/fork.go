@@ -54,7 +54,7 @@ func New(opts *Options) subagents.Provider {
 func begin(parent *session.Session, req subagents.StartRequest, _ string) (inproc.Beginning, error) {
 	return inproc.Beginning{
 		History: parent.Agent().CompletedHistory(),
-		System:  parent.SystemPrompt,
+		System:  parent.SystemPrompt(),
 		Frame:   frame(req),
 	}, nil
 }
