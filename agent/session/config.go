@@ -139,10 +139,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if s.system == nil {
 		s.system = s.defaultSystemPrompt
 	}
-	if st := cfg.Stored; st != nil {
-		s.meta, s.state = st.Meta, st.State
-	}
-	s.titled.Store(s.state.Title != "")
+	s.titled.Store(cfg.Stored != nil && cfg.Stored.State.Title != "")
 	s.gate = cfg.Permission
 	if s.gate == nil {
 		s.policy = permission.NewPolicy(cfg.Mode, cfg.Asker)

@@ -50,7 +50,6 @@ type Session struct {
 	id     string
 	cfg    Config // as built: what a child inherits (ChildConfig)
 	log    *slog.Logger
-	meta   Meta
 	stored *Stored // nil: nothing is recorded
 
 	agent    *agent.Agent
@@ -66,17 +65,12 @@ type Session struct {
 	titled       atomic.Bool
 
 	mu     sync.Mutex
-	state  State
 	turn   *Turn
 	closed bool
 }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
-
-// Meta returns what the session's journal was created with; zero for a
-// session that records nothing.
-func (s *Session) Meta() Meta { return s.meta }
 
 // Agent returns the session's agent.
 func (s *Session) Agent() *agent.Agent { return s.agent }
@@ -87,10 +81,6 @@ func (s *Session) Tools() *tools.Registry { return s.reg }
 
 // Env returns the environment the session's tools run in.
 func (s *Session) Env() *tools.Env { return s.env }
-
-// Permission returns the session's permission gate: its policy, or the
-// gate it was given.
-func (s *Session) Permission() tools.Permission { return s.gate }
 
 // Cwd returns the session's working directory.
 func (s *Session) Cwd() string { return s.cfg.Cwd }
@@ -105,19 +95,9 @@ func (s *Session) MCPServers() json.RawMessage { return s.cfg.MCPServers }
 // servers that could not be used), for the client.
 func (s *Session) Warnings() []string { return s.warnings }
 
-// State returns the session's mode, model and title.
-func (s *Session) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
-
 // setState records a change of mode, model or title (zero fields are
-// unchanged).
+// unchanged) in the journal, where Load finds the last of each.
 func (s *Session) setState(st State) {
-	s.mu.Lock()
-	s.state.merge(st)
-	s.mu.Unlock()
 	if s.stored != nil {
 		s.record(KindState, st)
 	}
