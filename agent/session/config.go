@@ -196,8 +196,8 @@ func (s *Session) turnSystem(ctx context.Context) (string, error) {
 	return s.system(ctx)
 }
 
-// record appends a record to the journal; a failure is logged (the turn's
-// sync reports the journal's state).
+// record appends a record to the journal; a failure is logged, as a
+// failed sync at the end of the turn is.
 func (s *Session) record(kind string, data any) {
 	if err := s.stored.journal.Append(kind, data); err != nil {
 		s.log.Warn("journal append failed", "session", s.id, "err", err)
@@ -205,12 +205,12 @@ func (s *Session) record(kind string, data any) {
 }
 
 // ChildConfig is the configuration a subagent child of s starts from: s's
-// workspace (not resolved again), file system (as built), runner, model (the agent's
-// current one), limits, tool set (s's, its MCP tools included),
-// MCP entries, registry, clock and logger, with s's permission gate as
-// the child's. It has no id, conversation, journal, system prompt, turn
-// hook or delegation of its own, and connects no MCP server: the provider
-// sets what differs.
+// workspace (not resolved again), file system (as built), runner, model
+// (the agent's current one), limits, tool set (s's, its MCP tools
+// included), MCP entries, registry, clock and logger, with s's permission
+// gate as the child's. It has no id, conversation, journal, system prompt,
+// turn hook or delegation of its own, and connects no MCP server: the
+// provider sets what differs.
 func (s *Session) ChildConfig() Config {
 	c := s.cfg
 	c.ID = ""
