@@ -1,6 +1,9 @@
 // Package server is dshd's ACP agent: it maps ACP methods onto sessions and
 // is the only package that turns agent events into session/update
-// notifications.
+// notifications. For each method it decodes the request, finds the
+// session and calls it; it builds no session itself — it hands
+// agent/session's New a Config with the editor-side adapters (fs/*,
+// terminal/*, the permission asker) and the subagent exposure.
 //
 // A [Server] is the daemon: its options, the session store, the tools and
 // subagent providers every session shares, and the set of live sessions. It
