@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,12 +73,7 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 	if res != nil {
 		return res, nil
 	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
+	entries, err := env.Workspace.ReadDir(dir)
 	if err != nil && len(entries) == 0 {
 		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
 	}
@@ -104,11 +99,11 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 			b.WriteString(name + "/\n")
 		case e.Type()&fs.ModeSymlink != 0:
 			nfiles++
-			target, _ := os.Readlink(dir + string(os.PathSeparator) + name)
+			target, _ := env.Workspace.Readlink(filepath.Join(dir, name))
 			b.WriteString(name + " -> " + target + "\n")
 		default:
 			nfiles++
-			if info, err := e.Info(); err == nil && e.Type().IsRegular() {
+			if info, err := env.Workspace.Lstat(filepath.Join(dir, name)); err == nil && info.Mode().IsRegular() {
 				fmt.Fprintf(&b, "%s  %s\n", name, humanSize(info.Size()))
 			} else {
 				b.WriteString(name + "\n")
