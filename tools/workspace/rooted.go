@@ -78,21 +78,10 @@ func (w *Workspace) Stat(p string) (fs.FileInfo, error) {
 	return r.Stat(rel)
 }
 
-// ReadDir lists the directory at the resolved path p, through its root.
-// Entries are in directory order; describe them with [Workspace.Lstat]
-// and [Workspace.Readlink] (their Info method looks them up by path).
-func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
-	f, err := w.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
-}
-
-// Lstat describes the resolved path p without following a symlink at its
-// end, through its root.
-func (w *Workspace) Lstat(p string) (fs.FileInfo, error) {
+// OpenDir opens the directory at the resolved path p, through its root,
+// as an os.Root of its own: listing it and describing its entries through
+// it stays inside that directory. The caller closes it.
+func (w *Workspace) OpenDir(p string) (*os.Root, error) {
 	i, rel, err := w.locate(p)
 	if err != nil {
 		return nil, err
@@ -102,20 +91,5 @@ func (w *Workspace) Lstat(p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return r.Lstat(rel)
-}
-
-// Readlink returns the target of the symlink at p (resolved up to its
-// last element), read through its root.
-func (w *Workspace) Readlink(p string) (string, error) {
-	i, rel, err := w.locate(p)
-	if err != nil {
-		return "", err
-	}
-	r, err := w.openRoot(i)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	return r.Readlink(rel)
+	return r.OpenRoot(rel)
 }
