@@ -25,11 +25,13 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
+
+	acprpc "github.com/dshd/dshd/acp/rpc"
 )
 
 // inproc is a server and one client connection in this process.
 type inproc struct {
-	client *acp.ClientSideConn
+	client *acprpc.ClientSideConn
 	cwd    string
 	close  func()
 }
@@ -84,7 +86,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 		defer close(served)
 		_ = srv.ServeConn(context.Background(), agentEnd)
 	}()
-	client := acp.NewClientSideConn(clientEnd, quietClient{}, nil)
+	client := acprpc.NewClientSideConn(clientEnd, quietClient{}, nil)
 	ip := &inproc{client: client, cwd: cwd, close: func() {
 		client.Close()
 		<-served
@@ -225,7 +227,7 @@ func streamRate(n int) (float64, error) {
 		defer close(drained)
 		_, _ = io.Copy(io.Discard, r)
 	}()
-	s := acp.NewStream(eofReader{}, w, w, nil)
+	s := acprpc.NewStream(eofReader{}, w, w, nil)
 	n0 := &acp.SessionNotification{SessionID: "s_0123456789abcdef", Update: &acp.AgentMessageChunk{Content: acp.TextBlock("a chunk of streamed text"), MessageID: "m_1"}}
 	start := time.Now()
 	for range n {

@@ -1,4 +1,4 @@
-package acp
+package rpc
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/acp"
 )
 
 func TestAgentGatesRequestsUntilInitialize(t *testing.T) {
@@ -28,8 +30,8 @@ func TestAgentGatesRequestsUntilInitialize(t *testing.T) {
 }
 
 func TestAFailedInitializeKeepsTheGateClosed(t *testing.T) {
-	a := &fakeAgent{initialize: func(context.Context, *InitializeRequest) (*InitializeResponse, error) {
-		return nil, ErrInternal
+	a := &fakeAgent{initialize: func(context.Context, *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+		return nil, acp.ErrInternal
 	}}
 	p := newRawAgent(t, a)
 	p.send(initLine)
@@ -92,9 +94,9 @@ func TestNotificationsAreHandledInArrivalOrder(t *testing.T) {
 	a := &fakeAgent{}
 	p := newRawAgent(t, a)
 	p.initialize()
-	var want []SessionID
+	var want []acp.SessionID
 	for i := range n {
-		id := SessionID(fmt.Sprintf("s%d", i))
+		id := acp.SessionID(fmt.Sprintf("s%d", i))
 		want = append(want, id)
 		p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + string(id) + `"}}`)
 	}
@@ -114,18 +116,18 @@ func TestNotificationsAreHandledInArrivalOrder(t *testing.T) {
 func TestHandlersAreSynchronousUntilDetach(t *testing.T) {
 	cancelRan := make(chan struct{})
 	var before int
-	a := &fakeAgent{cancel: func(context.Context, *CancelNotification) error {
+	a := &fakeAgent{cancel: func(context.Context, *acp.CancelNotification) error {
 		close(cancelRan)
 		return nil
 	}}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
-		if _, err := a.conn.ReadTextFile(ctx, &ReadTextFileRequest{SessionID: r.SessionID, Path: "/f"}); err != nil {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
+		if _, err := a.conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: r.SessionID, Path: "/f"}); err != nil {
 			return nil, err
 		}
 		before = len(a.cancelledSessions())
 		Detach(ctx)
 		<-cancelRan
-		return &PromptResponse{StopReason: StopReasonCancelled}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
 	p := newRawAgent(t, a)
 	p.initialize()
@@ -141,16 +143,16 @@ func TestHandlersAreSynchronousUntilDetach(t *testing.T) {
 
 func TestCancelRequestForAQueuedRequest(t *testing.T) {
 	listRan := false
-	a := &fakeAgent{list: func(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	a := &fakeAgent{list: func(context.Context, *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
 		listRan = true
 		return nil, nil
 	}}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		// Blocks the dispatcher (no Detach) until the client answers.
-		if _, err := a.conn.ReadTextFile(ctx, &ReadTextFileRequest{SessionID: "s", Path: "/f"}); err != nil {
+		if _, err := a.conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: "/f"}); err != nil {
 			return nil, err
 		}
-		return &PromptResponse{StopReason: StopReasonEndTurn}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	p := newRawAgent(t, a)
 	p.initialize()
@@ -182,12 +184,12 @@ func TestCancelRequestForARunningRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			started := make(chan struct{})
-			a := &fakeAgent{prompt: func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+			a := &fakeAgent{prompt: func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 				Detach(ctx)
 				close(started)
 				<-ctx.Done()
 				if tt.result {
-					return &PromptResponse{StopReason: StopReasonCancelled}, nil
+					return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 				}
 				return nil, errors.New("aborted")
 			}}
@@ -202,7 +204,7 @@ func TestCancelRequestForARunningRequest(t *testing.T) {
 }
 
 func TestAHandlerPanicIsAnInternalError(t *testing.T) {
-	a := &fakeAgent{newSession: func(context.Context, *NewSessionRequest) (*NewSessionResponse, error) {
+	a := &fakeAgent{newSession: func(context.Context, *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 		panic("boom")
 	}}
 	p := newRawAgent(t, a)
@@ -233,7 +235,7 @@ func (a *extAgent) HandleExtRequest(_ context.Context, method string, params jso
 	if method == "_dsh.dev/stats" {
 		return map[string]int{"turns": 4}, nil
 	}
-	return nil, ErrMethodNotFound.WithData(map[string]string{"method": method})
+	return nil, acp.ErrMethodNotFound.WithData(map[string]string{"method": method})
 }
 
 func (a *extAgent) HandleExtNotification(_ context.Context, method string, params json.RawMessage) error {
@@ -277,46 +279,46 @@ func TestClientCallsTheAgentAndSeesEveryUpdateFirst(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	cl := &fakeClient{
-		update: func(_ context.Context, u *SessionNotification) error {
+		update: func(_ context.Context, u *acp.SessionNotification) error {
 			mu.Lock()
-			got = append(got, u.Update.(*AgentMessageChunk).Content.(*TextContent).Text)
+			got = append(got, u.Update.(*acp.AgentMessageChunk).Content.(*acp.TextContent).Text)
 			mu.Unlock()
 			return nil
 		},
-		permission: func(_ context.Context, r *RequestPermissionRequest) (*RequestPermissionResponse, error) {
-			return &RequestPermissionResponse{Outcome: Selected(r.Options[0].OptionID)}, nil
+		permission: func(_ context.Context, r *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+			return &acp.RequestPermissionResponse{Outcome: acp.Selected(r.Options[0].OptionID)}, nil
 		},
 	}
 	a := &fakeAgent{}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		Detach(ctx)
-		perm, err := a.conn.RequestPermission(ctx, &RequestPermissionRequest{SessionID: r.SessionID,
-			ToolCall: ToolCallUpdate{ToolCallID: "tc"},
-			Options:  []PermissionOption{{OptionID: "yes", Name: "Yes", Kind: PermissionAllowOnce}}})
+		perm, err := a.conn.RequestPermission(ctx, &acp.RequestPermissionRequest{SessionID: r.SessionID,
+			ToolCall: acp.ToolCallUpdate{ToolCallID: "tc"},
+			Options:  []acp.PermissionOption{{OptionID: "yes", Name: "Yes", Kind: acp.PermissionAllowOnce}}})
 		if err != nil {
 			return nil, err
 		}
-		if o, ok := perm.Outcome.(*SelectedPermissionOutcome); !ok || o.OptionID != "yes" {
+		if o, ok := perm.Outcome.(*acp.SelectedPermissionOutcome); !ok || o.OptionID != "yes" {
 			return nil, fmt.Errorf("outcome %#v", perm.Outcome)
 		}
 		for i := range n {
-			u := &SessionNotification{SessionID: r.SessionID, Update: &AgentMessageChunk{Content: TextBlock(fmt.Sprint(i))}}
+			u := &acp.SessionNotification{SessionID: r.SessionID, Update: &acp.AgentMessageChunk{Content: acp.TextBlock(fmt.Sprint(i))}}
 			if err := a.conn.SessionUpdate(ctx, u); err != nil {
 				return nil, err
 			}
 		}
-		return &PromptResponse{StopReason: StopReasonEndTurn}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	c := newPair(t, a, cl)
 	ctx := t.Context()
-	if _, err := c.Initialize(ctx, &InitializeRequest{ProtocolVersion: ProtocolVersion1}); err != nil {
+	if _, err := c.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Prompt(ctx, &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("go")}})
+	resp, err := c.Prompt(ctx, &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StopReason != StopReasonEndTurn {
+	if resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("stop reason %q", resp.StopReason)
 	}
 	mu.Lock()
@@ -334,15 +336,15 @@ func TestClientCallsTheAgentAndSeesEveryUpdateFirst(t *testing.T) {
 func TestOutgoingCallErrors(t *testing.T) {
 	c := newPair(t, &fakeAgent{}, &fakeClient{})
 	ctx := t.Context()
-	_, err := c.NewSession(ctx, &NewSessionRequest{Cwd: "/x"})
-	if !errors.Is(err, ErrInvalidRequest) {
+	_, err := c.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/x"})
+	if !errors.Is(err, acp.ErrInvalidRequest) {
 		t.Fatalf("session/new before initialize: %v, want -32600", err)
 	}
-	if _, err := c.Initialize(ctx, &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	var e *Error
-	_, err = c.LoadSession(ctx, &LoadSessionRequest{Cwd: "/x"})
+	var e *acp.Error
+	_, err = c.LoadSession(ctx, &acp.LoadSessionRequest{Cwd: "/x"})
 	if !errors.As(err, &e) || e.Code != -32602 || !strings.Contains(fmt.Sprintf("%s", e.Data), "sessionId") {
 		t.Fatalf("load without sessionId: %v", err)
 	}
@@ -354,7 +356,7 @@ func TestOutgoingCallErrors(t *testing.T) {
 func TestCancellingAnOutgoingCallSendsCancelRequest(t *testing.T) {
 	handlerCancelled := make(chan error, 1)
 	started := make(chan struct{})
-	a := &fakeAgent{prompt: func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a := &fakeAgent{prompt: func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		Detach(ctx)
 		close(started)
 		<-ctx.Done()
@@ -362,7 +364,7 @@ func TestCancellingAnOutgoingCallSendsCancelRequest(t *testing.T) {
 		return nil, ctx.Err()
 	}}
 	c := newPair(t, a, &fakeClient{})
-	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -370,7 +372,7 @@ func TestCancellingAnOutgoingCallSendsCancelRequest(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	_, err := c.Prompt(ctx, &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}})
+	_, err := c.Prompt(ctx, &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prompt = %v, want context.Canceled", err)
 	}
@@ -385,42 +387,42 @@ func TestCancellingAnOutgoingCallSendsCancelRequest(t *testing.T) {
 func TestPeerDisconnectMidCall(t *testing.T) {
 	asked := make(chan struct{})
 	agentErr := make(chan error, 1)
-	cl := &fakeClient{read: func(ctx context.Context, r *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	cl := &fakeClient{read: func(ctx context.Context, r *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
 		close(asked)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
 	a := &fakeAgent{}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		Detach(ctx)
-		_, err := a.conn.ReadTextFile(ctx, &ReadTextFileRequest{SessionID: "s", Path: "/f"})
+		_, err := a.conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: "/f"})
 		agentErr <- err
 		return nil, err
 	}
 	c := newPair(t, a, cl)
-	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
 	promptErr := make(chan error, 1)
 	go func() {
-		_, err := c.Prompt(t.Context(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}})
+		_, err := c.Prompt(t.Context(), &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}})
 		promptErr <- err
 	}()
 	<-asked
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-promptErr; !errors.Is(err, ErrConnClosed) {
+	if err := <-promptErr; !errors.Is(err, acp.ErrConnClosed) {
 		t.Errorf("client's pending Prompt: %v, want ErrConnClosed", err)
 	}
-	if err := <-agentErr; !errors.Is(err, ErrConnClosed) {
+	if err := <-agentErr; !errors.Is(err, acp.ErrConnClosed) {
 		t.Errorf("agent's pending call: %v, want ErrConnClosed", err)
 	}
 	<-a.conn.Done()
-	if _, err := c.Logout(t.Context(), nil); !errors.Is(err, ErrConnClosed) {
+	if _, err := c.Logout(t.Context(), nil); !errors.Is(err, acp.ErrConnClosed) {
 		t.Errorf("call on a closed connection: %v", err)
 	}
-	if err := a.conn.SessionUpdate(t.Context(), &SessionNotification{SessionID: "s", Update: &Plan{}}); !errors.Is(err, ErrConnClosed) {
+	if err := a.conn.SessionUpdate(t.Context(), &acp.SessionNotification{SessionID: "s", Update: &acp.Plan{}}); !errors.Is(err, acp.ErrConnClosed) {
 		t.Errorf("update on a closed connection: %v", err)
 	}
 	if err := c.Close(); err != nil {
@@ -430,10 +432,10 @@ func TestPeerDisconnectMidCall(t *testing.T) {
 
 func TestRequestIDFromContext(t *testing.T) {
 	ids := make(chan string, 1)
-	a := &fakeAgent{newSession: func(ctx context.Context, _ *NewSessionRequest) (*NewSessionResponse, error) {
+	a := &fakeAgent{newSession: func(ctx context.Context, _ *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 		id, _ := RequestIDFromContext(ctx)
 		ids <- id.String()
-		return &NewSessionResponse{SessionID: "s"}, nil
+		return &acp.NewSessionResponse{SessionID: "s"}, nil
 	}}
 	p := newRawAgent(t, a)
 	p.initialize()
@@ -447,33 +449,33 @@ func TestRequestIDFromContext(t *testing.T) {
 func TestTheAgentCancelsItsOwnCallToTheClient(t *testing.T) {
 	clientSaw := make(chan error, 1)
 	asked := make(chan struct{})
-	cl := &fakeClient{permission: func(ctx context.Context, _ *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	cl := &fakeClient{permission: func(ctx context.Context, _ *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 		close(asked)
 		<-ctx.Done()
 		clientSaw <- ctx.Err()
-		return &RequestPermissionResponse{Outcome: &CancelledPermissionOutcome{}}, nil
+		return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
 	}}
 	a := &fakeAgent{}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		Detach(ctx)
 		callCtx, cancel := context.WithCancel(ctx)
 		go func() {
 			<-asked
 			cancel()
 		}()
-		_, err := a.conn.RequestPermission(callCtx, &RequestPermissionRequest{SessionID: "s",
-			ToolCall: ToolCallUpdate{ToolCallID: "t"}, Options: []PermissionOption{}})
+		_, err := a.conn.RequestPermission(callCtx, &acp.RequestPermissionRequest{SessionID: "s",
+			ToolCall: acp.ToolCallUpdate{ToolCallID: "t"}, Options: []acp.PermissionOption{}})
 		if !errors.Is(err, context.Canceled) {
 			return nil, fmt.Errorf("RequestPermission = %v", err)
 		}
-		return &PromptResponse{StopReason: StopReasonCancelled}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
 	c := newPair(t, a, cl)
-	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Prompt(t.Context(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}})
-	if err != nil || resp.StopReason != StopReasonCancelled {
+	resp, err := c.Prompt(t.Context(), &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}})
+	if err != nil || resp.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("Prompt = %+v, %v", resp, err)
 	}
 	if err := <-clientSaw; !errors.Is(err, context.Canceled) {
@@ -485,7 +487,7 @@ func TestTheAgentCancelsItsOwnCallToTheClient(t *testing.T) {
 type pingAgent struct{ fakeAgent }
 
 func (a *pingAgent) HandleExtRequest(ctx context.Context, method string, _ json.RawMessage) (any, error) {
-	err := a.conn.SessionUpdate(ctx, &SessionNotification{SessionID: "s", Update: &AgentMessageChunk{Content: TextBlock("before pong")}})
+	err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: "s", Update: &acp.AgentMessageChunk{Content: acp.TextBlock("before pong")}})
 	return map[string]bool{"pong": true}, err
 }
 
@@ -496,19 +498,19 @@ func (a *pingAgent) HandleExtNotification(context.Context, string, json.RawMessa
 func TestABlockingClientHandlerCanCallTheAgent(t *testing.T) {
 	a := &pingAgent{}
 	var c *ClientSideConn
-	cl := &fakeClient{permission: func(ctx context.Context, _ *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	cl := &fakeClient{permission: func(ctx context.Context, _ *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 		if _, err := c.Call(ctx, "_ping", nil); err != nil {
 			return nil, err
 		}
-		return &RequestPermissionResponse{Outcome: Selected("yes")}, nil
+		return &acp.RequestPermissionResponse{Outcome: acp.Selected("yes")}, nil
 	}}
-	a.prompt = func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	a.prompt = func(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
 		Detach(ctx)
-		if _, err := a.conn.RequestPermission(ctx, &RequestPermissionRequest{SessionID: "s",
-			ToolCall: ToolCallUpdate{ToolCallID: "t"}, Options: []PermissionOption{}}); err != nil {
+		if _, err := a.conn.RequestPermission(ctx, &acp.RequestPermissionRequest{SessionID: "s",
+			ToolCall: acp.ToolCallUpdate{ToolCallID: "t"}, Options: []acp.PermissionOption{}}); err != nil {
 			return nil, err
 		}
-		return &PromptResponse{StopReason: StopReasonEndTurn}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	agentEnd, clientEnd := net.Pipe()
 	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: testLogger(t)})
@@ -517,10 +519,10 @@ func TestABlockingClientHandlerCanCallTheAgent(t *testing.T) {
 		c.Close()
 		<-a.conn.Done()
 	})
-	if _, err := c.Initialize(t.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := c.Prompt(t.Context(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{}}); err != nil || resp.StopReason != StopReasonEndTurn {
+	if resp, err := c.Prompt(t.Context(), &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}}); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("Prompt = %+v, %v", resp, err)
 	}
 }

@@ -1,7 +1,7 @@
 // conn.go: the connection core shared by both sides — ordered dispatch,
 // detach, $/cancel_request, outgoing calls and shutdown (design.md "Order").
 
-package acp
+package rpc
 
 import (
 	"context"
@@ -16,6 +16,10 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/dshd/dshd/acp"
+
+	"bytes"
 )
 
 // ConnOptions configures a connection. The zero value is usable.
@@ -77,11 +81,11 @@ func AfterAnswer(ctx context.Context, fn func()) {
 
 // RequestIDFromContext returns the JSON-RPC id of the request whose handler
 // context is ctx, e.g. for the request scope of elicitation/create.
-func RequestIDFromContext(ctx context.Context) (RequestID, bool) {
+func RequestIDFromContext(ctx context.Context) (acp.RequestID, bool) {
 	if fl, ok := ctx.Value(handlerKey{}).(*inflight); ok {
-		return RequestID{raw: fl.key}, true
+		return fl.rid, true
 	}
-	return RequestID{}, false
+	return acp.RequestID{}, false
 }
 
 type handlerKey struct{}
@@ -96,14 +100,12 @@ type methodInfo struct {
 	handle         handlerFunc
 }
 
-type validator interface{ Validate() error }
-
 // requestMethod builds the row of a request method from a typed handler:
 // decode, validate, call, and send nil results as the empty response.
 func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (*R, error)) methodInfo {
 	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
 		p := new(P)
-		if err := decodeParams(raw, p); err != nil {
+		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
 		}
 		r, err := fn(ctx, p)
@@ -121,33 +123,11 @@ func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (
 func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
 	return methodInfo{notification: true, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
 		p := new(P)
-		if err := decodeParams(raw, p); err != nil {
+		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
 		}
 		return nil, fn(ctx, p)
 	}}
-}
-
-// decodeParams decodes and validates params; every failure is -32602 with
-// data naming the field when known.
-func decodeParams(raw json.RawMessage, p any) error {
-	if err := json.Unmarshal(raw, p); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return e
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			// Our decoders embed a method-less "alias" of the params type.
-			field := strings.ReplaceAll(te.Field, "alias.", "")
-			return invalidField(field, "must be "+te.Type.String())
-		}
-		return ErrInvalidParams.WithData(reason(err.Error()))
-	}
-	if v, ok := p.(validator); ok {
-		return v.Validate()
-	}
-	return nil
 }
 
 // item is one queued message.
@@ -162,7 +142,8 @@ type item struct {
 type inflight struct {
 	c       *conn
 	id      json.RawMessage // exactly as received
-	key     string          // canonical id text, for $/cancel_request
+	rid     acp.RequestID   // the id decoded
+	key     string          // rid's canonical text, for $/cancel_request
 	method  string
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -181,7 +162,7 @@ type inflight struct {
 }
 
 func (fl *inflight) detach() {
-	if fl.method == MethodInitialize {
+	if fl.method == acp.MethodInitialize {
 		return
 	}
 	fl.detachOnce.Do(func() {
@@ -272,7 +253,9 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 
 // start begins reading; call once the side's flags are set.
 func (c *conn) start() {
-	c.rpc = jsonrpc2.NewConn(c.ctx, c.stream, c,
+	// jsonrpc2 never sees a request (the stream hands those to our hooks),
+	// so it needs no handler.
+	c.rpc = jsonrpc2.NewConn(c.ctx, c.stream, nil,
 		jsonrpc2.SetLogger(rpcLogger{c.log}),
 		jsonrpc2.OnRecv(c.onRecv))
 	c.wg.Add(1)
@@ -322,7 +305,7 @@ func (l rpcLogger) Printf(format string, v ...any) {
 
 // onNotify runs on the read loop for every notification, in order.
 func (c *conn) onNotify(method string, params json.RawMessage) {
-	if method == MethodCancelRequest {
+	if method == acp.MethodCancelRequest {
 		c.cancelRequest(params)
 		return
 	}
@@ -335,7 +318,7 @@ func (c *conn) onNotify(method string, params json.RawMessage) {
 
 // cancelRequest applies $/cancel_request at once, even to a queued request.
 func (c *conn) cancelRequest(params json.RawMessage) {
-	var p CancelRequestNotification
+	var p acp.CancelRequestNotification
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.RequestID.IsZero() {
 		c.log.Debug("acp: ignored malformed $/cancel_request")
 		return
@@ -351,31 +334,16 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 	fl.cancel()
 }
 
-// Handle implements jsonrpc2.Handler. Requests and notifications reach the
-// connection through the stream's hooks, so jsonrpc2 never calls it; it is
-// kept equivalent for safety.
-func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	var params json.RawMessage
-	if req.Params != nil {
-		params = *req.Params
-	}
-	if req.Notif {
-		c.onNotify(req.Method, params)
-		return
-	}
-	c.onRequest(json.RawMessage(c.stream.requestKey(req.ID)), req.Method, params)
-}
-
 // onRequest runs on the read loop for every request, in order, and only
 // enqueues: the handler runs on the dispatcher's turn.
 func (c *conn) onRequest(id json.RawMessage, method string, params json.RawMessage) {
-	key, ok := idKey(id)
-	if !ok { // the stream only passes valid ids
+	var rid acp.RequestID
+	if rid.UnmarshalJSON(id) != nil { // the stream only passes valid ids
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	fl := &inflight{
-		c: c, id: id, key: key, method: method, cancel: cancel,
+		c: c, id: id, rid: rid, key: rid.String(), method: method, cancel: cancel,
 		detached: make(chan struct{}), returned: make(chan struct{}),
 	}
 	fl.ctx = context.WithValue(ctx, handlerKey{}, fl)
@@ -463,8 +431,8 @@ func (c *conn) runNotification(it *item) {
 
 func (c *conn) runRequest(it *item) {
 	fl := it.fl
-	if c.gate && !c.initialized.Load() && fl.method != MethodInitialize {
-		c.reply(fl, nil, ErrInvalidRequest.WithData(reason("connection not initialized")))
+	if c.gate && !c.initialized.Load() && fl.method != acp.MethodInitialize {
+		c.reply(fl, nil, acp.ErrInvalidRequest.WithData(reason("connection not initialized")))
 		return
 	}
 	info, known := c.methods[fl.method]
@@ -474,7 +442,7 @@ func (c *conn) runRequest(it *item) {
 	case known && !info.notification:
 		if len(params) == 0 || isNull(params) {
 			if !info.paramsOptional {
-				c.reply(fl, nil, invalidField("params", "required"))
+				c.reply(fl, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "params", "reason": "required"}))
 				return
 			}
 			params = json.RawMessage("{}")
@@ -488,11 +456,11 @@ func (c *conn) runRequest(it *item) {
 			return r, err
 		}
 	default:
-		c.reply(fl, nil, ErrMethodNotFound.WithData(map[string]any{"method": fl.method}))
+		c.reply(fl, nil, acp.ErrMethodNotFound.WithData(map[string]any{"method": fl.method}))
 		return
 	}
 	if fl.ctx.Err() != nil { // cancelled while queued
-		c.reply(fl, nil, ErrRequestCancelled)
+		c.reply(fl, nil, acp.ErrRequestCancelled)
 		return
 	}
 	fl.blocking.Store(true)
@@ -508,7 +476,7 @@ func (c *conn) runRequest(it *item) {
 	}()
 	select {
 	case <-fl.returned:
-		if fl.method == MethodInitialize && fl.ok {
+		if fl.method == acp.MethodInitialize && fl.ok {
 			c.initialized.Store(true)
 		}
 	case <-fl.detached:
@@ -532,7 +500,7 @@ func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params 
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("acp: handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = nil, ErrInternal.WithData(reason("handler panicked"))
+			res, err = nil, acp.ErrInternal.WithData(reason("handler panicked"))
 		}
 	}()
 	return h(ctx, params)
@@ -553,15 +521,15 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 			werr = c.stream.writeResponse(fl.id, res, nil)
 		} else {
 			if fl.peerCancelled.Load() {
-				err = ErrRequestCancelled
+				err = acp.ErrRequestCancelled
 			}
 			werr = c.stream.writeResponse(fl.id, nil, toWire(err, c.log))
 		}
-		if werr != nil && !errors.Is(werr, ErrConnClosed) {
+		if werr != nil && !errors.Is(werr, acp.ErrConnClosed) {
 			// Most likely a result that does not marshal: still answer once.
 			c.log.Warn("acp: cannot send response", "method", fl.method, "err", werr)
 			fl.ok = false
-			_ = c.stream.writeResponse(fl.id, nil, toWire(ErrInternal.WithData(reason("unencodable result")), c.log))
+			_ = c.stream.writeResponse(fl.id, nil, toWire(acp.ErrInternal.WithData(reason("unencodable result")), c.log))
 		}
 		fl.cancel()
 		c.mu.Lock()
@@ -660,8 +628,8 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
 		c.dropBarrier(id)
-		if errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, ErrConnClosed) {
-			return ErrConnClosed
+		if errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, acp.ErrConnClosed) {
+			return acp.ErrConnClosed
 		}
 		return err
 	}
@@ -675,10 +643,10 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		if ended {
 			// The peer's input is gone: this call can never be answered,
 			// and its context was cancelled for that reason.
-			return ErrConnClosed
+			return acp.ErrConnClosed
 		}
-		cancel := &CancelRequestNotification{RequestID: IntRequestID(int64(id))}
-		if werr := c.stream.WriteNotification(MethodCancelRequest, cancel); werr != nil {
+		cancel := &acp.CancelRequestNotification{RequestID: acp.IntRequestID(int64(id))}
+		if werr := c.stream.WriteNotification(acp.MethodCancelRequest, cancel); werr != nil {
 			c.log.Debug("acp: cannot send $/cancel_request", "err", werr)
 		}
 		return ctxErr
@@ -691,7 +659,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	case errors.As(err, &we):
 		return fromWire(we)
 	case errors.Is(err, jsonrpc2.ErrClosed):
-		return ErrConnClosed
+		return acp.ErrConnClosed
 	case err != nil:
 		return err
 	}
@@ -727,8 +695,8 @@ func (c *conn) callRaw(ctx context.Context, method string, params any) (json.Raw
 // order.
 func (c *conn) notify(method string, params any) error {
 	if err := c.stream.WriteNotification(method, params); err != nil {
-		if errors.Is(err, ErrConnClosed) {
-			return ErrConnClosed
+		if errors.Is(err, acp.ErrConnClosed) {
+			return acp.ErrConnClosed
 		}
 		return err
 	}
@@ -766,3 +734,5 @@ func (c *conn) close() error {
 	<-c.done
 	return nil
 }
+
+func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }

@@ -1,5 +1,5 @@
 //go:build !race
 
-package acp
+package rpc
 
 const raceEnabled = false

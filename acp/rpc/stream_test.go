@@ -1,9 +1,8 @@
-package acp
+package rpc
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
+	"github.com/dshd/dshd/acp"
 )
 
 // watchdog fails the test with a goroutine dump instead of hanging forever;
@@ -100,8 +99,8 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// newEchoPeer serves a plain jsonrpc2.Conn over a Stream whose handler
-// answers every request with its method name.
+// newEchoPeer serves a Stream whose request hook answers every request
+// with its method name, reading until the input ends.
 func newEchoPeer(t *testing.T, opts *StreamOptions) *linePeer {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -114,15 +113,27 @@ func newEchoPeer(t *testing.T, opts *StreamOptions) *linePeer {
 		inR.Close()
 		return outW.Close()
 	}), opts)
-	h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-		return req.Method, nil
-	})
-	conn := jsonrpc2.NewConn(context.Background(), s, h, jsonrpc2.SetLogger(rpcLogger{opts.Logger}))
+	s.onRequest = func(id json.RawMessage, method string, _ json.RawMessage) {
+		if err := s.writeResponse(id, method, nil); err != nil {
+			t.Errorf("answer %s: %v", method, err)
+		}
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for {
+			var v json.RawMessage
+			if s.ReadObject(&v) != nil {
+				s.Close()
+				return
+			}
+		}
+	}()
 	p := &linePeer{t: t, in: inW, lines: make(chan string, 64)}
 	go p.readLines(outR)
 	t.Cleanup(func() {
 		inW.Close()
-		<-conn.DisconnectNotify()
+		<-read
 		for range p.lines {
 		}
 	})
@@ -259,8 +270,8 @@ func TestStreamDoesNotBufferAnOverlongLine(t *testing.T) {
 func TestStreamWritesOneCompactLinePerMessage(t *testing.T) {
 	var out bytes.Buffer
 	s := NewStream(strings.NewReader(""), &out, nil, nil)
-	if err := s.WriteNotification(MethodSessionUpdate, &SessionNotification{SessionID: "s",
-		Update: &AgentMessageChunk{Content: TextBlock("two\nlines <b>&")}}); err != nil {
+	if err := s.WriteNotification(acp.MethodSessionUpdate, &acp.SessionNotification{SessionID: "s",
+		Update: &acp.AgentMessageChunk{Content: acp.TextBlock("two\nlines <b>&")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WriteNotification("ping", nil); err != nil {
@@ -293,4 +304,33 @@ func TestStreamWriteErrorClosesTheStream(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
+}
+
+func TestWriteNotificationWritesTheGenericEncoding(t *testing.T) {
+	for _, n := range []*acp.SessionNotification{
+		{SessionID: "s<1>", Update: &acp.ToolCall{ToolCallID: "t&", Title: "a\nb <c>", RawInput: json.RawMessage(`{"x": "<y>"}`)}},
+		{SessionID: "s", Update: &acp.AgentMessageChunk{Content: acp.TextBlock("fast <path>\u2028")}},
+	} {
+		var out bytes.Buffer
+		s := NewStream(nil, &out, nil, nil)
+		if err := s.WriteNotification(acp.MethodSessionUpdate, n); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"jsonrpc":"2.0","method":"session/update","params":` + string(genericEncoding(t, n)) + "}\n"
+		if out.String() != want {
+			t.Errorf("got  %s\nwant %s", out.String(), want)
+		}
+	}
+}
+
+// genericEncoding is what WriteNotification writes without the fast path.
+func genericEncoding(t *testing.T, n *acp.SessionNotification) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(n); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package acp
+package rpc
 
 // raceEnabled shrinks the few size-bound tests: the race detector slows
 // byte-wise JSON scanning tenfold and finds races, not size bugs.

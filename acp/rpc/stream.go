@@ -1,7 +1,7 @@
 // stream.go: the newline-delimited JSON transport (acp-v1 §2.1, §3), a
-// jsonrpc2.ObjectStream that never hands jsonrpc2 a message it would choke on.
+// jsonrpc2.ObjectStream that hands jsonrpc2 only the responses to our calls.
 
-package acp
+package rpc
 
 import (
 	"bufio"
@@ -16,6 +16,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // DefaultMaxLineSize is the default cap on one incoming line.
@@ -34,15 +38,14 @@ type StreamOptions struct {
 // Stream is a jsonrpc2.ObjectStream over newline-delimited JSON: one compact
 // message per line, `\r\n` tolerated, blank lines skipped.
 //
-// ReadObject hands jsonrpc2 only clean request and response objects, because
-// jsonrpc2.Conn closes the whole connection on any read error. Every bad line
-// is answered here (-32700 for non-JSON, -32600 for batches, non-objects,
-// invalid envelopes, invalid UTF-8 and over-long lines) and reading goes on.
-// Responses with a null or foreign id are logged and dropped.
-//
-// Request ids: string ids pass through unchanged; integer and null ids (which
-// jsonrpc2 cannot represent when negative, huge or null) are replaced by
-// internal numbers on read and restored, byte for byte, in the response.
+// Every line is checked here, once. Requests and notifications go to the
+// connection's hooks, on the reading goroutine and in arrival order, with
+// their params and id exactly as received; ReadObject hands jsonrpc2 only
+// clean responses to our own calls, because jsonrpc2.Conn closes the whole
+// connection on any read error. Every bad line is answered here (-32700 for
+// non-JSON, -32600 for batches, non-objects, invalid envelopes, invalid
+// UTF-8 and over-long lines) and reading goes on. Responses with a null or
+// foreign id are logged and dropped.
 //
 // Writes are serialized, one line per message, and flushed when no other
 // writer is queued, so a burst costs few syscalls and the last line of a
@@ -62,15 +65,10 @@ type Stream struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	idMu   sync.Mutex
-	ids    map[uint64]string // internal id → original id text
-	nextID uint64
-
-	// onNotify and onRequest, when set, receive every valid notification and
-	// request instead of jsonrpc2, on the reading goroutine and in arrival
-	// order; id is the request's original id, exactly as received. A
-	// connection answers such requests with writeResponse. Then jsonrpc2
-	// only matches responses, and a big request is parsed once, not thrice.
+	// onNotify and onRequest receive every valid notification and request,
+	// on the reading goroutine and in arrival order; id is the request's
+	// original id, exactly as received, and writeResponse answers it. By
+	// default a request is answered -32601 and a notification ignored.
 	onNotify  func(method string, params json.RawMessage)
 	onRequest func(id json.RawMessage, method string, params json.RawMessage)
 	// onEOF, when set, runs when the input ends, before ReadObject reports
@@ -94,14 +92,18 @@ func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Stream{
-		r:       bufio.NewReaderSize(r, 16<<10),
-		bw:      bufio.NewWriterSize(w, 16<<10),
-		maxLine: o.MaxLineSize,
-		log:     o.Logger,
-		closer:  closer,
-		ids:     make(map[uint64]string),
+	s := &Stream{
+		r:        bufio.NewReaderSize(r, 16<<10),
+		bw:       bufio.NewWriterSize(w, 16<<10),
+		maxLine:  o.MaxLineSize,
+		log:      o.Logger,
+		closer:   closer,
+		onNotify: func(string, json.RawMessage) {},
 	}
+	s.onRequest = func(id json.RawMessage, method string, _ json.RawMessage) {
+		s.replyError(id, acp.ErrMethodNotFound.WithData(map[string]any{"method": method}))
+	}
+	return s
 }
 
 // Close closes the stream; it is idempotent and returns the first result.
@@ -113,7 +115,7 @@ func (s *Stream) Close() error {
 		if s.wmu.TryLock() {
 			if s.werr == nil {
 				_ = s.bw.Flush()
-				s.werr = ErrConnClosed
+				s.werr = acp.ErrConnClosed
 			}
 			s.wmu.Unlock()
 		}
@@ -124,14 +126,21 @@ func (s *Stream) Close() error {
 	return s.closeErr
 }
 
-// WriteObject implements jsonrpc2.ObjectStream.
+// WriteObject implements jsonrpc2.ObjectStream; jsonrpc2 writes our
+// outgoing calls through it.
 func (s *Stream) WriteObject(obj any) error {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	b = s.restoreID(b)
 	return s.writeLine(append(b, '\n'))
+}
+
+// pooledEncoder is a reusable line buffer with an encoder that does not
+// escape HTML, as acp.MarshalSessionNotification does not.
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 var notifPool = sync.Pool{New: func() any { return new(pooledEncoder) }}
@@ -145,11 +154,12 @@ func (s *Stream) WriteNotification(method string, params any) error {
 	b := appendNotificationHead(e.buf.AvailableBuffer()[:0], method)
 	if params != nil {
 		b = append(b, `,"params":`...)
-		fast := false
-		if n, ok := params.(*SessionNotification); ok {
-			b, fast = appendTextChunkNotification(b, n)
-		}
-		if !fast {
+		if n, ok := params.(*acp.SessionNotification); ok {
+			var err error
+			if b, err = acp.AppendSessionNotification(b, n); err != nil {
+				return err
+			}
+		} else {
 			if e.enc == nil {
 				e.enc = json.NewEncoder(&e.buf)
 				e.enc.SetEscapeHTML(false)
@@ -182,7 +192,7 @@ func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
 // including its method.
 func appendNotificationHead(b []byte, method string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	return appendJSONString(b, method)
+	return jsontext.AppendString(b, method)
 }
 
 // writeNotificationTail closes and writes the notification line b, built in
@@ -216,14 +226,14 @@ func (s *Stream) writeLine(line []byte) error {
 		return s.werr
 	}
 	if s.closed.Load() {
-		return ErrConnClosed
+		return acp.ErrConnClosed
 	}
 	_, err := s.bw.Write(line)
 	if err == nil && queued == 0 {
 		err = s.bw.Flush()
 	}
 	if err != nil {
-		s.werr = fmt.Errorf("%w: %w", ErrConnClosed, err)
+		s.werr = fmt.Errorf("%w: %w", acp.ErrConnClosed, err)
 		s.Close() // its TryLock fails while we hold wmu, so it only closes
 		return s.werr
 	}
@@ -237,20 +247,13 @@ func (s *Stream) ReadObject(v any) error {
 		line, tooLong, rerr := s.readLine()
 		if tooLong {
 			s.log.Warn("acp: input line too long", "limit", s.maxLine)
-			s.replyError(nil, ErrInvalidRequest.WithData(map[string]any{
+			s.replyError(nil, acp.ErrInvalidRequest.WithData(map[string]any{
 				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", s.maxLine)}))
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			if msg, internal := s.process(line); msg != nil {
-				err := json.Unmarshal(msg, v)
-				if err == nil {
-					return nil
-				}
-				// The envelope check makes this unreachable (see
-				// FuzzStreamRead); answer rather than leave a caller waiting.
-				s.log.Warn("acp: jsonrpc2 rejected a message", "err", err)
-				if orig, ok := s.forgetID(internal); ok {
-					s.replyError([]byte(orig), ErrInvalidRequest.WithData(reason("unreadable message")))
-				}
+			if resp := s.process(line); resp != nil {
+				// resp is a response we built; the envelope check makes
+				// it readable (see FuzzStreamRead).
+				return json.Unmarshal(resp, v)
 			}
 		}
 		if rerr != nil {
@@ -292,38 +295,37 @@ type envelope struct {
 
 func reason(r string) map[string]any { return map[string]any{"reason": r} }
 
-// process checks one line. It returns the cleaned message for jsonrpc2 (and
-// the internal id it mapped, if any), or nil when the line was answered,
-// delivered to onNotify, or dropped.
-func (s *Stream) process(line []byte) ([]byte, uint64) {
+// process checks one line. It returns the response for jsonrpc2, or nil
+// when the line was answered, delivered to a hook, or dropped.
+func (s *Stream) process(line []byte) []byte {
 	if !json.Valid(line) {
-		s.log.Warn("acp: unparseable input line", "line", truncate(line, 200))
-		s.replyError(nil, ErrParse)
-		return nil, 0
+		s.log.Warn("acp: unparseable input line", "line", jsontext.Truncate(line, 200))
+		s.replyError(nil, acp.ErrParse)
+		return nil
 	}
 	switch line[0] {
 	case '{':
 	case '[':
-		s.replyError(nil, ErrInvalidRequest.WithData(reason("batches are not supported")))
-		return nil, 0
+		s.replyError(nil, acp.ErrInvalidRequest.WithData(reason("batches are not supported")))
+		return nil
 	default:
-		s.replyError(nil, ErrInvalidRequest.WithData(reason("message must be a JSON object")))
-		return nil, 0
+		s.replyError(nil, acp.ErrInvalidRequest.WithData(reason("message must be a JSON object")))
+		return nil
 	}
 	var env envelope
-	_ = scanObject(line, func(k, v []byte) bool {
+	_ = jsontext.ScanObject(line, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "jsonrpc"):
+		case jsontext.KeyIs(k, "jsonrpc"):
 			env.jsonrpc = v
-		case keyIs(k, "id"):
+		case jsontext.KeyIs(k, "id"):
 			env.id = v
-		case keyIs(k, "method"):
+		case jsontext.KeyIs(k, "method"):
 			env.method = v
-		case keyIs(k, "params"):
+		case jsontext.KeyIs(k, "params"):
 			env.params = v
-		case keyIs(k, "result"):
+		case jsontext.KeyIs(k, "result"):
 			env.result = v
-		case keyIs(k, "error"):
+		case jsontext.KeyIs(k, "error"):
 			env.errObj = v
 		}
 		return true
@@ -337,77 +339,45 @@ func (s *Stream) process(line []byte) ([]byte, uint64) {
 	if !utf8.Valid(line) {
 		if !isRequest && (env.result != nil || env.errObj != nil) {
 			s.log.Warn("acp: dropped response with invalid UTF-8")
-			return nil, 0
+			return nil
 		}
-		s.replyError(echo, ErrInvalidRequest.WithData(reason("message is not valid UTF-8")))
-		return nil, 0
+		s.replyError(echo, acp.ErrInvalidRequest.WithData(reason("message is not valid UTF-8")))
+		return nil
 	}
-	version, _ := rawString(env.jsonrpc)
+	version, _ := jsontext.String(env.jsonrpc)
 	if isRequest {
-		return s.processRequest(&env, version, echo)
+		s.processRequest(&env, version, echo)
+		return nil
 	}
 	if env.result != nil || env.errObj != nil {
-		return s.processResponse(&env, version), 0
+		return s.processResponse(&env, version)
 	}
-	s.replyError(echo, ErrInvalidRequest.WithData(reason("message is neither a request nor a response")))
-	return nil, 0
+	s.replyError(echo, acp.ErrInvalidRequest.WithData(reason("message is neither a request nor a response")))
+	return nil
 }
 
-func (s *Stream) processRequest(env *envelope, version string, echo []byte) ([]byte, uint64) {
-	method, ok := rawString(env.method)
-	invalid := func(r string) ([]byte, uint64) {
-		s.replyError(echo, ErrInvalidRequest.WithData(reason(r)))
-		return nil, 0
+// processRequest checks a request or notification and hands it to its hook.
+func (s *Stream) processRequest(env *envelope, version string, echo []byte) {
+	method, ok := jsontext.String(env.method)
+	invalid := func(r string) {
+		s.replyError(echo, acp.ErrInvalidRequest.WithData(reason(r)))
 	}
 	switch {
 	case !ok:
-		return invalid("method must be a string")
+		invalid("method must be a string")
 	case version != "2.0":
-		return invalid(`jsonrpc must be "2.0"`)
+		invalid(`jsonrpc must be "2.0"`)
 	case env.result != nil || env.errObj != nil:
-		return invalid("a request must not carry result or error")
+		invalid("a request must not carry result or error")
 	case env.params != nil && env.params[0] != '{' && env.params[0] != '[' && string(env.params) != "null":
-		return invalid("params must be an object or an array")
-	}
-	if env.id == nil {
-		if s.onNotify != nil {
-			s.onNotify(method, env.params)
-			return nil, 0
-		}
-		return buildRequest(nil, env.method, env.params), 0
-	}
-	var internal uint64
-	id := env.id
-	switch {
-	case id[0] != '"' && string(id) != "null" && !isIntegerLiteral(id):
-		return invalid("id must be a string, an integer or null")
-	case s.onRequest != nil:
-		s.onRequest(id, method, env.params)
-		return nil, 0
-	case id[0] == '"':
+		invalid("params must be an object or an array")
+	case env.id == nil:
+		s.onNotify(method, env.params)
+	case env.id[0] != '"' && string(env.id) != "null" && !jsontext.IsInteger(env.id):
+		invalid("id must be a string, an integer or null")
 	default:
-		// jsonrpc2 reads null as a notification and cannot hold negative or
-		// huge ids: give every numeric id an internal stand-in.
-		internal = s.mapID(string(id))
-		id = strconv.AppendUint(nil, internal, 10)
+		s.onRequest(env.id, method, env.params)
 	}
-	return buildRequest(id, env.method, env.params), internal
-}
-
-func buildRequest(id, method, params []byte) []byte {
-	b := make([]byte, 0, len(id)+len(method)+len(params)+48)
-	b = append(b, `{"jsonrpc":"2.0"`...)
-	if id != nil {
-		b = append(b, `,"id":`...)
-		b = append(b, id...)
-	}
-	b = append(b, `,"method":`...)
-	b = append(b, method...)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
 }
 
 func (s *Stream) processResponse(env *envelope, version string) []byte {
@@ -416,16 +386,16 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 	case id == nil || string(id) == "null":
 		// A peer's answer to a line it could not read; it matches nothing we
 		// sent (our ids start at 1) and jsonrpc2 would take it for id 0.
-		s.log.Warn("acp: dropped response with null id", "error", truncate(env.errObj, 200))
+		s.log.Warn("acp: dropped response with null id", "error", jsontext.Truncate(env.errObj, 200))
 		return nil
 	case id[0] == '"':
-	case isIntegerLiteral(id) && id[0] != '-':
+	case jsontext.IsInteger(id) && id[0] != '-':
 		if _, err := strconv.ParseUint(string(id), 10, 64); err != nil {
 			s.log.Warn("acp: dropped response with foreign id", "id", string(id))
 			return nil
 		}
 	default:
-		s.log.Warn("acp: dropped response with foreign id", "id", truncate(id, 40))
+		s.log.Warn("acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
 		return nil
 	}
 	b := make([]byte, 0, len(id)+len(env.result)+len(env.errObj)+48)
@@ -481,7 +451,7 @@ func (s *Stream) writeResponse(id json.RawMessage, result any, e *jsonrpc2.Error
 }
 
 // replyError answers a bad line; id nil means null.
-func (s *Stream) replyError(id []byte, e *Error) {
+func (s *Stream) replyError(id []byte, e *acp.Error) {
 	body, err := json.Marshal(e)
 	if err != nil {
 		body = []byte(`{"code":-32603,"message":"Internal error"}`)
@@ -498,73 +468,4 @@ func (s *Stream) replyError(id []byte, e *Error) {
 	if err := s.writeLine(b); err != nil {
 		s.log.Debug("acp: cannot answer bad input", "err", err)
 	}
-}
-
-func (s *Stream) mapID(orig string) uint64 {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	s.nextID++
-	s.ids[s.nextID] = orig
-	return s.nextID
-}
-
-// forgetID drops a mapped id and returns its original text.
-func (s *Stream) forgetID(internal uint64) (string, bool) {
-	if internal == 0 {
-		return "", false
-	}
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	orig, ok := s.ids[internal]
-	delete(s.ids, internal)
-	return orig, ok
-}
-
-// restoreID puts the original id back into a marshaled jsonrpc2 response
-// (`{"id":N,"result"…` or `{"id":N,"error"…`) whose id we mapped.
-func (s *Stream) restoreID(b []byte) []byte {
-	const prefix = `{"id":`
-	if !bytes.HasPrefix(b, []byte(prefix)) {
-		return b
-	}
-	i := len(prefix)
-	j := i
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-		j++
-	}
-	rest := b[j:]
-	if j == i || !(bytes.HasPrefix(rest, []byte(`,"result"`)) || bytes.HasPrefix(rest, []byte(`,"error"`))) {
-		return b
-	}
-	n, err := strconv.ParseUint(string(b[i:j]), 10, 64)
-	if err != nil {
-		return b
-	}
-	s.idMu.Lock()
-	orig, ok := s.ids[n]
-	delete(s.ids, n)
-	s.idMu.Unlock()
-	if !ok {
-		return b
-	}
-	out := make([]byte, 0, len(b)+len(orig))
-	out = append(out, b[:i]...)
-	out = append(out, orig...)
-	return append(out, rest...)
-}
-
-// requestKey returns the canonical text of the original id of a request read
-// from this stream, as [RequestID.String] and $/cancel_request use it.
-func (s *Stream) requestKey(id jsonrpc2.ID) string {
-	if id.IsString {
-		b, _ := json.Marshal(id.Str)
-		return string(b)
-	}
-	s.idMu.Lock()
-	orig, ok := s.ids[id.Num]
-	s.idMu.Unlock()
-	if ok {
-		return orig
-	}
-	return strconv.FormatUint(id.Num, 10)
 }

@@ -1,4 +1,4 @@
-package acp
+package rpc
 
 import (
 	"context"
@@ -8,18 +8,20 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/acp"
 )
 
-func chunkUpdate() *SessionNotification {
-	return &SessionNotification{SessionID: "s_4be1", Update: &AgentMessageChunk{
-		MessageID: "m9", Content: TextBlock("Checkout issues **3** queries per item.")}}
+func chunkUpdate() *acp.SessionNotification {
+	return &acp.SessionNotification{SessionID: "s_4be1", Update: &acp.AgentMessageChunk{
+		MessageID: "m9", Content: acp.TextBlock("Checkout issues **3** queries per item.")}}
 }
 
-func toolCallUpdate() *SessionNotification {
+func toolCallUpdate() *acp.SessionNotification {
 	line := uint32(12)
-	return &SessionNotification{SessionID: "s_4be1", Update: &ToolCall{
-		ToolCallID: "tc_8", Title: "Read cart.go", Kind: ToolKindRead, Status: ToolCallStatusPending,
-		Locations: []ToolCallLocation{{Path: "/home/dev/shop/cart.go", Line: &line}},
+	return &acp.SessionNotification{SessionID: "s_4be1", Update: &acp.ToolCall{
+		ToolCallID: "tc_8", Title: "Read cart.go", Kind: acp.ToolKindRead, Status: acp.ToolCallStatusPending,
+		Locations: []acp.ToolCallLocation{{Path: "/home/dev/shop/cart.go", Line: &line}},
 		RawInput:  json.RawMessage(`{"file":"cart.go"}`),
 	}}
 }
@@ -46,13 +48,13 @@ func drainedPipe(b *testing.B) *os.File {
 func BenchmarkWriteNotification(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		n    *SessionNotification
+		n    *acp.SessionNotification
 	}{{"chunk", chunkUpdate()}, {"tool_call", toolCallUpdate()}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := NewStream(nil, drainedPipe(b), nil, nil)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := s.WriteNotification(MethodSessionUpdate, bc.n); err != nil {
+				if err := s.WriteNotification(acp.MethodSessionUpdate, bc.n); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -65,7 +67,7 @@ func BenchmarkWriteNotification(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if err := s.WriteNotification(MethodSessionUpdate, n); err != nil {
+				if err := s.WriteNotification(acp.MethodSessionUpdate, n); err != nil {
 					b.Error(err)
 					return
 				}
@@ -79,7 +81,7 @@ func BenchmarkWriteNotification(b *testing.B) {
 func BenchmarkMarshalSessionUpdate(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		n    *SessionNotification
+		n    *acp.SessionNotification
 	}{{"chunk", chunkUpdate()}, {"tool_call", toolCallUpdate()}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -99,7 +101,7 @@ func BenchmarkClientReceivesUpdates(b *testing.B) {
 	received := make(chan struct{}, 1)
 	var count int
 	var want int
-	cl := &fakeClient{update: func(context.Context, *SessionNotification) error {
+	cl := &fakeClient{update: func(context.Context, *acp.SessionNotification) error {
 		count++
 		if count == want {
 			received <- struct{}{}
@@ -114,7 +116,7 @@ func BenchmarkClientReceivesUpdates(b *testing.B) {
 		c.Close()
 		<-a.conn.Done()
 	}()
-	if _, err := c.Initialize(b.Context(), &InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := c.Initialize(b.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		b.Fatal(err)
 	}
 	n := chunkUpdate()

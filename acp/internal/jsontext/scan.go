@@ -1,20 +1,20 @@
 // scan.go: an allocation-free scanner over the members of a JSON object, used
 // by the stream's envelope check and by the union decoders' tag lookup.
 
-package acp
+package jsontext
 
 import (
 	"encoding/json"
 	"errors"
 )
 
-var errScan = errors.New("acp: malformed JSON object")
+var errScan = errors.New("jsontext: malformed JSON object")
 
-// scanObject calls fn with the raw key (quoted) and raw value of each member
+// ScanObject calls fn with the raw key (quoted) and raw value of each member
 // of the JSON object b, in order, until fn returns false. It checks structure
 // only as far as it needs to find the members; callers that need full
 // validity check it separately.
-func scanObject(b []byte, fn func(key, val []byte) bool) error {
+func ScanObject(b []byte, fn func(key, val []byte) bool) error {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errScan
@@ -126,20 +126,20 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// keyIs reports whether the raw quoted key equals name.
-func keyIs(raw []byte, name string) bool {
+// KeyIs reports whether the raw quoted key equals name.
+func KeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
 		return true
 	}
 	if !hasBackslash(raw) {
 		return false
 	}
-	s, ok := rawString(raw)
+	s, ok := String(raw)
 	return ok && s == name
 }
 
-// rawString decodes a raw JSON string value.
-func rawString(raw []byte) (string, bool) {
+// String decodes a raw JSON string value; ok is false for anything else.
+func String(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
