@@ -12,20 +12,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
-// write creates dir/rel with content, and its parents.
-func write(t testing.TB, dir, rel, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// write is tooltest.Write.
+var write = tooltest.Write
 
 // TestGrepMatchesALineByLineReference searches random files that span many
 // buffer chunks and compares with a naive line-by-line search.

@@ -50,46 +50,35 @@ func (w *Workspace) OpenRoot(p string) (*os.Root, string, error) {
 	return r, filepath.ToSlash(rel), nil
 }
 
-// Open opens the resolved path p for reading through its root.
-func (w *Workspace) Open(p string) (*os.File, error) {
+// inRoot runs fn on the root that holds the resolved path p, with p
+// relative to it, and closes the root after.
+func inRoot[T any](w *Workspace, p string, fn func(r *os.Root, rel string) (T, error)) (T, error) {
+	var zero T
 	i, rel, err := w.locate(p)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	r, err := w.openRoot(i)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer r.Close()
-	return r.OpenFile(rel, openFlags, 0)
+	return fn(r, rel)
+}
+
+// Open opens the resolved path p for reading through its root.
+func (w *Workspace) Open(p string) (*os.File, error) {
+	return inRoot(w, p, func(r *os.Root, rel string) (*os.File, error) { return r.OpenFile(rel, openFlags, 0) })
 }
 
 // Stat describes the resolved path p, through its root.
 func (w *Workspace) Stat(p string) (fs.FileInfo, error) {
-	i, rel, err := w.locate(p)
-	if err != nil {
-		return nil, err
-	}
-	r, err := w.openRoot(i)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Stat(rel)
+	return inRoot(w, p, (*os.Root).Stat)
 }
 
 // OpenDir opens the directory at the resolved path p, through its root,
 // as an os.Root of its own: listing it and describing its entries through
 // it stays inside that directory. The caller closes it.
 func (w *Workspace) OpenDir(p string) (*os.Root, error) {
-	i, rel, err := w.locate(p)
-	if err != nil {
-		return nil, err
-	}
-	r, err := w.openRoot(i)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.OpenRoot(rel)
+	return inRoot(w, p, (*os.Root).OpenRoot)
 }
