@@ -141,7 +141,7 @@ func (p *Policy) Check(ctx context.Context, req tools.PermissionRequest) (tools.
 	}
 	p.mu.Lock()
 	mode := p.mode
-	remembered := p.always[req.ToolName]
+	remembered := p.always[req.RememberKey()]
 	p.mu.Unlock()
 	switch {
 	case remembered == RejectAlways:
@@ -169,7 +169,7 @@ func (p *Policy) Check(ctx context.Context, req tools.PermissionRequest) (tools.
 	switch answer {
 	case AllowAlways, RejectAlways:
 		p.mu.Lock()
-		p.always[req.ToolName] = answer
+		p.always[req.RememberKey()] = answer
 		p.mu.Unlock()
 	}
 	switch answer {
