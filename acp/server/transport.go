@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
 )
 
 // peerAuthenticator is implemented by a transport that authenticated its
@@ -125,13 +126,13 @@ func (s *Server) CancelTurns() {
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.mu.Lock()
-		sessions := make([]*liveSession, 0, len(c.sessions))
-		for _, ls := range c.sessions {
-			sessions = append(sessions, ls)
+		sessions := make([]*session.Session, 0, len(c.sessions))
+		for _, s := range c.sessions {
+			sessions = append(sessions, s)
 		}
 		c.mu.Unlock()
-		for _, ls := range sessions {
-			ls.s.Cancel()
+		for _, s := range sessions {
+			s.Cancel()
 		}
 	}
 }
