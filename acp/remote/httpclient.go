@@ -446,6 +446,17 @@ func (s *httpStream) finish() {
 	}
 }
 
+// Err returns why the connection ended, when the server refused it or the
+// network failed (nil while it lives or after Close).
+func (s *httpStream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errors.Is(s.err, io.ErrClosedPipe) {
+		return nil
+	}
+	return s.err
+}
+
 func (s *httpStream) endErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -208,13 +208,22 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 
 // claim marks id live on c; it fails when another connection holds it.
 func (s *Server) claim(id acp.SessionID, c *Conn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.live[id]; ok && other != c {
-		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+	for {
+		s.mu.Lock()
+		other, ok := s.live[id]
+		if !ok || other == c {
+			s.live[id] = c
+			s.mu.Unlock()
+			return nil
+		}
+		released := s.ops.releasedLocked()
+		s.mu.Unlock()
+		// A connection that is ending (its client dropped) lets the
+		// session go shortly; a reattach waits for that (transport.go).
+		if !s.waitRelease(other, released) {
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+		}
 	}
-	s.live[id] = c
-	return nil
 }
 
 func (s *Server) release(id acp.SessionID, c *Conn) {
@@ -222,5 +231,6 @@ func (s *Server) release(id acp.SessionID, c *Conn) {
 	defer s.mu.Unlock()
 	if s.live[id] == c {
 		delete(s.live, id)
+		s.ops.broadcastReleaseLocked()
 	}
 }

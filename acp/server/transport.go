@@ -8,6 +8,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/session"
@@ -35,9 +36,14 @@ func (s *Server) SessionExists(id string) bool {
 	return live || s.opts.Store.Exists(id)
 }
 
-// ops is the server's operating state: draining, and its running turns.
+// ops is the server's operating state: draining, its running turns, and
+// the sessions connections let go.
 type ops struct {
 	draining atomic.Bool
+
+	// released is closed and replaced whenever a session is released;
+	// guarded by Server.mu.
+	released chan struct{}
 
 	mu      sync.Mutex
 	running int
@@ -134,5 +140,42 @@ func (s *Server) CancelTurns() {
 		for _, s := range sessions {
 			s.Cancel()
 		}
+	}
+}
+
+// reattachWait bounds how long a session held by a connection that is
+// ending is waited for.
+const reattachWait = 10 * time.Second
+
+func (o *ops) releasedLocked() chan struct{} {
+	if o.released == nil {
+		o.released = make(chan struct{})
+	}
+	return o.released
+}
+
+func (o *ops) broadcastReleaseLocked() {
+	if o.released != nil {
+		close(o.released)
+		o.released = nil
+	}
+}
+
+// waitRelease waits for the next release when holder is ending, and
+// reports whether it is worth trying the claim again.
+func (s *Server) waitRelease(holder *Conn, released <-chan struct{}) bool {
+	holder.mu.Lock()
+	ending := holder.closing
+	holder.mu.Unlock()
+	if !ending {
+		return false
+	}
+	t := time.NewTimer(reattachWait)
+	defer t.Stop()
+	select {
+	case <-released:
+		return true
+	case <-t.C:
+		return false
 	}
 }

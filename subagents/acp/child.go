@@ -6,6 +6,7 @@ package acpprovider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -62,6 +63,12 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
+	// endpoint is the fleet endpoint the child is placed on ("" off a
+	// remote binding); depth, limit and model open its session again on
+	// another endpoint when its own is gone.
+	endpoint            string
+	depth, limit        int
+	model               string
 
 	runs runkit.Runs[*run]
 }
@@ -132,13 +139,9 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
-	pr, err := p.acquire(startCtx, t, c.clientCaps(), cwd)
+	c.depth, c.limit, c.model = depth, limit, req.Model
+	pr, sess, err := c.open(startCtx, "")
 	if err != nil {
-		return c.failedStart(ctx, err), nil
-	}
-	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
-	if err != nil {
-		p.releasePeer(pr)
 		return c.failedStart(ctx, err), nil
 	}
 	c.peer, c.session = pr, sess
@@ -400,6 +403,97 @@ func (c *child) release() {
 	pr.removeRoutes(routes)
 	c.forget(routes)
 	c.p.releasePeer(pr)
+	if c.endpoint != "" {
+		c.p.fleet.released(c.endpoint)
+	}
+}
+
+// open connects to the agent and opens the child's session. On a remote
+// binding the endpoints are tried in placement order (fleet.go), skipping
+// skip and every endpoint that fails to connect or to open the session;
+// the child is then placed on the one that took it.
+func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, error) {
+	if c.t.network != "remote" {
+		pr, err := c.p.acquire(ctx, c.t, c.clientCaps(), c.cwd)
+		if err != nil {
+			return nil, "", err
+		}
+		sess, err := c.newSession(ctx, pr, c.depth, c.limit, c.model)
+		if err != nil {
+			c.p.releasePeer(pr)
+			return nil, "", err
+		}
+		return pr, sess, nil
+	}
+	var errs []error
+	for _, u := range c.p.fleet.order(c.p.expand(ctx, c.t)) {
+		if u == skip {
+			continue
+		}
+		et := c.t.at(u)
+		pr, err := c.p.acquire(ctx, et, c.clientCaps(), c.cwd)
+		if err == nil {
+			var sess acp.SessionID
+			if sess, err = c.newSession(ctx, pr, c.depth, c.limit, c.model); err == nil {
+				c.mu.Lock()
+				c.t, c.endpoint = et, u
+				c.mu.Unlock()
+				c.p.fleet.placed(u)
+				return pr, sess, nil
+			}
+			c.p.releasePeer(pr)
+		}
+		if ctx.Err() != nil {
+			return nil, "", err
+		}
+		c.p.fleet.failed(u)
+		c.log.Warn("skipping an endpoint that failed", "endpoint", u, "err", err)
+		errs = append(errs, fmt.Errorf("%s: %w", u, err))
+	}
+	if len(errs) == 0 {
+		return nil, "", fmt.Errorf("no endpoint of %s is left to try", c.t.label)
+	}
+	return nil, "", errors.Join(errs...)
+}
+
+// reattach continues the child after its connection dropped during a run:
+// on its endpoint through session/resume or session/load; when that
+// endpoint is gone and the binding has others, as a new session on
+// another endpoint, to which the run sends its task again.
+func (c *child) reattach(ctx context.Context) error {
+	err := c.reconnect(ctx)
+	if err == nil || c.t.network != "remote" {
+		return err
+	}
+	c.mu.Lock()
+	old, oldRoutes, from := c.peer, c.routes, c.endpoint
+	c.mu.Unlock()
+	c.p.fleet.failed(from)
+	startCtx, cancel := context.WithTimeout(ctx, c.t.startTimeout)
+	defer cancel()
+	pr, sess, oerr := c.open(startCtx, from)
+	if oerr != nil {
+		return fmt.Errorf("%w; no other endpoint took the task: %v", err, oerr)
+	}
+	c.log.Warn("the child's endpoint is gone: its task goes to another", "from", from, "to", c.endpoint)
+	c.p.fleet.released(from)
+	own := &route{c: c, down: sess, up: c.up}
+	old.removeRoutes(oldRoutes)
+	var gone []*route
+	for _, rt := range oldRoutes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	old.lostRoutes(gone)
+	c.forget(gone)
+	c.mu.Lock()
+	c.peer, c.session = pr, sess
+	c.routes = []*route{own}
+	c.mu.Unlock()
+	pr.addRoute(own)
+	c.p.releasePeer(old)
+	return nil
 }
 
 // forget drops the editor's routes of the child and its relayed children.

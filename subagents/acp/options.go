@@ -123,7 +123,8 @@ type Provider struct {
 	log *slog.Logger
 	seq atomic.Uint64
 
-	pool pool
+	pool  pool
+	fleet fleet
 
 	closeOnce sync.Once
 }
@@ -191,6 +192,9 @@ func (p *Provider) InheritsParentContext() bool { return false }
 // Close closes the pooled socket connections. Runs still using them end
 // with an error; stdio children belong to their runs and end with them.
 func (p *Provider) Close() error {
-	p.closeOnce.Do(p.pool.close)
+	p.closeOnce.Do(func() {
+		p.pool.close()
+		p.fleet.closeClients()
+	})
 	return nil
 }
