@@ -66,9 +66,9 @@ type child struct {
 	// endpoint is the fleet endpoint the child is placed on ("" off a
 	// remote binding); depth, limit and model open its session again on
 	// another endpoint when its own is gone.
-	endpoint            string
-	depth, limit        int
-	model               string
+	endpoint     string
+	depth, limit int
+	model        string
 
 	runs runkit.Runs[*run]
 }

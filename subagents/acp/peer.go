@@ -43,7 +43,7 @@ type peer struct {
 	key   string // pool key; "" for a stdio child
 	conn  *rpc.ClientSideConn
 	rwc   io.ReadWriteCloser // what conn runs on
-	proc  *process // nil for a socket
+	proc  *process           // nil for a socket
 	check *lineCheck
 	caps  acp.ClientCapabilities // what we advertised
 	init  *acp.InitializeResponse
