@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -69,6 +70,10 @@ type Options struct {
 	// before the run ends aborted without its answer (default
 	// [DefaultCancelGrace]).
 	CancelGrace time.Duration
+	// LookupHost resolves the host name of a remote address into the
+	// endpoints of a fleet (a Kubernetes headless Service's name resolves
+	// to its pods); nil is the system resolver.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// HoldUnknown is how long a message naming a session id the provider
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
@@ -171,6 +176,7 @@ func New(opts *Options) (*Provider, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Provider{o: o, log: log.With("provider", Name)}
+	p.fleet.lookup = o.LookupHost
 	p.pool.p = p
 	return p, nil
 }
