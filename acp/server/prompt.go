@@ -68,7 +68,9 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	}
 
 	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
+	began := time.Now()
 	res, err := turn.Run(in, tr.emit)
+	c.srv.observer().TurnEnded(string(res.StopReason), time.Since(began), err)
 	if err != nil {
 		c.log.Warn("turn failed", "session", id, "err", err)
 		return nil, turnError(err)

@@ -95,6 +95,9 @@ type Options struct {
 
 	// Logger receives the daemon's logs; nil discards.
 	Logger *slog.Logger
+	// Observer is told of sessions, turns and tool calls, for metrics;
+	// nil: nobody (transport.go).
+	Observer Observer
 	// Now returns the time (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -214,6 +217,9 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 		if !ok || other == c {
 			s.live[id] = c
 			s.mu.Unlock()
+			if !ok {
+				s.observer().SessionOpened()
+			}
 			return nil
 		}
 		released := s.ops.releasedLocked()

@@ -45,6 +45,9 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 			Locations:  locations(e.Locations),
 		}
 	case agent.ToolCallUpdated:
+		if e.Status == agent.ToolCompleted || e.Status == agent.ToolFailed {
+			t.c.srv.observer().ToolCallEnded(string(e.Status))
+		}
 		u := &acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,

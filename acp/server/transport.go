@@ -179,3 +179,43 @@ func (s *Server) waitRelease(holder *Conn, released <-chan struct{}) bool {
 		return false
 	}
 }
+
+// Observer is told what the server does, for metrics. Its methods must
+// return at once.
+type Observer interface {
+	// SessionOpened counts a session opened on a connection (new, load
+	// or resume).
+	SessionOpened()
+	// TurnEnded counts a prompt turn with its stop reason and duration;
+	// err is the failure of a turn that failed.
+	TurnEnded(stopReason string, d time.Duration, err error)
+	// ToolCallEnded counts a tool call that completed or failed.
+	ToolCallEnded(status string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) SessionOpened()                         {}
+func (nopObserver) TurnEnded(string, time.Duration, error) {}
+func (nopObserver) ToolCallEnded(string)                   {}
+
+func (s *Server) observer() Observer {
+	if s.opts.Observer == nil {
+		return nopObserver{}
+	}
+	return s.opts.Observer
+}
+
+// Connections returns the connections served now.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// LiveSessions returns the sessions open on a connection now.
+func (s *Server) LiveSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live)
+}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,10 +218,86 @@ func TestRemote_AWrongTokenNeverReachesACP(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(p.stderr.String(), `method=initialize`) || strings.Contains(p.stderr.String(), "websocket connection") {
-		t.Fatalf("a refused request reached ACP:\n%s", p.stderr)
+	base := strings.TrimSuffix(u, "/acp")
+	m := scrape(t, base)
+	if m["dshd_connections_total"] != 0 || m["dshd_sessions_opened_total"] != 0 || m[`dshd_limits_hit_total{limit="auth"}`] != 4 {
+		t.Fatalf("a refused request reached ACP, or was not counted: %v", m)
 	}
 	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: token}))
+	if m := scrape(t, base); m[`dshd_connections_total{transport="websocket"}`] != 1 || m["dshd_sessions_opened_total"] != 1 {
+		t.Fatalf("the right token's connection was not counted: %v", m)
+	}
+	p.stop(t)
+}
+
+// scrape reads /metrics into a map from a series (name and labels) to
+// its value; a name alone sums its series.
+func scrape(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	cl := &http.Client{Transport: &http.Transport{}}
+	defer cl.CloseIdleConnections()
+	resp, err := cl.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		series := line[:i]
+		out[series] = v
+		if j := strings.IndexByte(series, '{'); j >= 0 {
+			out[series[:j]] += v
+		}
+	}
+	return out
+}
+
+func TestRemote_MetricsCountConnectionsSessionsTurnsModelRequestsAndToolCalls(t *testing.T) {
+	script := writeScript(t, `{"rules":[
+	 {"user":"^look","step":0,"text":"looking","toolCalls":[{"name":"list_dir","arguments":{"path":"."}}],"usage":{"input":7,"output":3}},
+	 {"user":"^look","step":1,"text":"seen","usage":{"input":9,"output":2}}]}`)
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--mode", "yolo", "--model", "scripted:"+script)
+	base := strings.TrimSuffix(u, "/acp")
+	ctx := testCtx(t)
+	c := remoteWire(t, u, nil)
+	c.initialize(ctx, nil)
+	sid := c.newSession(ctx, t.TempDir())
+	if stop := c.prompt(ctx, sid, "look around"); stop != "end_turn" {
+		t.Fatalf("stop %q", stop)
+	}
+	m := scrape(t, base)
+	for series, want := range map[string]float64{
+		`dshd_connections_total{transport="http"}`:  1,
+		`dshd_connections_open{transport="http"}`:   1,
+		"dshd_acp_connections":                      1,
+		"dshd_sessions_opened_total":                1,
+		"dshd_sessions_open":                        1,
+		`dshd_turns_total{stop_reason="end_turn"}`:  1,
+		`dshd_model_requests_total{outcome="ok"}`:   2,
+		"dshd_model_request_duration_seconds_count": 2,
+		`dshd_tool_calls_total{status="completed"}`: 1,
+		`dshd_tokens_total{kind="input"}`:           16,
+		`dshd_tokens_total{kind="output"}`:          5,
+		"dshd_turn_duration_seconds_count":          1,
+		"dshd_turns_running":                        0,
+		"dshd_draining":                             0,
+	} {
+		if m[series] != want {
+			t.Errorf("%s = %v, want %v", series, m[series], want)
+		}
+	}
+	if _, ok := m["process_resident_memory_bytes"]; !ok {
+		t.Errorf("no process metrics")
+	}
 	p.stop(t)
 }
 

@@ -78,6 +78,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		AffinityCookie: st.AffinityCookie,
 		AffinityValue:  affinityValue(),
 		Secure:         secure,
+		Observer:       d.Metrics,
 		Logger:         log,
 	})
 	if err != nil {
@@ -85,6 +86,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/acp", h)
+	mux.Handle("/metrics", d.Metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
+	"github.com/dshd/dshd/internal/metrics"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	"github.com/dshd/dshd/subagents/fork"
@@ -44,6 +45,9 @@ type Daemon struct {
 	// Model is the backend, ModelID its default model.
 	Model   llm.Model
 	ModelID string
+	// Metrics counts what the daemon does (served on /metrics by an
+	// http(s) listener).
+	Metrics *metrics.Metrics
 
 	closers []func()
 }
@@ -62,6 +66,9 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
+	// Every model request is counted for /metrics.
+	d.Metrics = metrics.New()
+	b.model = d.Metrics.Model(b.model)
 	d.Model, d.ModelID = b.model, b.modelID
 
 	dir, err := stateDir(st.StateDir)
@@ -144,11 +151,13 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MCPHTTP:         mcpCaps.HTTP,
 		MCPSSE:          mcpCaps.SSE,
 		Logger:          log,
+		Observer:        d.Metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.Server = srv
+	d.Metrics.Watch(srv)
 	return d, nil
 }
 
