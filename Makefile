@@ -14,6 +14,7 @@ build:
 
 deps:
 	$(GO) mod download
+	cd deploy/kubernetes && $(GO) mod download
 
 # npm packages for the interop tests and the MCP server used by the tools tests.
 npm:
@@ -27,6 +28,7 @@ test: deps npm build lint test-go test-interop
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
+	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 test-interop: build
 	cd conformance/interop && npm test
@@ -34,6 +36,7 @@ test-interop: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/kubernetes && $(GO) vet ./...
 
 conformance: build
 	$(GO) test -race -count=1 ./conformance/...
