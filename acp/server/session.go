@@ -28,6 +28,12 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if c.keyMissing() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 	}
+	// A session on a checkout of its own works there (checkout.go).
+	if dir, err := c.checkout(ctx, req.Meta); err != nil {
+		return nil, err
+	} else if dir != "" {
+		req.Cwd, req.AdditionalDirectories = dir, nil
+	}
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}

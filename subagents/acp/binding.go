@@ -57,6 +57,12 @@ const (
 	// KeyForwardMCP (true/false, bare for true) passes the parent
 	// session's MCP servers to the child.
 	KeyForwardMCP = "forward-mcp"
+	// KeyRepo gives the child a checkout of its own: a dshd child clones
+	// this repository URL (at KeyRev, a branch, tag or commit; default the
+	// default branch) into a workspace on its host and works there,
+	// instead of on the parent's files through fs/* and terminal/*.
+	KeyRepo = "repo"
+	KeyRev  = "rev"
 )
 
 // selfUnset are the daemon settings a child dshd must not inherit from
@@ -83,6 +89,9 @@ type target struct {
 	timeout      time.Duration
 	startTimeout time.Duration
 	forwardMCP   bool
+	// repo and rev give the child its own checkout ("": the parent's
+	// workspace).
+	repo, rev string
 }
 
 // stdio reports whether the target is a command on stdio.
@@ -129,7 +138,7 @@ func parseEndpoints(s string) ([]string, error) {
 // optionKeys are the binding options the provider takes, in the order
 // messages show them.
 var optionKeys = []string{KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
-	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP}
+	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP, KeyRepo, KeyRev}
 
 // OptionKeys lists the binding options the provider takes.
 func (p *Provider) OptionKeys() []string { return slices.Clone(optionKeys) }
@@ -243,7 +252,18 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			a.ForwardMCP = b
 		}
 	}
-	return p.targetOf(a, label, argsSet)
+	t, err := p.targetOf(a, label, argsSet)
+	if err != nil {
+		return nil, err
+	}
+	t.repo, t.rev = opts[KeyRepo], opts[KeyRev]
+	switch {
+	case t.rev != "" && t.repo == "":
+		return nil, fmt.Errorf("rev=%s needs repo=", t.rev)
+	case strings.HasPrefix(t.repo, "-") || strings.HasPrefix(t.rev, "-"):
+		return nil, fmt.Errorf("repo= and rev= must not start with -")
+	}
+	return t, nil
 }
 
 // targetOf checks a and fills in the defaults.

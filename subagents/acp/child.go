@@ -28,6 +28,9 @@ import (
 const (
 	metaDepth    = "dshd.dev/depth"
 	metaMaxDepth = "dshd.dev/maxDepth"
+	// metaCheckout asks a dshd child for a session on a clone of a
+	// repository.
+	metaCheckout = "dshd.dev/checkout"
 )
 
 // closeTimeout bounds session/close at teardown.
@@ -215,7 +218,8 @@ func (r *settled) Dispose() error { return nil }
 // its editor sees children (so the agent's children can be relayed).
 func (c *child) clientCaps() acp.ClientCapabilities {
 	var caps acp.ClientCapabilities
-	if env := c.env; env != nil && env.Workspace != nil {
+	// A child on a checkout of its own uses its host's files, not ours.
+	if env := c.env; env != nil && env.Workspace != nil && c.t.repo == "" {
 		if env.FS != nil {
 			caps.FS = acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}
 		}
@@ -235,6 +239,11 @@ func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, mode
 		Cwd:        c.cwd,
 		McpServers: c.mcpServers(pr),
 		Meta:       acp.Meta{metaDepth: depth, metaMaxDepth: limit},
+	}
+	if c.t.repo != "" {
+		// A dshd child clones it and works in the clone
+		// (acp/server/checkout.go).
+		req.Meta[metaCheckout] = map[string]any{"repo": c.t.repo, "rev": c.t.rev}
 	}
 	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
 		req.AdditionalDirectories = c.parent.AdditionalDirectories
