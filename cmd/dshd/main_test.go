@@ -87,6 +87,9 @@ type opts struct {
 	env []string // extra environment
 	// stdin, when set, feeds the process instead of a pipe.
 	stdin io.Reader
+	// wrap, when set, runs the command it names with the arguments
+	// appended (ip netns exec NS BINARY).
+	wrap []string
 }
 
 // start launches the test binary as `dshd args...` with pipes on stdin
@@ -98,6 +101,9 @@ func start(t testing.TB, o opts, args ...string) *proc {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
+	if len(o.wrap) > 0 {
+		cmd = exec.Command(o.wrap[0], append(o.wrap[1:], args...)...)
+	}
 	cmd.Env = baseEnv(t, o.env...)
 	p := &proc{t: t, cmd: cmd, stderr: newLineLog(), done: make(chan struct{})}
 	if o.stdin != nil {
