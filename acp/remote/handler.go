@@ -175,9 +175,6 @@ func (nopObserver) ConnOpened(string) {}
 func (nopObserver) ConnClosed(string) {}
 func (nopObserver) LimitHit(string)   {}
 
-// Connections returns the ACP connections open now.
-func (h *Handler) Connections() int { return int(h.open.Load()) }
-
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorized(w, r) {
