@@ -52,26 +52,34 @@ func dedupe(dirs []string) []string {
 	return out
 }
 
-// checkMCP refuses transports the daemon does not advertise.
-func (c *Conn) checkMCP(servers []acp.McpServer) error {
+// usableMCP splits a session's MCP entries into those the daemon can
+// connect and warnings for the rest: a transport it does not advertise
+// is a warning for the client, never a failed session. What is wrong
+// with a usable entry (a command not found) the connector reports.
+func (c *Conn) usableMCP(servers []acp.McpServer) (usable []acp.McpServer, warnings []string) {
 	o := &c.srv.opts
 	for i, s := range servers {
-		switch s := s.(type) {
+		kind := ""
+		switch s.(type) {
 		case *acp.McpServerHTTP:
-			if o.ConnectMCP == nil || !o.MCPHTTP {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "http MCP servers are not supported"})
+			if !o.MCPHTTP {
+				kind = "http"
 			}
 		case *acp.McpServerSSE:
-			if o.ConnectMCP == nil || !o.MCPSSE {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "sse MCP servers are not supported"})
-			}
-		case *acp.McpServerStdio:
-			if !filepath.IsAbs(s.Command) {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d].command", i), "reason": "must be an absolute path"})
+			if !o.MCPSSE {
+				kind = "sse"
 			}
 		}
+		if o.ConnectMCP == nil {
+			kind = "any"
+		}
+		if kind != "" {
+			warnings = append(warnings, fmt.Sprintf("MCP server %q (mcpServers[%d]) is not used: this daemon does not connect %s MCP servers", s.ServerName(), i, kind))
+			continue
+		}
+		usable = append(usable, s)
 	}
-	return nil
+	return usable, warnings
 }
 
 // depthFromMeta reads the delegation depth a parent dshd passed.
@@ -132,10 +140,13 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		if raw, err := json.Marshal(servers); err == nil {
 			cfg.MCPServers = raw
 		}
-		if o.ConnectMCP != nil {
-			cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
-				return o.ConnectMCP(ctx, cwd, dirs, servers, layer)
+		usable, warnings := c.usableMCP(servers)
+		cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
+			if len(usable) == 0 {
+				return nil, warnings
 			}
+			closer, more := o.ConnectMCP(ctx, cwd, dirs, usable, layer)
+			return closer, append(warnings, more...)
 		}
 	}
 	s, err := session.New(ctx, cfg)

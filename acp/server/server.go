@@ -87,7 +87,7 @@ type Options struct {
 	Runner tools.Runner
 
 	// ConnectMCP connects a session's MCP servers into its tool layer; nil
-	// accepts the entries but connects nothing.
+	// connects none, and each entry is a warning for the client.
 	ConnectMCP MCPConnector
 	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
 	// are advertised as mcpCapabilities.

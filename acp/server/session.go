@@ -28,9 +28,6 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	if err := c.checkMCP(req.McpServers); err != nil {
-		return nil, err
-	}
 	depth, maxDepth := c.depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
@@ -107,9 +104,6 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		return nil, nil, childRefused(id)
 	}
 	if err := checkDirs(cwd, dirs); err != nil {
-		return nil, nil, err
-	}
-	if err := c.checkMCP(servers); err != nil {
 		return nil, nil, err
 	}
 	c.mu.Lock()
