@@ -5,6 +5,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,6 +133,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Now:                   o.Now,
 		Delegation:            scope,
 		History:               agent.NewHistory(stored.Messages...),
+		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,
 		Registry:              o.Agents,
 		Logger:                c.log.With("session", id),
@@ -184,4 +186,27 @@ func (c *Conn) contextWindow(model string) int {
 		}
 	}
 	return 128000
+}
+
+// lastUsage is the context usage the session last reported (its last
+// recorded usage_update), so a reopened session's meter shows what the
+// conversation holds rather than zero; 0 when it never reported one.
+func lastUsage(id acp.SessionID, updates []json.RawMessage) int64 {
+	for i := len(updates) - 1; i >= 0; i-- {
+		raw := updates[i]
+		if !bytes.Contains(raw, []byte(acp.UpdateUsageUpdate)) {
+			continue
+		}
+		var n struct {
+			SessionID acp.SessionID `json:"sessionId"`
+			Update    struct {
+				Kind string `json:"sessionUpdate"`
+				Used int64  `json:"used"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(raw, &n) == nil && n.SessionID == id && n.Update.Kind == acp.UpdateUsageUpdate {
+			return n.Update.Used
+		}
+	}
+	return 0
 }
