@@ -107,10 +107,10 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		return nil, nil, err
 	}
 	c.mu.Lock()
-	_, open := c.sessions[id]
+	live := c.sessions[id]
 	c.mu.Unlock()
-	if open {
-		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+	if live != nil {
+		return c.reopenLive(live, cwd)
 	}
 	store := c.srv.opts.Store
 	if !store.Exists(string(id)) {
@@ -134,6 +134,21 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		return nil, nil, err
 	}
 	return s, stored.Updates, nil
+}
+
+// reopenLive is load and resume of a session already open on this
+// connection, as clients that reload a thread send: the live session and
+// what it has recorded so far, replayed again. Its MCP servers stay the
+// ones it was opened with.
+func (c *Conn) reopenLive(s *session.Session, cwd string) (*session.Session, []json.RawMessage, error) {
+	if s.Cwd() != cwd {
+		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + s.Cwd()})
+	}
+	updates, err := s.RecordedUpdates()
+	if err != nil {
+		return nil, nil, acp.ErrInternal.Errorf("reading the session: %v", err)
+	}
+	return s, updates, nil
 }
 
 // replay sends a session's recorded updates in their original order. A
