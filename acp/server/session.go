@@ -133,7 +133,7 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, stored.Updates, nil
+	return s, c.endInterrupted(s, stored.Updates), nil
 }
 
 // reopenLive is load and resume of a session already open on this
