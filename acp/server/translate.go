@@ -21,9 +21,57 @@ type translator struct {
 }
 
 func (t *translator) emit(ev agent.Event) {
-	if u := t.update(ev); u != nil {
-		t.c.send(t.journal, t.session, u)
+	u := t.update(ev)
+	if u == nil {
+		return
 	}
+	if e, ok := ev.(agent.ToolCallUpdated); ok && t.journal != nil && hasTerminal(e.Content) {
+		// An editor terminal lives only as long as this connection: the
+		// record keeps the command's output instead, the client gets the
+		// terminal.
+		t.record(t.recorded(e, u.(*acp.ToolCallUpdate)))
+		t.c.send(nil, t.session, u)
+		return
+	}
+	t.c.send(t.journal, t.session, u)
+}
+
+// record journals u as an update of the session.
+func (t *translator) record(u acp.SessionUpdate) {
+	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: t.session, Update: u})
+	if err == nil {
+		err = t.journal.RecordUpdate(b)
+	}
+	if err != nil {
+		t.c.log.Warn("journal append failed", "session", t.journal.ID(), "err", err)
+	}
+}
+
+func hasTerminal(cs []tools.Content) bool {
+	for _, c := range cs {
+		if c.Type == tools.ContentTerminal {
+			return true
+		}
+	}
+	return false
+}
+
+// recorded is the journal's copy of a tool call update that shows a
+// terminal: each terminal item becomes the command's output as text, or
+// is left out while the command runs (its output is not known yet). An
+// update left with no content keeps the content it had (nil, not empty).
+func (t *translator) recorded(e agent.ToolCallUpdated, live *acp.ToolCallUpdate) *acp.ToolCallUpdate {
+	u := *live
+	u.Content = nil
+	for _, c := range e.Content {
+		switch {
+		case c.Type != tools.ContentTerminal:
+			u.Content = append(u.Content, t.content([]tools.Content{c})...)
+		case c.Text != "":
+			u.Content = append(u.Content, acp.ToolText(c.Text))
+		}
+	}
+	return &u
 }
 
 // update maps one event; nil means nothing to send.
