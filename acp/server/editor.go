@@ -254,6 +254,11 @@ loop:
 		if status == nil {
 			status = final.ExitStatus
 		}
+		// What the command printed since the last poll (all of it, for a
+		// command that ended before the first): output sees everything.
+		if len(final.Output) > sent && output != nil {
+			output(final.Output[sent:])
+		}
 	}
 	if status != nil {
 		if status.ExitCode != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
@@ -120,7 +121,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size)}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call)}}
 	}
 	return nil
 }
@@ -217,4 +218,25 @@ func stripSubagentTraffic(raw, update json.RawMessage) json.RawMessage {
 		return b
 	}
 	return raw
+}
+
+// metaUsage is the _meta key of a usage_update that carries the token
+// usage of the model call it follows, so a parent dshd can count an acp
+// child's tokens (used says only what the context holds).
+const metaUsage = "dshd.dev/usage"
+
+func callUsage(u llm.Usage) *acp.Usage {
+	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	if u.ReasoningTokens > 0 {
+		n := uint64(u.ReasoningTokens)
+		out.ThoughtTokens = &n
+	}
+	if u.CachedInputTokens > 0 {
+		n := uint64(u.CachedInputTokens)
+		out.CachedReadTokens = &n
+	}
+	return out
 }
