@@ -1,5 +1,6 @@
 // This file runs the tool calls of one model response: announce, gate,
-// execute in parallel, report, and hand the results back in order.
+// execute in parallel (in the model's order where they conflict, see
+// order.go), report, and hand the results back in order.
 
 package agent
 
@@ -47,12 +48,25 @@ func (t *turn) runTools(calls []llm.ToolCall) ([]llm.Message, error) {
 	sem := make(chan struct{}, a.opts.MaxParallelTools)
 	var serial sync.Mutex
 	var wg sync.WaitGroup
+	// Calls run side by side but in the model's order where one may
+	// change what another sees (order.go).
+	after := t.order(pcs)
+	done := make([]chan struct{}, len(pcs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	for i, pc := range pcs {
 		if pc.early != "" {
 			msgs[i] = toolMessage(pc, pc.early)
+			close(done[i])
 			continue
 		}
 		wg.Go(func() {
+			defer close(done[i])
+			if !t.waitTurn(after[i], done) {
+				msgs[i] = t.cancelled(pc)
+				return
+			}
 			select {
 			case sem <- struct{}{}:
 			case <-t.ctx.Done():
