@@ -51,6 +51,11 @@ type Options struct {
 	Model        llm.Model
 	DefaultModel string
 	Models       func() []llm.Info
+	// ModelsReady, when set, is closed once Models has its final list (a
+	// background GET /models ended, whatever its outcome); sessions whose
+	// selector was sent before then get it again if the list changed. Nil:
+	// Models' list is final from the start.
+	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
 	// HasKey reports whether it is set. When HasKey returns false,
 	// initialize advertises an auth method saying which variable to set and

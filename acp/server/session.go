@@ -52,20 +52,22 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		Modes:         c.modeState(s),
 		ConfigOptions: c.configOptions(s),
 	}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
 // afterSetup sends what follows a session's setup response: MCP warnings
 // and the usage state, written right after the response (the client
-// learns the session id from it).
-func (c *Conn) afterSetup(ctx context.Context, s *session.Session) {
+// learns the session id from it), and later the model selector again
+// when the model list arrives after the response's options (sent).
+func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
 	send := func() {
 		for _, w := range s.Warnings() {
 			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
 		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
+		c.watchModels(s, sent)
 	}
 	rpc.AfterReply(ctx, send)
 }
@@ -79,7 +81,7 @@ func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*a
 	}
 	c.replay(s, updates)
 	resp := &acp.LoadSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
@@ -90,7 +92,7 @@ func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest)
 		return nil, err
 	}
 	resp := &acp.ResumeSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
