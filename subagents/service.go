@@ -166,7 +166,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run
 	if !ok {
 		return nil, errorf(CodeNoProvider, "no provider named %q", name)
 	}
-	if err := CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if req.Parent == nil {
@@ -185,18 +185,22 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run
 	return s.track(run, name, req.Parent.SessionID), nil
 }
 
-// CheckCapabilities returns [ErrUnsupportedCapability] naming the first
-// start-time capability req uses that caps does not declare.
-func CheckCapabilities(caps Capabilities, req StartRequest) error {
+// CheckCapabilities returns [ErrUnsupportedCapability] naming p and the
+// first start-time capability req uses that p does not declare.
+func CheckCapabilities(p Provider, req StartRequest) error {
+	caps := p.Capabilities()
+	missing := ""
 	switch {
 	case len(req.OutputSchema) > 0 && !caps.OutputSchema:
-		return errorf(CodeUnsupportedCapability, "the provider does not support outputSchema")
+		missing = "outputSchema"
 	case req.DepthLimit != nil && !caps.DepthLimit:
-		return errorf(CodeUnsupportedCapability, "the provider does not support depthLimit")
+		missing = "depthLimit"
 	case req.ToolFilter != nil && !caps.ToolFilter:
-		return errorf(CodeUnsupportedCapability, "the provider does not support toolFilter")
+		missing = "toolFilter"
+	default:
+		return nil
 	}
-	return nil
+	return errorf(CodeUnsupportedCapability, "provider %q does not support %s", p.Name(), missing)
 }
 
 // ChildLimits returns the depth of the child req would create and the

@@ -86,7 +86,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if parent == nil {
 		return nil, invalid("a start request needs a parent scope")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {

@@ -100,7 +100,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	case parent.Session == nil:
 		return nil, invalid("the parent scope has no session")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {
