@@ -376,9 +376,18 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 	return ans, nil
 }
 
+// metaRefused, true on a rejection, says no person gave it (a parent
+// dshd whose binding refuses every request of this agent).
+const metaRefused = "dshd.dev/refused"
+
 // answerOf maps the client's choice; an unknown option counts as a
 // rejection (dshd policy).
 func answerOf(resp *acp.RequestPermissionResponse) permission.Answer {
+	if refused, _ := resp.Meta[metaRefused].(bool); refused {
+		if _, selected := resp.Outcome.(*acp.SelectedPermissionOutcome); selected {
+			return permission.AnswerRefused
+		}
+	}
 	switch o := resp.Outcome.(type) {
 	case *acp.CancelledPermissionOutcome:
 		return permission.AnswerCancelled

@@ -52,11 +52,15 @@ func TestRunCommand(t *testing.T) {
 			t.Error("the head was kept")
 		}
 	})
-	t.Run("a rejected command does not run", func(t *testing.T) {
+	t.Run("a refused command does not run, and nobody is said to have rejected it", func(t *testing.T) {
 		env := *env
 		env.Permission = permission.DenyAll
 		marker := filepath.Join(dir, "ran")
-		mustContain(t, call(t, tool, &env, RunCommandParams{Command: "touch " + marker}), true, "the user rejected")
+		res := call(t, tool, &env, RunCommandParams{Command: "touch " + marker})
+		mustContain(t, res, true, "was refused without asking anyone")
+		if strings.Contains(res.Output, "user") {
+			t.Errorf("a refusal nobody was asked for mentions a user: %q", res.Output)
+		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the rejected command ran")
 		}
