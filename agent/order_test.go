@@ -18,11 +18,10 @@ import (
 // pathTool declares the path of its input as read or written (Accessor)
 // and blocks each call until the test releases it.
 type pathTool struct {
-	name   string
-	kind   tools.Kind
-	write  bool
-	gate   *callGates
-	noPath bool // no Accessor: the kind decides
+	name  string
+	kind  tools.Kind
+	write bool
+	gate  *callGates
 }
 
 // callGates records which calls started and releases them one by one.
