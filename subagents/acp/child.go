@@ -62,7 +62,9 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
-	used    uint64        // the context the agent last reported; guarded by mu
+	// used is the context the agent reported last in a run (not after
+	// setup): where the next run's growth starts. Guarded by mu.
+	used uint64
 
 	runs runkit.Runs[*run]
 }
@@ -367,22 +369,22 @@ func (c *child) conn() (*peer, acp.SessionID) {
 // observe hands an update of the child's own session to the run in
 // progress.
 func (c *child) observe(u acp.SessionUpdate) {
-	r, ok := c.runs.Current()
-	if ok {
+	if r, ok := c.runs.Current(); ok {
 		r.observe(u)
-	}
-	if uu, isUsage := u.(*acp.UsageUpdate); isUsage {
-		c.mu.Lock()
-		c.used = uu.Used
-		c.mu.Unlock()
 	}
 }
 
-// contextUsed is the context the agent last reported.
+// contextUsed is the context the agent reported last in a run.
 func (c *child) contextUsed() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.used
+}
+
+func (c *child) setContextUsed(n uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used = n
 }
 
 // closeSession closes sess where the agent supports session/close.

@@ -61,10 +61,11 @@ const metaUsage = "dshd.dev/usage"
 
 // usageTally is a run's token usage as the agent's usage_updates tell it,
 // for an agent whose prompt response has none: the sum of the per-call
-// usage a dshd agent attaches, else (any other agent) the growth of the
-// context over the run, the only count usage_update has.
+// usage a dshd agent attaches, else (any other agent) how far the context
+// grew since the child's previous run ended — the only count a plain
+// usage_update has.
 type usageTally struct {
-	before   uint64 // the context when the run began
+	before   uint64 // the context at the end of the child's previous run
 	calls    llm.Usage
 	perCall  bool
 	lastUsed uint64

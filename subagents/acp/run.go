@@ -148,11 +148,14 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	}
 	res := r.result(stop, diag)
 	res.Usage = usageOf(resp.Usage)
+	r.mu.Lock()
 	if resp.Usage == nil {
-		r.mu.Lock()
 		res.Usage = r.usage.total()
-		r.mu.Unlock()
 	}
+	if r.usage.sawUsed {
+		c.setContextUsed(r.usage.lastUsed)
+	}
+	r.mu.Unlock()
 	if stop == subagents.StopCompleted && c.schema != nil {
 		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
