@@ -92,7 +92,6 @@ func initCases() []*Case {
 			if getArray(res, "sessions") == nil && string(get(res, "sessions")) != "[]" {
 				t.Errorf("session/list answered %s without a sessions array", clip(res, 200))
 			}
-			t.Do(c, "session/list", nil, &res)
 		}),
 		capCase("cap/delete", "sessionCapabilities.delete", "sessionCapabilities.delete is backed by a working session/delete", func(t *T) {
 			c, sid := t.Open(nil, nil)

@@ -24,6 +24,13 @@ type Violation struct {
 	Text string
 	// Seq is the line that broke it.
 	Seq int
+	// Advice marks a finding that breaks no rule of the protocol (a key
+	// only the draft schema defines): it is reported, never a failure.
+	Advice bool
+
+	process  int    // the agent process of the case that wrote the line
+	method   string // of the line (for a response, of its request)
+	exchange string // the line and the request it answers, rendered
 }
 
 // String renders the violation for failure details.
@@ -82,6 +89,12 @@ type monitor struct {
 	terminals     map[string]*terminalState
 	seenIDs       map[string]bool
 
+	// nullAllowed counts the client's lines an id-null error may answer
+	// (not JSON, not a valid message, not UTF-8, or too long to read);
+	// nullSeen counts the id-null errors. More of them than allowed means
+	// the agent answered something that has no answer: a notification.
+	nullAllowed, nullSeen int
+
 	out []Violation
 }
 
@@ -106,6 +119,10 @@ func newMonitor() *monitor {
 func (mo *monitor) flag(seq int, item, format string, args ...any) {
 	mo.out = append(mo.out, Violation{Item: item, Text: fmt.Sprintf(format, args...), Seq: seq})
 }
+
+// sendUnparsed observes a client line that an error with id null may
+// answer.
+func (mo *monitor) sendUnparsed() { mo.nullAllowed++ }
 
 // send observes a message the client wrote.
 func (mo *monitor) send(m *Msg) {
@@ -184,6 +201,11 @@ func (mo *monitor) response(l *Line) {
 	if key == "null" {
 		if m.Error == nil {
 			mo.flag(l.Seq, "acp-v1#5", "a success result with id null")
+			return
+		}
+		mo.nullSeen++
+		if mo.nullSeen > mo.nullAllowed {
+			mo.flag(l.Seq, "acp-v1#7", "an error with id null that answers none of the client's lines (every line it could answer had its answer): notifications get no response, not even an error")
 		}
 		return
 	}

@@ -1,5 +1,6 @@
 // This file prints results: one row per checklist item, aggregating the
-// cases that cover it, and the details of failed and skipped cases.
+// cases that cover it, and the details of failed, advice and skipped
+// cases.
 
 package conformance
 
@@ -15,10 +16,12 @@ import (
 type ItemResult struct {
 	Item
 	// Status is fail if any covering case failed or any case broke the
-	// item's rule, pass if a covering case passed, skip if every covering
-	// case was skipped, and "" when no case covers the item.
-	Status           Status
-	Pass, Fail, Skip int
+	// item's rule, advice if a covering case gave advice (a policy check
+	// the agent does not follow, a draft feature) and none failed, pass if
+	// a covering case passed, skip if every covering case was skipped, and
+	// "" when no case covers the item.
+	Status                   Status
+	Pass, Fail, Advice, Skip int
 	// Cases are the IDs of the covering cases.
 	Cases []string
 }
@@ -45,6 +48,8 @@ func Aggregate(results []Result) []ItemResult {
 				ir.Pass++
 			case Fail:
 				ir.Fail++
+			case Advice:
+				ir.Advice++
 			case Skip:
 				ir.Skip++
 			}
@@ -65,6 +70,8 @@ func Aggregate(results []Result) []ItemResult {
 		switch {
 		case ir.Fail > 0:
 			ir.Status = Fail
+		case ir.Advice > 0:
+			ir.Status = Advice
 		case ir.Pass > 0:
 			ir.Status = Pass
 		case ir.Skip > 0:
@@ -75,11 +82,11 @@ func Aggregate(results []Result) []ItemResult {
 }
 
 // WriteTable prints one row per checklist item (its id, status, how many
-// covering cases passed, failed and were skipped, and its title) and a
-// summary line.
+// covering cases passed, failed, gave advice and were skipped, and its
+// title) and a summary line.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ITEM\tSTATUS\tCASES (pass/fail/skip)\tLEVEL\tCHECK")
+	fmt.Fprintln(tw, "ITEM\tSTATUS\tCASES (pass/fail/advice/skip)\tLEVEL\tCHECK")
 	counts := map[Status]int{}
 	uncovered := 0
 	for _, ir := range Aggregate(results) {
@@ -89,25 +96,45 @@ func WriteTable(w io.Writer, results []Result) error {
 			uncovered++
 		}
 		counts[ir.Status]++
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d/%d\t%s\t%s\n", ir.ID, st, ir.Pass, ir.Fail, ir.Skip, ir.Level, ir.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d/%d/%d\t%s\t%s\n", ir.ID, st, ir.Pass, ir.Fail, ir.Advice, ir.Skip, ir.Level, ir.Title)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	cases := map[Status]int{}
-	for _, r := range results {
-		cases[r.Status]++
-	}
-	_, err := fmt.Fprintf(w, "\nitems: %d pass, %d fail, %d skip, %d not covered; cases: %d pass, %d fail, %d skip\n",
-		counts[Pass], counts[Fail], counts[Skip], uncovered, cases[Pass], cases[Fail], cases[Skip])
+	cases := CountCases(results)
+	_, err := fmt.Fprintf(w, "\nitems: %d pass, %d fail, %d advice, %d skip, %d not covered; cases: %d pass, %d fail, %d advice, %d skip\n",
+		counts[Pass], counts[Fail], counts[Advice], counts[Skip], uncovered, cases[Pass], cases[Fail], cases[Advice], cases[Skip])
 	return err
 }
 
-// WriteDetails prints every failed case with its detail, and, when
-// skipped is set, every skipped case with its reason.
-func WriteDetails(w io.Writer, results []Result, skipped bool) error {
+// CountCases counts results by status.
+func CountCases(results []Result) map[Status]int {
+	out := map[Status]int{}
 	for _, r := range results {
-		if r.Status == Pass || (r.Status == Skip && !skipped) {
+		out[r.Status]++
+	}
+	return out
+}
+
+// WriteDetails prints every failed case with its detail, then every case
+// that gave advice, and, when skipped is set, every skipped case with its
+// reason.
+func WriteDetails(w io.Writer, results []Result, skipped bool) error {
+	order := []Status{Fail, Advice}
+	if skipped {
+		order = append(order, Skip)
+	}
+	for _, st := range order {
+		if err := writeDetails(w, results, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeDetails(w io.Writer, results []Result, st Status) error {
+	for _, r := range results {
+		if r.Status != st {
 			continue
 		}
 		detail := strings.TrimRight(r.Detail, "\n")
