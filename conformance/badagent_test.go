@@ -46,7 +46,11 @@ func fakeAgent() {
 	for sc.Scan() {
 		var env map[string]json.RawMessage
 		if json.Unmarshal(sc.Bytes(), &env) != nil {
-			write(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "Parse error"}})
+			e := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "Parse error"}}
+			if faults["parse-error-without-id"] {
+				delete(e, "id")
+			}
+			write(e)
 			continue
 		}
 		var m struct {
@@ -74,8 +78,11 @@ func fakeAgent() {
 			continue
 		}
 		if m.ID == nil { // a notification
-			if m.Method == "session/cancel" && faults["answer-cancel"] {
+			switch {
+			case m.Method == "session/cancel" && faults["answer-cancel"]:
 				fail(json.RawMessage("null"), -32601, "Method not found")
+			case m.Method != "session/cancel" && faults["answer-notifications-without-id"]:
+				write(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32601, "message": "Method not found"}})
 			}
 			continue
 		}
@@ -210,6 +217,10 @@ func TestTheSuiteCatchesABrokenAgent(t *testing.T) {
 		// caught: the id-null error answers no line the client wrote.
 		{"answer-cancel", "prompt/cancel", "acp-v1#7"},
 		{"linger", "transport/exit-on-eof", "still running"},
+		// Answers without an id, as codex-acp 0.16.0 sends them: to
+		// unknown notifications, and to a line that is not JSON.
+		{"answer-notifications-without-id", "data/notifications", "acp-v1#7: a response without an id"},
+		{"parse-error-without-id", "data/garbage", `acp-v1#8: an error without an id`},
 	} {
 		t.Run(tc.fault+" "+tc.id, func(t *testing.T) {
 			t.Parallel()

@@ -33,7 +33,7 @@ func Checklist() []Item {
 var acpItems = [...][2]string{
 	{"MUST", "stdout carries only complete JSON-RPC lines, even with debug logs"},
 	{"MUST", "valid UTF-8; non-ASCII round-trips through chunks"},
-	{"policy", "diagnostics only on stderr"},
+	{"MAY/policy", "diagnostics only on stderr"},
 	{"MUST", `every message has "jsonrpc":"2.0"`},
 	{"MUST", "exactly one response per request, id of the same type and value"},
 	{"MUST", "a response has exactly one of result/error; well-formed errors"},
@@ -56,7 +56,7 @@ var acpItems = [...][2]string{
 	{"MUST", "auth required before authenticate (-32000)"},
 	{"MUST", "logout returns {} and re-gates session/new"},
 	{"MUST", "session/new returns distinct non-empty ids"},
-	{"SHOULD", "relative cwd or missing mcpServers: -32602"},
+	{"SHOULD/policy", "relative cwd or missing mcpServers: -32602"},
 	{"MUST", "session work happens in the session cwd"},
 	{"MUST", "stdio MCP server entries accepted"},
 	{"MUST", "session/load replays history before its response"},

@@ -92,11 +92,17 @@ func Failed(results []Result) bool {
 
 // Result is the outcome of one case.
 type Result struct {
-	ID     string
-	Name   string
-	Items  []string
+	ID    string
+	Name  string
+	Items []string
+	// Status is the outcome: fail when the case's own checks failed or
+	// its traffic broke a rule anywhere.
 	Status Status
-	Detail string
+	// Verdict is what the case's own checks found about its Items (pass,
+	// fail, advice, skip), before the rules its traffic broke elsewhere;
+	// "" means the same as Status.
+	Verdict Status
+	Detail  string
 	// Violations are the rules the case's traffic broke; their items
 	// fail in the table too.
 	Violations []Violation
@@ -401,12 +407,13 @@ func (r *runner) runCase(ctx context.Context, c *Case) Result {
 			res.Violations = append(res.Violations, r.collect(cl, c.ID)...)
 		}
 	}
-	res.Status = t.status
-	switch {
-	case len(res.Violations) > 0:
+	res.Verdict = t.status
+	if res.Verdict == Fail && c.policy() {
+		res.Verdict = Advice
+	}
+	res.Status = res.Verdict
+	if len(res.Violations) > 0 {
 		res.Status = Fail
-	case res.Status == Fail && c.policy():
-		res.Status = Advice
 	}
 	details := slices.Clone(t.msgs)
 	points := map[int][]int{}

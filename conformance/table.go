@@ -36,6 +36,16 @@ func Aggregate(results []Result) []ItemResult {
 		idx[it.ID] = i
 	}
 	for _, r := range results {
+		verdict := r.Verdict
+		if verdict == "" {
+			verdict = r.Status
+		}
+		// A broken rule fails its item, whatever the case was about; the
+		// case's other items keep its own verdict.
+		broken := map[string]bool{}
+		for _, v := range r.Violations {
+			broken[v.Item] = true
+		}
 		for _, id := range r.Items {
 			i, ok := idx[id]
 			if !ok {
@@ -43,7 +53,11 @@ func Aggregate(results []Result) []ItemResult {
 			}
 			ir := &out[i]
 			ir.Cases = append(ir.Cases, r.ID)
-			switch r.Status {
+			st := verdict
+			if broken[id] {
+				st = Fail
+			}
+			switch st {
 			case Pass:
 				ir.Pass++
 			case Fail:
@@ -54,12 +68,8 @@ func Aggregate(results []Result) []ItemResult {
 				ir.Skip++
 			}
 		}
-		// A broken rule fails its item even when the case was about
-		// something else.
-		seen := map[string]bool{}
-		for _, v := range r.Violations {
-			if i, ok := idx[v.Item]; ok && !seen[v.Item] && !slices.Contains(r.Items, v.Item) {
-				seen[v.Item] = true
+		for item := range broken {
+			if i, ok := idx[item]; ok && !slices.Contains(r.Items, item) {
 				out[i].Fail++
 				out[i].Cases = append(out[i].Cases, r.ID+"(violation)")
 			}
