@@ -126,8 +126,10 @@ wire_api = "responses"
 				return nil, nil, err
 			}
 			// GOOGLE_GEMINI_BASE_URL with a key selects gemini-cli's
-			// "gateway" auth, which needs no login.
-			environ := append(e.baseEnv(), "GOOGLE_GEMINI_BASE_URL="+e.model, "GEMINI_API_KEY=fake-key")
+			// "gateway" auth, which needs no login. The case directories
+			// are throwaway workspaces, trusted as an editor user trusts
+			// their project (else set_mode refuses every approval mode).
+			environ := append(e.baseEnv(), "GOOGLE_GEMINI_BASE_URL="+e.model, "GEMINI_API_KEY=fake-key", "GEMINI_CLI_TRUST_WORKSPACE=true")
 			return []string{e.bin("gemini"), "--acp"}, environ, nil
 		},
 	},

@@ -103,18 +103,25 @@ func anthropicMessages(w http.ResponseWriter, body []byte) {
 
 // gemini answers models/M:generateContent and :streamGenerateContent
 // (SSE with alt=sse, else a JSON array of chunks). A request for JSON
-// output (responseMimeType application/json, as gemini-cli's routing and
-// next-speaker checks send) gets "{}" so that it parses.
+// output (gemini-cli's model router and next-speaker check send one) gets
+// a JSON value that fits the schema it names, so that it parses.
 func gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req struct {
 		GenerationConfig struct {
-			ResponseMimeType string `json:"responseMimeType"`
+			ResponseMimeType   string `json:"responseMimeType"`
+			ResponseSchema     any    `json:"responseSchema"`
+			ResponseJSONSchema any    `json:"responseJsonSchema"`
 		} `json:"generationConfig"`
 	}
 	_ = json.Unmarshal(body, &req)
 	parts := pieces
-	if req.GenerationConfig.ResponseMimeType == "application/json" {
-		parts = []string{"{}"}
+	if gc := req.GenerationConfig; gc.ResponseMimeType == "application/json" {
+		schema := gc.ResponseJSONSchema
+		if schema == nil {
+			schema = gc.ResponseSchema
+		}
+		b, _ := json.Marshal(fill(schema))
+		parts = []string{string(b)}
 	}
 	model := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	model, _, _ = strings.Cut(model, ":")
@@ -143,4 +150,31 @@ func gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 	for i, p := range parts {
 		s.event("", chunk(p, i == len(parts)-1))
 	}
+}
+
+// fill returns a value that satisfies a (Gemini or JSON) schema: the first
+// enum value, "fake", 1, false, [], and objects with every property
+// filled; anything else is an empty object.
+func fill(schema any) any {
+	m, _ := schema.(map[string]any)
+	if enum, ok := m["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	typ, _ := m["type"].(string)
+	switch strings.ToLower(typ) {
+	case "string":
+		return "fake"
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	}
+	out := map[string]any{}
+	props, _ := m["properties"].(map[string]any)
+	for k, p := range props {
+		out[k] = fill(p)
+	}
+	return out
 }

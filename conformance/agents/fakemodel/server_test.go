@@ -191,19 +191,28 @@ func TestGeminiStreamsCandidatesEndingWithStop(t *testing.T) {
 	}
 }
 
-func TestGeminiJSONRequestsGetJSON(t *testing.T) {
+func TestGeminiJSONRequestsGetJSONThatFitsTheirSchema(t *testing.T) {
 	s := start(t)
 	var c struct {
 		Candidates []struct {
 			Content struct{ Parts []struct{ Text string } }
 		}
 	}
-	if err := json.NewDecoder(post(t, s, "/v1beta/models/m:generateContent", `{"generationConfig":{"responseMimeType":"application/json"}}`).Body).Decode(&c); err != nil {
+	// The shape of gemini-cli's model router request.
+	req := `{"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"OBJECT","properties":{"complexity_reasoning":{"type":"STRING"},"complexity_score":{"type":"INTEGER"},"choice":{"type":"string","enum":["flash","pro"]}},"required":["complexity_reasoning","complexity_score"]}}}`
+	if err := json.NewDecoder(post(t, s, "/v1beta/models/m:generateContent", req).Body).Decode(&c); err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]any
+	var v struct {
+		Reasoning *string `json:"complexity_reasoning"`
+		Score     *int    `json:"complexity_score"`
+		Choice    string  `json:"choice"`
+	}
 	if err := json.Unmarshal([]byte(c.Candidates[0].Content.Parts[0].Text), &v); err != nil {
-		t.Errorf("the answer to a JSON request is not JSON: %v", err)
+		t.Fatalf("the answer to a JSON request is not JSON: %v", err)
+	}
+	if v.Reasoning == nil || v.Score == nil || v.Choice != "flash" {
+		t.Errorf("the answer does not fill the schema: %s", c.Candidates[0].Content.Parts[0].Text)
 	}
 }
 
