@@ -101,6 +101,14 @@ type StoreOptions struct {
 	Logger *slog.Logger
 	// Now stamps records and creation times; nil means time.Now.
 	Now func() time.Time
+	// OpenJournals is how many journal files the store keeps open at once
+	// (0: [DefaultOpenJournals]); a journal beyond it reopens its file when
+	// it next writes.
+	OpenJournals int
+
+	// open opens journal files; nil is the real file system (tests inject
+	// failures).
+	open openFunc
 }
 
 // Store is a state directory of session journals and their sidecars. Its
@@ -109,6 +117,8 @@ type Store struct {
 	dir    string
 	logger *slog.Logger
 	now    func() time.Time
+	files  *fileCache
+	open   openFunc
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
 
@@ -145,7 +155,7 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("session: state directory: %w", err)
 	}
-	return &Store{dir: abs, logger: o.Logger, now: o.Now, cache: make(map[string]cachedInfo)}, nil
+	return &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, cache: make(map[string]cachedInfo)}, nil
 }
 
 // Dir returns the state directory.
@@ -154,7 +164,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) sidecarPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 func (s *Store) journalOptions() *JournalOptions {
-	return &JournalOptions{Logger: s.logger, Now: s.now}
+	return &JournalOptions{Logger: s.logger, Now: s.now, files: s.files, open: s.open}
 }
 
 // Create starts the journal of meta.SessionID with meta as its first
@@ -456,7 +466,7 @@ func (s *Store) repairInfo(id string, cause error) (Info, error) {
 	if err != nil {
 		return Info{}, errors.Join(cause, err)
 	}
-	recs, _, err := readRecords(f, s.logger.With("session", id))
+	recs, _, _, err := readRecords(f, s.logger.With("session", id))
 	f.Close()
 	if err != nil {
 		return Info{}, errors.Join(cause, err)
