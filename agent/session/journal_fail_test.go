@@ -18,14 +18,16 @@ import (
 )
 
 // faults makes the journal files it opens fail on purpose: every write
-// while write is set (after writing half, when short), every sync while
-// sync is set. It records where writes landed.
+// while write is set (after writing half, when short), the next failNext
+// writes with ENOSPC, every sync while sync is set. It records where
+// writes landed.
 type faults struct {
-	mu     sync.Mutex
-	write  error
-	short  bool
-	sync   error
-	writes []int64 // offsets of successful writes
+	mu       sync.Mutex
+	write    error
+	failNext int
+	short    bool
+	sync     error
+	writes   []int64 // offsets of successful writes
 }
 
 func (fl *faults) set(write, sync error) {
@@ -64,6 +66,10 @@ type faultyFile struct {
 func (f *faultyFile) WriteAt(b []byte, off int64) (int, error) {
 	f.fl.mu.Lock()
 	werr, short := f.fl.write, f.fl.short
+	if werr == nil && f.fl.failNext > 0 {
+		f.fl.failNext--
+		werr = syscall.ENOSPC
+	}
 	f.fl.mu.Unlock()
 	if werr != nil {
 		n := 0
@@ -320,4 +326,71 @@ func TestStoreKeepsABoundedNumberOfJournalFilesOpen(t *testing.T) {
 			t.Fatalf("session %d: records %+v", i, recs)
 		}
 	}
+}
+
+func TestSidecarsOnAFullDisk(t *testing.T) {
+	fl := &faults{}
+	s, err := NewStore(t.TempDir(), &StoreOptions{open: fl.open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.Create(Meta{SessionID: "side", Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	title := func() string {
+		t.Helper()
+		info, err := s.Info("side")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Title
+	}
+
+	fl.set(syscall.ENOSPC, nil)
+	if err := s.SetTitle("side", "first"); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("SetTitle on a full disk = %v", err)
+	}
+	if got := title(); got != "" {
+		t.Fatalf("the sidecar was changed to title %q", got)
+	}
+	if infos, _, err := s.List("", "", 0); err != nil || len(infos) != 1 {
+		t.Fatalf("List on a full disk = %+v, %v", infos, err)
+	}
+	if err := s.Update("side", func(i *Info) { i.AdditionalDirectories = []string{"/extra"} }); err == nil {
+		t.Fatal("Update on a full disk succeeded")
+	}
+	fl.set(nil, nil)
+	t.Run("a change that could not be written is made when the journal next syncs", func(t *testing.T) {
+		if err := j.Append(KindUpdate, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info("side")
+		if err != nil || info.Title != "first" || len(info.AdditionalDirectories) != 1 {
+			t.Fatalf("sidecar after the sync = %+v, %v", info, err)
+		}
+	})
+	t.Run("changes that could not be written come before a later one", func(t *testing.T) {
+		fl.set(syscall.ENOSPC, nil)
+		s.SetTitle("side", "second")
+		fl.set(nil, nil)
+		if err := s.SetTitle("side", "third"); err != nil {
+			t.Fatal(err)
+		}
+		if got := title(); got != "third" {
+			t.Fatalf("title %q, want the last one set", got)
+		}
+	})
+	t.Run("no temp file is left behind", func(t *testing.T) {
+		entries, _ := os.ReadDir(s.Dir())
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				t.Fatalf("left behind: %s", e.Name())
+			}
+		}
+	})
 }
