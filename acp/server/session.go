@@ -122,6 +122,24 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if !store.Exists(string(id)) {
 		return nil, nil, notFound(id)
 	}
+	// The session is claimed before its files are touched: a load refused
+	// because another connection holds it (or is loading it) changes
+	// nothing on disk.
+	if err := c.srv.reserve(id, c); err != nil {
+		return nil, nil, err
+	}
+	s, stored, err := c.load(ctx, id, cwd, dedupe(dirs), servers)
+	if err != nil {
+		c.srv.release(id, c)
+		return nil, nil, err
+	}
+	return s, stored.Updates, nil
+}
+
+// load opens a claimed session's journal and builds the live session over
+// it; only then are its new directories recorded.
+func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, *session.Stored, error) {
+	store := c.srv.opts.Store
 	stored, err := session.Load(store, string(id))
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
@@ -133,13 +151,13 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	dirs = dedupe(dirs)
-	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
 	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.srv.opts.MaxDepth)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, stored.Updates, nil
+	// A failure is kept and written later (see session.Store.Update).
+	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
+	return s, stored, nil
 }
 
 // replay sends a session's recorded updates in their original order. A
