@@ -31,7 +31,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := c.checkMCP(req.McpServers); err != nil {
 		return nil, err
 	}
-	depth, maxDepth := c.depthFromMeta(req.Meta)
+	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
 	stored, err := session.Create(c.srv.opts.Store, session.Meta{
@@ -40,12 +40,13 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		AdditionalDirectories: dirs,
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
+		MaxDepth:              given,
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, maxDepth)
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
 	if err != nil {
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
@@ -151,7 +152,7 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.srv.opts.MaxDepth)
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
 	if err != nil {
 		return nil, nil, err
 	}

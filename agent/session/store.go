@@ -33,6 +33,10 @@ type Meta struct {
 	// started it and how deep it is (1 for a direct child).
 	ParentID string `json:"parentId,omitempty"`
 	Depth    int    `json:"depth,omitempty"`
+	// MaxDepth is the delegation depth limit an ACP parent set for the
+	// session's subtree; it binds whenever the session is open. Nil: the
+	// daemon's own limit.
+	MaxDepth *int `json:"maxDepth,omitempty"`
 	// Hidden keeps a session out of List even without a parent here, for
 	// a session an ACP parent created in this daemon for its subagent.
 	Hidden bool `json:"hidden,omitempty"`
