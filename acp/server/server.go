@@ -215,6 +215,22 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 	return nil
 }
 
+// reserve marks id live on c for a load; it fails when any connection,
+// c included, holds it already.
+func (s *Server) reserve(id acp.SessionID, c *Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[id]; ok {
+		reason := "the session is open on another connection"
+		if other == c {
+			reason = "the session is already open on this connection"
+		}
+		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
+	}
+	s.live[id] = c
+	return nil
+}
+
 func (s *Server) release(id acp.SessionID, c *Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
