@@ -29,3 +29,6 @@ func (g Group) Alive() bool { return false }
 
 // ExitSignal is false: a process ends by exiting here.
 func ExitSignal(*os.ProcessState) (string, bool) { return "", false }
+
+// awaitExit returns at once: the caller's wait both waits and reaps.
+func awaitExit(int) {}

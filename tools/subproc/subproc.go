@@ -176,6 +176,7 @@ func Start(cmd *exec.Cmd, opts *Options) (_ *Child, err error) {
 }
 
 func (c *Child) reap(killLeftovers bool) {
+	awaitExit(c.cmd.Process.Pid)
 	c.err = c.cmd.Wait()
 	if killLeftovers {
 		_ = c.group.Signal(Kill)
