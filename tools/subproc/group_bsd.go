@@ -8,7 +8,7 @@ import "syscall"
 
 // setDeathSignal has no equivalent here: a child outlives a parent killed
 // by SIGKILL (Stop still tears it down).
-func setDeathSignal(*syscall.SysProcAttr) {}
+func setDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}
 
 const deathSignalNeedsThread = false
 

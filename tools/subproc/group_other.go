@@ -8,6 +8,7 @@ package subproc
 import (
 	"os"
 	"os/exec"
+	"strconv"
 )
 
 const deathSignalNeedsThread = false
@@ -26,6 +27,10 @@ func (g Group) Signal(Signal) error {
 // Alive is false: without groups, nothing but the child was started, and
 // the child is waited for.
 func (g Group) Alive() bool { return false }
+
+// SignalName names a signal by its number: there are no conventional
+// names here.
+func SignalName(n int) string { return "SIG" + strconv.Itoa(n) }
 
 // ExitSignal is false: a process ends by exiting here.
 func ExitSignal(*os.ProcessState) (string, bool) { return "", false }

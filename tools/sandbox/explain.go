@@ -1,0 +1,152 @@
+// This file turns the sandbox's refusals in a command's output into
+// advice: which path was refused, and the setting that would allow it.
+
+package sandbox
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxExplained bounds the refused paths named in one note.
+const maxExplained = 3
+
+// denied matches the ways programs print EACCES and EPERM: "Permission
+// denied" (C, Python), "permission denied" (Go), EACCES (Node), and
+// "Operation not permitted".
+var denied = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted`)
+
+// netFailure matches what a program prints when it cannot reach the
+// network.
+var netFailure = regexp.MustCompile(`(?i)network is unreachable|could not resolve|temporary failure in name resolution|name or service not known|getaddrinfo|no such host|ENETUNREACH|EAI_AGAIN|connection refused|ECONNREFUSED`)
+
+// pathToken finds the path-like words of a line: quoted strings, and
+// unquoted words that start like a path.
+var pathToken = regexp.MustCompile("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((?:~|\\.{1,2})?/[^\\s:,;'\"()]+)")
+
+// Explain returns a note for the model when the command's output shows
+// the sandbox refusing something, or "" when it does not: the refused
+// paths (those outside every writable root that dshd itself could write)
+// and the setting that would allow them; or, with the network off, that
+// the network is off.
+func (c *Cmd) Explain(output string) string {
+	if !c.confined {
+		return ""
+	}
+	var paths []string
+	netDenied := false
+	for line := range strings.Lines(output) {
+		if c.s.cfg.NoNetwork && netFailure.MatchString(line) {
+			netDenied = true
+		}
+		if !denied.MatchString(line) {
+			continue
+		}
+		if c.s.cfg.NoNetwork && strings.Contains(strings.ToLower(line), "connect") {
+			netDenied = true
+		}
+		for _, m := range pathToken.FindAllStringSubmatch(line, -1) {
+			p := firstGroup(m)
+			if abs, ok := c.refused(p); ok && !slices.Contains(paths, abs) && len(paths) < maxExplained {
+				paths = append(paths, abs)
+			}
+		}
+	}
+	var notes []string
+	if len(paths) > 0 {
+		notes = append(notes, c.pathNote(paths))
+	}
+	if netDenied {
+		notes = append(notes, "[dshd sandbox] Commands have no network (--sandbox-network off; only loopback works). To allow it, set --sandbox-network on (sandboxNetwork in the config file).")
+	}
+	return strings.Join(notes, "\n")
+}
+
+func firstGroup(m []string) string {
+	for _, g := range m[1:] {
+		if g != "" {
+			return g
+		}
+	}
+	return ""
+}
+
+// refused reports whether the sandbox, rather than the file's own
+// permissions, is what refused path: it lies outside every writable root
+// (or every readable one), and dshd itself may write where it points.
+func (c *Cmd) refused(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	if strings.HasPrefix(p, "~/") {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		if c.dir == "" {
+			return "", false
+		}
+		p = filepath.Join(c.dir, p)
+	}
+	p = filepath.Clean(p)
+	readable := c.s.reads == nil || under(p, slices.Concat(c.s.reads, SystemDirs, c.roots, c.writable, []string{c.tmp}))
+	writable := under(p, append(slices.Clone(c.writable), c.tmp)) || slices.Contains(devFiles, p) || under(p, devDirs)
+	if writable && readable {
+		return "", false
+	}
+	// The nearest existing directory on the way: could dshd write there?
+	probe := p
+	for {
+		if err := unix.Access(probe, unix.W_OK); err == nil {
+			return p, true
+		} else if err != unix.ENOENT && err != unix.ENOTDIR {
+			return "", false
+		}
+		parent := filepath.Dir(probe)
+		if parent == probe {
+			return "", false
+		}
+		probe = parent
+	}
+}
+
+// under reports whether p is one of dirs or below one.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(d, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}
+
+// pathNote words the refusal of paths for the mode.
+func (c *Cmd) pathNote(paths []string) string {
+	var b strings.Builder
+	b.WriteString("[dshd sandbox] The " + string(c.s.cfg.Mode) + " sandbox refused access to " + strings.Join(quoteAll(paths), ", ") + ": ")
+	switch {
+	case c.s.cfg.Mode == ReadOnly:
+		b.WriteString("in read-only mode commands may write only to their private temp dir ($TMPDIR). To let commands change the workspace, use --sandbox workspace-write")
+	default:
+		b.WriteString("commands may write only in the workspace (" + strings.Join(quoteAll(c.roots), ", ") + "), ")
+		if len(c.s.cfg.WritableRoots) > 0 {
+			b.WriteString("the writable roots " + strings.Join(quoteAll(c.s.cfg.WritableRoots), ", ") + ", ")
+		}
+		b.WriteString("their private temp dir ($TMPDIR)")
+		if !c.s.cfg.NoCaches {
+			b.WriteString(" and the toolchain caches")
+		}
+		b.WriteString(". To allow more, add the directory to --sandbox-writable (sandboxWritableRoots in the config file)")
+	}
+	if c.s.reads != nil {
+		b.WriteString("; reads are confined too: add directories to read to --sandbox-readable (sandboxReadableRoots)")
+	}
+	b.WriteString(", or turn the sandbox off with --sandbox off. Writing to the temp dir or the workspace instead may be enough.")
+	return b.String()
+}
