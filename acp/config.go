@@ -6,6 +6,8 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // SessionConfigOption is one per-session setting (acp-v1 §16.1):
@@ -103,8 +105,8 @@ func (s *SelectOptions) UnmarshalJSON(b []byte) error {
 	*s = SelectOptions{}
 	if len(raws) > 0 {
 		grouped := false
-		_ = scanObject(raws[0], func(k, _ []byte) bool {
-			grouped = grouped || keyIs(k, "group")
+		_ = jsontext.ScanObject(raws[0], func(k, _ []byte) bool {
+			grouped = grouped || jsontext.KeyIs(k, "group")
 			return true
 		})
 		if grouped {

@@ -2,7 +2,11 @@
 
 package acp
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
+)
 
 // ContentBlock is one block of a prompt, a message chunk or tool output
 // (acp-v1 §11): *TextContent, *ImageContent, *AudioContent, *ResourceLink or
@@ -117,14 +121,6 @@ func ImageBlock(mimeType, base64Data string) *ImageContent {
 	return &ImageContent{MimeType: mimeType, Data: base64Data}
 }
 
-// ResourceLinkBlock returns a resource link block.
-func ResourceLinkBlock(name, uri string) *ResourceLink { return &ResourceLink{Name: name, URI: uri} }
-
-// TextResourceBlock returns an embedded text resource block.
-func TextResourceBlock(uri, mimeType, text string) *EmbeddedResource {
-	return &EmbeddedResource{Resource: &TextResourceContents{URI: uri, MimeType: mimeType, Text: text}}
-}
-
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c TextContent) MarshalJSON() ([]byte, error) {
 	type alias TextContent
@@ -190,9 +186,9 @@ var contentBlocks = taggedUnion[ContentBlock]{name: "content block", key: "type"
 // makes it binary, otherwise it must have `text`.
 func UnmarshalEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, error) {
 	var hasText, hasBlob bool
-	if err := scanObject(b, func(k, _ []byte) bool {
-		hasText = hasText || keyIs(k, "text")
-		hasBlob = hasBlob || keyIs(k, "blob")
+	if err := jsontext.ScanObject(b, func(k, _ []byte) bool {
+		hasText = hasText || jsontext.KeyIs(k, "text")
+		hasBlob = hasBlob || jsontext.KeyIs(k, "blob")
 		return true
 	}); err != nil {
 		return nil, err

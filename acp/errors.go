@@ -1,16 +1,11 @@
-// errors.go: JSON-RPC error values and their mapping to the wire (acp-v1 §21).
+// errors.go: JSON-RPC error values (acp-v1 §21).
 
 package acp
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Error is a JSON-RPC error object (acp-v1 §21). It is also the error type of
@@ -73,42 +68,4 @@ var ErrConnClosed = fmt.Errorf("acp: connection closed: %w", net.ErrClosed)
 // invalidField is the -32602 error naming a params field.
 func invalidField(field, reason string) *Error {
 	return ErrInvalidParams.WithData(map[string]any{"field": field, "reason": reason})
-}
-
-// toWire maps any handler error to the JSON-RPC error sent to the peer. An
-// *Error found with errors.As keeps its code, message and data; a context
-// cancellation becomes -32800 (acp-v1 §20: internal cancellation answers like
-// $/cancel_request); anything else becomes -32603 with a short data message,
-// the detail going to the log only.
-func toWire(err error, log *slog.Logger) *jsonrpc2.Error {
-	var e *Error
-	switch {
-	case errors.As(err, &e):
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		e = ErrRequestCancelled
-	default:
-		if log != nil {
-			log.Warn("acp: handler error", "err", err)
-		}
-		e = ErrInternal.WithData("internal error")
-	}
-	w := &jsonrpc2.Error{Code: int64(e.Code), Message: e.Message}
-	if e.Data != nil {
-		b, merr := json.Marshal(e.Data)
-		if merr != nil {
-			b, _ = json.Marshal(fmt.Sprint(e.Data))
-		}
-		raw := json.RawMessage(b)
-		w.Data = &raw
-	}
-	return w
-}
-
-// fromWire turns a peer's error into an *Error; Data stays raw JSON.
-func fromWire(w *jsonrpc2.Error) *Error {
-	e := &Error{Code: int(w.Code), Message: w.Message}
-	if w.Data != nil {
-		e.Data = json.RawMessage(*w.Data)
-	}
-	return e
 }

@@ -5,8 +5,8 @@ package acp
 
 import (
 	"bytes"
-	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // appendTextChunkNotification appends n encoded as its generic encoding
@@ -34,88 +34,38 @@ func appendTextChunkNotification(dst []byte, n *SessionNotification) ([]byte, bo
 		return dst, false
 	}
 	dst = append(dst, `{"sessionId":`...)
-	dst = appendJSONString(dst, string(n.SessionID))
+	dst = jsontext.AppendString(dst, string(n.SessionID))
 	dst = append(dst, `,"update":{"sessionUpdate":"`...)
 	dst = append(dst, tag...)
 	dst = append(dst, `","content":{"type":"text","text":`...)
-	dst = appendJSONString(dst, text.Text)
+	dst = jsontext.AppendString(dst, text.Text)
 	dst = append(dst, '}')
 	if chunk.MessageID != "" {
 		dst = append(dst, `,"messageId":`...)
-		dst = appendJSONString(dst, string(chunk.MessageID))
+		dst = jsontext.AppendString(dst, string(chunk.MessageID))
 	}
 	return append(dst, '}', '}'), true
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string exactly as encoding/json does
-// with HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
-// are escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+// MarshalSessionNotification encodes n exactly as a connection writes it
+// (the text-chunk fast path when it applies, no HTML escaping), so a
+// caller that also records the notification encodes it once and writes
+// the bytes raw (rpc.AgentSideConn.SessionUpdateRaw).
+func MarshalSessionNotification(n *SessionNotification) ([]byte, error) {
+	return AppendSessionNotification(nil, n)
 }
 
-// MarshalSessionNotification encodes n exactly as the connection writes
-// it (the text-chunk fast path when it applies, no HTML escaping), so a
-// caller that also records the notification encodes it once and writes
-// the bytes with AgentSideConn.SessionUpdateRaw.
-func MarshalSessionNotification(n *SessionNotification) ([]byte, error) {
-	if b, ok := appendTextChunkNotification(nil, n); ok {
+// AppendSessionNotification appends n encoded as MarshalSessionNotification
+// encodes it.
+func AppendSessionNotification(dst []byte, n *SessionNotification) ([]byte, error) {
+	if b, ok := appendTextChunkNotification(dst, n); ok {
 		return b, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
+	e := encPool.Get().(*pooledEncoder)
+	defer putEncoder(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(n); err != nil {
+		return dst, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+	return append(dst, bytes.TrimSuffix(e.buf.Bytes(), []byte{'\n'})...), nil
 }

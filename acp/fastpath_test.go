@@ -64,19 +64,17 @@ func TestTheFastPathDeclinesWhatItCannotEncode(t *testing.T) {
 	}
 }
 
-func TestWriteNotificationWritesTheGenericEncoding(t *testing.T) {
+func TestMarshalSessionNotificationIsTheGenericEncoding(t *testing.T) {
 	for _, n := range []*SessionNotification{
 		{SessionID: "s<1>", Update: &ToolCall{ToolCallID: "t&", Title: "a\nb <c>", RawInput: json.RawMessage(`{"x": "<y>"}`)}},
 		{SessionID: "s", Update: &AgentMessageChunk{Content: TextBlock("fast <path>\u2028")}},
 	} {
-		var out bytes.Buffer
-		s := NewStream(nil, &out, nil, nil)
-		if err := s.WriteNotification(MethodSessionUpdate, n); err != nil {
+		got, err := MarshalSessionNotification(n)
+		if err != nil {
 			t.Fatal(err)
 		}
-		want := `{"jsonrpc":"2.0","method":"session/update","params":` + string(genericEncoding(t, n)) + "}\n"
-		if out.String() != want {
-			t.Errorf("got  %s\nwant %s", out.String(), want)
+		if want := genericEncoding(t, n); !bytes.Equal(got, want) {
+			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	}
 }

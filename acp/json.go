@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // Meta is the free-form `_meta` object every ACP type may carry (acp-v1 §22).
@@ -126,15 +128,6 @@ type RequestID struct {
 // IntRequestID returns the integer id n.
 func IntRequestID(n int64) RequestID { return RequestID{raw: strconv.FormatInt(n, 10)} }
 
-// StringRequestID returns the string id s.
-func StringRequestID(s string) RequestID {
-	b, _ := json.Marshal(s)
-	return RequestID{raw: string(b)}
-}
-
-// NullRequestID returns the null id.
-func NullRequestID() RequestID { return RequestID{raw: "null"} }
-
 // IsZero reports whether the id is absent.
 func (id RequestID) IsZero() bool { return id.raw == "" }
 
@@ -154,7 +147,7 @@ func (id RequestID) MarshalJSON() ([]byte, error) {
 func (id *RequestID) UnmarshalJSON(b []byte) error {
 	key, ok := idKey(bytes.TrimSpace(b))
 	if !ok {
-		return fmt.Errorf("acp: invalid request id %s", truncate(b, 40))
+		return fmt.Errorf("acp: invalid request id %s", jsontext.Truncate(b, 40))
 	}
 	id.raw = key
 	return nil
@@ -176,34 +169,10 @@ func idKey(raw []byte) (string, bool) {
 		return string(b), true
 	case string(raw) == "null":
 		return "null", true
-	case isIntegerLiteral(raw):
+	case jsontext.IsInteger(raw):
 		return string(raw), true
 	}
 	return "", false
-}
-
-// isIntegerLiteral reports whether b is a JSON number without fraction or
-// exponent.
-func isIntegerLiteral(b []byte) bool {
-	if len(b) > 0 && b[0] == '-' {
-		b = b[1:]
-	}
-	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
-		return false
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }
 
 // encPool holds encoders that do not escape HTML: what goes on the wire is
@@ -220,15 +189,18 @@ type pooledEncoder struct {
 	enc *json.Encoder
 }
 
+// putEncoder returns e to encPool unless its buffer grew too large to keep.
+func putEncoder(e *pooledEncoder) {
+	if e.buf.Cap() <= 64<<10 {
+		encPool.Put(e)
+	}
+}
+
 // marshalTagged marshals v (a method-less alias of a union variant) and puts
 // `"key":"tag"` first, so every variant emits its own discriminator.
 func marshalTagged(key, tag string, v any) ([]byte, error) {
 	e := encPool.Get().(*pooledEncoder)
-	defer func() {
-		if e.buf.Cap() <= 64<<10 {
-			encPool.Put(e)
-		}
-	}()
+	defer putEncoder(e)
 	e.buf.Reset()
 	if err := e.enc.Encode(v); err != nil {
 		return nil, err
@@ -253,8 +225,8 @@ func marshalTagged(key, tag string, v any) ([]byte, error) {
 // the key was present with a string value. It scans without allocating.
 func readTag(b []byte, key string) (tag string, ok bool, err error) {
 	var raw []byte
-	err = scanObject(b, func(k, v []byte) bool {
-		if keyIs(k, key) {
+	err = jsontext.ScanObject(b, func(k, v []byte) bool {
+		if jsontext.KeyIs(k, key) {
 			raw = v
 		}
 		return true
@@ -265,7 +237,7 @@ func readTag(b []byte, key string) (tag string, ok bool, err error) {
 	if raw == nil {
 		return "", false, nil
 	}
-	tag, ok = rawString(raw)
+	tag, ok = jsontext.String(raw)
 	if !ok {
 		return "", false, fmt.Errorf("acp: %q is not a string", key)
 	}

@@ -6,6 +6,8 @@ package acp
 
 import (
 	"encoding/json"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // SubagentUpdate is the `subagent_update` session update, sent on the
@@ -218,7 +220,7 @@ func (s *IdleState) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	reason, _ := rawString(w.StopReason)
+	reason, _ := jsontext.String(w.StopReason)
 	*s = IdleState{StopReason: StopReason(reason), Error: decodeOptional[Error](w.Error),
 		Usage: decodeOptional[Usage](w.Usage), Meta: w.Meta}
 	return nil

@@ -3,7 +3,11 @@
 
 package acp
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
+)
 
 // ToolCallID identifies a tool call within a session.
 type ToolCallID string
@@ -180,8 +184,8 @@ func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	kind, _ := rawString(w.Kind)
-	status, _ := rawString(w.Status)
+	kind, _ := jsontext.String(w.Kind)
+	status, _ := jsontext.String(w.Status)
 	content, _ := decodeList(w.Content, UnmarshalToolCallContent, true)
 	locs, _ := decodeList(w.Locations, decodeJSON[ToolCallLocation], true)
 	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Kind: ToolKind(kind), Status: ToolCallStatus(status),

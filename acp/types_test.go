@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,7 +137,7 @@ func TestInitializeValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeParams(json.RawMessage(tt.params), new(InitializeRequest))
+			err := DecodeParams(json.RawMessage(tt.params), new(InitializeRequest))
 			if tt.ok != (err == nil) {
 				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
 			}
@@ -173,7 +172,7 @@ func TestRequestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeParams(json.RawMessage(tt.params), tt.p)
+			err := DecodeParams(json.RawMessage(tt.params), tt.p)
 			var e *Error
 			if !errors.As(err, &e) || e.Code != -32602 {
 				t.Fatalf("err = %v, want -32602", err)
@@ -294,29 +293,6 @@ func TestErrorsMatchByCode(t *testing.T) {
 	}
 }
 
-func TestToWire(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"acp error keeps code and data", fmt.Errorf("x: %w", ErrResourceNotFound.WithData(map[string]string{"sessionId": "s"})), `{"code":-32002,"message":"Resource not found","data":{"sessionId":"s"}}`},
-		{"plain error is internal", errors.New("disk on fire"), `{"code":-32603,"message":"Internal error","data":"internal error"}`},
-		{"context cancellation is request cancelled", fmt.Errorf("x: %w", errContextCanceled()), `{"code":-32800,"message":"Request cancelled"}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(toWire(tt.err, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(b) != tt.want {
-				t.Errorf("got %s, want %s", b, tt.want)
-			}
-		})
-	}
-}
-
 func TestRequestIDKeepsItsJSONType(t *testing.T) {
 	for in, want := range map[string]string{`7`: `7`, `"7"`: `"7"`, `null`: `null`, `-12`: `-12`, `"\u0037"`: `"7"`, `9223372036854775807`: `9223372036854775807`} {
 		var id RequestID
@@ -334,5 +310,3 @@ func TestRequestIDKeepsItsJSONType(t *testing.T) {
 		}
 	}
 }
-
-func errContextCanceled() error { return context.Canceled }

@@ -4,7 +4,8 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
+
+	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // SessionNotification is the params of session/update.
@@ -47,9 +48,8 @@ func (n *SessionNotification) Validate() error {
 // `sessionUpdate`: the 11 stable variants of acp-v1 §10 (*UserMessageChunk,
 // *AgentMessageChunk, *AgentThoughtChunk, *ToolCall, *ToolCallUpdate, *Plan,
 // *AvailableCommandsUpdate, *CurrentModeUpdate, *ConfigOptionUpdate,
-// *SessionInfoUpdate, *UsageUpdate), the subagent ones of acp-subagents
-// (*SubagentUpdate, *SessionMessage, *SessionMessageChunk), and
-// RawSessionUpdate for relaying.
+// *SessionInfoUpdate, *UsageUpdate) and the subagent ones of acp-subagents
+// (*SubagentUpdate, *SessionMessage, *SessionMessageChunk).
 type SessionUpdate interface {
 	// UpdateType returns the `sessionUpdate` tag.
 	UpdateType() string
@@ -147,10 +147,6 @@ type Cost struct {
 	Meta     Meta    `json:"_meta,omitempty"`
 }
 
-// RawSessionUpdate is an already encoded update, written as is: the escape
-// hatch for relaying another agent's updates. Decoders never produce it.
-type RawSessionUpdate json.RawMessage
-
 func (*UserMessageChunk) isSessionUpdate()        {}
 func (*AgentMessageChunk) isSessionUpdate()       {}
 func (*AgentThoughtChunk) isSessionUpdate()       {}
@@ -162,7 +158,6 @@ func (*CurrentModeUpdate) isSessionUpdate()       {}
 func (*ConfigOptionUpdate) isSessionUpdate()      {}
 func (*SessionInfoUpdate) isSessionUpdate()       {}
 func (*UsageUpdate) isSessionUpdate()             {}
-func (RawSessionUpdate) isSessionUpdate()         {}
 
 // UpdateType implements SessionUpdate.
 func (*UserMessageChunk) UpdateType() string { return UpdateUserMessageChunk }
@@ -197,20 +192,6 @@ func (*SessionInfoUpdate) UpdateType() string { return UpdateSessionInfoUpdate }
 // UpdateType implements SessionUpdate.
 func (*UsageUpdate) UpdateType() string { return UpdateUsageUpdate }
 
-// UpdateType implements SessionUpdate; it reads the tag from the raw JSON.
-func (r RawSessionUpdate) UpdateType() string {
-	tag, _, _ := readTag(r, "sessionUpdate")
-	return tag
-}
-
-// MarshalJSON implements json.Marshaler: the raw bytes, unchanged.
-func (r RawSessionUpdate) MarshalJSON() ([]byte, error) {
-	if len(r) == 0 {
-		return nil, fmt.Errorf("acp: empty RawSessionUpdate")
-	}
-	return r, nil
-}
-
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UserMessageChunk) MarshalJSON() ([]byte, error) {
 	return marshalTagged("sessionUpdate", UpdateUserMessageChunk, chunkBody(u))
@@ -243,7 +224,7 @@ func (c *ContentChunk) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	id, _ := rawString(w.MessageID) // a malformed messageId is none (acp-v1 §4)
+	id, _ := jsontext.String(w.MessageID) // a malformed messageId is none (acp-v1 §4)
 	*c = ContentChunk{Content: block, MessageID: MessageID(id), Meta: w.Meta}
 	return nil
 }

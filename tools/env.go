@@ -5,9 +5,11 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
 	"time"
+
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Env is a session's environment, shared by every call of the session's
@@ -15,8 +17,9 @@ import (
 // created; a child gets its own Env whose Permission wraps the parent's.
 type Env struct {
 	// Workspace confines paths to the session's roots.
-	Workspace *Workspace
-	// FS reads and writes text files.
+	Workspace *workspace.Workspace
+	// FS reads and writes text files; nil means the local disk through
+	// Workspace (workspace.NewLocalFS).
 	FS FileSystem
 	// Runner runs commands.
 	Runner Runner
@@ -43,8 +46,9 @@ type FileSystem interface {
 }
 
 // ErrNotExist reports a file that does not exist, whichever FileSystem
-// looked for it.
-var ErrNotExist = errors.New("file does not exist")
+// looked for it. It is [io/fs.ErrNotExist], so errors of the local disk
+// match it as they are.
+var ErrNotExist = fs.ErrNotExist
 
 // Command is a command to run.
 type Command struct {
@@ -85,6 +89,10 @@ const (
 	EffectRead Effect = iota
 	EffectEdit
 	EffectExecute
+	// EffectControl is an edit of a file that controls what runs (.git's
+	// config and hooks, dshd's own settings; see workspace.IsControl). A
+	// gate weighs it like EffectExecute: accept-edits asks about it.
+	EffectControl
 )
 
 func (e Effect) String() string {
@@ -95,8 +103,19 @@ func (e Effect) String() string {
 		return "edit"
 	case EffectExecute:
 		return "execute"
+	case EffectControl:
+		return "edit of a control file"
 	}
 	return fmt.Sprintf("Effect(%d)", e)
+}
+
+// EditEffect is the effect of editing the resolved path p: EffectControl
+// when it controls what runs, EffectEdit otherwise.
+func EditEffect(p string) Effect {
+	if workspace.IsControl(p) {
+		return EffectControl
+	}
+	return EffectEdit
 }
 
 // PermissionRequest describes a call that needs approval.
@@ -112,6 +131,16 @@ type PermissionRequest struct {
 	// Requester is the subagent this request comes from; empty for the
 	// session's own agent. acp/server uses it to route a child's request.
 	Requester string
+}
+
+// RememberKey is what an "always" answer to r is remembered under: its
+// tool name, kept apart for control files, so allowing a tool's ordinary
+// edits for good never covers .git/config, nor the reverse.
+func (r PermissionRequest) RememberKey() string {
+	if r.Effect == EffectControl {
+		return r.ToolName + " (control files)"
+	}
+	return r.ToolName
 }
 
 // Decision is the outcome of a permission request.
@@ -143,6 +172,3 @@ func (d Decision) String() string {
 type Permission interface {
 	Check(ctx context.Context, req PermissionRequest) (Decision, error)
 }
-
-// sprintf is fmt.Sprintf, named so tool files read naturally.
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -139,7 +139,7 @@ func (p *Policy) Check(ctx context.Context, req PermissionRequest) (Decision, er
 	}
 	p.mu.Lock()
 	mode := p.mode
-	remembered := p.always[req.ToolName]
+	remembered := p.always[req.RememberKey()]
 	p.mu.Unlock()
 	switch {
 	case remembered == RejectAlways:
@@ -167,7 +167,7 @@ func (p *Policy) Check(ctx context.Context, req PermissionRequest) (Decision, er
 	switch answer {
 	case AllowAlways, RejectAlways:
 		p.mu.Lock()
-		p.always[req.ToolName] = answer
+		p.always[req.RememberKey()] = answer
 		p.mu.Unlock()
 	}
 	switch answer {

@@ -20,6 +20,7 @@ import (
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // _meta keys a parent dshd sets on session/new for a subagent child.
@@ -93,7 +94,7 @@ func (c *Conn) depthFromMeta(meta acp.Meta) (depth, maxDepth int) {
 // the connection. history is the conversation to continue.
 func (c *Conn) open(ctx context.Context, s *session.Session, cwd string, dirs []string, servers []acp.McpServer, history []llm.Message, depth, maxDepth int) (*liveSession, []string, error) {
 	o := &c.srv.opts
-	ws, err := tools.NewWorkspace(cwd, dirs)
+	ws, err := workspace.New(cwd, dirs)
 	if err != nil {
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": err.Error()})
 	}
@@ -115,7 +116,7 @@ func (c *Conn) open(ctx context.Context, s *session.Session, cwd string, dirs []
 	caps := c.clientCaps()
 	env := &tools.Env{
 		Workspace:  ws,
-		FS:         c.fileSystem(caps, id),
+		FS:         c.fileSystem(caps, id, workspace.NewLocalFS(ws)),
 		Runner:     c.runner(caps, id),
 		Permission: ls.policy,
 	}

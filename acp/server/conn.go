@@ -19,6 +19,8 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Conn serves one client connection. One exists per accepted connection
@@ -26,7 +28,7 @@ import (
 type Conn struct {
 	srv  *Server
 	log  *slog.Logger
-	peer *acp.AgentSideConn
+	peer *rpc.AgentSideConn
 	// ctx is the connection's lifetime: turns derive from it, so a
 	// disconnect cancels them.
 	ctx    context.Context
@@ -78,7 +80,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		authed:   s.opts.Token == "",
 		idBase:   randomBase(),
 	}
-	c.peer = acp.NewAgentSideConn(rwc, c, &acp.ConnOptions{Logger: s.log})
+	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log})
 	return c
 }
 

@@ -16,12 +16,12 @@ import (
 )
 
 // fileSystem picks, per direction, the editor (when it offers the method)
-// or the local disk.
-func (c *Conn) fileSystem(caps acp.ClientCapabilities, id acp.SessionID) tools.FileSystem {
+// or the session's local disk.
+func (c *Conn) fileSystem(caps acp.ClientCapabilities, id acp.SessionID, local tools.FileSystem) tools.FileSystem {
 	if !caps.FS.ReadTextFile && !caps.FS.WriteTextFile {
-		return c.srv.opts.FS
+		return local
 	}
-	return &editorFS{c: c, session: id, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, local: c.srv.opts.FS}
+	return &editorFS{c: c, session: id, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, local: local}
 }
 
 // editorFS reads and writes through the client so the agent sees unsaved

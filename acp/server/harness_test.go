@@ -1,7 +1,7 @@
 // This file wires an in-process server the way cmd/dshd's daemon does
 // (built-in tools, spawn and fork providers, the default subagent
 // bindings, a real session store) and drives it through a real
-// acp.ClientSideConn over net.Pipe with a recording fake editor.
+// rpc.ClientSideConn over net.Pipe with a recording fake editor.
 
 package server_test
 
@@ -26,7 +26,10 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -56,7 +59,7 @@ type harness struct {
 	srv    *server.Server
 	store  *session.Store
 	model  string
-	client *acp.ClientSideConn
+	client *rpc.ClientSideConn
 	ed     *editor
 	cwd    string
 }
@@ -80,7 +83,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		model = o.model
 	}
 	base := tools.NewRegistry(nil)
-	for _, tl := range tools.Builtins(nil) {
+	for _, tl := range builtin.Builtins(nil) {
 		if _, err := base.Register(tl); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +133,7 @@ func (h *harness) connect(caps acp.ClientCapabilities) {
 		defer close(served)
 		_ = h.srv.ServeConn(context.Background(), agentEnd)
 	}()
-	h.client = acp.NewClientSideConn(clientEnd, h.ed, nil)
+	h.client = rpc.NewClientSideConn(clientEnd, h.ed, nil)
 	client := h.client
 	h.t.Cleanup(func() {
 		client.Close()
@@ -309,7 +312,7 @@ func (e *editor) SessionUpdate(_ context.Context, n *acp.SessionNotification) er
 func (e *editor) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	e.record(acp.MethodSessionRequestPermission, nil)
 	// A person answers later: let the updates after it through meanwhile.
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	e.mu.Lock()
 	h := e.permission
 	e.mu.Unlock()
@@ -365,7 +368,7 @@ func (e *editor) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequ
 
 func (e *editor) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
 	e.record(acp.MethodTerminalWaitForExit, nil)
-	acp.Detach(ctx) // a command runs for a while
+	rpc.Detach(ctx) // a command runs for a while
 	e.mu.Lock()
 	h := e.waitExit
 	e.mu.Unlock()

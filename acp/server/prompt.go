@@ -14,6 +14,8 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // maxTitle is the length of a title taken from a first prompt.
@@ -50,11 +52,11 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	}
 	// Whoever waits for this turn (session/close, shutdown) resumes only
 	// once the prompt's answer is on the wire.
-	acp.AfterAnswer(ctx, turn.Finish)
+	rpc.AfterAnswer(ctx, turn.Finish)
 	// $/cancel_request on this prompt cancels the turn like session/cancel.
 	stop := context.AfterFunc(ctx, turn.Cancel)
 	defer stop()
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 
 	id := req.SessionID
 	c.recordPrompt(ls, req.Prompt)

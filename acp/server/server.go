@@ -77,10 +77,10 @@ type Options struct {
 	// method (socket daemons on tcp).
 	Token string
 
-	// Runner and FS are the local fallbacks used when the client offers no
-	// terminal or fs methods (default: tools.NewLocalRunner, tools.NewLocalFS).
+	// Runner is the local fallback used when the client offers no
+	// terminal methods (default: tools.NewLocalRunner). Without fs methods
+	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
-	FS     tools.FileSystem
 
 	// ConnectMCP connects a session's MCP servers into its tool layer; nil
 	// accepts the entries but connects nothing.
@@ -143,9 +143,6 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Runner == nil {
 		opts.Runner = tools.NewLocalRunner(nil)
-	}
-	if opts.FS == nil {
-		opts.FS = tools.NewLocalFS()
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

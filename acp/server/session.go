@@ -13,6 +13,8 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/session"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // NewSession creates a session in cwd.
@@ -69,7 +71,7 @@ func (c *Conn) afterSetup(ctx context.Context, ls *liveSession, warnings []strin
 		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(ls.agent.ContextUsed()), Size: uint64(ls.agent.ContextWindow())})
 	}
-	acp.AfterReply(ctx, send)
+	rpc.AfterReply(ctx, send)
 }
 
 // LoadSession reopens a session and replays its conversation before
@@ -175,7 +177,7 @@ func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (
 	delete(c.sessions, req.SessionID)
 	c.mu.Unlock()
 	// Waiting for the turn to end must not hold up later messages.
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	c.closeSession(ls)
 	return &acp.CloseSessionResponse{}, nil
 }
@@ -220,7 +222,7 @@ func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest)
 	delete(c.sessions, req.SessionID)
 	c.mu.Unlock()
 	if open {
-		acp.Detach(ctx) // waiting for the turn must not hold later messages
+		rpc.Detach(ctx) // waiting for the turn must not hold later messages
 		c.closeSession(ls)
 	}
 	c.srv.mu.Lock()

@@ -21,6 +21,8 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Exit codes of `dshd prompt`.
@@ -77,7 +79,7 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 			return nil
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlags(cmd.Flags(), config.Prompt)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "write a JSONL stream of events to stdout")
 	cmd.Flags().BoolVar(&allow, "yes", false, "answer every permission request with allow (default: reject; or use --mode yolo)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working directory (default: the current directory)")
@@ -99,7 +101,7 @@ func runPrompt(ctx context.Context, d *daemon.Daemon, cwd, text string, h *headl
 		stopServer()
 		<-served
 	}()
-	conn := acp.NewClientSideConn(clientSide, h, nil)
+	conn := rpc.NewClientSideConn(clientSide, h, nil)
 	defer conn.Close()
 
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientInfo: &acp.Implementation{Name: "dshd-prompt", Version: "1"}}); err != nil {

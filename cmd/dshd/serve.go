@@ -59,7 +59,7 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			return d.Server.Serve(ctx, l)
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlags(cmd.Flags(), config.Serve)
 	return cmd
 }
 

@@ -23,12 +23,15 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
+
+	acprpc "github.com/dshd/dshd/acp/rpc"
 )
 
 // inproc is a server and one client connection in this process.
 type inproc struct {
-	client *acp.ClientSideConn
+	client *acprpc.ClientSideConn
 	cwd    string
 	close  func()
 }
@@ -46,7 +49,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 	model := m.Instant()
 	infos, _ := model.Models(context.Background())
 	base := tools.NewRegistry(nil)
-	for _, t := range tools.Builtins(nil) {
+	for _, t := range builtin.Builtins(nil) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}
@@ -83,7 +86,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 		defer close(served)
 		_ = srv.ServeConn(context.Background(), agentEnd)
 	}()
-	client := acp.NewClientSideConn(clientEnd, quietClient{}, nil)
+	client := acprpc.NewClientSideConn(clientEnd, quietClient{}, nil)
 	ip := &inproc{client: client, cwd: cwd, close: func() {
 		client.Close()
 		<-served
@@ -224,7 +227,7 @@ func streamRate(n int) (float64, error) {
 		defer close(drained)
 		_, _ = io.Copy(io.Discard, r)
 	}()
-	s := acp.NewStream(eofReader{}, w, w, nil)
+	s := acprpc.NewStream(eofReader{}, w, w, nil)
 	n0 := &acp.SessionNotification{SessionID: "s_0123456789abcdef", Update: &acp.AgentMessageChunk{Content: acp.TextBlock("a chunk of streamed text"), MessageID: "m_1"}}
 	start := time.Now()
 	for range n {

@@ -327,7 +327,7 @@ func (b *bench) streamRate(n int) {
 		b.fail("stream rate", err)
 		return
 	}
-	b.add("stream: session/update written to a pipe", fmt.Sprintf("%.0f /s", rate), "≥ 300,000 /s", "acp.Stream.WriteNotification, text chunks")
+	b.add("stream: session/update written to a pipe", fmt.Sprintf("%.0f /s", rate), "≥ 300,000 /s", "rpc.Stream.WriteNotification, text chunks")
 }
 
 func (b *bench) print(w io.Writer) {

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 //go:embed demo.json
@@ -120,7 +122,7 @@ func run(dshd string) error {
 // daemon is a dshd child and the client connection to it.
 type daemon struct {
 	cmd  *exec.Cmd
-	conn *acp.ClientSideConn
+	conn *rpc.ClientSideConn
 }
 
 // launch starts dshd on stdio and runs the handshake.
@@ -139,7 +141,7 @@ func launch(ctx context.Context, bin string, args []string, out *printer) (*daem
 		return nil, err
 	}
 	d := &daemon{cmd: cmd}
-	d.conn = acp.NewClientSideConn(pipes{stdout, stdin}, out, nil)
+	d.conn = rpc.NewClientSideConn(pipes{stdout, stdin}, out, nil)
 	init, err := d.conn.Initialize(ctx, &acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersion1,
 		ClientInfo:      &acp.Implementation{Name: "dshd-demo", Version: "1"},

@@ -17,6 +17,8 @@ import (
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/spawn"
 	st "github.com/dshd/dshd/subagents/subagenttest"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // The benchmarks compare one delegated task ("hi", answered "You said: hi"
@@ -116,7 +118,7 @@ func benchDirect(b *testing.B, cmd *exec.Cmd, text string) {
 		b.Fatal(err)
 	}
 	cl := &topClient{running: make(chan acp.SessionID, 1)}
-	conn := acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+	conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	defer func() { conn.Close(); cmd.Wait() }()
 	ctx := context.Background()
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
@@ -234,7 +236,7 @@ func BenchmarkSocket_DirectRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	cl := &topClient{running: make(chan acp.SessionID, 1)}
-	conn := acp.NewClientSideConn(nc, cl, nil)
+	conn := rpc.NewClientSideConn(nc, cl, nil)
 	defer conn.Close()
 	ctx := context.Background()
 	caps := acp.ClientCapabilities{FS: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
@@ -306,7 +308,7 @@ func BenchmarkTurn_DirectCold(b *testing.B) {
 			b.Fatal(err)
 		}
 		cl := &topClient{running: make(chan acp.SessionID, 1)}
-		conn := acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+		conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 		if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 			b.Fatal(err)
 		}

@@ -73,7 +73,13 @@ func invalid(format string, args ...any) error {
 // Start connects to the agent (starting it for a stdio binding), opens a
 // session in the parent session's cwd and sends the task. It returns once
 // the child's session exists and, when the editor sees children, is
-// announced; a failure leaves nothing behind.
+// announced. A request it cannot serve (a bad binding, schema or cwd) is
+// an error. Like a failure mid-turn, a failure to reach the agent (its
+// program does not start, the handshake or session/new fails or times
+// out) is not: the run returned has ended with StopError and the reason,
+// and left nothing behind. A ctx that ends before or while starting gives
+// a run that ended StopAborted; when it ended before, no process was
+// started.
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	if parent == nil {
@@ -120,17 +126,20 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if c.requester == "" {
 		c.requester = id
 	}
+	if ctx.Err() != nil {
+		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
 	pr, err := p.acquire(startCtx, t, c.clientCaps(), cwd)
 	if err != nil {
-		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+		return c.failedStart(ctx, err), nil
 	}
 	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
 	if err != nil {
 		p.releasePeer(pr)
-		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+		return c.failedStart(ctx, err), nil
 	}
 	c.peer, c.session = pr, sess
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -160,6 +169,43 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	r.begin()
 	return r, nil
 }
+
+// failedStart is the run of a start that could not reach the agent: ended
+// aborted when ctx ended meanwhile, else with StopError and the reason,
+// which is also logged (a result alone could hide a broken binding).
+func (c *child) failedStart(ctx context.Context, err error) subagents.Run {
+	if ctx.Err() != nil {
+		c.log.Debug("start cancelled", "err", err)
+		return settledRun(c.id, subagents.Result{StopReason: subagents.StopAborted})
+	}
+	c.log.Warn("the agent could not be started", "err", err)
+	return settledRun(c.id, subagents.Result{
+		StopReason: subagents.StopError,
+		Diagnostic: runkit.Cut(fmt.Sprintf("the agent %s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
+	})
+}
+
+// settled is a run that ended before a child existed. There is nothing
+// to cancel or dispose, and nothing to resume.
+type settled struct {
+	*runkit.Run
+	id string
+}
+
+func settledRun(id string, res subagents.Result) *settled {
+	r := &settled{Run: runkit.NewRun(), id: id}
+	r.Finish(res)
+	return r
+}
+
+// ID returns the run's id.
+func (r *settled) ID() string { return r.id }
+
+// Cancel does nothing: the run has ended.
+func (r *settled) Cancel() {}
+
+// Dispose does nothing: the run holds nothing.
+func (r *settled) Dispose() error { return nil }
 
 // clientCaps are the client capabilities the parent can honestly offer:
 // fs and terminal only when its environment has them, subagents only when

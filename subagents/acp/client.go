@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // routeFor finds the session a request names. A request may race the
@@ -45,7 +47,7 @@ func (pr *peer) routeFor(ctx context.Context, id acp.SessionID) (*route, error) 
 // the dispatcher (a request may wait for the user), and cancelled when the
 // child is closed as well as when the request is.
 func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx context.Context, rt *route) (*R, error)) (*R, error) {
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	rt, err := pr.routeFor(ctx, id)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // topClient is the editor at the top of a chain: it opted in to subagent
@@ -88,7 +90,7 @@ func (c *topClient) CompleteElicitation(context.Context, *acp.CompleteElicitatio
 
 // parentDshd is a real parent dshd driven by a topClient.
 type parentDshd struct {
-	conn    *acp.ClientSideConn
+	conn    *rpc.ClientSideConn
 	session acp.SessionID
 	cwd     string
 	cmd     *exec.Cmd
@@ -104,7 +106,13 @@ type pipeRWC struct {
 // subagent_acp to a child dshd on childScript, and opens a session.
 func startParentDshd(t *testing.T, cl *topClient, childScript string) *parentDshd {
 	t.Helper()
-	binding := "subagent_acp=acp,command=" + dshdBin + ",args=" + strings.Join(dshdArgs(t, childScript), " ")
+	return startParentDshdWith(t, cl, "subagent_acp=acp,command="+dshdBin+",args="+strings.Join(dshdArgs(t, childScript), " "))
+}
+
+// startParentDshdWith runs `dshd serve` on parent.json with binding and
+// opens a session.
+func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDshd {
+	t.Helper()
 	cmd := exec.Command(dshdBin, dshdArgs(t, "parent.json", "--subagent", binding)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -123,7 +131,7 @@ func startParentDshd(t *testing.T, cl *topClient, childScript string) *parentDsh
 		cmd.Wait()
 		close(pd.done)
 	}()
-	pd.conn = acp.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+	pd.conn = rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	t.Cleanup(pd.stop)
 	ctx := t.Context()
 	if _, err := pd.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}); err != nil {
@@ -262,7 +270,7 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := &topClient{running: make(chan acp.SessionID, 10)}
-	conn := acp.NewClientSideConn(nc, cl, nil)
+	conn := rpc.NewClientSideConn(nc, cl, nil)
 	defer conn.Close()
 	ctx := t.Context()
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
@@ -282,5 +290,49 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 	// The child ran and answered with its final message.
 	if !strings.HasPrefix(out, "Parent done:") {
 		t.Fatalf("the parent's tool said %q", out)
+	}
+}
+
+// The seed's "resolves error (not reject) when the spawn command does not
+// exist", followed to the model: the tool call fails with the reason, the
+// parent's model reads it and finishes its turn, and the editor is never
+// shown a child that did not exist.
+func TestE2E_ANonexistentCommandIsAFailedToolCallTheModelReads(t *testing.T) {
+	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
+	pd := startParentDshdWith(t, cl, "subagent_acp=acp,command=/nonexistent/acp-agent-binary")
+	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go do the thing")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %s", resp.StopReason)
+	}
+	out := toolResult(cl, pd.session)
+	for _, want := range []string{"The subagent run failed", "could not be started", "/nonexistent/acp-agent-binary"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tool result %q lacks %q", out, want)
+		}
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	failed, said := false, ""
+	for _, n := range cl.updates {
+		switch u := n.Update.(type) {
+		case *acp.ToolCallUpdate:
+			failed = failed || u.Status == acp.ToolCallStatusFailed
+		case *acp.AgentMessageChunk:
+			if tc, ok := u.Content.(*acp.TextContent); ok && n.SessionID == pd.session {
+				said += tc.Text
+			}
+		case *acp.SubagentUpdate:
+			t.Errorf("a child that never started was announced: %+v", u)
+		}
+	}
+	if !failed {
+		t.Error("the tool call did not end failed")
+	}
+	_, read, _ := strings.Cut(said, "Parent done: ")
+	if !strings.Contains(read, "The subagent run failed. The agent acp-agent-binary could not be started") || !strings.Contains(read, "/nonexistent/acp-agent-binary") {
+		t.Errorf("the parent's model did not read the failure; it said %q", said)
 	}
 }

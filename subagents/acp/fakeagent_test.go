@@ -25,6 +25,11 @@ package acpprovider_test
 //	caps             answer the client capabilities it was offered
 //	permwrite P TEXT ask permission to edit P, then write it
 //	session          answer what session/new got: cwd, roots, MCP servers, _meta, and the process's cwd
+//	env NAME...      answer "NAME=value" or "NAME unset" for each name, from its own environment
+//	stop REASON TEXT send TEXT, then end the turn with stop reason REASON
+//	think TEXT       send a thought, then TEXT
+//	deaf             send "ready", then ignore session/cancel
+//	crashoncancel    send "ready", then exit hard when cancelled instead of answering
 
 import (
 	"context"
@@ -45,6 +50,8 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Fake agent start modes.
@@ -57,7 +64,22 @@ const (
 	modeNoResume = "noresume" // advertises neither resume nor load
 	modeLoadOnly = "loadonly" // advertises load but not resume
 	modeParent   = "parent"   // a parent process: starts a fake agent child, prints its pid, waits to be killed
-	fakeAddrEnv  = "ACPPROVIDER_FAKE_ADDR"
+	// modeFlush flushes slowly on stdin EOF: it waits flushTime, writes
+	// the file fakeMarkerEnv names, and exits; SIGTERM kills it at once.
+	modeFlush = "flush"
+	// modeTermFlush ignores stdin EOF; on SIGTERM it writes the file
+	// fakeMarkerEnv names and exits.
+	modeTermFlush = "termflush"
+	// modeSlowNew announces each session/new on the FIFO fakeFIFOEnv
+	// names and never answers it.
+	modeSlowNew   = "slownew"
+	fakeAddrEnv   = "ACPPROVIDER_FAKE_ADDR"
+	fakeMarkerEnv = "ACPPROVIDER_FAKE_MARKER"
+	fakeFIFOEnv   = "ACPPROVIDER_FAKE_FIFO"
+	// flushTime is how long a flushing fake takes: far longer than the
+	// SIGTERM grace of the test that uses it, far shorter than its EOF
+	// grace.
+	flushTime = 300 * time.Millisecond
 	// fakeNoHelperEnv, when set, keeps a stubborn fake from starting its
 	// helper.
 	fakeNoHelperEnv = "ACPPROVIDER_FAKE_NOHELPER"
@@ -86,20 +108,45 @@ func fakeAgentMain(mode string) int {
 			}
 		}
 		fa := newFake(mode)
-		conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 		fa.client.Store(conn)
 		<-conn.Done()
 		// Ignore stdin EOF: carry on until killed.
 		for {
 			time.Sleep(time.Hour)
 		}
+	case modeTermFlush:
+		terms := make(chan os.Signal, 1)
+		signal.Notify(terms, syscall.SIGTERM)
+		go func() {
+			<-terms
+			os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("sigterm"), 0o644)
+			os.Exit(0)
+		}()
+		fa := newFake(mode)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
+		fa.client.Store(conn)
+		<-conn.Done()
+		for {
+			time.Sleep(time.Hour)
+		}
+	case modeFlush:
+		fa := newFake(mode)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
+		fa.client.Store(conn)
+		<-conn.Done()
+		time.Sleep(flushTime)
+		if err := os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("flushed"), 0o644); err != nil {
+			return 1
+		}
+		return 0
 	case modeListen:
 		return fakeListen(os.Getenv(fakeAddrEnv))
 	case modeParent:
 		return fakeParent()
 	}
 	fa := newFake(mode)
-	conn := acp.NewAgentSideConn(stdio{}, fa, nil)
+	conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 	fa.client.Store(conn)
 	<-conn.Done()
 	return 0
@@ -125,7 +172,7 @@ func fakeListen(addr string) int {
 		fa := newFake(modeListen)
 		fa.shared = shared
 		fa.token = os.Getenv(fakeTokenEnv)
-		conn := acp.NewAgentSideConn(nc, fa, nil)
+		conn := rpc.NewAgentSideConn(nc, fa, nil)
 		fa.client.Store(conn)
 	}
 }
@@ -146,7 +193,7 @@ type fakeAgent struct {
 	token  string // required through authenticate when set
 	authed atomic.Bool
 	caps   atomic.Pointer[acp.ClientCapabilities]
-	client atomic.Pointer[acp.AgentSideConn]
+	client atomic.Pointer[rpc.AgentSideConn]
 	shared *fakeShared
 
 	mu       sync.Mutex
@@ -202,6 +249,15 @@ func (f *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResp
 }
 
 func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if f.mode == modeSlowNew {
+		rpc.Detach(ctx)
+		if fifo, err := os.OpenFile(os.Getenv(fakeFIFOEnv), os.O_WRONLY, 0); err == nil {
+			fifo.WriteString("session/new\n")
+			fifo.Close()
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if f.token != "" && !f.authed.Load() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "authenticate first"})
 	}
@@ -213,7 +269,7 @@ func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) 
 	f.mu.Unlock()
 	f.shared.sessions.Add(1)
 	// Like dshd, send an update right after the answer.
-	acp.AfterReply(ctx, func() {
+	rpc.AfterReply(ctx, func() {
 		f.update(id, &acp.UsageUpdate{Used: 1, Size: 100})
 	})
 	return &acp.NewSessionResponse{SessionID: id}, nil
@@ -303,7 +359,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Lock()
 	f.cancels[id] = cancelled
 	f.mu.Unlock()
-	acp.Detach(ctx)
+	rpc.Detach(ctx)
 	cl := f.client.Load()
 	// The first line of the task is the command; the provider may frame
 	// it and append more.
@@ -426,6 +482,33 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		} else {
 			f.say(id, "written")
 		}
+	case "env":
+		var out []string
+		for _, name := range strings.Fields(arg) {
+			if v, ok := os.LookupEnv(name); ok {
+				out = append(out, name+"="+v)
+			} else {
+				out = append(out, name+" unset")
+			}
+		}
+		f.say(id, strings.Join(out, " "))
+	case "stop":
+		reason, said, _ := strings.Cut(arg, " ")
+		if said != "" {
+			f.say(id, said)
+		}
+		return &acp.PromptResponse{StopReason: acp.StopReason(reason)}, nil
+	case "think":
+		f.update(id, &acp.AgentThoughtChunk{Content: acp.TextBlock("thinking it over")})
+		f.say(id, arg)
+	case "deaf":
+		f.say(id, "ready")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "crashoncancel":
+		f.say(id, "ready")
+		<-cancelled
+		os.Exit(1)
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {
@@ -440,7 +523,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 }
 
 // probe calls the client in ways it must refuse and reports the codes.
-func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) string {
+func (f *fakeAgent) probe(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) string {
 	var out []string
 	add := func(name string, err error) { out = append(out, fmt.Sprintf("%s=%d", name, code(err))) }
 	_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: id, Path: "/nonexistent-dir-xyz/missing.txt"})
@@ -462,7 +545,7 @@ func (f *fakeAgent) probe(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 	return strings.Join(out, " ")
 }
 
-func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID, words []string) string {
+func (f *fakeAgent) terminal(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID, words []string) string {
 	if len(words) == 0 {
 		return "no command"
 	}
@@ -491,7 +574,7 @@ func (f *fakeAgent) terminal(ctx context.Context, cl *acp.AgentSideConn, id acp.
 // opted in: traffic naming g before it is announced (which the client must
 // hold), the announcement, g's own stream, a message between the two, a
 // tool call linking g, and a permission question on g.
-func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.SessionID) {
+func (f *fakeAgent) relay(ctx context.Context, cl *rpc.AgentSideConn, id acp.SessionID) {
 	g := id + "/g1"
 	gCancelled := make(chan struct{})
 	f.mu.Lock()
@@ -535,7 +618,10 @@ func (f *fakeAgent) relay(ctx context.Context, cl *acp.AgentSideConn, id acp.Ses
 // fakeParent starts an acp child and waits to be killed: the child must
 // not outlive it.
 func fakeParent() int {
-	p := acpprovider.New(nil)
+	p, err := acpprovider.New(nil)
+	if err != nil {
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "acpprovider-parent-")
 	if err != nil {
 		return 1

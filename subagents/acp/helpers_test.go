@@ -41,8 +41,11 @@ func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
 	if o != nil {
 		opts = *o
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 300 * time.Millisecond
+	if opts.EOFGrace == 0 {
+		opts.EOFGrace = 300 * time.Millisecond
+	}
+	if opts.TermGrace == 0 {
+		opts.TermGrace = 300 * time.Millisecond
 	}
 	if opts.CancelGrace == 0 {
 		opts.CancelGrace = 2 * time.Second
@@ -53,7 +56,10 @@ func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
 	if opts.Self == "" {
 		opts.Self = dshdBin
 	}
-	p := acpprovider.New(&opts)
+	p, err := acpprovider.New(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { p.Close() })
 	return p
 }

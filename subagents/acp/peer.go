@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Handshake details.
@@ -37,7 +39,7 @@ type peer struct {
 	p     *Provider
 	t     *target
 	key   string // pool key; "" for a stdio child
-	conn  *acp.ClientSideConn
+	conn  *rpc.ClientSideConn
 	proc  *process // nil for a socket
 	check *lineCheck
 	caps  acp.ClientCapabilities // what we advertised
@@ -90,7 +92,7 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		pr.check = &lineCheck{r: nc}
 		rwc = &netConn{Conn: nc, r: pr.check}
 	}
-	pr.conn = acp.NewClientSideConn(rwc, pr, &acp.ConnOptions{Logger: pr.log})
+	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log})
 	go pr.watch()
 	if err := pr.handshake(ctx); err != nil {
 		pr.shutdown()
@@ -242,7 +244,7 @@ func (pr *peer) shutdown() {
 		pr.conn.Close()
 		<-pr.watched
 		if pr.proc != nil {
-			pr.proc.stop(pr.p.o.StopGrace)
+			pr.proc.stop(pr.p.o.EOFGrace, pr.p.o.TermGrace)
 		}
 	})
 }

@@ -116,12 +116,12 @@ func describeExit(ps *os.ProcessState) string {
 }
 
 // stop ends the child and everything in its process group (see
-// subproc.Child.Stop) and returns when the child was reaped and its pipes
-// are closed.
-func (pr *process) stop(grace time.Duration) {
-	pr.child.Stop(grace)
+// subproc.Child.StopGraces) and returns when the child was reaped and its
+// pipes are closed.
+func (pr *process) stop(eofGrace, termGrace time.Duration) {
+	pr.child.StopGraces(eofGrace, termGrace)
 	// Every writer of stderr is gone unless one left the group.
-	if !waitFor(pr.errDone, grace) {
+	if !waitFor(pr.errDone, termGrace) {
 		pr.child.Stderr.Close()
 		<-pr.errDone
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dshd/dshd/subagents"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 )
 
 // writer is a model whose child writes out.txt with write_file, then
@@ -72,7 +73,7 @@ func TestPermission_AChildsRequestsReachTheParentsGateLabelledWithTheChild(t *te
 				o.Expose = &st.Exposure{}
 			}
 			p := setup(t, o)
-			st.Register(t, p.Tools, tools.NewWriteFile())
+			st.Register(t, p.Tools, builtin.NewWriteFile())
 			res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", ToolCallID: "tc_parent_1"}))
 			asked := log.all()
 			if len(asked) != 1 {
@@ -93,7 +94,7 @@ func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 	log := &askLog{}
 	policy := tools.NewPolicy(tools.ModeAsk, log.asker(tools.RejectAlways))
 	p := setup(t, st.ParentOptions{Model: writer(nil), Permission: policy})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	// The user said "never" to write_file for the parent; the child is
 	// refused without being asked again.
 	if d, _ := policy.Check(t.Context(), tools.PermissionRequest{ToolName: "write_file", Effect: tools.EffectEdit}); d != tools.Rejected {
@@ -115,7 +116,7 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 	log := &askLog{}
 	rec := &recorder{}
 	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: tools.NewPolicy(tools.ModeYolo, log.asker(tools.AllowOnce))})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", DenyPermissions: true}))
 	if len(log.all()) != 0 {
 		t.Fatal("a child pinned to deny asked the user")
@@ -134,7 +135,7 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 	log := &askLog{}
 	p := setup(t, st.ParentOptions{Model: writer(nil), MaxDepth: 3, Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tools.AllowOnce)), Expose: &st.Exposure{}})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	labels := make(chan string, 2)
 	// The child starts a grandchild directly from a tool, as the subagent
 	// tool would.

@@ -10,6 +10,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // ParentOptions configure [NewParent]. Zero values get test defaults.
@@ -80,7 +81,7 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 	if o.Dir == "" {
 		o.Dir = tb.TempDir()
 	}
-	ws, err := tools.NewWorkspace(o.Dir, nil)
+	ws, err := workspace.New(o.Dir, nil)
 	if err != nil {
 		tb.Fatalf("workspace: %v", err)
 	}
@@ -99,7 +100,7 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 		Registry:     o.Registry,
 		SystemPrompt: sysFn,
 	}
-	env := &tools.Env{Workspace: ws, FS: tools.NewLocalFS(), Permission: o.Permission, Scope: scope}
+	env := &tools.Env{Workspace: ws, FS: workspace.NewLocalFS(ws), Permission: o.Permission, Scope: scope}
 	scope.Env = env
 	a := agent.New(agent.Options{
 		ID:       o.ID,

@@ -42,7 +42,7 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 		name:   name,
 		remote: d.Name,
 		title:  d.Title,
-		schema: inputSchema(d.InputSchema),
+		schema: tools.ObjectSchema(d.InputSchema),
 	}
 	if a := d.Annotations; a != nil {
 		t.readOnly = a.ReadOnlyHint
@@ -56,33 +56,6 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	}
 	t.desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
 	return t
-}
-
-// inputSchema returns the server's schema as JSON, made an object schema
-// when the server sent none or one without a type.
-func inputSchema(v any) json.RawMessage {
-	m, ok := v.(map[string]any)
-	if !ok {
-		if b, err := json.Marshal(v); err == nil && len(b) > 0 && b[0] == '{' {
-			_ = json.Unmarshal(b, &m)
-		}
-	}
-	if m == nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	if _, ok := m["type"]; !ok {
-		c := make(map[string]any, len(m)+1)
-		for k, v := range m {
-			c[k] = v
-		}
-		c["type"] = "object"
-		m = c
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	return b
 }
 
 func (t *mcpTool) Name() string                 { return t.name }

@@ -46,9 +46,9 @@ func (t *tool) Kind() tools.Kind             { return tools.KindOther }
 // ParallelSafe reports true: several subagents of one response run at once.
 func (t *tool) ParallelSafe() bool { return true }
 
-// input is what the model sends.
+// input is what the model sends; its schema is built in wording.go.
 type input struct {
-	Description string `json:"description"`
+	Description string `json:"description" jsonschema:"A short summary of the task in 3-7 words, shown to the user (for example \"Find the config loader\")."`
 	Prompt      string `json:"prompt"`
 }
 

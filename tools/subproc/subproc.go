@@ -254,18 +254,24 @@ func (c *Child) State() *os.ProcessState {
 	}
 }
 
-// Stop ends the child and its group: close its stdin, wait up to grace,
-// SIGTERM the group, wait up to grace, SIGKILL the group; once the leader
-// is reaped, whatever it left in its group gets SIGTERM, grace and
-// SIGKILL. It is idempotent and returns when the child was reaped (unless
-// it survives SIGKILL, which is logged) and its group is gone or killed.
-func (c *Child) Stop(grace time.Duration) {
+// Stop is [Child.StopGraces] with one grace for both waits.
+func (c *Child) Stop(grace time.Duration) { c.StopGraces(grace, grace) }
+
+// StopGraces ends the child and its group: close its stdin, wait up to
+// eofGrace, SIGTERM the group, wait up to termGrace, SIGKILL the group;
+// once the leader is reaped, whatever it left in its group gets SIGTERM,
+// termGrace and SIGKILL. The two waits differ because a child's own
+// teardown on EOF may itself wait out a helper's SIGTERM grace. It is
+// idempotent (with [Child.Stop] too) and returns when the child was reaped
+// (unless it survives SIGKILL, which is logged) and its group is gone or
+// killed.
+func (c *Child) StopGraces(eofGrace, termGrace time.Duration) {
 	c.stopOnce.Do(func() {
 		_ = c.Stdin.Close()
-		if !c.WaitExit(grace) {
+		if !c.WaitExit(eofGrace) {
 			c.log.Debug("child did not exit after its stdin closed; sending SIGTERM to its group")
 			_ = c.group.Signal(Term)
-			if !c.WaitExit(grace) {
+			if !c.WaitExit(termGrace) {
 				c.log.Warn("child ignored SIGTERM; killing its group")
 				_ = c.group.Signal(Kill)
 				if !c.WaitExit(killWait) {
@@ -273,6 +279,6 @@ func (c *Child) Stop(grace time.Duration) {
 				}
 			}
 		}
-		c.group.End(grace)
+		c.group.End(termGrace)
 	})
 }

@@ -86,10 +86,6 @@ func (u *wireUsage) toLLM() *llm.Usage {
 // odd field (a number where a string was expected) costs only that field.
 func decodeChunk(data []byte, c *wireChunk) error {
 	*c = wireChunk{}
-	if fastDecode(data, c) {
-		return nil
-	}
-	*c = wireChunk{}
 	err := json.Unmarshal(data, c)
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
@@ -185,7 +181,7 @@ func (d *decoder) reasoning(dl *wireDelta) (string, bool) {
 		return *dl.ReasoningContent, true
 	}
 	if r := dl.Reasoning; len(r) >= 2 && r[0] == '"' && d.spelling != spellReasoningContent {
-		if s, ok := unquote(r, bytes.IndexByte(r, '\\') >= 0); ok {
+		if s, ok := jsonString(r); ok {
 			d.spelling = spellReasoning
 			return s, true
 		}
@@ -238,10 +234,16 @@ func rawID(raw json.RawMessage) string {
 		return ""
 	}
 	if raw[0] == '"' {
-		s, _ := unquote(raw, bytes.IndexByte(raw, '\\') >= 0)
+		s, _ := jsonString(raw)
 		return s
 	}
 	return string(bytes.TrimSpace(raw))
+}
+
+// jsonString decodes a raw JSON string.
+func jsonString(raw []byte) (string, bool) {
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
 // appendArgs appends an arguments fragment still JSON-escaped: the parts

@@ -1,23 +1,11 @@
-// Package config resolves dshd's settings from flags, DSHD_* environment
-// variables and the config file ($XDG_CONFIG_HOME/dshd/config.json), in that
-// order of precedence, over built-in defaults.
-//
-// Every setting is declared once in the table below, which drives the
-// flags, their help text, the environment variable names and the file
-// keys, so `dshd serve --help` always lists all of them.
+// This file declares the settings and the table that drives them.
+
 package config
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/dshd/dshd/agent/llm/openai"
 )
 
 // Settings are dshd's resolved settings.
@@ -54,7 +42,10 @@ type Settings struct {
 	// Agents are named ACP agents the acp provider can start (file only).
 	Agents map[string]Agent `json:"agents,omitempty"`
 
-	apiKeyEnvSet bool
+	// origins says where each value came from, for [Settings.Invalid] and
+	// [Settings.IsSet]: keyed by flag name, "flag[i]" for list items and
+	// "agents.NAME" for named agents.
+	origins map[string]origin
 }
 
 // Agent is an ACP agent the acp provider can run as a child.
@@ -66,7 +57,10 @@ type Agent struct {
 	Address string            `json:"address,omitempty"`
 	Token   string            `json:"token,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
-	Unset   []string          `json:"unsetEnv,omitempty"`
+	// PassEnv names variables of dshd's environment the agent gets even
+	// though they look like credentials (its API key).
+	PassEnv []string `json:"passEnv,omitempty"`
+	Unset   []string `json:"unsetEnv,omitempty"`
 	// Cwd is "session" (default: the parent session's cwd) or an absolute
 	// path.
 	Cwd string `json:"cwd,omitempty"`
@@ -76,192 +70,59 @@ type Agent struct {
 	ForwardMCP          bool `json:"forwardMcpServers,omitempty"`
 }
 
+// kind is the type of a setting's value.
 type kind int
 
 const (
 	kString kind = iota
 	kInt
 	kList
+	// kBool reads true/false; a bare flag means true.
+	kBool
+	// kDuration reads a Go duration ("90s", "2m") or a number of seconds.
+	kDuration
 )
 
-// setting is one row of the settings table.
+// Command is a dshd command that reads settings.
+type Command uint8
+
+// The commands that read settings.
+const (
+	Serve Command = 1 << iota
+	Prompt
+)
+
+// setting is one row of the settings table. The row is all a new setting
+// needs: its flag, environment variable and file key, its help, its
+// parsing and range check, and the positions in error messages follow.
 type setting struct {
 	flag, file, usage string
 	kind              kind
 	def               string
 	ptr               func(*Settings) any
+	// check vets a value beyond its kind. Nil means the kind's rule:
+	// numbers must not be negative, durations must be positive.
+	check func(v any) error
+	// only lists the commands that use the setting; zero means every
+	// command. A command neither offers nor reads the others.
+	only Command
 }
 
 var table = []setting{
-	{flag: "backend", file: "backend", usage: "model server preset: deepseek, openai, ollama, vllm, llamacpp, openrouter", def: "deepseek", ptr: func(s *Settings) any { return &s.Backend }},
+	{flag: "backend", file: "backend", usage: "model server preset: " + strings.Join(openai.PresetNames(), ", ") + "; when none is given, a --model-url off DeepSeek's host means " + openai.GenericPreset, def: "deepseek", ptr: func(s *Settings) any { return &s.Backend }, check: oneOf(openai.PresetNames()...)},
 	{flag: "model", file: "model", usage: `model id, or "scripted[:FILE]" for the offline scripted model (default: the backend's default)`, ptr: func(s *Settings) any { return &s.Model }},
-	{flag: "model-url", file: "modelUrl", usage: "base URL of an OpenAI-compatible server (default: the backend's)", ptr: func(s *Settings) any { return &s.ModelURL }},
-	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }},
-	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }},
+	{flag: "model-url", file: "modelUrl", usage: "base URL of an OpenAI-compatible server (default: the backend's)", ptr: func(s *Settings) any { return &s.ModelURL }, check: httpURL},
+	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }, check: envName},
+	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }},
-	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }},
-	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }},
-	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }},
-	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }},
-	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }},
-	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }},
+	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error")},
+	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json")},
+	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
+	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }, only: Serve},
+	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
+	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "subagent", file: "subagents", usage: "subagent tool binding TOOLNAME=PROVIDER[,model=M][,agent=NAME] (repeatable; default: subagent=spawn, subagent_fork=fork)", kind: kList, ptr: func(s *Settings) any { return &s.Subagents }},
-}
-
-// EnvName returns the environment variable of a flag: DSHD_ + upper snake.
-func EnvName(flag string) string {
-	return "DSHD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// AddFlags declares every setting on fs, plus --config.
-func AddFlags(fs *pflag.FlagSet) {
-	fs.String("config", "", "config file (default $XDG_CONFIG_HOME/dshd/config.json; env DSHD_CONFIG)")
-	for _, s := range table {
-		usage := fmt.Sprintf("%s (env %s)", s.usage, EnvName(s.flag))
-		switch s.kind {
-		case kInt:
-			n, _ := strconv.Atoi(s.def)
-			fs.Int(s.flag, n, usage)
-		case kList:
-			fs.StringArray(s.flag, nil, usage)
-		default:
-			fs.String(s.flag, s.def, usage)
-		}
-	}
-}
-
-// DefaultPath returns the default config file path.
-func DefaultPath(lookupEnv func(string) (string, bool)) string {
-	dir, _ := lookupEnv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, _ := lookupEnv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "dshd", "config.json")
-}
-
-// Load resolves the settings. lookupEnv is os.LookupEnv in production.
-func Load(fs *pflag.FlagSet, lookupEnv func(string) (string, bool)) (*Settings, error) {
-	var st Settings
-	path, _ := fs.GetString("config")
-	explicit := path != ""
-	if !explicit {
-		if p, ok := lookupEnv("DSHD_CONFIG"); ok && p != "" {
-			path, explicit = p, true
-		} else {
-			path = DefaultPath(lookupEnv)
-		}
-	}
-	fileKeys := map[string]json.RawMessage{}
-	if path != "" {
-		data, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(data, &fileKeys); err != nil {
-				return nil, fmt.Errorf("config %s: %w", path, err)
-			}
-			if raw, ok := fileKeys["agents"]; ok {
-				if err := json.Unmarshal(raw, &st.Agents); err != nil {
-					return nil, fmt.Errorf("config %s: agents: %w", path, err)
-				}
-			}
-		case errors.Is(err, fs_ErrNotExist) && !explicit:
-		default:
-			return nil, fmt.Errorf("config: %w", err)
-		}
-	}
-
-	for _, s := range table {
-		p := s.ptr(&st)
-		f := fs.Lookup(s.flag)
-		env, envSet := lookupEnv(EnvName(s.flag))
-		raw, inFile := fileKeys[s.file]
-		if s.flag == "api-key-env" {
-			st.apiKeyEnvSet = f.Changed || envSet || inFile
-		}
-		switch {
-		case f.Changed:
-			if err := setFromFlag(fs, s, p); err != nil {
-				return nil, err
-			}
-		case envSet:
-			if err := setFromString(s, p, env); err != nil {
-				return nil, fmt.Errorf("%s: %w", EnvName(s.flag), err)
-			}
-		case inFile:
-			if err := json.Unmarshal(raw, p); err != nil {
-				return nil, fmt.Errorf("config %s: %s: %w", path, s.file, err)
-			}
-		default:
-			if err := setFromString(s, p, s.def); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &st, st.validate()
-}
-
-// APIKeyEnvSet reports whether --api-key-env was given anywhere (an empty
-// value then means "no key needed", not "the backend's default").
-func (s *Settings) APIKeyEnvSet() bool { return s.apiKeyEnvSet }
-
-var fs_ErrNotExist = fs.ErrNotExist
-
-func setFromFlag(fs *pflag.FlagSet, s setting, p any) error {
-	var err error
-	switch s.kind {
-	case kInt:
-		*p.(*int), err = fs.GetInt(s.flag)
-	case kList:
-		*p.(*[]string), err = fs.GetStringArray(s.flag)
-	default:
-		*p.(*string), err = fs.GetString(s.flag)
-	}
-	return err
-}
-
-func setFromString(s setting, p any, v string) error {
-	switch s.kind {
-	case kInt:
-		if v == "" {
-			v = "0"
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("not a number: %q", v)
-		}
-		*p.(*int) = n
-	case kList:
-		if v == "" {
-			*p.(*[]string) = nil
-			return nil
-		}
-		*p.(*[]string) = strings.Split(v, ";")
-	default:
-		*p.(*string) = v
-	}
-	return nil
-}
-
-func (s *Settings) validate() error {
-	switch s.Mode {
-	case "ask", "accept-edits", "yolo":
-	default:
-		return fmt.Errorf("mode %q: want ask, accept-edits or yolo", s.Mode)
-	}
-	switch s.LogFormat {
-	case "text", "json":
-	default:
-		return fmt.Errorf("log format %q: want text or json", s.LogFormat)
-	}
-	if s.MaxDepth < 0 || s.MaxTurnRequests < 0 || s.MaxTokens < 0 || s.ContextWindow < 0 {
-		return errors.New("numeric settings must not be negative")
-	}
-	return nil
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package acp
-
-const raceEnabled = false

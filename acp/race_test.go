@@ -1,7 +1,0 @@
-//go:build race
-
-package acp
-
-// raceEnabled shrinks the few size-bound tests: the race detector slows
-// byte-wise JSON scanning tenfold and finds races, not size bugs.
-const raceEnabled = true
