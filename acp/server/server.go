@@ -29,6 +29,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -78,7 +79,7 @@ type Options struct {
 	Token string
 
 	// Runner is the local fallback used when the client offers no
-	// terminal methods (default: tools.NewLocalRunner). Without fs methods
+	// terminal methods (default: localrun.New). Without fs methods
 	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
 
@@ -142,7 +143,7 @@ func New(opts Options) (*Server, error) {
 		opts.Agents = &agent.Registry{}
 	}
 	if opts.Runner == nil {
-		opts.Runner = tools.NewLocalRunner(nil)
+		opts.Runner = localrun.New(nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

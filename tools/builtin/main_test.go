@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/workspace"
 )
@@ -29,7 +30,7 @@ func testEnv(t testing.TB) (*tools.Env, string) {
 	return &tools.Env{
 		Workspace:  ws,
 		FS:         workspace.NewLocalFS(ws),
-		Runner:     tools.NewLocalRunner(&tools.RunnerOptions{KillGrace: 500 * time.Millisecond}),
+		Runner:     localrun.New(&localrun.Options{KillGrace: 500 * time.Millisecond}),
 		Permission: tools.NewPolicy(tools.ModeYolo, nil),
 	}, dir
 }

@@ -1,34 +1,42 @@
-// This file implements Runner with os/exec: one process group per command,
-// merged output streamed and capped, the whole group killed on timeout or
-// cancel.
+// This file implements tools.Runner on the local machine: each command under
+// the sandbox's helper in a session of its own, merged output streamed and
+// capped, the whole group killed on timeout or cancel.
 
-package tools
+package localrun
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/cmdenv"
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
 
-// Defaults of [RunnerOptions].
+// Defaults of [Options].
 const (
 	DefaultKillGrace   = 2 * time.Second
 	DefaultOutputLimit = 1 << 20
 )
 
-// RunnerOptions configures a [LocalRunner]. The zero value is usable.
-type RunnerOptions struct {
+// Options configures a [Runner]. The zero value is usable.
+type Options struct {
 	// Shell runs Command.Command when Command.Args is empty, as
 	// `Shell -c command`. Empty means "/bin/sh".
 	Shell string
 	// Env is the base environment of every command; nil means the
-	// daemon's own (os.Environ). Command.Env entries are appended.
+	// daemon's own filtered by the zero cmdenv.Policy (no variable whose
+	// name holds KEY, SECRET or TOKEN). Command.Env entries are appended.
 	Env []string
+	// Sandbox confines commands and ties them to dshd's lifetime; nil runs
+	// them directly and unconfined (tests, embedders).
+	Sandbox *sandbox.Sandbox
 	// KillGrace is how long a process group gets between SIGTERM and
 	// SIGKILL. Zero means [DefaultKillGrace].
 	KillGrace time.Duration
@@ -39,31 +47,35 @@ type RunnerOptions struct {
 	Logger *slog.Logger
 }
 
-// LocalRunner runs commands on the local machine. Each command gets its own
+// Runner runs commands on the local machine. Each command gets its own
 // session and process group (so it has no controlling terminal to prompt
-// on, and a kill reaches everything it started); its stdin is /dev/null and
-// its stdout and stderr share one pipe, read while it runs. When the main
-// process ends — by itself, by timeout or by cancellation — whatever is
-// left of its group is terminated: a command never leaves processes behind
-// unless they started a session of their own.
+// on, and a kill reaches everything it started) and runs as its sandbox
+// says; its stdin is /dev/null and its stdout and stderr share one pipe,
+// read while it runs. When the main process ends — by itself, by timeout
+// or by cancellation — whatever it left running is terminated.
 //
-// A LocalRunner is safe for concurrent use.
-type LocalRunner struct {
-	opts RunnerOptions
+// A Runner is safe for concurrent use.
+type Runner struct {
+	opts Options
 	log  *slog.Logger
 }
 
-var _ Runner = (*LocalRunner)(nil)
+var (
+	_ tools.Runner           = (*Runner)(nil)
+	_ tools.SandboxDescriber = (*Runner)(nil)
+)
 
-// NewLocalRunner returns a LocalRunner; opts may be nil.
-func NewLocalRunner(opts *RunnerOptions) *LocalRunner {
-	r := &LocalRunner{}
+// New returns a Runner; opts may be nil.
+func New(opts *Options) *Runner {
+	r := &Runner{}
 	if opts != nil {
 		r.opts = *opts
-		r.opts.Env = append([]string(nil), opts.Env...)
-		if opts.Env == nil {
-			r.opts.Env = nil
-		}
+	}
+	if r.opts.Env == nil {
+		var p cmdenv.Policy
+		r.opts.Env = p.Apply(os.Environ())
+	} else {
+		r.opts.Env = slices.Clone(r.opts.Env)
 	}
 	if r.opts.Shell == "" {
 		r.opts.Shell = "/bin/sh"
@@ -81,6 +93,11 @@ func NewLocalRunner(opts *RunnerOptions) *LocalRunner {
 	return r
 }
 
+// DescribeSandbox says in which sandbox c would run.
+func (r *Runner) DescribeSandbox(c tools.Command) (string, error) {
+	return r.opts.Sandbox.Describe(c.Roots)
+}
+
 // readBuffer is the size of the reads the output pipe is drained with.
 const readBuffer = 256 << 10
 
@@ -89,13 +106,16 @@ const readBuffer = 256 << 10
 // the command down rather than dropping output. started is never called:
 // a local command has no terminal id.
 //
-// A command that cannot start (no such program, a bad Dir) is an error. A
-// command that runs is a result, whatever its exit status; when Timeout
-// expires the result has TimedOut set. When ctx is cancelled the group is
-// killed and Run returns the partial result together with ctx.Err().
-func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalID string), output func(chunk string)) (CommandResult, error) {
+// A command that cannot start (no such program, a bad Dir, a sandbox that
+// refuses it) is an error. A command that runs is a result, whatever its
+// exit status; when the sandbox refused something the command tried, the
+// output ends with a note saying what and which setting would allow it.
+// When Timeout expires the result has TimedOut set. When ctx is cancelled
+// the group is killed and Run returns the partial result together with
+// ctx.Err().
+func (r *Runner) Run(ctx context.Context, c tools.Command, started func(terminalID string), output func(chunk string)) (tools.CommandResult, error) {
 	if err := ctx.Err(); err != nil {
-		return CommandResult{}, err
+		return tools.CommandResult{}, err
 	}
 	limit := c.OutputLimit
 	if limit <= 0 {
@@ -107,40 +127,38 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 	}
 	defer cancel()
 
-	var cmd *exec.Cmd
-	if len(c.Args) > 0 {
-		cmd = exec.CommandContext(runCtx, c.Command, c.Args...)
-	} else {
-		cmd = exec.CommandContext(runCtx, r.opts.Shell, "-c", c.Command)
+	argv := append([]string{c.Command}, c.Args...)
+	if len(c.Args) == 0 {
+		argv = []string{r.opts.Shell, "-c", c.Command}
 	}
-	cmd.Dir = c.Dir
-	base := r.opts.Env
-	if base == nil {
-		base = os.Environ()
+	cmd, err := r.opts.Sandbox.Command(runCtx, sandbox.Spec{
+		Argv:  argv,
+		Dir:   c.Dir,
+		Env:   slices.Concat(r.opts.Env, c.Env),
+		Roots: c.Roots,
+	})
+	if err != nil {
+		return tools.CommandResult{}, err
 	}
-	cmd.Env = append(append([]string(nil), base...), c.Env...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return CommandResult{}, err
+		return tools.CommandResult{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	// A session of its own: no controlling terminal to prompt on, and a
-	// group a kill reaches entirely.
-	subproc.Prepare(cmd, &subproc.Options{NewSession: true})
 	// On timeout or cancel, exec calls Cancel: terminate the whole group,
-	// not just the shell, or a grandchild keeps running (and keeps the
-	// output pipe open). WaitDelay then bounds the wait for a leader that
-	// ignores SIGTERM; the rest of the group is dealt with after Wait.
-	cmd.Cancel = func() error { return subproc.GroupOf(cmd).Signal(subproc.Term) }
-	cmd.WaitDelay = r.opts.KillGrace
+	// not just its first process, or a grandchild keeps running (and keeps
+	// the output pipe open). WaitDelay then bounds the wait for a leader
+	// that ignores SIGTERM; the rest of the group is dealt with after Wait.
+	cmd.Cancel = func() error { return cmd.Group().Signal(subproc.Term) }
+	cmd.WaitDelay = max(cmd.WaitDelay, r.opts.KillGrace)
 
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return CommandResult{}, err
+		return tools.CommandResult{}, err
 	}
 	pw.Close() // the children hold their copies; EOF comes when they all exit
-	r.log.Debug("command started", "pid", cmd.Process.Pid, "command", c.Command, "args", c.Args)
+	r.log.Debug("command started", "pid", cmd.Process.Pid, "command", c.Command, "args", c.Args, "confined", cmd.Confined())
 
 	tail := newTailBuffer(limit)
 	readDone := make(chan struct{})
@@ -161,11 +179,11 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 		}
 	}()
 
-	waitErr := cmd.Wait()
+	st, waitErr := cmd.Wait()
 	killed := runCtx.Err() != nil
-	// The leader is gone; stop whatever it left behind in its group.
-	r.reapGroup(cmd, killed)
-	// Every writer is dead unless one escaped into its own session; do not
+	// The first process is gone; stop whatever it left behind in its group.
+	r.reapGroup(cmd.Group(), killed)
+	// Every writer is dead unless one escaped the sandbox's helper; do not
 	// let such a process hold the call open.
 	select {
 	case <-readDone:
@@ -175,10 +193,18 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 	}
 	pr.Close()
 
-	res := CommandResult{Output: tail.String(), Truncated: tail.Truncated()}
-	exitStatus(cmd.ProcessState, &res)
-	if waitErr != nil && cmd.ProcessState == nil {
+	res := tools.CommandResult{Output: tail.String(), Truncated: tail.Truncated()}
+	if waitErr != nil {
 		return res, waitErr
+	}
+	if st.Signal != "" {
+		res.Signal = st.Signal
+	} else {
+		code := st.Code
+		res.ExitCode = &code
+	}
+	if note := cmd.Explain(res.Output); note != "" {
+		res.Output = strings.TrimSuffix(res.Output, "\n") + "\n\n" + note + "\n"
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -190,12 +216,13 @@ func (r *LocalRunner) Run(ctx context.Context, c Command, started func(terminalI
 	return res, nil
 }
 
-// reapGroup terminates what is left of cmd's process group once its leader
-// has exited: SIGTERM, up to KillGrace for the group to empty, then
-// SIGKILL. When the leader was already killed by a timeout or cancel, the
-// group had its SIGTERM and grace, so it gets SIGKILL at once.
-func (r *LocalRunner) reapGroup(cmd *exec.Cmd, killed bool) {
-	g := subproc.GroupOf(cmd)
+// reapGroup terminates what is left of the command's process group once
+// its first process has exited: SIGTERM, up to KillGrace for the group to
+// empty, then SIGKILL. When the first process was killed by a timeout or
+// cancel, the group had its SIGTERM and grace, so it gets SIGKILL at once.
+// Under the sandbox's helper the group is already empty: the helper ended
+// everything before it exited.
+func (r *Runner) reapGroup(g subproc.Group, killed bool) {
 	if !killed {
 		g.End(r.opts.KillGrace)
 		return
@@ -203,17 +230,4 @@ func (r *LocalRunner) reapGroup(cmd *exec.Cmd, killed bool) {
 	if g.Alive() {
 		_ = g.Signal(subproc.Kill)
 	}
-}
-
-// exitStatus fills the exit code or the signal of a finished process.
-func exitStatus(ps *os.ProcessState, res *CommandResult) {
-	if ps == nil {
-		return
-	}
-	if name, ok := subproc.ExitSignal(ps); ok {
-		res.Signal = name
-		return
-	}
-	code := ps.ExitCode()
-	res.ExitCode = &code
 }

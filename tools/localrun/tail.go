@@ -1,7 +1,7 @@
 // This file implements the bounded tail buffer that keeps the last bytes of
 // a command's output.
 
-package tools
+package localrun
 
 import "unicode/utf8"
 

@@ -1,8 +1,8 @@
 // Package subproc has one job: run a child process in a process group of
-// its own and end that group completely. Bash commands (tools.LocalRunner),
-// MCP stdio servers (tools/mcp) and acp subagent children (subagents/acp)
-// use it, each keeping only what is its own: how it reads the child's
-// output and how it words an exit.
+// its own and end that group completely. Commands (tools/localrun, through
+// tools/sandbox), MCP stdio servers (tools/mcp) and acp subagent children
+// (subagents/acp) use it, each keeping only what is its own: how it reads
+// the child's output and how it words an exit.
 //
 // [Start] starts a command with its stdin, stdout and stderr on pipes the
 // caller owns, in its own group (optionally its own session), and reaps it
