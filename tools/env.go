@@ -60,10 +60,9 @@ type Command struct {
 	Dir string
 	// Roots are the session's workspace roots (cwd first, then the
 	// additional directories): where a sandboxed command may write. A
-	// command without them may write only outside the workspace's
-	// sandbox allowances (its temp dir, the caches).
-	Roots []string
-	Env   []string // extra "NAME=value" entries
+	// command without them may write only its temp dir and the caches.
+	Roots   []string
+	Env     []string // extra "NAME=value" entries
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
 	OutputLimit int

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/internal/tooltest"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
