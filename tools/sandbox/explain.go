@@ -49,8 +49,11 @@ func (c *Cmd) Explain(output string) string {
 		if c.s.cfg.NoNetwork && strings.Contains(strings.ToLower(line), "connect") {
 			netDenied = true
 		}
-		for _, m := range pathToken.FindAllStringSubmatch(line, -1) {
-			p := firstGroup(m)
+		for _, m := range pathToken.FindAllStringSubmatchIndex(line, -1) {
+			p := firstGroup(line, m)
+			if m[0] == 0 && strings.HasPrefix(line[m[1]:], ":") {
+				continue // the program naming itself: "/bin/sh: 1: cannot create ..."
+			}
 			if abs, ok := c.refused(p); ok && !slices.Contains(paths, abs) && len(paths) < maxExplained {
 				paths = append(paths, abs)
 			}
@@ -61,15 +64,17 @@ func (c *Cmd) Explain(output string) string {
 		notes = append(notes, c.pathNote(paths))
 	}
 	if netDenied {
-		notes = append(notes, "[dshd sandbox] Commands have no network (--sandbox-network off; only loopback works). To allow it, set --sandbox-network on (sandboxNetwork in the config file).")
+		notes = append(notes, "[dshd sandbox] Commands have no network (--sandbox-network=false; only their own loopback works). To allow it, set --sandbox-network=true (sandboxNetwork: true in the config file).")
 	}
 	return strings.Join(notes, "\n")
 }
 
-func firstGroup(m []string) string {
-	for _, g := range m[1:] {
-		if g != "" {
-			return g
+// firstGroup returns the first group of match m (submatch indexes) that
+// took part.
+func firstGroup(line string, m []int) string {
+	for i := 2; i+1 < len(m); i += 2 {
+		if m[i] >= 0 {
+			return line[m[i]:m[i+1]]
 		}
 	}
 	return ""

@@ -168,7 +168,7 @@ func TestNetworkOff_OnlyTheCommandsOwnLoopbackIsReachable(t *testing.T) {
 				t.Errorf("dialling dshd's side: reached=%v, want %v: %s", got, tc.hostReached, r.out)
 			}
 			if !tc.hostReached {
-				mustContain(t, "the note", r.note, "--sandbox-network on")
+				mustContain(t, "the note", r.note, "--sandbox-network=true")
 			}
 			r = run(t, s, t.TempDir(), nil, exe(t), "serve-self")
 			if got := r.st.Code == 0; got != tc.ownReached {
@@ -263,4 +263,49 @@ func TestDefaultCaches_FollowTheToolchainsVariables(t *testing.T) {
 		t.Errorf("the XDG cache dir comes first (it is created): %v", got)
 	}
 	_ = os.Getenv
+}
+
+func TestExplain_NamesTheRefusedPathsOnlyAsProgramsPrintThem(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	s := newSandbox(t, Config{})
+	c, err := s.Command(t.Context(), Spec{Argv: []string{"/bin/true"}, Dir: ws, Env: os.Environ(), Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Dir(ws) // writable by us, not by the sandbox
+	cases := []struct {
+		name, output string
+		want         []string
+	}{
+		{"sh names itself first", "/bin/sh: 1: cannot create " + outside + "/a: Permission denied\n", []string{outside + "/a"}},
+		{"coreutils quote", "touch: cannot touch '" + outside + "/b': Permission denied\n", []string{outside + "/b"}},
+		{"Go", "open " + outside + "/c: permission denied\n", []string{outside + "/c"}},
+		{"Python", "PermissionError: [Errno 13] Permission denied: '" + outside + "/d'\n", []string{outside + "/d"}},
+		{"Node", "Error: EACCES: permission denied, open '" + outside + "/e'\n", []string{outside + "/e"}},
+		{"relative to the cwd", "mkdir: cannot create directory '../f': Permission denied\n", []string{outside + "/f"}},
+		{"inside the workspace it was not the sandbox", "cp: cannot open '" + ws + "/g': Permission denied\n", nil},
+		{"no refusal", "all good\n", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			note := c.Explain(tc.output)
+			if len(tc.want) == 0 {
+				if note != "" {
+					t.Fatalf("a note: %s", note)
+				}
+				return
+			}
+			mustContain(t, "the note", note, tc.want...)
+			if strings.Contains(note, "/bin/sh") {
+				t.Errorf("the program was named as refused: %s", note)
+			}
+		})
+	}
 }
