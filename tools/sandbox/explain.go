@@ -28,6 +28,11 @@ var netFailure = regexp.MustCompile(`(?i)network is unreachable|could not resolv
 // unquoted words that start like a path.
 var pathToken = regexp.MustCompile("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((?:~|\\.{1,2})?/[^\\s:,;'\"()]+)")
 
+// deniedWord finds the word a program puts right before the error, as sh
+// ("cannot create in.txt: Permission denied") and Go ("open in.txt:
+// permission denied") do, for names that do not start like a path.
+var deniedWord = regexp.MustCompile(`(?i)([^\s:'"]+): permission denied`)
+
 // Explain returns a note for the model when the command's output shows
 // the sandbox refusing something, or "" when it does not: the refused
 // paths (those outside every writable root that dshd itself could write)
@@ -49,12 +54,20 @@ func (c *Cmd) Explain(output string) string {
 		if c.s.cfg.NoNetwork && strings.Contains(strings.ToLower(line), "connect") {
 			netDenied = true
 		}
+		var words []string
 		for _, m := range pathToken.FindAllStringSubmatchIndex(line, -1) {
-			p := firstGroup(line, m)
 			if m[0] == 0 && strings.HasPrefix(line[m[1]:], ":") {
 				continue // the program naming itself: "/bin/sh: 1: cannot create ..."
 			}
-			if abs, ok := c.refused(p); ok && !slices.Contains(paths, abs) && len(paths) < maxExplained {
+			words = append(words, firstGroup(line, m))
+		}
+		for _, m := range deniedWord.FindAllStringSubmatchIndex(line, -1) {
+			if m[2] > 0 {
+				words = append(words, line[m[2]:m[3]])
+			}
+		}
+		for _, w := range words {
+			if abs, ok := c.refused(w); ok && !slices.Contains(paths, abs) && len(paths) < maxExplained {
 				paths = append(paths, abs)
 			}
 		}
