@@ -204,7 +204,15 @@ func (r *Runner) Run(ctx context.Context, c tools.Command, started func(terminal
 		res.ExitCode = &code
 	}
 	if note := cmd.Explain(res.Output); note != "" {
-		res.Output = strings.TrimSuffix(res.Output, "\n") + "\n\n" + note + "\n"
+		// Streamed too: a terminal's reader sees only the stream.
+		note = "\n" + note + "\n"
+		if !strings.HasSuffix(res.Output, "\n") {
+			note = "\n" + note
+		}
+		res.Output += note
+		if output != nil {
+			output(note)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
