@@ -8,9 +8,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
+
+// lazyRegexp compiles a pattern on first use: the helper, which is this
+// same binary, never needs these, and starts faster without them.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 // maxExplained bounds the refused paths named in one note.
 const maxExplained = 3
@@ -18,20 +25,20 @@ const maxExplained = 3
 // denied matches the ways programs print EACCES and EPERM: "Permission
 // denied" (C, Python), "permission denied" (Go), EACCES (Node), and
 // "Operation not permitted".
-var denied = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted`)
+var denied = lazyRegexp(`(?i)permission denied|\bEACCES\b|operation not permitted`)
 
 // netFailure matches what a program prints when it cannot reach the
 // network.
-var netFailure = regexp.MustCompile(`(?i)network is unreachable|could not resolve|temporary failure in name resolution|name or service not known|getaddrinfo|no such host|ENETUNREACH|EAI_AGAIN|connection refused|ECONNREFUSED`)
+var netFailure = lazyRegexp(`(?i)network is unreachable|could not resolve|temporary failure in name resolution|name or service not known|getaddrinfo|no such host|ENETUNREACH|EAI_AGAIN|connection refused|ECONNREFUSED`)
 
 // pathToken finds the path-like words of a line: quoted strings, and
 // unquoted words that start like a path.
-var pathToken = regexp.MustCompile("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((?:~|\\.{1,2})?/[^\\s:,;'\"()]+)")
+var pathToken = lazyRegexp("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((?:~|\\.{1,2})?/[^\\s:,;'\"()]+)")
 
 // deniedWord finds the word a program puts right before the error, as sh
 // ("cannot create in.txt: Permission denied") and Go ("open in.txt:
 // permission denied") do, for names that do not start like a path.
-var deniedWord = regexp.MustCompile(`(?i)([^\s:'"]+): permission denied`)
+var deniedWord = lazyRegexp(`(?i)([^\s:'"]+): permission denied`)
 
 // Explain returns a note for the model when the command's output shows
 // the sandbox refusing something, or "" when it does not: the refused
@@ -45,23 +52,23 @@ func (c *Cmd) Explain(output string) string {
 	var paths []string
 	netDenied := false
 	for line := range strings.Lines(output) {
-		if c.s.cfg.NoNetwork && netFailure.MatchString(line) {
+		if c.s.cfg.NoNetwork && netFailure().MatchString(line) {
 			netDenied = true
 		}
-		if !denied.MatchString(line) {
+		if !denied().MatchString(line) {
 			continue
 		}
 		if c.s.cfg.NoNetwork && strings.Contains(strings.ToLower(line), "connect") {
 			netDenied = true
 		}
 		var words []string
-		for _, m := range pathToken.FindAllStringSubmatchIndex(line, -1) {
+		for _, m := range pathToken().FindAllStringSubmatchIndex(line, -1) {
 			if m[0] == 0 && strings.HasPrefix(line[m[1]:], ":") {
 				continue // the program naming itself: "/bin/sh: 1: cannot create ..."
 			}
 			words = append(words, firstGroup(line, m))
 		}
-		for _, m := range deniedWord.FindAllStringSubmatchIndex(line, -1) {
+		for _, m := range deniedWord().FindAllStringSubmatchIndex(line, -1) {
 			if m[2] > 0 {
 				words = append(words, line[m[2]:m[3]])
 			}
