@@ -27,9 +27,6 @@ type Env struct {
 	Permission Permission
 	// Plan publishes the agent's plan; nil drops it.
 	Plan func(entries []PlanEntry)
-	// Scope is the calling agent's delegation scope (a *subagents.Scope),
-	// read only by the subagent tools; opaque to every other tool.
-	Scope any
 }
 
 // FileSystem reads and writes text files by absolute, already confined

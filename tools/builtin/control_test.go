@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // countingAsker answers every question with answer and counts them.
 type countingAsker struct {
-	answer tools.Answer
+	answer permission.Answer
 	mu     sync.Mutex
 	asked  []tools.PermissionRequest
 }
 
-func (a *countingAsker) Ask(_ context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (a *countingAsker) Ask(_ context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req)
@@ -28,8 +29,8 @@ func TestControlFiles_AreAskedAboutLikeCommands(t *testing.T) {
 	t.Run("accept-edits asks before an edit under .git and not before an ordinary one", func(t *testing.T) {
 		env, dir := testEnv(t)
 		write(t, dir, ".git/config", "[core]\n")
-		asker := &countingAsker{answer: tools.RejectOnce}
-		env.Permission = tools.NewPolicy(tools.ModeAcceptEdits, asker)
+		asker := &countingAsker{answer: permission.RejectOnce}
+		env.Permission = permission.NewPolicy(permission.ModeAcceptEdits, asker)
 		res := call(t, NewEditFile(), env, EditFileParams{Path: ".git/config", OldText: "[core]\n", NewText: "[core]\n\tfsmonitor = \"touch pwned\"\n"})
 		mustContain(t, res, true, "the user rejected")
 		if len(asker.asked) != 1 || asker.asked[0].Effect != tools.EffectControl {
@@ -45,8 +46,8 @@ func TestControlFiles_AreAskedAboutLikeCommands(t *testing.T) {
 	})
 	t.Run("allowing a tool's edits always does not cover control files", func(t *testing.T) {
 		env, _ := testEnv(t)
-		asker := &countingAsker{answer: tools.AllowAlways}
-		env.Permission = tools.NewPolicy(tools.ModeAsk, asker)
+		asker := &countingAsker{answer: permission.AllowAlways}
+		env.Permission = permission.NewPolicy(permission.ModeAsk, asker)
 		call(t, NewWriteFile(), env, WriteFileParams{Path: "a.txt", Content: "a"})
 		call(t, NewWriteFile(), env, WriteFileParams{Path: "b.txt", Content: "b"})
 		if len(asker.asked) != 1 {

@@ -11,6 +11,7 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/localrun"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -31,7 +32,7 @@ func testEnv(t testing.TB) (*tools.Env, string) {
 		Workspace:  ws,
 		FS:         workspace.NewLocalFS(ws),
 		Runner:     localrun.New(&localrun.Options{KillGrace: 500 * time.Millisecond}),
-		Permission: tools.NewPolicy(tools.ModeYolo, nil),
+		Permission: permission.NewPolicy(permission.ModeYolo, nil),
 	}, dir
 }
 

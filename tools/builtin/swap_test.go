@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Finding 9 of issue 10: path checks raced with use. A process swapping a
@@ -200,10 +201,10 @@ type swapWhileAsking struct {
 	asked  []tools.PermissionRequest
 }
 
-func (a *swapWhileAsking) Ask(_ context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (a *swapWhileAsking) Ask(_ context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 	a.asked = append(a.asked, req)
 	a.s.swapTo(a.t, a.target)
-	return tools.AllowOnce, nil
+	return permission.AllowOnce, nil
 }
 
 func TestSwap_AnApprovedWriteLandsWhereItWasApprovedOrNowhere(t *testing.T) {
@@ -231,7 +232,7 @@ func TestSwap_AnApprovedWriteLandsWhereItWasApprovedOrNowhere(t *testing.T) {
 				}
 				asker := &swapWhileAsking{t: t, s: s, target: target}
 				env := *s.env
-				env.Permission = tools.NewPolicy(tools.ModeAsk, asker)
+				env.Permission = permission.NewPolicy(permission.ModeAsk, asker)
 				for round := range 20 {
 					res := call(t, tc.tool, &env, tc.input)
 					if len(asker.asked) != round+1 {
