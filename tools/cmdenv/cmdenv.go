@@ -106,7 +106,7 @@ func (p *Policy) Apply(environ []string) []string {
 		if !ok || name == "" || !p.inherits(name) {
 			continue
 		}
-		if !p.KeepSecretNames && looksSecret(name) || matchAny(p.Exclude, name) {
+		if !p.KeepSecretNames && SecretName(name) || matchAny(p.Exclude, name) {
 			continue
 		}
 		put(name, value)
@@ -140,8 +140,10 @@ func (p *Policy) inherits(name string) bool {
 	return true
 }
 
-// looksSecret reports whether name holds one of the secret words.
-func looksSecret(name string) bool {
+// SecretName reports whether name holds one of the secret words (KEY,
+// SECRET, TOKEN, in any case): the default excludes, the one rule for
+// "this variable looks like a credential".
+func SecretName(name string) bool {
 	n := strings.ToUpper(name)
 	for _, w := range secretWords {
 		if strings.Contains(n, w) {
