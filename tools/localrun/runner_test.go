@@ -321,7 +321,7 @@ func TestTailBuffer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newTailBuffer(tc.limit)
 			for _, w := range tc.writes {
-				b.WriteString(w)
+				b.Write([]byte(w))
 			}
 			if got := b.String(); got != tc.want || b.Truncated() != tc.trunc {
 				t.Errorf("got %q (truncated %v), want %q (%v)", got, b.Truncated(), tc.want, tc.trunc)

@@ -9,8 +9,8 @@
 // on a goroutine; [Child.Stop] is the polite-then-firm teardown: close
 // stdin, wait a grace period, SIGTERM to the group, wait, SIGKILL to the
 // group, reap, and then end whatever the leader left behind in its group.
-// [Prepare] and [Group] serve a caller that starts and waits for the
-// command itself (through exec.CommandContext, say).
+// [Launch] and [Group] serve a caller that sets the command's streams up
+// and waits for it itself (through exec.CommandContext, say).
 //
 // A group counts as alive only while a member runs: where pid 1 does not
 // reap orphans (many containers), a dead grandchild stays a zombie forever

@@ -57,16 +57,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Prepare sets cmd up to start in a process group of its own as opts says
-// (nil: the zero Options), for a caller that starts and waits for cmd
-// itself. DieWithParent is not honoured: only Start and Launch fork from
-// the thread it needs.
-func Prepare(cmd *exec.Cmd, opts *Options) {
-	o := orZero(opts)
-	o.DieWithParent = false
-	prepare(cmd, o)
-}
-
 // Launch starts cmd, whose standard streams the caller has set up, in a
 // process group of its own as opts says (nil: the zero Options),
 // honouring DieWithParent. The returned wait reaps cmd (it calls
@@ -110,8 +100,8 @@ type Group struct {
 	leader *os.Process
 }
 
-// GroupOf returns the group of cmd, which must have been prepared with
-// [Prepare] (or started by [Start]); before cmd starts it is empty.
+// GroupOf returns the group of cmd, which must have been started by
+// [Launch] (or [Start]); before cmd starts it is empty.
 func GroupOf(cmd *exec.Cmd) Group { return Group{leader: cmd.Process} }
 
 // End stops what is left of the group: SIGTERM, up to grace for it to
