@@ -355,3 +355,56 @@ func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 		unix.Close(fd)
 	}
 }
+
+func TestClosingASessionEndsEverythingItsCommandStarted(t *testing.T) {
+	srv := fakeModel(t)
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		if r.Chat == nil || hasToolResult(r.Chat) {
+			return openaitest.Text("done")
+		}
+		return runCommandCall("call_1", "sh -c 'sleep 300 & sleep 300'")
+	})
+	ctx := testCtx(t)
+	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo")
+	c := stdioWire(p)
+	c.initialize(ctx, nil)
+	sid := c.newSession(ctx, t.TempDir())
+	answer := c.promptAsync(sid, "sleep")
+	pid := p.cmd.Process.Pid
+	var procs map[int]procInfo
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		procs = descendantsOf(t, pid)
+		sleeps := 0
+		for _, info := range procs {
+			if info.comm == "sleep" {
+				sleeps++
+			}
+		}
+		if sleeps == 2 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("the command's sleeps did not start; stderr:\n%s", p.stderr)
+		}
+	}
+	c.call(ctx, "session/close", map[string]any{"sessionId": sid}, nil)
+	stopReason(ctx, t, answer)
+	for child, info := range procs {
+		for !ended(child) {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				for survivor := range procs {
+					if !ended(survivor) {
+						_ = syscall.Kill(survivor, syscall.SIGKILL)
+					}
+				}
+				t.Fatalf("process %d (%s) outlived its closed session", child, info.comm)
+			}
+		}
+	}
+}

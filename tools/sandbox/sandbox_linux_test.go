@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -199,7 +201,8 @@ func TestFallback_WithoutLandlockCommandsAreRefusedOrRunUnconfined(t *testing.T)
 	t.Cleanup(func() { landlockABI = saved })
 	outside := t.TempDir()
 
-	refuse := newSandbox(t, Config{})
+	var logged bytes.Buffer
+	refuse := newSandbox(t, Config{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if _, err := refuse.Describe([]string{outside}); !errors.Is(err, ErrRefused) {
 		t.Fatalf("Describe = %v, want ErrRefused", err)
 	}
@@ -208,6 +211,11 @@ func TestFallback_WithoutLandlockCommandsAreRefusedOrRunUnconfined(t *testing.T)
 		t.Fatalf("refuse ran it: %v", r.err)
 	}
 	mustContain(t, "the refusal", r.err.Error(), "no Landlock", "--sandbox-fallback unconfined")
+	sh(t, refuse, "", nil, "true")
+	// Said once, loudly, however many commands come.
+	if n := strings.Count(logged.String(), "level=ERROR"); n != 1 || !strings.Contains(logged.String(), "refused") {
+		t.Fatalf("%d error records:\n%s", n, logged.String())
+	}
 
 	run := newSandbox(t, Config{Fallback: Unconfined})
 	d, err := run.Describe(nil)
