@@ -33,12 +33,13 @@ func Main(args []string) int {
 	// The Landlock domain and no_new_privs are set on this thread, and the
 	// command is forked from it: it never runs another goroutine.
 	runtime.LockOSThread()
-	syscall.CloseOnExec(statusFD)
-	status := os.NewFile(statusFD, "status")
+	status := os.Stderr // someone ran `dshd sandbox` by hand
+	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err == nil {
+		syscall.CloseOnExec(statusFD)
+		status = os.NewFile(statusFD, "status")
+	}
 	report := func(format string, a ...any) {
-		if status != nil {
-			fmt.Fprintf(status, format+"\n", a...)
-		}
+		fmt.Fprintf(status, format+"\n", a...)
 	}
 	if len(args) < 2 || args[1] != "--" {
 		report("error usage: dshd sandbox POLICY -- COMMAND [ARG...]")
@@ -68,6 +69,9 @@ func Main(args []string) int {
 			report("error sandbox: bringing up loopback: %v", err)
 			return 126
 		}
+		// The capability dshd passed for it (as non-root) is not the
+		// command's.
+		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	}
 	if p.Confine {
 		if err := restrict(&p); err != nil {

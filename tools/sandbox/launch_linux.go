@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/dshd/dshd/tools/subproc"
 )
@@ -45,6 +46,13 @@ func setNamespaces(cmd *exec.Cmd, confined, network bool) bool {
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		if network {
+			// Bringing up loopback takes CAP_NET_ADMIN in the new user
+			// namespace, which a non-root helper loses at exec unless it
+			// is ambient; the helper clears it before it forks the
+			// command.
+			attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+		}
 	}
 	cmd.SysProcAttr = attr
 	return true

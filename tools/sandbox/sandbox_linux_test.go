@@ -176,6 +176,11 @@ func TestNetworkOff_OnlyTheCommandsOwnLoopbackIsReachable(t *testing.T) {
 			if got := r.st.Code == 0; got != tc.ownReached {
 				t.Errorf("a server of its own: reached=%v, want %v: %s", got, tc.ownReached, r.out)
 			}
+			// What a non-root helper needs for loopback is not the command's.
+			r = sh(t, s, t.TempDir(), nil, "grep CapAmb /proc/self/status")
+			if !strings.Contains(r.out, "0000000000000000") {
+				t.Errorf("the command has ambient capabilities: %s", r.out)
+			}
 		})
 	}
 }

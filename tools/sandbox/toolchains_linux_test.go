@@ -26,7 +26,11 @@ func TestDefaultSandbox_TheCommonTestRunnersWork(t *testing.T) {
 	// Go's build cache stays the machine's (a named GOCACHE is one of the
 	// default caches): a cold one takes this test twenty seconds.
 	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
-		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		gocache := strings.TrimSpace(string(out))
+		if err := os.MkdirAll(gocache, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GOCACHE", gocache)
 	}
 	t.Setenv("HOME", home)
 	t.Setenv("GOFLAGS", "")
