@@ -33,8 +33,11 @@ func Main(args []string) int {
 	// The Landlock domain and no_new_privs are set on this thread, and the
 	// command is forked from it: it never runs another goroutine.
 	runtime.LockOSThread()
-	status := os.Stderr // someone ran `dshd sandbox` by hand
-	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err == nil {
+	// dshd passes a pipe; without one someone ran `dshd sandbox` by hand
+	// (and fd 3 may be the runtime's own).
+	status := os.Stderr
+	var st unix.Stat_t
+	if unix.Fstat(statusFD, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
 		syscall.CloseOnExec(statusFD)
 		status = os.NewFile(statusFD, "status")
 	}
