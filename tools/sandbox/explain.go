@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // lazyRegexp compiles a pattern on first use: the helper, which is this
@@ -125,9 +123,10 @@ func (c *Cmd) refused(p string) (string, bool) {
 	// The nearest existing directory on the way: could dshd write there?
 	probe := p
 	for {
-		if err := unix.Access(probe, unix.W_OK); err == nil {
+		switch writableByUs(probe) {
+		case yes:
 			return p, true
-		} else if err != unix.ENOENT && err != unix.ENOTDIR {
+		case no:
 			return "", false
 		}
 		parent := filepath.Dir(probe)
@@ -137,6 +136,15 @@ func (c *Cmd) refused(p string) (string, bool) {
 		probe = parent
 	}
 }
+
+// access is what writableByUs found.
+type access int
+
+const (
+	no access = iota
+	yes
+	missing // nothing there: ask its parent
+)
 
 // under reports whether p is one of dirs or below one.
 func under(p string, dirs []string) bool {
