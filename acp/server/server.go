@@ -32,6 +32,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 )
 
@@ -82,7 +83,7 @@ type Options struct {
 	Token string
 
 	// Runner is the local fallback used when the client offers no
-	// terminal methods (default: tools.NewLocalRunner). Without fs methods
+	// terminal methods (default: localrun.New). Without fs methods
 	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
 
@@ -146,7 +147,7 @@ func New(opts Options) (*Server, error) {
 		opts.Agents = &agent.Registry{}
 	}
 	if opts.Runner == nil {
-		opts.Runner = tools.NewLocalRunner(nil)
+		opts.Runner = localrun.New(nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
