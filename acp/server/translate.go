@@ -37,15 +37,15 @@ func (t *translator) emit(ev agent.Event) {
 	t.c.send(t.journal, t.session, u)
 }
 
-// record journals u as an update of the session.
+// record journals u as an update of the session. A record that cannot
+// be saved stops the turn, as in send.
 func (t *translator) record(u acp.SessionUpdate) {
 	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: t.session, Update: u})
-	if err == nil {
-		err = t.journal.RecordUpdate(b)
-	}
 	if err != nil {
-		t.c.log.Warn("journal append failed", "session", t.journal.ID(), "err", err)
+		t.c.log.Error("cannot encode a session update", "session", t.session, "update", u.UpdateType(), "err", err)
+		return
 	}
+	_ = t.journal.RecordUpdate(b)
 }
 
 func hasTerminal(cs []tools.Content) bool {

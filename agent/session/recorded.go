@@ -23,7 +23,7 @@ func (s *Session) RecordedUpdates() ([]json.RawMessage, error) {
 	}
 	defer f.Close()
 	// A torn last line here is an append in flight, not damage: no warning.
-	recs, _, err := readRecords(f, slog.New(slog.DiscardHandler))
+	recs, _, _, err := readRecords(f, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
