@@ -6,6 +6,7 @@ package subagents
 import (
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -88,13 +89,19 @@ func (h *startHold) done() {
 // stuck observer delays only itself. Its goroutine exists only while
 // events are queued.
 type observer struct {
-	fn  func(Event)
-	log *slog.Logger
+	fn    func(Event)
+	log   *slog.Logger
+	kinds []EventKind // what it observes; nil for everything
 
 	mu      sync.Mutex
 	queue   []Event // guarded by mu
 	running bool    // a drain goroutine exists; guarded by mu
 	stopped bool    // guarded by mu
+}
+
+// wants reports whether the observer subscribed to events of kind k.
+func (o *observer) wants(k EventKind) bool {
+	return len(o.kinds) == 0 || slices.Contains(o.kinds, k)
 }
 
 // push queues ev and makes sure a drain goroutine runs. Events are never

@@ -83,3 +83,32 @@ func TestObserve_AStartListenerCanStillReachTheLiveChild(t *testing.T) {
 	default:
 	}
 }
+
+// An observer that names the kinds it wants gets only those, and one that
+// does not want start events holds no child: the bindings watch only
+// their providers, so a disposed child leaves the registry at once.
+func TestObserve_KindsLimitWhatAnObserverGetsAndHolds(t *testing.T) {
+	svc := subagents.NewService(nil)
+	got := make(chan subagents.Event, 8)
+	stop := svc.Observe(func(ev subagents.Event) { got <- ev }, subagents.EventProviderAdded, subagents.EventProviderRemoved)
+	defer stop()
+	rr := &reachableRun{fakeRun: newFakeRun("child-1", subagents.Result{StopReason: subagents.StopCompleted}, nil), released: make(chan struct{}, 1)}
+	dispose, _ := svc.RegisterProvider(&fakeProvider{name: "p", start: func(context.Context, subagents.StartRequest) (subagents.Run, error) { return rr, nil }})
+	run, err := svc.Start(t.Context(), "p", subagents.StartRequest{Parent: parentScope()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rr.released: // Start's own share went with no observer waiting
+	default:
+		t.Fatal("the child is held for an observer that does not watch starts")
+	}
+	rr.finish()
+	run.Wait(t.Context())
+	run.Dispose()
+	dispose()
+	if a, r := recv(t, got), recv(t, got); a.Kind != subagents.EventProviderAdded || r.Kind != subagents.EventProviderRemoved {
+		t.Fatalf("got %s then %s", a.Kind, r.Kind)
+	}
+	expectNothingBefore(t, svc, got)
+}
