@@ -67,6 +67,9 @@ func (t *turn) runTools(calls []llm.ToolCall) ([]llm.Message, error) {
 				msgs[i] = t.cancelled(pc)
 				return
 			}
+			// When a slot frees up after the turn was cancelled, select may
+			// still pick the slot; execute then ends the call as cancelled
+			// before the tool runs, so a cancelled turn starts no tool.
 			select {
 			case sem <- struct{}{}:
 			case <-t.ctx.Done():
@@ -145,7 +148,9 @@ func (t *turn) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// execute runs one prepared call and reports its end.
+// execute runs one prepared call and reports its end. A call whose turn
+// was cancelled while it waited for its slot ends cancelled without
+// running.
 func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 	a := t.a
 	if t.ctx.Err() != nil {
