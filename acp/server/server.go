@@ -32,6 +32,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 )
 
@@ -51,6 +52,11 @@ type Options struct {
 	Model        llm.Model
 	DefaultModel string
 	Models       func() []llm.Info
+	// ModelsReady, when set, is closed once Models has its final list (a
+	// background GET /models ended, whatever its outcome); sessions whose
+	// selector was sent before then get it again if the list changed. Nil:
+	// Models' list is final from the start.
+	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
 	// HasKey reports whether it is set. When HasKey returns false,
 	// initialize advertises an auth method saying which variable to set and
@@ -82,12 +88,12 @@ type Options struct {
 	Token string
 
 	// Runner is the local fallback used when the client offers no
-	// terminal methods (default: tools.NewLocalRunner). Without fs methods
+	// terminal methods (default: localrun.New). Without fs methods
 	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
 
 	// ConnectMCP connects a session's MCP servers into its tool layer; nil
-	// accepts the entries but connects nothing.
+	// connects none, and each entry is a warning for the client.
 	ConnectMCP MCPConnector
 	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
 	// are advertised as mcpCapabilities.
@@ -151,7 +157,7 @@ func New(opts Options) (*Server, error) {
 		opts.Agents = &agent.Registry{}
 	}
 	if opts.Runner == nil {
-		opts.Runner = tools.NewLocalRunner(nil)
+		opts.Runner = localrun.New(nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -230,6 +236,22 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
 		}
 	}
+}
+
+// reserve marks id live on c for a load; it fails when any connection,
+// c included, holds it already.
+func (s *Server) reserve(id acp.SessionID, c *Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[id]; ok {
+		reason := "the session is open on another connection"
+		if other == c {
+			reason = "the session is already open on this connection"
+		}
+		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
+	}
+	s.live[id] = c
+	return nil
 }
 
 func (s *Server) release(id acp.SessionID, c *Conn) {

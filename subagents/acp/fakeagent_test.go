@@ -30,6 +30,7 @@ package acpprovider_test
 //	think TEXT       send a thought, then TEXT
 //	deaf             send "ready", then ignore session/cancel
 //	crashoncancel    send "ready", then exit hard when cancelled instead of answering
+//	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
 
 import (
 	"context"
@@ -509,6 +510,12 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, "ready")
 		<-cancelled
 		os.Exit(1)
+	case "used":
+		for _, w := range strings.Fields(arg) {
+			n, _ := strconv.ParseUint(w, 10, 64)
+			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000})
+		}
+		f.say(id, "ok")
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

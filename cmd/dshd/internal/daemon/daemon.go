@@ -126,6 +126,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
+	runner, err := commandRunner(st, b.keyEnv, bindings, log, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	mcpCaps := mcp.Capabilities()
 	srv, err := server.New(server.Options{
 		Name:            "dshd",
@@ -135,9 +139,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Model:           b.model,
 		DefaultModel:    b.modelID,
 		Models:          b.catalog.list,
+		ModelsReady:     b.catalog.ready,
 		KeyEnv:          b.keyEnv,
 		HasKey:          b.hasKey,
 		Tools:           base,
+		Runner:          runner,
 		Subagents:       svc,
 		Agents:          agents,
 		Mode:            mode,
@@ -343,7 +349,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 			return ok && v != ""
 		}
 	}
-	b.catalog = &catalog{fetch: func(ctx context.Context) ([]llm.Info, error) {
+	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
 		if b.hasKey != nil && !b.hasKey() {
 			return nil, errors.New("no API key")
 		}
@@ -357,6 +363,8 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 // delays a session.
 type catalog struct {
 	fetch func(context.Context) ([]llm.Info, error)
+	// ready is closed when the fetch ended (nil for a static list).
+	ready chan struct{}
 	log   *slog.Logger
 	once  sync.Once
 	mu    sync.Mutex
@@ -369,6 +377,7 @@ func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {
 		c.once.Do(func() {
 			go func() {
+				defer close(c.ready)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				infos, err := c.fetch(ctx)
