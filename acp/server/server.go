@@ -217,6 +217,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 
 // claim marks id live on c; it fails when another connection holds it.
 func (s *Server) claim(id acp.SessionID, c *Conn) error {
+	began := time.Now()
 	for {
 		s.mu.Lock()
 		other, ok := s.live[id]
@@ -232,7 +233,7 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 		s.mu.Unlock()
 		// A connection that is ending (its client dropped) lets the
 		// session go shortly; a reattach waits for that (transport.go).
-		if !s.waitRelease(other, released) {
+		if !s.waitRelease(other, released, began) {
 			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
 		}
 	}

@@ -144,8 +144,13 @@ func (s *Server) CancelTurns() {
 }
 
 // reattachWait bounds how long a session held by a connection that is
-// ending is waited for.
-const reattachWait = 10 * time.Second
+// ending is waited for; noticeWait how long one held by a connection that
+// seems alive is, in case its peer is gone and the transport has not
+// noticed yet (a reattach can overtake the news of the drop).
+const (
+	reattachWait = 10 * time.Second
+	noticeWait   = 2 * time.Second
+)
 
 func (o *ops) releasedLocked() chan struct{} {
 	if o.released == nil {
@@ -161,16 +166,22 @@ func (o *ops) broadcastReleaseLocked() {
 	}
 }
 
-// waitRelease waits for the next release when holder is ending, and
-// reports whether it is worth trying the claim again.
-func (s *Server) waitRelease(holder *Conn, released <-chan struct{}) bool {
+// waitRelease waits for the next release, and reports whether it is worth
+// trying the claim begun at began again: a holder that is ending is
+// waited for up to reattachWait, one that seems alive up to noticeWait.
+func (s *Server) waitRelease(holder *Conn, released <-chan struct{}, began time.Time) bool {
 	holder.mu.Lock()
 	ending := holder.closing
 	holder.mu.Unlock()
-	if !ending {
+	limit := noticeWait
+	if ending {
+		limit = reattachWait
+	}
+	wait := limit - time.Since(began)
+	if wait <= 0 {
 		return false
 	}
-	t := time.NewTimer(reattachWait)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-released:
