@@ -242,17 +242,28 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 // reserve marks id live on c for a load; it fails when any connection,
 // c included, holds it already.
 func (s *Server) reserve(id acp.SessionID, c *Conn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.live[id]; ok {
-		reason := "the session is open on another connection"
-		if other == c {
-			reason = "the session is already open on this connection"
+	began := time.Now()
+	for {
+		s.mu.Lock()
+		other, ok := s.live[id]
+		if !ok {
+			s.live[id] = c
+			s.mu.Unlock()
+			s.observer().SessionOpened()
+			return nil
 		}
-		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
+		if other == c {
+			s.mu.Unlock()
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+		}
+		released := s.ops.releasedLocked()
+		s.mu.Unlock()
+		// A reattach after a drop waits for the dropped connection to let
+		// the session go (transport.go).
+		if !s.waitRelease(other, released, began) {
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+		}
 	}
-	s.live[id] = c
-	return nil
 }
 
 func (s *Server) release(id acp.SessionID, c *Conn) {
