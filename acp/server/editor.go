@@ -73,15 +73,7 @@ func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) erro
 func editorError(what string, err error) error {
 	var ae *acp.Error
 	if errors.As(err, &ae) {
-		msg := ae.Message
-		if s, ok := ae.Data.(string); ok && s != "" {
-			msg += ": " + s
-		} else if m, ok := ae.Data.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok {
-				msg += ": " + r
-			}
-		}
-		return fmt.Errorf("the editor failed %s: %s (code %d)", what, msg, ae.Code)
+		return fmt.Errorf("the editor failed %s: %s (code %d)", what, ae.Reason(), ae.Code)
 	}
 	return fmt.Errorf("the editor failed %s: %w", what, err)
 }

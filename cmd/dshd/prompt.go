@@ -163,12 +163,7 @@ func (h *headless) fail(err error) int {
 	var ae *acp.Error
 	msg := err.Error()
 	if errors.As(err, &ae) {
-		msg = ae.Message
-		if m, ok := ae.Data.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok && !strings.Contains(msg, r) {
-				msg += ": " + r
-			}
-		}
+		msg = ae.Reason()
 	}
 	fmt.Fprintln(h.errw, "dshd:", msg)
 	return exitFailed

@@ -405,7 +405,7 @@ func (c *Client) httpError(resp *http.Response) error {
 		}
 	}
 	code := w.code()
-	msg := c.redact(w.Message)
+	msg := c.redact(w.text())
 	if msg == "" {
 		msg = strings.TrimSpace(body)
 		if msg == "" || len(msg) > 300 {
