@@ -108,8 +108,8 @@ waiting for.`,
 			}
 			h.r = renderer{out: live.before(stdout), tools: live}
 			run := &promptRun{d: d, h: h, opts: po, cwdGiven: cwdGiven, text: text}
-			if st.IsSet("mode") {
-				run.mode = st.Mode
+			if cmd.Flags().Changed("mode") {
+				run.mode = st.Mode // the command line's, for a resumed session too
 			}
 			code := run.run(ctx)
 			if code != exitOK {
@@ -425,11 +425,11 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 		if o.Kind == want {
 			h.mu.Lock()
 			if !h.json {
-				verb := "rejected"
 				if h.allow {
-					verb = "allowed"
+					fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
+				} else {
+					fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
 				}
-				fmt.Fprintf(h.live, "? %s: %s (headless; --yes or --mode yolo to allow)\n", req.ToolCall.Title, verb)
 			}
 			h.mu.Unlock()
 			return &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}, nil
