@@ -297,8 +297,9 @@ type headless struct {
 
 	mu      sync.Mutex
 	r       renderer
-	acted   bool // the agent answered, thought or called a tool
-	running map[acp.ToolCallID]string
+	acted   bool                      // the agent answered, thought or called a tool
+	titles  map[acp.ToolCallID]string // every tool call's title, for the live line
+	running map[acp.ToolCallID]string // the tool calls in progress
 }
 
 func (h *headless) writeJSON(v any) {
@@ -375,9 +376,7 @@ func (h *headless) SessionUpdate(_ context.Context, n *acp.SessionNotification) 
 			h.acted = true
 		}
 		h.writeJSON(n)
-		return nil
-	}
-	if h.r.update(n) {
+	} else if h.r.update(n) {
 		h.acted = true
 	}
 	h.track(n.Update)
@@ -396,13 +395,24 @@ func (h *headless) track(u acp.SessionUpdate) {
 		} else {
 			h.live.set("the model is writing")
 		}
+	case *acp.ToolCall:
+		if h.titles == nil {
+			h.titles = map[acp.ToolCallID]string{}
+		}
+		h.titles[u.ToolCallID] = u.Title
 	case *acp.ToolCallUpdate:
 		if h.running == nil {
 			h.running = map[acp.ToolCallID]string{}
 		}
+		if u.Title != "" && h.titles != nil {
+			h.titles[u.ToolCallID] = u.Title
+		}
+		if u.Status == "" {
+			return // output or a new title: the wait is the same
+		}
 		switch u.Status {
 		case acp.ToolCallStatusInProgress:
-			h.running[u.ToolCallID] = h.r.titles[u.ToolCallID]
+			h.running[u.ToolCallID] = h.titles[u.ToolCallID]
 		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
 			delete(h.running, u.ToolCallID)
 		}
