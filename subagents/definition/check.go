@@ -54,11 +54,13 @@ func CheckAll(defs []*Definition, env Env) ([]*Definition, []*Error) {
 	if env.Models != nil {
 		models = env.Models()
 	}
+	checked := make([]*Error, len(defs))
+	parallel(len(defs), func(i int) { checked[i] = defs[i].check(env, models) })
 	var passed []*Definition
 	var errs []*Error
-	for _, d := range defs {
-		if err := d.check(env, models); err != nil {
-			errs = append(errs, err)
+	for i, d := range defs {
+		if checked[i] != nil {
+			errs = append(errs, checked[i])
 			continue
 		}
 		passed = append(passed, d)
@@ -122,7 +124,15 @@ func (d *Definition) optionError(err error) *Error {
 	}
 	var re *prompt.RenderError
 	if key == keyBody && errors.As(err, &re) {
+		// The position is the file's; the renderer's, in the body, goes.
 		e.Line, e.Column = d.bodyLine+re.Line-1, re.Column
+		msg := re.Error()
+		if _, rest, ok := strings.Cut(msg, "column "); ok {
+			if _, rest, ok := strings.Cut(rest, ": "); ok {
+				msg = rest
+			}
+		}
+		e.Err = errors.New(msg)
 	}
 	return e
 }

@@ -26,5 +26,7 @@
 // [subagent.BindWith], which follows the provider's lifecycle.
 //
 // The package imports tools/subagent, subagents, tools and
-// internal/frontmatter, never a provider. It starts no goroutines.
+// internal/frontmatter, never a provider. Reading many files spreads the
+// parsing and checking over the cores, on goroutines that end before the
+// call returns; nothing runs in the background.
 package definition

@@ -105,15 +105,25 @@ type parsed struct {
 }
 
 func (c *cache) load(stamps []fileStamp, from []Source) ([]*Definition, []*Error) {
+	results := make([]parsed, len(stamps))
+	var missing []int
+	for i, st := range stamps {
+		if p, ok := c.parsed[st]; ok {
+			results[i] = p
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	parallel(len(missing), func(j int) {
+		i := missing[j]
+		results[i] = parseFile(stamps[i], from[i])
+	})
 	var errs []*Error
 	next := make(map[fileStamp]parsed, len(stamps))
 	var defs []*Definition
 	byName := map[string]*Definition{}
 	for i, st := range stamps {
-		p, ok := c.parsed[st]
-		if !ok {
-			p = parseFile(st, from[i])
-		}
+		p := results[i]
 		next[st] = p
 		if p.err != nil {
 			errs = append(errs, p.err)
