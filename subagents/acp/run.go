@@ -28,6 +28,10 @@ type run struct {
 	stopCall context.CancelFunc
 	progress *progressSink // nil when exposed or nobody listens
 
+	// schemaErr is why the last answer did not match the output schema;
+	// written and read by the turn goroutine only.
+	schemaErr error
+
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
 	cancelOnce sync.Once
@@ -99,9 +103,37 @@ func (r *run) turn() subagents.Result {
 		})
 		defer timer.Stop()
 	}
+	res := r.prompt(pr, sess, r.text)
+	if r.schemaErr != nil {
+		// One corrective turn: the child is told what is wrong with its
+		// answer and asked for it again, in the same session.
+		first := res.Usage
+		text := runkit.Correction(r.schemaErr)
+		r.schemaErr = nil
+		r.mu.Lock()
+		r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
+		r.mu.Unlock()
+		if r.cancelled.Load() {
+			return r.result(subagents.StopAborted, "")
+		}
+		r.c.log.Debug("the answer does not match the output schema; one corrective turn")
+		if c.expose != nil {
+			c.expose.Message(c.parent.SessionID, c.up, text)
+		}
+		res = r.prompt(pr, sess, text)
+		res.Usage.Add(first)
+		if r.schemaErr != nil {
+			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
+		}
+	}
+	return res
+}
+
+// prompt sends one session/prompt and maps its answer.
+func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result {
 	raw, err := pr.conn.Call(r.ctx, acp.MethodSessionPrompt, &acp.PromptRequest{
 		SessionID: sess,
-		Prompt:    []acp.ContentBlock{acp.TextBlock(r.text)},
+		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
 	r.mu.Lock()
 	if r.grace != nil {
@@ -149,6 +181,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	if stop == subagents.StopCompleted && c.schema != nil {
 		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
+			r.schemaErr = err
 			res.StopReason = subagents.StopError
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema: "+err.Error(), runkit.MaxDiagnostic)
 		} else {
