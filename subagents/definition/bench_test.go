@@ -11,10 +11,20 @@ import (
 )
 
 // writeHundred writes 100 definitions of a realistic size into the
-// workspace ws.
-func writeHundred(b *testing.B, ws string) {
+// workspace ws, each with its own output schema when schemas is set.
+func writeHundred(b *testing.B, ws string, schemas bool) {
 	dir := filepath.Join(ws, ".dshd", "agents")
 	for i := range 100 {
+		schema := ""
+		if schemas {
+			schema = fmt.Sprintf(`outputSchema:
+  type: object
+  required: [summary]
+  properties:
+    summary: {type: string}
+    finding_%d: {type: array, items: {type: string}}
+`, i)
+		}
 		write(b, dir, fmt.Sprintf("agent-%03d.md", i), fmt.Sprintf(`---
 description: Agent %d reviews one part of the code base and reports what it found.
 tools: [read_file, grep, glob, list_dir]
@@ -22,18 +32,12 @@ disallowedTools: run_command
 maxDepth: 1
 maxTurns: 30
 permissions: deny
-outputSchema:
-  type: object
-  required: [summary]
-  properties:
-    summary: {type: string}
-    finding_%d: {type: array, items: {type: string}}
----
+%s---
 
 You are reviewer %d. You work in {{cwd}} with {{model}}.
 
 Read the code you are pointed at, find the bugs, and report them with file:line references.
-`, i, i, i))
+`, i, schema, i))
 	}
 }
 
@@ -41,9 +45,14 @@ Read the code you are pointed at, find the bugs, and report them with file:line 
 // workspace with 100 definition files nobody read before: every file is
 // read, parsed, checked and bound. Goal: under 5 ms.
 func BenchmarkOpen_HundredDefinitionsFirstSession(b *testing.B) {
+	b.Run("without schemas", func(b *testing.B) { benchFirstOpen(b, false) })
+	b.Run("each with its own output schema", func(b *testing.B) { benchFirstOpen(b, true) })
+}
+
+func benchFirstOpen(b *testing.B, schemas bool) {
 	d := newDaemon(b)
 	ws := b.TempDir()
-	writeHundred(b, ws)
+	writeHundred(b, ws, schemas)
 	var cpu time.Duration
 	for b.Loop() {
 		lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
@@ -75,7 +84,7 @@ func cpuTime() time.Duration {
 func BenchmarkOpen_HundredDefinitionsUnchanged(b *testing.B) {
 	d := newDaemon(b)
 	ws := b.TempDir()
-	writeHundred(b, ws)
+	writeHundred(b, ws, true)
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
 	held, _ := lib.Open(ws)
 	defer held.Close()
