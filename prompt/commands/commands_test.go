@@ -96,3 +96,30 @@ func TestLoad_AMistakeNamesTheFileAndTheKey(t *testing.T) {
 		t.Fatalf("cmds %d, errs %v", len(cmds), errs)
 	}
 }
+
+func TestCatalog_FollowsTheFiles(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	write(t, dir, "a.md", "A $ARGUMENTS\n")
+	c := NewCatalog(WorkspaceSources(ws))
+	if _, ok := c.Lookup("a"); !ok || c.Refresh() {
+		t.Fatal("a is missing, or an unchanged catalog says it changed")
+	}
+	write(t, dir, "b.md", "B\n")
+	if !c.Refresh() {
+		t.Fatal("a new file did not change the catalog")
+	}
+	if cmd, ok := c.Lookup("b"); !ok || cmd.Expand("") != "B" {
+		t.Fatalf("b = %+v, %v", cmd, ok)
+	}
+	os.Remove(filepath.Join(dir, "a.md"))
+	if !c.Refresh() {
+		t.Fatal("a deleted file did not change the catalog")
+	}
+	if _, ok := c.Lookup("a"); ok {
+		t.Fatal("a deleted command is still there")
+	}
+	if _, ok := c.Lookup(Compact); !ok {
+		t.Fatal("no built-in")
+	}
+}

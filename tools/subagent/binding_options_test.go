@@ -165,3 +165,15 @@ func (capRecorder) Capabilities() subagents.Capabilities {
 func (p capRecorder) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	return p.recordingProvider.Start(ctx, req)
 }
+
+func TestDescribe_ListsEachAgentWithItsProviderPurposeAndTools(t *testing.T) {
+	p := world(t, st.ParentOptions{}, subagent.Binding{Provider: "spawn", ToolName: "reviewer", Description: "Reviews diffs.",
+		Tools: &subagents.ToolFilter{Allow: []string{"read_file", "grep"}}, DenyPermissions: true}, subagent.Binding{Provider: "fork", ToolName: "subagent_fork"})
+	bs := subagent.Bindings(p.Tools.Tools())
+	got := subagent.Describe(bs)
+	for _, want := range []string{"- reviewer (provider spawn): Reviews diffs.\n  tools: read_file, grep\n  permissions: denied", "- subagent_fork (provider fork)\n  tools: the parent's"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("Describe = %q, want %q in it", got, want)
+		}
+	}
+}
