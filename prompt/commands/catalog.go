@@ -17,7 +17,7 @@ type Catalog struct {
 	sources []Source
 
 	mu     sync.Mutex
-	stamps []stamp  // guarded by mu
+	stamps []stamp   // guarded by mu
 	cmds   []Command // guarded by mu
 	errs   []*Error  // guarded by mu
 }
