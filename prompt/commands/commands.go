@@ -4,6 +4,7 @@
 package commands
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -332,4 +333,21 @@ func firstLine(s string) string {
 		line = string(r[:100]) + "…"
 	}
 	return line
+}
+
+//go:embed init.md
+var initPrompt string
+
+// BuiltinPrompt is the prompt a built-in command sends to the model, with
+// the user's words after it; ok is false for a built-in that is no prompt
+// (/compact and /agents act on the session instead).
+func BuiltinPrompt(name, args string) (text string, ok bool) {
+	if name != Init {
+		return "", false
+	}
+	text = strings.TrimSpace(initPrompt)
+	if args = strings.TrimSpace(args); args != "" {
+		text += "\n\nAlso: " + args
+	}
+	return text, true
 }

@@ -123,3 +123,15 @@ func TestCatalog_FollowsTheFiles(t *testing.T) {
 		t.Fatal("no built-in")
 	}
 }
+
+func TestBuiltinPrompt_InitIsAPromptAndTheOthersAreNot(t *testing.T) {
+	text, ok := BuiltinPrompt(Init, "mention the Docker setup")
+	if !ok || !strings.HasPrefix(text, "Write or update AGENTS.md") || !strings.HasSuffix(text, "Also: mention the Docker setup") {
+		t.Fatalf("init = %q, %v", text, ok)
+	}
+	for _, name := range []string{Compact, Agents, "review"} {
+		if _, ok := BuiltinPrompt(name, ""); ok {
+			t.Fatalf("%s is a prompt", name)
+		}
+	}
+}
