@@ -44,7 +44,6 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	kept := []llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (it was compacted on request):\n\n" + summary}}
 	a.mu.Lock()
 	a.hist = NewHistory(kept...)
-	a.est = estimateHistory(a.hist)
 	a.lastUsed = 0
 	a.mu.Unlock()
 	a.log.Info("conversation compacted on request", "messages_before", len(older), "messages_after", len(kept))

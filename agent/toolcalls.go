@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // pendingCall is one tool call of a response on its way through its
@@ -236,7 +237,8 @@ func gated(k tools.Kind) bool {
 
 // callGate wraps the session's permission gate for one call: it stamps the
 // call's id, marks the call in progress once allowed, and remembers a
-// cancelled decision so the call ends as cancelled.
+// cancelled decision so the call ends as cancelled. The decision itself
+// is tools/permission's.
 type callGate struct {
 	inner     tools.Permission
 	started   func()
@@ -249,25 +251,14 @@ func (g *callGate) Check(ctx context.Context, req tools.PermissionRequest) (tool
 	if req.ToolName == "" {
 		req.ToolName = g.tool
 	}
-	d := tools.Allowed
-	if g.inner != nil {
-		var err error
-		d, err = g.inner.Check(ctx, req)
-		if err != nil {
-			if ctx.Err() != nil {
-				g.cancelled.Store(true)
-				return tools.Cancelled, nil
-			}
-			return tools.Rejected, err
-		}
-	}
+	d, err := permission.Decide(ctx, g.inner, req)
 	switch d {
 	case tools.Allowed:
 		g.started()
 	case tools.Cancelled:
 		g.cancelled.Store(true)
 	}
-	return d, nil
+	return d, err
 }
 
 func truncate(s string, n int) string {

@@ -16,6 +16,19 @@
 // never an error from Wait. Runtime capabilities are optional interfaces
 // probed by type assertion: [Steerable], [Resumable].
 //
+// # Scope
+//
+// A [Scope] is what an agent delegates from: the providers' [Service], the
+// editor's id for the agent's session, its depth and the subtree's limit,
+// the editor's view of children ([Exposure]) and the delegating
+// agent/session. It is a session's delegation (session.Config.Delegation):
+// when the session is built it calls [Scope.Attach], which binds every
+// [Delegator] in the session's tool set — the subagent tool, registered
+// once for the whole daemon — to that Scope, so the tool gets its caller's
+// Scope typed, per session, and never looks it up at call time. An
+// in-process child is built from Scope.Session; an out-of-process child
+// is lent what Attach copied (cwd, roots, environment, MCP entries).
+//
 // # Events
 //
 // [Service.Observe] delivers [Event]s: subagent/start after a successful

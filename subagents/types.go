@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -52,8 +53,10 @@ type ToolFilter struct {
 
 // Scope is what an agent can delegate from: the parent of any child it
 // starts. A session's own agent has a Scope of depth 0; each child gets its
-// own Scope, one deeper. The subagent tool finds the calling agent's Scope
-// in tools.Env.Scope.
+// own Scope, one deeper. A Scope is a session's [session.Delegation]: the
+// session attaches it when it is built ([Scope.Attach]) and binds its
+// delegating tools to it, so the subagent tool receives the calling
+// agent's Scope typed, per session.
 type Scope struct {
 	// Service is where providers are found.
 	Service *Service
@@ -61,40 +64,26 @@ type Scope struct {
 	// client's session for a top-level agent, the minted child id for an
 	// exposed child, the parent's for a child the editor does not see.
 	SessionID string
-	// Agent is the delegating agent (fork reads its completed turns).
-	Agent *agent.Agent
 	// Depth is this agent's depth: 0 for a session's own agent.
 	Depth int
 	// MaxDepth is the absolute depth limit in force for this subtree.
 	MaxDepth int
-	// Cwd is the session's working directory (never the daemon's);
-	// AdditionalDirectories its other roots.
-	Cwd                   string
-	AdditionalDirectories []string
-	// Model, ModelID and MaxTokens are what a child inherits unless the
-	// request overrides them.
-	Model     llm.Model
-	ModelID   string
-	MaxTokens int
-	// ContextWindow is the model's window, inherited by children.
-	ContextWindow int
-	// Tools is the delegating agent's tool set; a child's is filtered from
-	// it.
-	Tools *tools.Registry
-	// Env is the delegating agent's environment (workspace, file system,
-	// runner, permission gate).
-	Env *tools.Env
-	// SystemPrompt is the delegating agent's system prompt source; a fork
-	// child reuses it so its view of the conversation stays the same.
-	SystemPrompt func(ctx context.Context) (string, error)
 	// Expose is the editor's view of children; nil when the client did not
 	// opt in to subagent sessions.
 	Expose Exposure
-	// MCPServers are the session's MCP server entries (ACP JSON), which an
-	// acp binding may forward to its child.
-	MCPServers json.RawMessage
-	// Registry lists live agents, children included.
-	Registry *agent.Registry
+
+	// Session is the delegating agent's session, set by Attach: an
+	// in-process child is built from it ([session.Session.ChildConfig]),
+	// a fork shares its agent's completed turns.
+	Session *session.Session
+	// What the delegating session lends an out-of-process child, set by
+	// Attach from Session: its working directory (never the daemon's) and
+	// other roots, its tools' environment (workspace, file system, runner,
+	// permission gate) and its MCP server entries (ACP JSON).
+	Cwd                   string
+	AdditionalDirectories []string
+	Env                   *tools.Env
+	MCPServers            json.RawMessage
 }
 
 // StartRequest asks a provider for one child run.

@@ -27,9 +27,6 @@ type Env struct {
 	Permission Permission
 	// Plan publishes the agent's plan; nil drops it.
 	Plan func(entries []PlanEntry)
-	// Scope is the calling agent's delegation scope (a *subagents.Scope),
-	// read only by the subagent tools; opaque to every other tool.
-	Scope any
 }
 
 // FileSystem reads and writes text files by absolute, already confined
@@ -89,6 +86,10 @@ const (
 	EffectRead Effect = iota
 	EffectEdit
 	EffectExecute
+	// EffectControl is an edit of a file that controls what runs (.git's
+	// config and hooks, dshd's own settings; see workspace.IsControl). A
+	// gate weighs it like EffectExecute: accept-edits asks about it.
+	EffectControl
 )
 
 func (e Effect) String() string {
@@ -99,8 +100,19 @@ func (e Effect) String() string {
 		return "edit"
 	case EffectExecute:
 		return "execute"
+	case EffectControl:
+		return "edit of a control file"
 	}
 	return fmt.Sprintf("Effect(%d)", e)
+}
+
+// EditEffect is the effect of editing the resolved path p: EffectControl
+// when it controls what runs, EffectEdit otherwise.
+func EditEffect(p string) Effect {
+	if workspace.IsControl(p) {
+		return EffectControl
+	}
+	return EffectEdit
 }
 
 // PermissionRequest describes a call that needs approval.
@@ -116,6 +128,16 @@ type PermissionRequest struct {
 	// Requester is the subagent this request comes from; empty for the
 	// session's own agent. acp/server uses it to route a child's request.
 	Requester string
+}
+
+// RememberKey is what an "always" answer to r is remembered under: its
+// tool name, kept apart for control files, so allowing a tool's ordinary
+// edits for good never covers .git/config, nor the reverse.
+func (r PermissionRequest) RememberKey() string {
+	if r.Effect == EffectControl {
+		return r.ToolName + " (control files)"
+	}
+	return r.ToolName
 }
 
 // Decision is the outcome of a permission request.

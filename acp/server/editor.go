@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // fileSystem picks, per direction, the editor (when it offers the method)
@@ -209,12 +211,13 @@ loop:
 	return res, nil
 }
 
-// asker puts permission questions to the editor. Requests from a
+// asker puts permission questions to the editor and translates its
+// answers; tools/permission decides what they mean. Requests from a
 // subagent child are routed to the child's session when the editor sees
 // children, or mirrored as a parent tool call otherwise.
 type asker struct {
-	c  *Conn
-	ls *liveSession
+	c *Conn
+	s *session.Session // set once the session is built, before any turn
 }
 
 var permissionOptions = []acp.PermissionOption{
@@ -224,17 +227,17 @@ var permissionOptions = []acp.PermissionOption{
 	{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionRejectAlways},
 }
 
-func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 	c := a.c
-	sessionID := acp.SessionID(a.ls.s.ID())
+	sessionID := acp.SessionID(a.s.ID())
 	toolCallID := req.ToolCallID
 	title := req.Title
-	var onDone func(tools.Answer)
+	var onDone func(permission.Answer)
 	// A client answers "cancelled" only when it cancelled the work the
 	// question belongs to. Its session/cancel may still be queued behind
 	// this answer (answers are matched on the read loop), so the answer
 	// itself cancels that work: the root turn, or the exposed child.
-	cancelWork := func() { a.ls.s.Cancel() }
+	cancelWork := func() { a.s.Cancel() }
 
 	if req.Requester != "" {
 		if ch := c.child(acp.SessionID(req.Requester)); ch != nil {
@@ -247,7 +250,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			// tool call was announced, and show it blocked meanwhile.
 			sessionID = ch.id
 			c.childState(ch, stateRequiresAction())
-			onDone = func(tools.Answer) { c.childState(ch, stateRunning()) }
+			onDone = func(permission.Answer) { c.childState(ch, stateRunning()) }
 		} else {
 			// Mirror the child's call on the parent first (the editor has
 			// never seen the child's ids), then ask with the mirror's id.
@@ -255,8 +258,8 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			if !strings.HasPrefix(title, "Subagent: ") {
 				title = "Subagent: " + title
 			}
-			tr := &translator{c: c, journal: a.ls.s, session: sessionID}
-			c.send(a.ls.s, sessionID, &acp.ToolCall{
+			tr := &translator{c: c, journal: a.s, session: sessionID}
+			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
 				Kind:       acp.ToolKind(req.Kind),
@@ -264,12 +267,12 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 				Content:    tr.content(req.Content),
 				Locations:  locations(req.Locations),
 			})
-			onDone = func(ans tools.Answer) {
+			onDone = func(ans permission.Answer) {
 				st := acp.ToolCallStatusCompleted
-				if ans != tools.AllowOnce && ans != tools.AllowAlways {
+				if ans != permission.AllowOnce && ans != permission.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.ls.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
 			}
 		}
 	}
@@ -286,20 +289,24 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 		Options: permissionOptions,
 	}
 	resp, err := c.peer.RequestPermission(ctx, preq)
-	ans := tools.AnswerCancelled
+	ans := permission.AnswerCancelled
 	if err == nil {
 		ans = answerOf(resp)
-		if ans == tools.AnswerCancelled {
+		if ans == permission.AnswerCancelled {
 			cancelWork()
 		}
 	}
 	if onDone != nil {
 		onDone(ans)
 	}
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, acp.ErrRequestCancelled) {
-			return tools.AnswerCancelled, nil
-		}
+	switch {
+	case errors.Is(err, acp.ErrRequestCancelled):
+		// The client cancelled the request itself: its answer is
+		// "cancelled".
+		return permission.AnswerCancelled, nil
+	case err != nil:
+		// Whether a failure while the turn was being cancelled counts as
+		// cancelled is the policy's rule, not the asker's.
 		return "", editorError("asking permission", err)
 	}
 	return ans, nil
@@ -307,23 +314,23 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 
 // answerOf maps the client's choice; an unknown option counts as a
 // rejection (dshd policy).
-func answerOf(resp *acp.RequestPermissionResponse) tools.Answer {
+func answerOf(resp *acp.RequestPermissionResponse) permission.Answer {
 	switch o := resp.Outcome.(type) {
 	case *acp.CancelledPermissionOutcome:
-		return tools.AnswerCancelled
+		return permission.AnswerCancelled
 	case *acp.SelectedPermissionOutcome:
 		for _, opt := range permissionOptions {
 			if opt.OptionID == o.OptionID {
 				switch opt.Kind {
 				case acp.PermissionAllowOnce:
-					return tools.AllowOnce
+					return permission.AllowOnce
 				case acp.PermissionAllowAlways:
-					return tools.AllowAlways
+					return permission.AllowAlways
 				case acp.PermissionRejectAlways:
-					return tools.RejectAlways
+					return permission.RejectAlways
 				}
 			}
 		}
 	}
-	return tools.RejectOnce
+	return permission.RejectOnce
 }

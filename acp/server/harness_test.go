@@ -27,6 +27,7 @@ import (
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
 
 	"github.com/dshd/dshd/acp/rpc"
@@ -49,7 +50,7 @@ type hopts struct {
 	model  llm.Model
 	script string
 	caps   acp.ClientCapabilities
-	mode   tools.Mode
+	mode   permission.Mode
 }
 
 // harness is a server with one connected fake editor.

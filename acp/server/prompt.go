@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
@@ -18,14 +17,12 @@ import (
 	"github.com/dshd/dshd/acp/rpc"
 )
 
-// maxTitle is the length of a title taken from a first prompt.
-const maxTitle = 80
-
 // Prompt runs one turn. It registers the turn, detaches from the
-// dispatcher, runs the agent, and answers only after every update of the
-// turn was written.
+// dispatcher, runs the session's turn with its events translated into
+// session/update, and answers only after every update of the turn was
+// written.
 func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ls, err := c.lookup(req.SessionID)
+	s, err := c.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +40,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		return nil, notFound(req.SessionID)
 	}
 	defer c.turns.Done()
-	turn, err := ls.s.BeginTurn(c.ctx)
+	turn, err := s.BeginTurn(c.ctx)
 	if err != nil {
 		if errors.Is(err, session.ErrBusy) {
 			return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "turn already in progress"})
@@ -59,28 +56,16 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	rpc.Detach(ctx)
 
 	id := req.SessionID
-	c.recordPrompt(ls, req.Prompt)
-	if ls.titled.CompareAndSwap(false, true) {
-		title := makeTitle(in.Text)
-		if title != "" {
-			_ = ls.s.SetState(session.State{Title: title})
-			_ = c.srv.opts.Store.SetTitle(string(id), title)
-			c.send(ls.s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
-		}
+	c.recordPrompt(s, req.Prompt)
+	if title := s.TitleFromPrompt(in.Text); title != "" {
+		c.send(s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
 	}
 
-	tr := &translator{c: c, journal: ls.s, session: id, optedIn: c.optedIn()}
-	res, runErr := ls.agent.Prompt(turn.Ctx, in, tr.emit)
-	cancelled := turn.Ctx.Err() != nil
-	if err := ls.s.EndTurn(turn); err != nil {
-		c.log.Warn("journal sync failed", "session", id, "err", err)
-	}
-	if runErr != nil {
-		if cancelled {
-			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
-		}
-		c.log.Warn("turn failed", "session", id, "err", runErr)
-		return nil, turnError(runErr)
+	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
+	res, err := turn.Run(in, tr.emit)
+	if err != nil {
+		c.log.Warn("turn failed", "session", id, "err", err)
+		return nil, turnError(err)
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
 }
@@ -111,7 +96,7 @@ func firstLine(s string) string {
 // no answer).
 func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	c.mu.Lock()
-	ls, ok := c.sessions[n.SessionID]
+	s, ok := c.sessions[n.SessionID]
 	ch := c.children[n.SessionID]
 	authed := c.authed
 	c.mu.Unlock()
@@ -120,7 +105,7 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	}
 	switch {
 	case ok:
-		ls.s.Cancel()
+		s.Cancel()
 	case ch != nil && ch.cancel != nil:
 		ch.cancel()
 	default:
@@ -129,28 +114,15 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	return nil
 }
 
-// makeTitle takes a session title from the first prompt's first line.
-func makeTitle(text string) string {
-	text = strings.TrimSpace(text)
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		text = strings.TrimSpace(text[:i])
-	}
-	if utf8.RuneCountInString(text) > maxTitle {
-		r := []rune(text)
-		text = strings.TrimSpace(string(r[:maxTitle-1])) + "…"
-	}
-	return text
-}
-
 // recordPrompt journals the user's prompt as user_message_chunk updates,
 // so a load replays it; they are not sent during the live turn.
-func (c *Conn) recordPrompt(ls *liveSession, blocks []acp.ContentBlock) {
-	id := acp.SessionID(ls.s.ID())
-	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", ls.s.ID(), c.srv.opts.Now().UnixNano()))
+func (c *Conn) recordPrompt(s *session.Session, blocks []acp.ContentBlock) {
+	id := acp.SessionID(s.ID())
+	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", s.ID(), c.srv.opts.Now().UnixNano()))
 	for _, b := range blocks {
 		n := &acp.SessionNotification{SessionID: id, Update: &acp.UserMessageChunk{Content: b, MessageID: msgID}}
 		if raw, err := marshalNotification(n); err == nil {
-			if err := ls.s.RecordUpdate(raw); err != nil {
+			if err := s.RecordUpdate(raw); err != nil {
 				c.log.Warn("journal append failed", "session", id, "err", err)
 			}
 		}

@@ -1,6 +1,9 @@
 // Package server is dshd's ACP agent: it maps ACP methods onto sessions and
 // is the only package that turns agent events into session/update
-// notifications.
+// notifications. For each method it decodes the request, finds the
+// session and calls it; it builds no session itself — it hands
+// agent/session's New a Config with the editor-side adapters (fs/*,
+// terminal/*, the permission asker) and the subagent exposure.
 //
 // A [Server] is the daemon: its options, the session store, the tools and
 // subagent providers every session shares, and the set of live sessions. It
@@ -29,6 +32,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -63,7 +67,7 @@ type Options struct {
 	Agents *agent.Registry
 
 	// Mode is the permission mode of new sessions (default ask).
-	Mode tools.Mode
+	Mode permission.Mode
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
@@ -130,7 +134,7 @@ func New(opts Options) (*Server, error) {
 		opts.Version = "dev"
 	}
 	if opts.Mode == "" {
-		opts.Mode = tools.ModeAsk
+		opts.Mode = permission.ModeAsk
 	}
 	if opts.MaxDepth == 0 && !opts.NoDelegation {
 		opts.MaxDepth = subagents.DefaultMaxDepth

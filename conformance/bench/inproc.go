@@ -1,6 +1,9 @@
 // This file measures the server in-process, wired as the daemon wires it:
 // per-turn overhead on an instant scripted model, the heap of idle
-// sessions, and the stream's notification rate.
+// sessions, and the stream's notification rate. It speaks ACP to the
+// server over a pipe on purpose: the figure is the ACP server's own cost
+// per turn (decode, session, translation, journal, encode), the goal the
+// README names.
 
 package main
 

@@ -24,6 +24,12 @@
 //
 // It imports subagents and acp and never another provider.
 //
+// The package is named acpprovider, not acp, so that it never shadows the
+// acp wire package it is written against. Its folder is subagents/acp;
+// every import names it with that one alias:
+//
+//	acpprovider "github.com/dshd/dshd/subagents/acp"
+//
 // # Bindings
 //
 // A binding's options (`--subagent TOOL=acp,key=value,...`) choose the

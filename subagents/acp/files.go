@@ -56,7 +56,7 @@ func (c *child) writeFile(ctx context.Context, req *acp.WriteTextFileRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if !c.grants.takeEdit(path) {
+	if workspace.IsControl(path) || !c.grants.takeEdit(path) {
 		var old *string
 		if text, err := c.env.FS.ReadTextFile(ctx, path, 0, 0); err == nil {
 			old = &text
@@ -70,7 +70,7 @@ func (c *child) writeFile(ctx context.Context, req *acp.WriteTextFileRequest) (*
 			ToolName:  gateEdit,
 			Title:     title,
 			Kind:      tools.KindEdit,
-			Effect:    tools.EffectEdit,
+			Effect:    tools.EditEffect(path),
 			Content:   []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: req.Content}},
 			Locations: []tools.Location{{Path: path}},
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Tool names the parent's gate remembers "always" answers under: every
@@ -77,16 +78,18 @@ func (c *child) permission(ctx context.Context, rt *route, req *acp.RequestPermi
 	return &acp.RequestPermissionResponse{Outcome: outcome}, nil
 }
 
-// decide runs req through the parent's gate; a parent without one allows
-// (it has no policy to apply), a binding pinned to deny rejects.
+// decide runs req through the parent's gate (tools/permission decides); a
+// parent without one allows (it has no policy to apply), a binding pinned
+// to deny rejects.
 func (c *child) decide(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
 	if c.deny {
-		return tools.DenyAll.Check(ctx, req)
+		return permission.DenyAll.Check(ctx, req)
 	}
-	if c.env == nil || c.env.Permission == nil {
-		return tools.Allowed, nil
+	var gate tools.Permission
+	if c.env != nil {
+		gate = c.env.Permission
 	}
-	return c.env.Permission.Check(ctx, req)
+	return permission.Decide(ctx, gate, req)
 }
 
 // effectOf is what the gate weighs: edits as edits, anything else the

@@ -142,8 +142,8 @@ func TestExposure_AnExposedChildsScopeCarriesItsSessionSoItsChildrenNestUnderIt(
 		}
 		return st.Reply{Text: "ok"}
 	})})
-	st.Register(t, p.Tools, &st.Tool{ToolName: "probe", Fn: func(_ context.Context, call *tools.Call) (*tools.Result, error) {
-		scopes <- call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "probe", Fn: func(_ context.Context, _ *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
+		scopes <- sc
 		return &tools.Result{Output: "ok"}, nil
 	}})
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "x"}))

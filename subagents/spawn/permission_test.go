@@ -14,6 +14,7 @@ import (
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // writer is a model whose child writes out.txt with write_file, then
@@ -35,8 +36,8 @@ type askLog struct {
 	reqs []tools.PermissionRequest
 }
 
-func (l *askLog) asker(answer tools.Answer) tools.Asker {
-	return tools.AskerFunc(func(_ context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (l *askLog) asker(answer permission.Answer) permission.Asker {
+	return permission.AskerFunc(func(_ context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.reqs = append(l.reqs, req)
@@ -53,22 +54,22 @@ func (l *askLog) all() []tools.PermissionRequest {
 func TestPermission_AChildsRequestsReachTheParentsGateLabelledWithTheChild(t *testing.T) {
 	cases := []struct {
 		name      string
-		answer    tools.Answer
+		answer    permission.Answer
 		exposed   bool
 		wantFile  bool
 		wantLabel func(p *st.Parent, res subagents.Result) string
 	}{
-		{"a request the user allows lets the child write in the parent's cwd", tools.AllowOnce, false, true,
+		{"a request the user allows lets the child write in the parent's cwd", permission.AllowOnce, false, true,
 			func(*st.Parent, subagents.Result) string { return "tc_parent_1" }},
-		{"a request the user rejects stays rejected for the child", tools.RejectOnce, false, false,
+		{"a request the user rejects stays rejected for the child", permission.RejectOnce, false, false,
 			func(*st.Parent, subagents.Result) string { return "tc_parent_1" }},
-		{"an exposed child's request is labelled with its session", tools.AllowOnce, true, true,
+		{"an exposed child's request is labelled with its session", permission.AllowOnce, true, true,
 			func(_ *st.Parent, res subagents.Result) string { return res.ChildSessionID }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			log := &askLog{}
-			o := st.ParentOptions{Model: writer(nil), Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tc.answer))}
+			o := st.ParentOptions{Model: writer(nil), Permission: permission.NewPolicy(permission.ModeAsk, log.asker(tc.answer))}
 			if tc.exposed {
 				o.Expose = &st.Exposure{}
 			}
@@ -92,7 +93,7 @@ func TestPermission_AChildsRequestsReachTheParentsGateLabelledWithTheChild(t *te
 
 func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 	log := &askLog{}
-	policy := tools.NewPolicy(tools.ModeAsk, log.asker(tools.RejectAlways))
+	policy := permission.NewPolicy(permission.ModeAsk, log.asker(permission.RejectAlways))
 	p := setup(t, st.ParentOptions{Model: writer(nil), Permission: policy})
 	st.Register(t, p.Tools, builtin.NewWriteFile())
 	// The user said "never" to write_file for the parent; the child is
@@ -115,7 +116,7 @@ func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(t *testing.T) {
 	log := &askLog{}
 	rec := &recorder{}
-	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: tools.NewPolicy(tools.ModeYolo, log.asker(tools.AllowOnce))})
+	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: permission.NewPolicy(permission.ModeYolo, log.asker(permission.AllowOnce))})
 	st.Register(t, p.Tools, builtin.NewWriteFile())
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", DenyPermissions: true}))
 	if len(log.all()) != 0 {
@@ -134,13 +135,18 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 
 func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 	log := &askLog{}
-	p := setup(t, st.ParentOptions{Model: writer(nil), MaxDepth: 3, Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tools.AllowOnce)), Expose: &st.Exposure{}})
+	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
+		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
+			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
+		}
+		return writer(nil)(ctx, req)
+	})
+	p := setup(t, st.ParentOptions{Model: nestOnce, MaxDepth: 3, Permission: permission.NewPolicy(permission.ModeAsk, log.asker(permission.AllowOnce)), Expose: &st.Exposure{}})
 	st.Register(t, p.Tools, builtin.NewWriteFile())
 	labels := make(chan string, 2)
 	// The child starts a grandchild directly from a tool, as the subagent
 	// tool would.
-	st.Register(t, p.Tools, &st.Tool{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-		sc := call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
 		run, err := sc.Service.Start(ctx, "spawn", subagents.StartRequest{Prompt: "write", Parent: sc})
 		if err != nil {
 			return nil, err
@@ -151,13 +157,6 @@ func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 		labels <- res.ChildSessionID
 		return &tools.Result{Output: res.Output}, err
 	}})
-	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
-		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
-			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
-		}
-		return writer(nil)(ctx, req)
-	})
-	p.Scope.Model = nestOnce
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "nest"}))
 	child, grandchild := recv(t, labels), recv(t, labels)
 	asked := log.all()

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -42,33 +43,15 @@ func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
 	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
 }
 
-// permit asks call.Env's Permission about req. It returns nil when the
-// call may go on; otherwise either the result the model should see (the
-// user rejected it) or the error that ends the call (cancelled, or the gate
-// failed). A nil Permission allows everything, as the agent loop does.
+// permit asks the call's permission gate about req (tools/permission
+// decides). It returns nil when the call may go on; otherwise either the
+// result the model should see (the user rejected it) or the error that
+// ends the call (cancelled, or the gate failed). A nil Permission allows
+// everything, as the agent loop does.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	req.ToolCallID = call.ID
-	if req.RawInput == nil && len(call.Input) > 0 {
-		req.RawInput = call.Input
-	}
-	if call.Env == nil || call.Env.Permission == nil {
-		return nil, nil
-	}
-	d, err := call.Env.Permission.Check(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	ok, err := permission.Permit(ctx, call, req)
+	if ok || err != nil {
 		return nil, err
-	}
-	switch d {
-	case tools.Allowed:
-		return nil, nil
-	case tools.Cancelled:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, tools.ErrCancelled
 	}
 	return tools.Errorf("the user rejected this %s (%s); do not retry it as it is — ask the user or try something else", req.Effect, req.Title), nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -131,7 +132,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &tools.Env{Workspace: ws, Permission: tools.NewPolicy(tools.ModeYolo, nil)}
+	env := &tools.Env{Workspace: ws, Permission: permission.NewPolicy(permission.ModeYolo, nil)}
 	updates := 0
 	rep := tools.ReporterFunc(func(tools.Progress) { updates++ })
 	input := json.RawMessage(`{"path":"src/main.go","n":3}`)

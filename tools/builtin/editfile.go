@@ -79,8 +79,12 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 		return pathError(err), nil
 	}
 	shown := env.Workspace.Display(path)
-	fsys := fsOf(env)
-	old, err := fsys.ReadTextFile(ctx, path, 0, 0)
+	file, err := openTarget(fsOf(env), path)
+	if err != nil {
+		return readError(env, path, err), nil
+	}
+	defer file.Close()
+	old, err := file.ReadTextFile(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -100,12 +104,12 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: &old, NewText: text}}
 	loc := []tools.Location{{Path: path, Line: firstLine}}
 	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: "Edit " + shown, Kind: tools.KindEdit, Effect: tools.EffectEdit,
+		ToolName: t.name, Title: "Edit " + shown, Kind: tools.KindEdit, Effect: tools.EditEffect(path),
 		Content: diff, Locations: loc,
 	}); res != nil || err != nil {
 		return res, err
 	}
-	if err := fsys.WriteTextFile(ctx, path, text); err != nil {
+	if err := file.Commit(ctx, text); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

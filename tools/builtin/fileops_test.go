@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -162,7 +163,7 @@ func TestWriteFile(t *testing.T) {
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "keep.txt", "keep")
 		env := *env
-		env.Permission = tools.DenyAll
+		env.Permission = permission.DenyAll
 		mustContain(t, call(t, tool, &env, WriteFileParams{Path: "keep.txt", Content: "x"}), true, "the user rejected")
 		if got := read(t, dir, "keep.txt"); got != "keep" {
 			t.Errorf("content = %q", got)
@@ -276,7 +277,9 @@ func TestEditFile(t *testing.T) {
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "main.go", src)
 		env := *env
-		env.Permission = tools.NewPolicy(tools.ModeAsk, tools.AskerFunc(func(context.Context, tools.PermissionRequest) (tools.Answer, error) { return tools.RejectOnce, nil }))
+		env.Permission = permission.NewPolicy(permission.ModeAsk, permission.AskerFunc(func(context.Context, tools.PermissionRequest) (permission.Answer, error) {
+			return permission.RejectOnce, nil
+		}))
 		mustContain(t, call(t, tool, &env, EditFileParams{Path: "main.go", OldText: "package main", NewText: "package y"}), true, "the user rejected")
 		if got := read(t, dir, "main.go"); got != src {
 			t.Errorf("file = %q", got)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -87,14 +86,18 @@ func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	if res != nil {
 		return res, nil
 	}
-	w, prefix := newWalker(env, dir)
+	w, prefix, err := newWalker(env, dir)
+	if err != nil {
+		return tools.Errorf("cannot search %s: %v", env.Workspace.Display(dir), err), nil
+	}
+	defer w.Root.Close()
 	kept := search.NewFirstK[string](t.opts.MaxResults)
 	sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
 	w.EnterDir = func(rel string) bool {
 		s := sub(rel)
 		return pat.MayMatchBelow(s) && kept.WantsDir(s)
 	}
-	w.Visit = func(rel string, d fs.DirEntry) {
+	w.Visit = func(rel string, d fs.DirEntry, _ *search.Dir) {
 		s := sub(rel)
 		if pat.Match(s) {
 			shown := env.Workspace.Display(filepath.Join(dir, filepath.FromSlash(s)))
@@ -134,7 +137,7 @@ func searchDir(env *tools.Env, p string) (string, *tools.Result) {
 	if err != nil {
 		return "", pathError(err)
 	}
-	fi, err := os.Stat(dir)
+	fi, err := env.Workspace.Stat(dir)
 	switch {
 	case err != nil:
 		return "", tools.Errorf("%s: %v", env.Workspace.Display(dir), err)
@@ -144,10 +147,14 @@ func searchDir(env *tools.Env, p string) (string, *tools.Result) {
 	return dir, nil
 }
 
-// newWalker returns a walker over dir that reads the .gitignore files from
-// the root containing dir down to it, and the slash path of dir relative to
-// that root (the prefix of every path it reports).
-func newWalker(env *tools.Env, dir string) (*search.Walker, string) {
-	base, rel, _ := env.Workspace.Locate(dir)
-	return &search.Walker{Base: base, Start: rel, Gitignore: true}, rel
+// newWalker returns a walker over dir, confined to the root containing
+// it, that reads the .gitignore files from that root down to dir, and the
+// slash path of dir relative to the root (the prefix of every path it
+// reports). The caller closes the walker's Root.
+func newWalker(env *tools.Env, dir string) (*search.Walker, string, error) {
+	root, rel, err := env.Workspace.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return &search.Walker{Root: root, Start: rel, Gitignore: true}, rel, nil
 }

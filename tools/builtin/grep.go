@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -155,7 +154,7 @@ func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	if err != nil {
 		return pathError(err), nil
 	}
-	fi, err := os.Stat(resolved)
+	fi, err := env.Workspace.Stat(resolved)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return tools.Errorf("%s does not exist", env.Workspace.Display(resolved)), nil
@@ -163,22 +162,20 @@ func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 		return tools.Errorf("%s: %v", env.Workspace.Display(resolved), err), nil
 	}
 	kept := search.NewFirstK[grepFile](maxMatches)
-	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return tools.Errorf("%s is not a regular file", env.Workspace.Display(resolved)), nil
-	}
 	if !fi.IsDir() {
-		hits, binary, err := s.File(resolved)
-		switch {
-		case err != nil:
-			return tools.Errorf("cannot read %s: %v", env.Workspace.Display(resolved), err), nil
-		case binary:
-			return tools.Errorf("%s is a binary file", env.Workspace.Display(resolved)), nil
+		hits, res := grepOne(env, s, resolved)
+		if res != nil {
+			return res, nil
 		}
 		if hits.Matches > 0 {
 			kept.Add("", hits.Matches, grepFile{env.Workspace.Display(resolved), hits})
 		}
 	} else {
-		w, prefix := newWalker(env, resolved)
+		w, prefix, err := newWalker(env, resolved)
+		if err != nil {
+			return tools.Errorf("cannot search %s: %v", env.Workspace.Display(resolved), err), nil
+		}
+		defer w.Root.Close()
 		w.Workers = t.opts.Workers
 		sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
 		w.EnterDir = func(rel string) bool {
@@ -188,7 +185,7 @@ func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 			}
 			return kept.WantsDir(s)
 		}
-		w.Visit = func(rel string, d fs.DirEntry) {
+		w.Visit = func(rel string, d fs.DirEntry, dir *search.Dir) {
 			if !d.Type().IsRegular() {
 				return
 			}
@@ -205,11 +202,16 @@ func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 			if !kept.Wants(key) {
 				return
 			}
-			abs := resolved + string(filepath.Separator) + filepath.FromSlash(key) // key is clean
-			hits, _, err := s.File(abs)
+			f, err := dir.Open(d.Name())
+			if err != nil {
+				return
+			}
+			hits, _, err := s.Search(f)
+			f.Close()
 			if err != nil || hits.Matches == 0 {
 				return
 			}
+			abs := resolved + string(filepath.Separator) + filepath.FromSlash(key) // key is clean
 			kept.Add(key, hits.Matches, grepFile{env.Workspace.Display(abs), hits})
 		}
 		if err := w.Run(ctx); err != nil {
@@ -217,6 +219,28 @@ func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 		}
 	}
 	return t.format(kept, maxMatches, before+after > 0), nil
+}
+
+// grepOne searches the single file at the resolved path, opened through
+// its root; a result is the error the model sees.
+func grepOne(env *tools.Env, s *search.Grep, path string) (search.Hits, *tools.Result) {
+	shown := env.Workspace.Display(path)
+	f, err := env.Workspace.Open(path)
+	if err != nil {
+		return search.Hits{}, tools.Errorf("cannot read %s: %v", shown, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return search.Hits{}, tools.Errorf("%s is not a regular file", shown)
+	}
+	hits, binary, err := s.Search(f)
+	switch {
+	case err != nil:
+		return search.Hits{}, tools.Errorf("cannot read %s: %v", shown, err)
+	case binary:
+		return search.Hits{}, tools.Errorf("%s is a binary file", shown)
+	}
+	return hits, nil
 }
 
 // format prints the kept files in path order, stopping at maxMatches

@@ -73,12 +73,12 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 	if res != nil {
 		return res, nil
 	}
-	f, err := os.Open(dir)
+	d, err := env.Workspace.OpenDir(dir)
 	if err != nil {
 		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
 	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
+	defer d.Close()
+	entries, err := readDir(d)
 	if err != nil && len(entries) == 0 {
 		return tools.Errorf("cannot list %s: %v", env.Workspace.Display(dir), err), nil
 	}
@@ -104,11 +104,11 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 			b.WriteString(name + "/\n")
 		case e.Type()&fs.ModeSymlink != 0:
 			nfiles++
-			target, _ := os.Readlink(dir + string(os.PathSeparator) + name)
+			target, _ := d.Readlink(name)
 			b.WriteString(name + " -> " + target + "\n")
 		default:
 			nfiles++
-			if info, err := e.Info(); err == nil && e.Type().IsRegular() {
+			if info, err := d.Lstat(name); err == nil && info.Mode().IsRegular() {
 				fmt.Fprintf(&b, "%s  %s\n", name, humanSize(info.Size()))
 			} else {
 				b.WriteString(name + "\n")
@@ -117,6 +117,17 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 	}
 	summary := fmt.Sprintf("%s: %d directories, %d files", shown, ndirs, nfiles)
 	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}, Locations: []tools.Location{{Path: dir}}}, nil
+}
+
+// readDir lists the directory d; the entries' Info would look them up by
+// path, so they are described through d instead.
+func readDir(d *os.Root) ([]fs.DirEntry, error) {
+	f, err := d.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // humanSize formats a byte count the way ls -h does, roughly.

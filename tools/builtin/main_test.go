@@ -3,15 +3,15 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/workspace"
 	"go.uber.org/goleak"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/tooltest"
+	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 func TestMain(m *testing.M) {
@@ -31,32 +31,15 @@ func testEnv(t testing.TB) (*tools.Env, string) {
 		Workspace:  ws,
 		FS:         workspace.NewLocalFS(ws),
 		Runner:     tools.NewLocalRunner(&tools.RunnerOptions{KillGrace: 500 * time.Millisecond}),
-		Permission: tools.NewPolicy(tools.ModeYolo, nil),
+		Permission: permission.NewPolicy(permission.ModeYolo, nil),
 	}, dir
 }
 
-// write creates dir/rel with content, and its parents.
-func write(t testing.TB, dir, rel, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// read returns the content of dir/rel.
-func read(t testing.TB, dir, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+// write and read are tooltest's.
+var (
+	write = tooltest.Write
+	read  = tooltest.Read
+)
 
 // call runs tool with input (marshalled unless it is a string) in env and
 // fails the test on a Go error.
@@ -87,15 +70,8 @@ func callCtx(ctx context.Context, t testing.TB, tool tools.Tool, env *tools.Env,
 	return tool.Execute(ctx, &tools.Call{ID: "call-1", Input: json.RawMessage(raw), Env: env, Report: rep})
 }
 
-// await waits for ch under a watchdog that dumps every goroutine.
+// await is tooltest.Await.
 func await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
-	}
-	panic("unreachable")
+	return tooltest.Await(t, ch, what)
 }

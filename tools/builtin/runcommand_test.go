@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -53,7 +54,7 @@ func TestRunCommand(t *testing.T) {
 	})
 	t.Run("a rejected command does not run", func(t *testing.T) {
 		env := *env
-		env.Permission = tools.DenyAll
+		env.Permission = permission.DenyAll
 		marker := filepath.Join(dir, "ran")
 		mustContain(t, call(t, tool, &env, RunCommandParams{Command: "touch " + marker}), true, "the user rejected")
 		if _, err := os.Stat(marker); err == nil {
@@ -63,9 +64,9 @@ func TestRunCommand(t *testing.T) {
 	t.Run("accept-edits asks before a command", func(t *testing.T) {
 		env := *env
 		var asked []tools.PermissionRequest
-		env.Permission = tools.NewPolicy(tools.ModeAcceptEdits, tools.AskerFunc(func(_ context.Context, r tools.PermissionRequest) (tools.Answer, error) {
+		env.Permission = permission.NewPolicy(permission.ModeAcceptEdits, permission.AskerFunc(func(_ context.Context, r tools.PermissionRequest) (permission.Answer, error) {
 			asked = append(asked, r)
-			return tools.AllowOnce, nil
+			return permission.AllowOnce, nil
 		}))
 		call(t, tool, &env, RunCommandParams{Command: "true"})
 		if len(asked) != 1 || asked[0].Effect != tools.EffectExecute || asked[0].Title != "true" || asked[0].Kind != tools.KindExecute {
@@ -75,10 +76,10 @@ func TestRunCommand(t *testing.T) {
 	t.Run("cancelled while asking ends the call with the context's error", func(t *testing.T) {
 		env := *env
 		ctx, cancel := context.WithCancel(t.Context())
-		env.Permission = tools.NewPolicy(tools.ModeAsk, tools.AskerFunc(func(ctx context.Context, _ tools.PermissionRequest) (tools.Answer, error) {
+		env.Permission = permission.NewPolicy(permission.ModeAsk, permission.AskerFunc(func(ctx context.Context, _ tools.PermissionRequest) (permission.Answer, error) {
 			cancel()
 			<-ctx.Done()
-			return tools.AnswerCancelled, nil
+			return permission.AnswerCancelled, nil
 		}))
 		_, err := callCtx(ctx, t, tool, &env, RunCommandParams{Command: "true"}, tools.Discard)
 		if !errors.Is(err, context.Canceled) {

@@ -56,9 +56,13 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 	if err != nil {
 		return pathError(err), nil
 	}
-	fsys := fsOf(env)
+	file, err := openTarget(fsOf(env), path)
+	if err != nil {
+		return readError(env, path, err), nil
+	}
+	defer file.Close()
 	var old *string
-	switch text, err := fsys.ReadTextFile(ctx, path, 0, 0); {
+	switch text, err := file.ReadTextFile(ctx); {
 	case err == nil:
 		old = &text
 	case errors.Is(err, tools.ErrNotExist):
@@ -80,12 +84,12 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: p.Content}}
 	loc := []tools.Location{{Path: path}}
 	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: verb + " " + shown, Kind: tools.KindEdit, Effect: tools.EffectEdit,
+		ToolName: t.name, Title: verb + " " + shown, Kind: tools.KindEdit, Effect: tools.EditEffect(path),
 		Content: diff, Locations: loc,
 	}); res != nil || err != nil {
 		return res, err
 	}
-	if err := fsys.WriteTextFile(ctx, path, p.Content); err != nil {
+	if err := file.Commit(ctx, p.Content); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

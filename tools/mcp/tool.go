@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -119,29 +120,13 @@ func arguments(input json.RawMessage) (json.RawMessage, *tools.Result) {
 	return trimmed, nil
 }
 
-// permit asks call.Env's Permission about req: nil, nil means go on; a
-// result is the model-facing rejection; an error ends the call.
+// permit asks the call's permission gate about req (tools/permission
+// decides): nil, nil means go on; a result is the model-facing rejection;
+// an error ends the call.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	req.ToolCallID = call.ID
-	req.RawInput = call.Input
-	if call.Env == nil || call.Env.Permission == nil {
-		return nil, nil
-	}
-	d, err := call.Env.Permission.Check(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	ok, err := permission.Permit(ctx, call, req)
+	if ok || err != nil {
 		return nil, err
-	}
-	switch d {
-	case tools.Allowed:
-		return nil, nil
-	case tools.Cancelled:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, tools.ErrCancelled
 	}
 	return tools.Errorf("the user rejected this call of %s; do not retry it as it is — ask the user or try something else", req.Title), nil
 }

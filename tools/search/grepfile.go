@@ -52,14 +52,9 @@ type grepFileState struct {
 	done         bool
 }
 
-// file searches the file at path. binary reports a file skipped for a NUL
-// byte near its start.
-func (s *Grep) File(path string) (hits Hits, binary bool, err error) {
-	f, err := openRead(path)
-	if err != nil {
-		return Hits{}, false, err
-	}
-	defer f.Close()
+// Search searches the file f reads. binary reports a file skipped for a
+// NUL byte near its start.
+func (s *Grep) Search(f io.Reader) (hits Hits, binary bool, err error) {
 	st := &grepFileState{s: s}
 	if s.chunk > 0 {
 		st.buf = make([]byte, s.chunk)

@@ -2,27 +2,22 @@ package search
 
 import (
 	"fmt"
+	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
-// write creates dir/rel with content, and its parents.
-func write(t testing.TB, dir, rel, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// write is tooltest.Write.
+var write = tooltest.Write
 
 // TestGrepMatchesALineByLineReference searches random files that span many
 // buffer chunks and compares with a naive line-by-line search.
@@ -58,7 +53,7 @@ func TestGrepMatchesALineByLineReference(t *testing.T) {
 				// Tiny buffers put chunk boundaries everywhere.
 				for _, chunk := range []int{16, 100, 4096, 0} {
 					s := &Grep{Re: re, Before: ctx[0], After: ctx[1], MaxMatches: 1 << 30, MaxLine: 1 << 20, MaxLineBytes: 16 << 20, chunk: chunk}
-					hits, binary, err := s.File(path)
+					hits, binary, err := searchFile(s, path)
 					if err != nil || binary {
 						t.Fatal(err, binary)
 					}
@@ -70,6 +65,15 @@ func TestGrepMatchesALineByLineReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+func searchFile(s *Grep, path string) (Hits, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Hits{}, false, err
+	}
+	defer f.Close()
+	return s.Search(f)
 }
 
 func referenceGrep(content string, re *regexp.Regexp, before, after int) []Line {
@@ -166,5 +170,44 @@ func TestGlobPatterns(t *testing.T) {
 		if got := g.Match(tc.path); got != tc.want {
 			t.Errorf("%q matches %q = %v, want %v", tc.pattern, tc.path, got, tc.want)
 		}
+	}
+}
+
+func TestWalk_StaysInsideItsRoot(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	write(t, outside, "secret.txt", "SECRET")
+	write(t, dir, "a/inside.txt", "inside")
+	if err := os.Symlink(outside, filepath.Join(dir, "a", "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "a", "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	w := &Walker{Root: root, Visit: func(rel string, d fs.DirEntry, dir *Dir) {
+		got := d.Type().String()
+		if !d.IsDir() {
+			b, err := readAll(dir.Open(d.Name()))
+			got = string(b)
+			if err != nil {
+				got = "refused"
+			}
+		}
+		mu.Lock()
+		seen[rel] = got
+		mu.Unlock()
+	}}
+	if err := w.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "d---------", "a/inside.txt": "inside", "a/out": "refused", "a/leak.txt": "refused"}
+	if !maps.Equal(seen, want) {
+		t.Fatalf("visited %v, want %v: symlinks are reported, never followed or read", seen, want)
 	}
 }

@@ -13,22 +13,28 @@ import (
 	"sync"
 )
 
-// Walker walks the tree below base/start. Paths it reports are
-// slash-separated and relative to base. Symlinks are reported, never
-// followed, so a walk cannot leave the directory it started in.
+// Walker walks the tree below Root/Start. Paths it reports are
+// slash-separated and relative to Root. Nothing outside Root is read:
+// every directory is opened through the os.Root, so a symlink swapped in
+// during the walk cannot lead out of it; symlinks in the tree are
+// reported, never followed; and the files of a directory are opened
+// through its handle without following symlinks ([Dir.Open]).
 type Walker struct {
-	Base  string // absolute directory the relative paths start from
-	Start string // relative directory to walk; "" for base
-	// gitignore makes the walk skip what .gitignore files exclude, reading
-	// those between base and start first.
+	Root  *os.Root
+	Start string // the directory to walk, relative to Root; "" for Root
+	// Gitignore makes the walk skip what .gitignore files exclude, reading
+	// those between Root and Start first, and .git/info/exclude at Root.
 	Gitignore bool
-	Workers   int
-	// enterDir, when set, is asked before a directory is read; false skips
+	// Workers is the number of goroutines walking; 0 means twice
+	// GOMAXPROCS, between 4 and 32.
+	Workers int
+	// EnterDir, when set, is asked before a directory is read; false skips
 	// it and everything below.
 	EnterDir func(rel string) bool
-	// visit is called for every entry that is not ignored, directories
-	// included, from several goroutines at once.
-	Visit func(rel string, d fs.DirEntry)
+	// Visit is called for every entry that is not ignored, directories
+	// included, from several goroutines at once. dir is the directory
+	// holding the entry, valid until Visit returns.
+	Visit func(rel string, d fs.DirEntry, dir *Dir)
 }
 
 // walkJob is a directory to read, or a batch of its files to visit.
@@ -36,13 +42,14 @@ type walkJob struct {
 	rel   string
 	stack *ignoreStack
 	files []fs.DirEntry
+	dir   *Dir // the open directory of a batch of files
 }
 
 // fileBatch is how many files of one directory a worker visits before it
 // hands the rest to other workers, so one huge directory is shared out.
 const fileBatch = 64
 
-// run walks until done or ctx ends; it returns ctx's error in that case.
+// Run walks until done or ctx ends; it returns ctx's error in that case.
 func (w *Walker) Run(ctx context.Context) error {
 	workers := w.Workers
 	if workers <= 0 {
@@ -98,21 +105,22 @@ func (w *Walker) Run(ctx context.Context) error {
 func (w *Walker) do(j walkJob) []walkJob {
 	if j.files != nil {
 		for _, d := range j.files {
-			w.Visit(joinRel(j.rel, d.Name()), d)
+			w.Visit(joinRel(j.rel, d.Name()), d, j.dir)
 		}
+		j.dir.release()
 		return nil
 	}
-	f, err := os.Open(w.abs(j.rel))
+	dir, err := openDir(w.Root, j.rel)
 	if err != nil {
 		return nil
 	}
-	entries, _ := f.ReadDir(-1) // a partial listing is still worth walking
-	f.Close()
+	defer dir.release()
+	entries, _ := dir.f.ReadDir(-1) // a partial listing is still worth walking
 	stack := j.stack
 	if w.Gitignore {
 		for _, d := range entries {
 			if d.Name() == ".gitignore" && d.Type().IsRegular() {
-				if b, err := os.ReadFile(w.abs(joinRel(j.rel, ".gitignore"))); err == nil {
+				if b, err := readAll(dir.Open(".gitignore")); err == nil {
 					stack = stack.push(j.rel, parseGitignore(string(b)))
 				}
 				break
@@ -135,27 +143,28 @@ func (w *Walker) do(j walkJob) []walkJob {
 			files = append(files, d)
 			continue
 		}
-		w.Visit(rel, d)
+		w.Visit(rel, d, dir)
 		if w.EnterDir == nil || w.EnterDir(rel) {
 			more = append(more, walkJob{rel: rel, stack: stack})
 		}
 	}
 	for len(files) > fileBatch {
-		more = append(more, walkJob{rel: j.rel, files: files[len(files)-fileBatch:]})
+		dir.refs.Add(1)
+		more = append(more, walkJob{rel: j.rel, files: files[len(files)-fileBatch:], dir: dir})
 		files = files[:len(files)-fileBatch]
 	}
 	for _, d := range files {
-		w.Visit(joinRel(j.rel, d.Name()), d)
+		w.Visit(joinRel(j.rel, d.Name()), d, dir)
 	}
 	return more
 }
 
-// ancestorIgnores reads the .gitignore files of base and of every
-// directory between it and start (start's own is read when it is
-// listed), and .git/info/exclude at base.
+// ancestorIgnores reads the .gitignore files of Root and of every
+// directory between it and Start (Start's own is read when it is listed),
+// and .git/info/exclude at Root.
 func (w *Walker) ancestorIgnores() *ignoreStack {
 	var s *ignoreStack
-	if b, err := os.ReadFile(filepath.Join(w.Base, ".git", "info", "exclude")); err == nil {
+	if b, err := w.Root.ReadFile(filepath.Join(".git", "info", "exclude")); err == nil {
 		s = s.push("", parseGitignore(string(b)))
 	}
 	if w.Start == "" {
@@ -163,7 +172,7 @@ func (w *Walker) ancestorIgnores() *ignoreStack {
 	}
 	dir := ""
 	for _, elem := range strings.Split(w.Start, "/") {
-		if b, err := os.ReadFile(filepath.Join(w.abs(dir), ".gitignore")); err == nil {
+		if b, err := w.Root.ReadFile(filepath.Join(osRel(dir), ".gitignore")); err == nil {
 			s = s.push(dir, parseGitignore(string(b)))
 		}
 		dir = joinRel(dir, elem)
@@ -171,11 +180,12 @@ func (w *Walker) ancestorIgnores() *ignoreStack {
 	return s
 }
 
-func (w *Walker) abs(rel string) string {
+// osRel is the slash path rel below a root as the os.Root methods take it.
+func osRel(rel string) string {
 	if rel == "" {
-		return w.Base
+		return "."
 	}
-	return filepath.Join(w.Base, filepath.FromSlash(rel))
+	return filepath.FromSlash(rel)
 }
 
 func joinRel(dir, name string) string {

@@ -35,10 +35,25 @@ type tool struct {
 }
 
 var (
-	_ tools.Tool     = (*tool)(nil)
-	_ tools.Titler   = (*tool)(nil)
-	_ tools.Parallel = (*tool)(nil)
+	_ subagents.Delegator = (*tool)(nil)
+	_ tools.Titler        = (*tool)(nil)
+	_ tools.Parallel      = (*tool)(nil)
 )
+
+// bound is the tool as one agent runs it: bound to that agent's scope by
+// its session (subagents.Scope.Attach).
+type bound struct {
+	*tool
+	scope *subagents.Scope
+}
+
+// BindScope returns the tool bound to the delegating agent's scope.
+func (t *tool) BindScope(sc *subagents.Scope) tools.Tool { return &bound{tool: t, scope: sc} }
+
+// Execute runs one delegation from the bound scope.
+func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return b.run(ctx, call, b.scope)
+}
 
 func (t *tool) Name() string                 { return t.b.ToolName }
 func (t *tool) Description() string          { return t.description }
@@ -70,18 +85,20 @@ type RawOutput struct {
 	Usage      llm.Usage            `json:"usage"`
 }
 
-// Execute runs one delegation: start, wait, always dispose.
-func (t *tool) Execute(ctx context.Context, call *tools.Call) (out *tools.Result, err error) {
+// Execute is the tool outside any session: it has no scope to delegate
+// from, so a call is an error result (after the arguments are checked).
+func (t *tool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return t.run(ctx, call, nil)
+}
+
+// run runs one delegation from scope: start, wait, always dispose.
+func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope) (out *tools.Result, err error) {
 	var in input
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tools.Errorf("the arguments must be an object with the string fields description and prompt: %v", err), nil
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return tools.Errorf("prompt is required: give the subagent its task"), nil
-	}
-	var scope *subagents.Scope
-	if call.Env != nil {
-		scope, _ = call.Env.Scope.(*subagents.Scope)
 	}
 	if scope == nil {
 		return tools.Errorf("this agent cannot delegate: it has no subagent scope"), nil

@@ -1,5 +1,5 @@
-// This file implements FileSystem on the local disk: paged reads that
-// stream the file, atomic writes.
+// This file implements the local file system of a workspace: paged reads
+// that stream the file, atomic writes, both through the workspace's roots.
 
 package workspace
 
@@ -9,9 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -47,18 +44,27 @@ var readBuffers = sync.Pool{New: func() any { b := make([]byte, readChunk); retu
 // ReadTextFile returns up to limit lines starting at the 1-based line (0
 // for both means the whole file). It streams the file: the lines before
 // line are counted, never kept, so a window deep inside a huge file costs
-// one pass and a chunk of memory.
+// one pass and a chunk of memory. The file is opened through its root.
 func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
-	maxBytes := l.MaxReadBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxReadBytes
-	}
-	f, err := os.Open(path)
+	f, err := l.ws.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	return l.readLines(ctx, f, path, line, limit)
+}
 
+// maxRead is the read cap in effect.
+func (l *LocalFS) maxRead() int {
+	if l.MaxReadBytes > 0 {
+		return l.MaxReadBytes
+	}
+	return DefaultMaxReadBytes
+}
+
+// readLines reads the window of lines of f (see ReadTextFile).
+func (l *LocalFS) readLines(ctx context.Context, f io.Reader, path string, line, limit int) (string, error) {
+	maxBytes := l.maxRead()
 	skip := max(line-1, 0) // newlines still to pass before the window
 	want := limit          // lines still to collect; <= 0 means all
 	var out []byte
@@ -118,55 +124,13 @@ func (l *LocalFS) ReadTextFile(ctx context.Context, path string, line, limit int
 	}
 }
 
-// WriteTextFile replaces the file's content atomically: it writes a
-// temporary file beside it and renames it over the original, keeping the
-// original's permission bits (0644 for a new file). Missing parent
-// directories are created.
+// WriteTextFile replaces the file's content atomically (see
+// [PendingWrite.Commit]), creating missing parent directories.
 func (l *LocalFS) WriteTextFile(ctx context.Context, path, content string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("%s: is a directory", path)
-		}
-		mode = fi.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	w, err := l.PrepareWrite(path)
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := io.WriteString(tmp, content); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	// Sync before rename: otherwise a crash can leave an empty file where
-	// the old content used to be.
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	defer w.Close()
+	return w.Commit(ctx, content)
 }

@@ -21,8 +21,11 @@ var ErrOutside = errors.New("path is outside the workspace")
 const maxSymlinks = 255
 
 // Workspace is a session's ordered root set: its cwd first, then its
-// additional directories. Every path a tool touches goes through Resolve.
-// A Workspace is immutable and safe for concurrent use.
+// additional directories. Every path a tool touches goes through Resolve,
+// which says which file the path reaches; the local disk is then reached
+// through the root holding that file, as an os.Root (rooted.go), so the
+// file checked is the file used or the access fails. A Workspace is
+// immutable and safe for concurrent use.
 type Workspace struct {
 	cwd   string
 	roots []string // as the client named them, cleaned
@@ -70,7 +73,9 @@ func (w *Workspace) Roots() []string { return append([]string(nil), w.roots...) 
 // /tmp/proj where /tmp links to /private/tmp, "a/link" resolving to
 // /private/tmp/proj/b comes back as /tmp/proj/b. Every symlink below the
 // root is resolved, so whatever later opens the result reaches exactly the
-// file that was checked (barring a concurrent change to the tree).
+// file that was checked, barring a concurrent change to the tree; access
+// through the Workspace's methods and [LocalFS] cannot leave the root even
+// then.
 func (w *Workspace) Resolve(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
@@ -108,18 +113,6 @@ func (w *Workspace) Display(p string) string {
 		return rel
 	}
 	return p
-}
-
-// Locate returns the root (as named) that contains the resolved path p and
-// p relative to it, slash-separated ("" for the root itself). ok is false
-// when no root contains p.
-func (w *Workspace) Locate(p string) (root, rel string, ok bool) {
-	for _, r := range w.roots {
-		if rel, ok := within(p, r); ok {
-			return r, filepath.ToSlash(rel), true
-		}
-	}
-	return "", "", false
 }
 
 // within reports whether p is root or below it, and p relative to root

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 )
@@ -31,25 +32,21 @@ type child struct {
 	session          string // the editor's id for the child; "" when not exposed
 	schema           *jsonschema.Resolved
 	schemaRaw        json.RawMessage
-	system           func(context.Context) (string, error)
 	progressInterval time.Duration
 	log              *slog.Logger
-	agent            *agent.Agent
+	sess             *session.Session
+	agent            *agent.Agent // sess's
 
 	runs runkit.Runs[*run]
 }
 
-// turnStarting is the child agent's system prompt source. The agent calls
-// it at the start of each turn, once the turn is running, which makes it
-// the moment queued steering messages can be handed over.
-func (c *child) turnStarting(ctx context.Context) (string, error) {
+// turnStarting is called at the start of each of the child's turns, once
+// the turn is running, which makes it the moment queued steering messages
+// can be handed over.
+func (c *child) turnStarting() {
 	if r, ok := c.runs.Current(); ok {
 		r.markStarted()
 	}
-	if c.system == nil {
-		return "", nil
-	}
-	return c.system(ctx)
 }
 
 // release drops one run's hold on the child and closes the child with the
@@ -58,7 +55,7 @@ func (c *child) release() {
 	if !c.runs.Release() {
 		return
 	}
-	c.agent.Close()
+	c.sess.Close()
 	if c.expose != nil {
 		c.expose.Forget(c.session)
 	}
@@ -248,7 +245,7 @@ func (r *run) Resume(ctx context.Context, prompt string) (subagents.Run, error) 
 	}
 	input := prompt
 	if len(c.schemaRaw) > 0 {
-		input = childInput(false, subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})
+		input = childInput("", subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})
 	}
 	next := c.newRun(ctx, input, nil)
 	if c.expose != nil {

@@ -33,6 +33,7 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/mcp"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -114,7 +115,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
-	mode, err := tools.ParseMode(st.Mode)
+	mode, err := permission.ParseMode(st.Mode)
 	if err != nil {
 		return nil, err
 	}

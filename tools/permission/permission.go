@@ -2,12 +2,14 @@
 // questions put to the user through an Asker, and the remembered "always"
 // answers.
 
-package tools
+package permission
 
 import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/dshd/dshd/tools"
 )
 
 // Mode is a session's permission mode.
@@ -46,7 +48,7 @@ func ParseMode(s string) (Mode, error) {
 			return m.ID, nil
 		}
 	}
-	return "", fmt.Errorf("tools: unknown permission mode %q", s)
+	return "", fmt.Errorf("permission: unknown permission mode %q", s)
 }
 
 // Answer is the user's answer to a permission question.
@@ -65,26 +67,26 @@ const (
 )
 
 // Asker puts a permission question to the user; acp/server implements it
-// with session/request_permission. Ask must return when ctx is done. An
-// error means the question could not be asked (the connection is gone) and
-// ends the turn; an answer the Asker cannot map is best reported as
-// RejectOnce.
+// with session/request_permission. Ask should return when ctx is done (the
+// policy stops waiting then anyway). An error means the question could not
+// be asked (the connection is gone) and ends the turn; an answer the Asker
+// cannot map is best reported as RejectOnce.
 type Asker interface {
-	Ask(ctx context.Context, req PermissionRequest) (Answer, error)
+	Ask(ctx context.Context, req tools.PermissionRequest) (Answer, error)
 }
 
 // AskerFunc adapts a function to [Asker].
-type AskerFunc func(ctx context.Context, req PermissionRequest) (Answer, error)
+type AskerFunc func(ctx context.Context, req tools.PermissionRequest) (Answer, error)
 
 // Ask calls f(ctx, req).
-func (f AskerFunc) Ask(ctx context.Context, req PermissionRequest) (Answer, error) {
+func (f AskerFunc) Ask(ctx context.Context, req tools.PermissionRequest) (Answer, error) {
 	return f(ctx, req)
 }
 
-// Policy is a session's [Permission]: it applies the mode and remembers the
-// "always" answers, per tool name, for the life of the session. Reads
-// never ask. A remembered rejection holds in every mode, even yolo: the
-// user said never. Policy is safe for concurrent use.
+// Policy is a session's [tools.Permission]: it applies the mode and
+// remembers the "always" answers, per tool name, for the life of the
+// session. Reads never ask. A remembered rejection holds in every mode,
+// even yolo: the user said never. Policy is safe for concurrent use.
 type Policy struct {
 	asker Asker
 
@@ -93,7 +95,7 @@ type Policy struct {
 	always map[string]Answer // tool name → AllowAlways or RejectAlways; guarded by mu
 }
 
-var _ Permission = (*Policy)(nil)
+var _ tools.Permission = (*Policy)(nil)
 
 // NewPolicy returns a policy in mode that asks through asker. An unknown
 // mode is treated as ModeAsk. asker may be nil only if nothing will be
@@ -131,56 +133,56 @@ func (p *Policy) SetMode(m Mode) error {
 }
 
 // Check decides req. A question that is pending when ctx is done, or that
-// the user answers "cancelled", is Cancelled; an answer that arrives after
-// that is ignored (nor remembered).
-func (p *Policy) Check(ctx context.Context, req PermissionRequest) (Decision, error) {
-	if req.Effect == EffectRead {
-		return Allowed, nil
+// the user answers "cancelled", is Cancelled (see [Decide] for the rule);
+// an answer that arrives after that is ignored (nor remembered).
+func (p *Policy) Check(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
+	if req.Effect == tools.EffectRead {
+		return tools.Allowed, nil
 	}
 	p.mu.Lock()
 	mode := p.mode
-	remembered := p.always[req.ToolName]
+	remembered := p.always[req.RememberKey()]
 	p.mu.Unlock()
 	switch {
 	case remembered == RejectAlways:
-		return Rejected, nil
+		return tools.Rejected, nil
 	case remembered == AllowAlways:
-		return Allowed, nil
+		return tools.Allowed, nil
 	case mode == ModeYolo:
-		return Allowed, nil
-	case mode == ModeAcceptEdits && req.Effect == EffectEdit:
-		return Allowed, nil
+		return tools.Allowed, nil
+	case mode == ModeAcceptEdits && req.Effect == tools.EffectEdit:
+		return tools.Allowed, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return Cancelled, nil
+	if ctx.Err() != nil {
+		return tools.Cancelled, nil
 	}
 	if p.asker == nil {
-		return Rejected, nil
+		return tools.Rejected, nil
 	}
 	answer, err := ask(ctx, p.asker, req)
-	if err != nil || answer == AnswerCancelled {
-		if ctx.Err() != nil || answer == AnswerCancelled {
-			return Cancelled, nil
-		}
+	if cancelled(ctx, answer, err) {
+		return tools.Cancelled, nil
+	}
+	if err != nil {
 		return 0, err
 	}
 	switch answer {
 	case AllowAlways, RejectAlways:
 		p.mu.Lock()
-		p.always[req.ToolName] = answer
+		p.always[req.RememberKey()] = answer
 		p.mu.Unlock()
 	}
 	switch answer {
 	case AllowOnce, AllowAlways:
-		return Allowed, nil
+		return tools.Allowed, nil
 	}
-	return Rejected, nil
+	return tools.Rejected, nil
 }
 
 // ask runs one question, returning as soon as ctx is done even if the
 // Asker does not. The Asker's goroutine then finishes on its own (Ask must
 // honour ctx) and its answer is dropped.
-func ask(ctx context.Context, a Asker, req PermissionRequest) (Answer, error) {
+func ask(ctx context.Context, a Asker, req tools.PermissionRequest) (Answer, error) {
 	type reply struct {
 		answer Answer
 		err    error
@@ -192,9 +194,6 @@ func ask(ctx context.Context, a Asker, req PermissionRequest) (Answer, error) {
 	}()
 	select {
 	case r := <-ch:
-		if ctx.Err() != nil {
-			return AnswerCancelled, nil
-		}
 		return r.answer, r.err
 	case <-ctx.Done():
 		return AnswerCancelled, nil
@@ -204,29 +203,13 @@ func ask(ctx context.Context, a Asker, req PermissionRequest) (Answer, error) {
 // DenyAll is a Permission that rejects every call that would have to ask,
 // at once, without asking: a subagent binding pinned to deny. Reads are
 // still allowed.
-var DenyAll Permission = denyAll{}
+var DenyAll tools.Permission = denyAll{}
 
 type denyAll struct{}
 
-func (denyAll) Check(_ context.Context, req PermissionRequest) (Decision, error) {
-	if req.Effect == EffectRead {
-		return Allowed, nil
+func (denyAll) Check(_ context.Context, req tools.PermissionRequest) (tools.Decision, error) {
+	if req.Effect == tools.EffectRead {
+		return tools.Allowed, nil
 	}
-	return Rejected, nil
-}
-
-// WithRequester returns a Permission that sets Requester on every request
-// before passing it to p: a subagent child's gate over its parent's.
-func WithRequester(p Permission, requester string) Permission {
-	return requesterPermission{p, requester}
-}
-
-type requesterPermission struct {
-	p         Permission
-	requester string
-}
-
-func (r requesterPermission) Check(ctx context.Context, req PermissionRequest) (Decision, error) {
-	req.Requester = r.requester
-	return r.p.Check(ctx, req)
+	return tools.Rejected, nil
 }
