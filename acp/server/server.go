@@ -30,7 +30,9 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 )
@@ -63,6 +65,13 @@ type Options struct {
 	Tools *tools.Registry
 	// Subagents is the provider service the subagent tools use.
 	Subagents *subagents.Service
+	// Definitions, when set, gives each session the tools of its
+	// workspace's (and the user's) agent definitions, in a layer between
+	// Tools and the session's own.
+	Definitions *definition.Library
+	// UserCommands are the user's command file directories; every session
+	// also reads its workspace's (prompt/commands).
+	UserCommands []commands.Source
 	// Agents lists live agents.
 	Agents *agent.Registry
 

@@ -91,7 +91,7 @@ func TestCommands_CompactCompactsTheConversation(t *testing.T) {
 	ctx := testCtx(t)
 	srv := fakeModel(t)
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if strings.Contains(systemOf(r.Chat), "summarising") {
+		if strings.Contains(systemOf(r.Chat), "replaced by a summary") {
 			return openaitest.Text("THE SUMMARY")
 		}
 		return openaitest.Text("answer")
