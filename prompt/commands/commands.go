@@ -316,7 +316,7 @@ func mapTools(names []string, dialect Dialect) ([]string, error) {
 				n = m
 			case strings.HasPrefix(n, "mcp__") || !strings.ContainsAny(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
 			default:
-				return nil, fmt.Errorf("Claude Code's %s has no counterpart in dshd", base)
+				return nil, fmt.Errorf("the Claude Code tool %s has no counterpart in dshd", base)
 			}
 		}
 		if !slices.Contains(out, n) {

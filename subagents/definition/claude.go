@@ -47,7 +47,7 @@ func mapTools(names []string, dialect Dialect) ([]string, error) {
 			} else if inner, ok := delegateTarget(n); ok {
 				n = inner
 			} else if slices.Contains(claudeWithout, n) {
-				return nil, fmt.Errorf("Claude Code's %s has no counterpart in dshd; remove it from the list", n)
+				return nil, fmt.Errorf("the Claude Code tool %s has no counterpart in dshd; remove it from the list", n)
 			}
 		} else if m, ok := claudeTools[n]; ok {
 			return nil, fmt.Errorf("%q is a Claude Code tool name; dshd calls it %q (Claude Code's names are read only in .claude/agents)", n, m)

@@ -129,7 +129,7 @@ func TestParse_MistakesNameTheFileTheLineAndTheKey(t *testing.T) {
 		{"a mistyped key gets a suggestion", definition.DSHD, "---\ndescription: d\ndisalowedTools: x\n---\n", 3, "disalowedTools", `did you mean "disallowedTools"?`},
 		{"no description", definition.DSHD, "---\nname: x\n---\nbody\n", 0, "description", "required"},
 		{"a Claude Code tool name in a dshd file", definition.DSHD, "---\ndescription: d\ntools: Read\n---\n", 3, "tools", `"Read" is a Claude Code tool name; dshd calls it "read_file"`},
-		{"a Claude Code tool dshd lacks", definition.ClaudeCode, "---\nname: x\ndescription: d\ntools: Read, WebFetch\n---\n", 4, "tools", "Claude Code's WebFetch has no counterpart in dshd"},
+		{"a Claude Code tool dshd lacks", definition.ClaudeCode, "---\nname: x\ndescription: d\ntools: Read, WebFetch\n---\n", 4, "tools", "the Claude Code tool WebFetch has no counterpart in dshd"},
 		{"a Claude Code feature dshd lacks", definition.ClaudeCode, "---\nname: x\ndescription: d\nhooks: {}\n---\n", 4, "hooks", "dshd has no counterpart for Claude Code's hooks"},
 		{"more permission than the parent", definition.ClaudeCode, "---\nname: x\ndescription: d\npermissionMode: bypassPermissions\n---\n", 4, "permissionMode", "more permission than the session"},
 		{"an empty tool list", definition.DSHD, "---\ndescription: d\ntools: []\n---\n", 3, "tools", "empty"},

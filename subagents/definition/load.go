@@ -83,16 +83,6 @@ func scan(sources []Source) ([]fileStamp, []Source, []*Error) {
 	return stamps, from, errs
 }
 
-// Load reads every definition in sources. On a name clash the earlier
-// source wins; a second file with the same name in one source is an
-// error. It does not check providers or tools: see [CheckAll].
-func Load(sources []Source) ([]*Definition, []*Error) {
-	var c cache
-	stamps, from, errs := scan(sources)
-	defs, perr := c.load(stamps, from)
-	return defs, append(errs, perr...)
-}
-
 // cache keeps parsed files by version, so reading a directory again
 // parses only what changed.
 type cache struct {
