@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -129,8 +131,39 @@ func Check(b Binding, svc *subagents.Service) error {
 	return nil
 }
 
-// checkSchema compiles a JSON Schema.
+// checkSchema compiles a JSON Schema. Compiling is most of the cost of
+// checking a definition, and the same schema is checked again for every
+// workspace that reads the user's definitions, so the verdicts on the
+// last schemas seen are kept.
 func checkSchema(raw json.RawMessage) error {
+	key := string(raw)
+	if v, ok := schemaVerdicts.Load(key); ok {
+		err, _ := v.(error)
+		return err
+	}
+	err := compileSchema(raw)
+	if schemaVerdictCount.Add(1) > maxSchemaVerdicts {
+		schemaVerdicts.Clear()
+		schemaVerdictCount.Store(0)
+	}
+	if err != nil {
+		schemaVerdicts.Store(key, err)
+	} else {
+		schemaVerdicts.Store(key, nil)
+	}
+	return err
+}
+
+// maxSchemaVerdicts bounds the verdicts kept; the cache starts over when
+// it is full.
+const maxSchemaVerdicts = 1024
+
+var (
+	schemaVerdicts     sync.Map // schema text → error (nil when valid)
+	schemaVerdictCount atomic.Int64
+)
+
+func compileSchema(raw json.RawMessage) error {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return fmt.Errorf("not a JSON Schema: %v", err)
