@@ -343,3 +343,28 @@ func TestAgents_BindingOptionsMeanTheSameAsTheFrontMatter(t *testing.T) {
 		t.Fatalf("child requests %d; parent tools %v", len(child), toolNames(parent[0]))
 	}
 }
+
+func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *testing.T) {
+	ctx := testCtx(t)
+	config := t.TempDir()
+	agentFile(t, config, "dshd/agents", "planner.md", "---\ndescription: Plans the work.\n---\n")
+	bad := agentFile(t, config, "dshd/agents", "typo.md", "---\ndescription: d\ntool: [grep]\n---\n")
+	srv := fakeModel(t)
+	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
+	args := []string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir()}
+	p := start(t, opts{env: []string{"XDG_CONFIG_HOME=" + config}}, args...)
+	c := stdioWire(p)
+	// Logged at start, before any session exists.
+	if _, err := p.stderr.waitFor(ctx, "agent definition rejected", bad+":3:1: tool: unknown key"); err != nil {
+		t.Fatalf("%v\n%s", err, p.stderr.String())
+	}
+	c.initialize(ctx, nil)
+	sid := c.newSession(ctx, t.TempDir())
+	c.prompt(ctx, sid, "hi")
+	if names := toolNames(srv.ChatRequests()[0]); !slices.Contains(names, "planner") || slices.Contains(names, "typo") {
+		t.Fatalf("tools offered: %v", names)
+	}
+	if strings.Contains(text(c.updates(sid)), "typo.md") {
+		t.Fatal("a mistake in the user's definitions was shown in a session")
+	}
+}

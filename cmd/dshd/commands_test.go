@@ -49,7 +49,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	os.MkdirAll(dir, 0o755)
-	writeFile(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
+	writeFile(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: big\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
 	srv := fakeModel(t)
 	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
 	_, c := fakeDaemon(t, srv)
@@ -68,14 +68,21 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	if stop := c.prompt(ctx, sid, "/review 42 high"); stop != "end_turn" {
 		t.Fatalf("stop reason %q", stop)
 	}
-	if got := srv.ChatRequests()[0].LastUserText(); got != "Review PR #42 at priority high. All: 42 high" {
+	first := srv.ChatRequests()[0]
+	if got := first.LastUserText(); got != "Review PR #42 at priority high. All: 42 high" {
 		t.Fatalf("the model got %q", got)
+	}
+	if first.Model != "big" || !slices.Equal(toolNames(first), []string{"grep", "read_file"}) {
+		t.Fatalf("the command's turn asked %q with tools %v", first.Model, toolNames(first))
 	}
 	// An unknown /word is text for the model, as before.
 	c.prompt(ctx, sid, "/nonsense stays as typed")
 	reqs := srv.ChatRequests()
 	if got := reqs[len(reqs)-1].LastUserText(); got != "/nonsense stays as typed" {
 		t.Fatalf("the model got %q", got)
+	}
+	if r := reqs[len(reqs)-1]; r.Model != "m" || len(r.Tools) <= 2 {
+		t.Fatalf("the next turn kept the command's model %q or tools %v", r.Model, toolNames(r))
 	}
 
 	// A new command file is advertised while the session runs.
