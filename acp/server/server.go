@@ -5,6 +5,13 @@
 // agent/session's New a Config with the editor-side adapters (fs/*,
 // terminal/*, the permission asker) and the subagent exposure.
 //
+// It also gives each session what its workspace defines (workspace.go):
+// the agent definitions' tool layer (subagents/definition) under the
+// session's own, and the slash commands (prompt/commands), advertised with
+// available_commands_update and looked at again at each turn's start. A
+// prompt that is a command becomes the command's prompt, or, for /compact
+// and /agents, the turn runs the command instead of the model.
+//
 // A [Server] is the daemon: its options, the session store, the tools and
 // subagent providers every session shares, and the set of live sessions. It
 // serves any number of connections ([Server.ServeConn]), each with its own
