@@ -118,6 +118,7 @@ type Workspace struct {
 
 	mu     sync.Mutex
 	cache  cache             // guarded by mu
+	loaded bool              // the files were read once; guarded by mu
 	stamps []fileStamp       // the files last read; guarded by mu
 	errs   []*Error          // their mistakes; guarded by mu
 	bound  map[string]*bound // by tool name; guarded by mu
@@ -156,7 +157,7 @@ func (w *Workspace) Refresh() (changed bool, errs []*Error) {
 	if w.closed {
 		return false, nil
 	}
-	if w.stamps != nil && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0 {
+	if w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0 {
 		return false, workspaceOnly(w.errs)
 	}
 	defs, perr := w.cache.load(stamps, from)
@@ -164,8 +165,8 @@ func (w *Workspace) Refresh() (changed bool, errs []*Error) {
 	all := slices.Concat(scanErrs, perr, cerr)
 	ok, berr := w.bind(ok)
 	all = append(all, berr...)
-	changed = w.stamps != nil
-	w.stamps, w.errs, w.order = stamps, all, ok
+	changed = w.loaded
+	w.loaded, w.stamps, w.errs, w.order = true, stamps, all, ok
 	l.logUser(all)
 	return changed, workspaceOnly(all)
 }

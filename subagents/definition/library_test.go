@@ -148,3 +148,21 @@ func defNames(w *definition.Workspace) string {
 	}
 	return strings.Join(names, ",")
 }
+
+func TestLibrary_AWorkspaceWithoutDefinitionsIsReadOnceUntilOneAppears(t *testing.T) {
+	d := newDaemon(t)
+	ws := t.TempDir()
+	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
+	w, _ := lib.Open(ws)
+	defer w.Close()
+	if changed, _ := w.Refresh(); changed {
+		t.Fatal("an empty workspace changed without a file")
+	}
+	write(t, filepath.Join(ws, ".dshd", "agents"), "new.md", "---\ndescription: New.\n---\n")
+	if changed, _ := w.Refresh(); !changed {
+		t.Fatal("the first definition did not change the workspace")
+	}
+	if _, ok := w.Tools().Get("new"); !ok {
+		t.Fatal("no tool for the new definition")
+	}
+}
