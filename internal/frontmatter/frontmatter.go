@@ -199,15 +199,90 @@ func (f Field) IsString() bool {
 }
 
 // JSON returns the value as JSON: a mapping becomes an object, a
-// sequence an array.
+// sequence an array, a scalar what its YAML type says (a string, a
+// number, true or false, null). It walks the parsed nodes: converting
+// through Go values would cost reflection for every node.
 func (f Field) JSON() (json.RawMessage, error) {
-	var v any
-	if err := f.Value.Decode(&v); err != nil {
+	var b bytes.Buffer
+	if err := writeJSON(&b, f.Value, 0); err != nil {
 		return nil, f.Errorf("%v", err)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, f.Errorf("cannot be written as JSON: %v", err)
+	return b.Bytes(), nil
+}
+
+// maxJSONDepth bounds the nesting JSON follows (and alias loops).
+const maxJSONDepth = 64
+
+func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
+	if depth > maxJSONDepth {
+		return errors.New("nested too deeply")
 	}
-	return b, nil
+	switch n.Kind {
+	case yaml.AliasNode:
+		return writeJSON(b, n.Alias, depth+1)
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			b.WriteString("null")
+			return nil
+		}
+		return writeJSON(b, n.Content[0], depth+1)
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: a key must be a plain name", k.Line+1)
+			}
+			writeString(b, k.Value)
+			b.WriteByte(':')
+			if err := writeJSON(b, n.Content[i+1], depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSON(b, c, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			b.WriteString("null")
+		case "!!bool":
+			var v bool
+			if err := n.Decode(&v); err != nil {
+				return err
+			}
+			b.WriteString(strconv.FormatBool(v))
+		case "!!int", "!!float":
+			var v float64
+			if err := n.Decode(&v); err != nil {
+				return err
+			}
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return fmt.Errorf("line %d: %s is not a JSON number", n.Line+1, n.Value)
+			}
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		default:
+			writeString(b, n.Value)
+		}
+	default:
+		return fmt.Errorf("line %d: a value JSON cannot hold", n.Line+1)
+	}
+	return nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always encodes
+	b.Write(q)
 }

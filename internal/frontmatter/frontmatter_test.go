@@ -70,7 +70,7 @@ func TestParse_MistakesNameTheirLine(t *testing.T) {
 }
 
 func TestField_ConversionsRefuseTheWrongType(t *testing.T) {
-	doc, err := Parse([]byte("---\nn: 12\nneg: -1\ns: hello\nlist: {a: 1}\nschema:\n  type: object\n  required: [a]\n---\n"))
+	doc, err := Parse([]byte("---\nn: 12\nneg: -1\ns: hello\nlist: {a: 1}\nschema:\n  type: object\n  required: [a]\n  properties: {a: {type: integer, minimum: 1.5, default: null, deprecated: false, title: \"x \\\"y\\\"\"}, b: &b {const: 0x10}, c: *b}\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestField_ConversionsRefuseTheWrongType(t *testing.T) {
 		t.Fatal("a mapping read as a string")
 	}
 	js, err := f["schema"].JSON()
-	if err != nil || string(js) != `{"required":["a"],"type":"object"}` {
+	if err != nil || string(js) != `{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1.5,"default":null,"deprecated":false,"title":"x \"y\""},"b":{"const":16},"c":{"const":16}}}` {
 		t.Fatalf("JSON = %s, %v", js, err)
 	}
 	if !f["s"].IsString() || f["n"].IsString() || f["schema"].IsString() {

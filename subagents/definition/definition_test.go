@@ -70,7 +70,7 @@ outputSchema:
 	}
 	b := d.Binding
 	if b.ToolName != "codex" || b.Provider != "acp" || b.Options["command"] != "codex-acp" || b.Options["args"] != "--profile 'my work'" ||
-		b.AgentOptions.Model != "" || string(b.OutputSchema) != `{"properties":{"summary":{"type":"string"}},"type":"object"}` || b.AgentOptions.SystemPrompt != "" {
+		b.AgentOptions.Model != "" || string(b.OutputSchema) != `{"type":"object","properties":{"summary":{"type":"string"}}}` || b.AgentOptions.SystemPrompt != "" {
 		t.Fatalf("binding = %+v", b)
 	}
 }
