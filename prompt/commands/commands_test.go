@@ -135,3 +135,27 @@ func TestBuiltinPrompt_InitIsAPromptAndTheOthersAreNot(t *testing.T) {
 		}
 	}
 }
+
+func TestReadme_TheExampleCommandExpandsAsItSays(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "A command with arguments, `.dshd/commands/fix-issue.md`:\n\n```markdown\n")
+	body, _, ok2 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("the README's command example is missing")
+	}
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".dshd", "commands"), "fix-issue.md", body+"\n")
+	cmds, errs := Load(WorkspaceSources(ws))
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	c := cmds[len(cmds)-1]
+	got := c.Expand("1234 parser")
+	if c.Name != "fix-issue" || c.ArgumentHint != "ISSUE-NUMBER [AREA]" || !strings.Contains(got, "Fix issue #1234 in this repository, in the parser part") ||
+		!strings.Contains(got, "gh issue view 1234") {
+		t.Fatalf("%+v expands to %q", c, got)
+	}
+}
