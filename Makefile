@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/dshd/dshd/cmd/dshd/internal/version.Version=$(VERSION)
 NPM_DIRS := conformance/interop tools/mcp/testdata/npm
 
-.PHONY: all build test test-go test-interop demo bench fuzz lint conformance deps npm image clean
+.PHONY: all build test test-go test-interop demo bench fuzz lint conformance conformance-agents deps npm image clean
 
 all: build
 
@@ -38,6 +38,13 @@ lint:
 conformance: build
 	$(GO) test -race -count=1 ./conformance/...
 	./$(BIN) conformance -- ./$(BIN)
+
+# The suite against third-party agents pinned in conformance/agents (about
+# 400 MB from npm, so not part of make test), each on a fake model server on
+# loopback; prints one row per agent, details in .conformance-agents/.
+conformance-agents: build npm
+	cd conformance/agents && npm ci --no-audit --no-fund --loglevel=error
+	$(GO) run ./conformance/agents -dshd ./$(BIN) -out .conformance-agents -markdown
 
 demo: build
 	$(GO) run ./conformance/demo -dshd ./$(BIN)

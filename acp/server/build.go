@@ -74,16 +74,59 @@ func (c *Conn) checkMCP(servers []acp.McpServer) error {
 	return nil
 }
 
-// depthFromMeta reads the delegation depth a parent dshd passed.
-func (c *Conn) depthFromMeta(meta acp.Meta) (depth, maxDepth int) {
-	maxDepth = c.srv.opts.MaxDepth
+// depthFromMeta reads the delegation depth and limit a parent dshd
+// passed. given is the parent's limit, recorded with the session so that
+// it still binds when the session is loaded or resumed; nil when there is
+// none.
+func depthFromMeta(meta acp.Meta) (depth int, given *int) {
 	if v, ok := meta[metaDepth].(float64); ok && v > 0 {
 		depth = int(v)
 	}
-	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 && int(v) < maxDepth {
-		maxDepth = int(v)
+	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 {
+		limit := int(v)
+		given = &limit
 	}
-	return depth, maxDepth
+	return depth, given
+}
+
+// depthLimit is the limit in force for a session: the daemon's own,
+// lowered (never raised) by the one its parent gave.
+func (c *Conn) depthLimit(given *int) int {
+	limit := c.srv.opts.MaxDepth
+	if given != nil && *given < limit {
+		limit = *given
+	}
+	return limit
+}
+
+// noDelegation is the delegation of a session whose depth limit is 0: its
+// agent is not offered the delegating tools at all.
+type noDelegation struct{}
+
+func (noDelegation) Attach(_ *session.Session, ts agent.ToolSet) agent.ToolSet {
+	return withoutDelegators{ts}
+}
+
+// withoutDelegators is a tool set without its subagents.Delegator tools.
+type withoutDelegators struct{ ts agent.ToolSet }
+
+func (w withoutDelegators) Tools() []tools.Tool {
+	all := w.ts.Tools()
+	out := make([]tools.Tool, 0, len(all))
+	for _, tl := range all {
+		if _, delegates := tl.(subagents.Delegator); !delegates {
+			out = append(out, tl)
+		}
+	}
+	return out
+}
+
+func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
+	tl, ok := w.ts.Get(name)
+	if _, delegates := tl.(subagents.Delegator); delegates {
+		return nil, false
+	}
+	return tl, ok
 }
 
 // open builds the live session over stored (its journal, new or
@@ -101,11 +144,17 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	caps := c.clientCaps()
 	ask := &asker{c: c}
-	scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
+	// A subagents.Scope reads a MaxDepth of 0 as the default limit, so a
+	// limit of 0 is no scope at all.
+	var delegation session.Delegation = noDelegation{}
 	var ex *exposure
-	if c.optedIn() {
-		ex = &exposure{c: c}
-		scope.Expose = ex
+	if maxDepth > 0 {
+		scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
+		if c.optedIn() {
+			ex = &exposure{c: c}
+			scope.Expose = ex
+		}
+		delegation = scope
 	}
 	ws, mistakes := c.openWorkspace(cwd)
 	ws.pending = mistakes
@@ -128,7 +177,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Mode:                  mode,
 		Asker:                 ask,
 		Now:                   o.Now,
-		Delegation:            scope,
+		Delegation:            delegation,
 		History:               agent.NewHistory(stored.Messages...),
 		Stored:                stored,
 		Registry:              o.Agents,

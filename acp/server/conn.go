@@ -152,9 +152,9 @@ func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpd
 		return
 	}
 	if journal != nil {
-		if err := journal.RecordUpdate(b); err != nil {
-			c.log.Warn("journal append failed", "session", journal.ID(), "err", err)
-		}
+		// An update that cannot be saved is still sent: it stops the turn,
+		// whose answer tells the client the turn was not saved.
+		_ = journal.RecordUpdate(b)
 	}
 	if err := c.peer.SessionUpdateRaw(c.ctx, b); err != nil {
 		c.log.Debug("session/update not delivered", "session", id, "err", err)

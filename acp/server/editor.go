@@ -101,6 +101,12 @@ type terminalRunner struct {
 	session acp.SessionID
 }
 
+// DescribeSandbox words where the command runs for its permission
+// question: the client's terminal, confined (or not) as the client says.
+func (r *terminalRunner) DescribeSandbox(tools.Command) (string, error) {
+	return "runs in the client's terminal: the client decides how it is confined (a parent dshd runs it in its own sandbox)", nil
+}
+
 // terminalPoll is how often a running terminal's output is fetched.
 const terminalPoll = 300 * time.Millisecond
 

@@ -41,6 +41,7 @@ import (
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 )
 
@@ -98,7 +99,7 @@ type Options struct {
 	Token string
 
 	// Runner is the local fallback used when the client offers no
-	// terminal methods (default: tools.NewLocalRunner). Without fs methods
+	// terminal methods (default: localrun.New). Without fs methods
 	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
 
@@ -162,7 +163,7 @@ func New(opts Options) (*Server, error) {
 		opts.Agents = &agent.Registry{}
 	}
 	if opts.Runner == nil {
-		opts.Runner = tools.NewLocalRunner(nil)
+		opts.Runner = localrun.New(nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -226,6 +227,22 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 	defer s.mu.Unlock()
 	if other, ok := s.live[id]; ok && other != c {
 		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+	}
+	s.live[id] = c
+	return nil
+}
+
+// reserve marks id live on c for a load; it fails when any connection,
+// c included, holds it already.
+func (s *Server) reserve(id acp.SessionID, c *Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[id]; ok {
+		reason := "the session is open on another connection"
+		if other == c {
+			reason = "the session is already open on this connection"
+		}
+		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
 	}
 	s.live[id] = c
 	return nil

@@ -31,7 +31,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := c.checkMCP(req.McpServers); err != nil {
 		return nil, err
 	}
-	depth, maxDepth := c.depthFromMeta(req.Meta)
+	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
 	stored, err := session.Create(c.srv.opts.Store, session.Meta{
@@ -40,12 +40,13 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		AdditionalDirectories: dirs,
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
+		MaxDepth:              given,
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, maxDepth)
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
 	if err != nil {
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
@@ -128,6 +129,24 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if !store.Exists(string(id)) {
 		return nil, nil, notFound(id)
 	}
+	// The session is claimed before its files are touched: a load refused
+	// because another connection holds it (or is loading it) changes
+	// nothing on disk.
+	if err := c.srv.reserve(id, c); err != nil {
+		return nil, nil, err
+	}
+	s, stored, err := c.load(ctx, id, cwd, dedupe(dirs), servers)
+	if err != nil {
+		c.srv.release(id, c)
+		return nil, nil, err
+	}
+	return s, stored.Updates, nil
+}
+
+// load opens a claimed session's journal and builds the live session over
+// it; only then are its new directories recorded.
+func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, *session.Stored, error) {
+	store := c.srv.opts.Store
 	stored, err := session.Load(store, string(id))
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
@@ -139,13 +158,13 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	dirs = dedupe(dirs)
-	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
-	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.srv.opts.MaxDepth)
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, stored.Updates, nil
+	// A failure is kept and written later (see session.Store.Update).
+	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
+	return s, stored, nil
 }
 
 // replay sends a session's recorded updates in their original order. A

@@ -196,12 +196,9 @@ func (s *Session) turnSystem(ctx context.Context) (string, error) {
 	return s.system(ctx)
 }
 
-// record appends a record to the journal; a failure is logged, as a
-// failed sync at the end of the turn is.
+// record appends a record to the journal (see [Session.recorded]).
 func (s *Session) record(kind string, data any) {
-	if err := s.stored.journal.Append(kind, data); err != nil {
-		s.log.Warn("journal append failed", "session", s.id, "err", err)
-	}
+	_ = s.recorded(s.stored.journal.Append(kind, data))
 }
 
 // ChildConfig is the configuration a subagent child of s starts from: s's

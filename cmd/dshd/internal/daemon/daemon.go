@@ -136,6 +136,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
+	runner, err := commandRunner(st, b.keyEnv, bindings, log, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	mcpCaps := mcp.Capabilities()
 	srv, err := server.New(server.Options{
 		Name:            "dshd",
@@ -148,6 +152,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		KeyEnv:          b.keyEnv,
 		HasKey:          b.hasKey,
 		Tools:           base,
+		Runner:          runner,
 		Subagents:       svc,
 		Definitions:     defs,
 		UserCommands:    commands.UserSources(configHome),
