@@ -61,6 +61,10 @@ type Options struct {
 	// History is the conversation so far (a fork's shared prefix, or a
 	// loaded session's messages).
 	History History
+	// ContextUsed is the tokens in context after the last model call of
+	// History, when known (a reopened session's last reported usage);
+	// ContextUsed returns it until the next model call.
+	ContextUsed int64
 	// Registry, when set, lists the agent while it is open.
 	Registry *Registry
 	// OnMessage, when set, is called with every message the agent appends
@@ -149,6 +153,7 @@ func New(opts Options) *Agent {
 		hist:      opts.History,
 		turnStart: -1,
 		modelID:   opts.ModelID,
+		lastUsed:  max(opts.ContextUsed, 0),
 	}
 	a.opts.History = History{}
 	if opts.Registry != nil {

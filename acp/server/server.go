@@ -61,6 +61,11 @@ type Options struct {
 	Model        llm.Model
 	DefaultModel string
 	Models       func() []llm.Info
+	// ModelsReady, when set, is closed once Models has its final list (a
+	// background GET /models ended, whatever its outcome); sessions whose
+	// selector was sent before then get it again if the list changed. Nil:
+	// Models' list is final from the start.
+	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
 	// HasKey reports whether it is set. When HasKey returns false,
 	// initialize advertises an auth method saying which variable to set and
@@ -104,7 +109,7 @@ type Options struct {
 	Runner tools.Runner
 
 	// ConnectMCP connects a session's MCP servers into its tool layer; nil
-	// accepts the entries but connects nothing.
+	// connects none, and each entry is a warning for the client.
 	ConnectMCP MCPConnector
 	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
 	// are advertised as mcpCapabilities.

@@ -62,6 +62,9 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
+	// used is the context the agent reported last in a run (not after
+	// setup): where the next run's growth starts. Guarded by mu.
+	used uint64
 
 	runs runkit.Runs[*run]
 }
@@ -85,7 +88,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if parent == nil {
 		return nil, invalid("a start request needs a parent scope")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {
@@ -383,6 +386,19 @@ func (c *child) observe(u acp.SessionUpdate) {
 	if r, ok := c.runs.Current(); ok {
 		r.observe(u)
 	}
+}
+
+// contextUsed is the context the agent reported last in a run.
+func (c *child) contextUsed() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+func (c *child) setContextUsed(n uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used = n
 }
 
 // closeSession closes sess where the agent supports session/close.

@@ -32,7 +32,9 @@ package acpprovider_test
 //	crashoncancel    send "ready", then exit hard when cancelled instead of answering
 //	prompt           answer the whole prompt text received
 //	answers A || B   send A; answer the session's next prompt with B, if that
-//	                 prompt says the answer did not match the schema
+//	                 prompt says the answer did not match the schema (the
+//	                 context is 1000 tokens after A, 1400 after B)
+//	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
 
 import (
 	"context"
@@ -373,6 +375,7 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Unlock()
 	if len(queued) > 0 {
 		if strings.Contains(text, "does not match the required JSON Schema") {
+			f.update(id, &acp.UsageUpdate{Used: 1400, Size: 100000})
 			f.say(id, queued[0])
 		} else {
 			f.say(id, "the correction did not say what was wrong")
@@ -535,7 +538,14 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.mu.Lock()
 		f.queued[id] = parts[1:]
 		f.mu.Unlock()
+		f.update(id, &acp.UsageUpdate{Used: 1000, Size: 100000})
 		f.say(id, parts[0])
+	case "used":
+		for _, w := range strings.Fields(arg) {
+			n, _ := strconv.ParseUint(w, 10, 64)
+			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000})
+		}
+		f.say(id, "ok")
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

@@ -29,8 +29,10 @@ type run struct {
 	progress *progressSink // nil when exposed or nobody listens
 
 	// schemaErr is why the last answer did not match the output schema;
-	// written and read by the turn goroutine only.
+	// perPrompt, that the last usage came from the prompt's response.
+	// Both are written and read by the turn goroutine only.
 	schemaErr error
+	perPrompt bool
 
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
@@ -42,6 +44,7 @@ type run struct {
 	cur      []byte        // its text; guarded by mu
 	prev     []byte        // the last earlier message with text; guarded by mu
 	toolSeen bool          // a tool call came after cur began; guarded by mu
+	usage    usageTally    // what the agent's usage_updates said; guarded by mu
 }
 
 var (
@@ -62,6 +65,7 @@ func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
 // turn.
 func (r *run) begin() {
 	c := r.c
+	r.usage.before = c.contextUsed()
 	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.up, subagents.State{State: subagents.StateRunning})
@@ -121,7 +125,11 @@ func (r *run) turn() subagents.Result {
 			c.expose.Message(c.parent.SessionID, c.up, text)
 		}
 		res = r.prompt(pr, sess, text)
-		res.Usage.Add(first)
+		if r.perPrompt {
+			// A prompt response's usage is that prompt's; the tally of
+			// usage_updates already covers the whole run.
+			res.Usage.Add(first)
+		}
 		if r.schemaErr != nil {
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
 		}
@@ -178,6 +186,15 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	}
 	res := r.result(stop, diag)
 	res.Usage = usageOf(resp.Usage)
+	r.perPrompt = resp.Usage != nil
+	r.mu.Lock()
+	if resp.Usage == nil {
+		res.Usage = r.usage.total()
+	}
+	if r.usage.sawUsed {
+		c.setContextUsed(r.usage.lastUsed)
+	}
+	r.mu.Unlock()
 	if stop == subagents.StopCompleted && c.schema != nil {
 		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
@@ -237,6 +254,10 @@ func (r *run) observe(u acp.SessionUpdate) {
 	case *acp.ToolCall:
 		r.mu.Lock()
 		r.toolSeen = len(r.cur) > 0
+		r.mu.Unlock()
+	case *acp.UsageUpdate:
+		r.mu.Lock()
+		r.usage.add(u)
 		r.mu.Unlock()
 	}
 	if r.progress != nil {

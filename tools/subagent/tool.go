@@ -138,8 +138,15 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 	}()
 	// The turn's cancellation becomes the run's; the run then ends
 	// aborted and Wait returns, so the child is flushed before we answer.
-	stop := context.AfterFunc(ctx, run.Cancel)
-	defer stop()
+	// A turn cancelled already cancels the run here, before Wait: a run
+	// cancelled before anyone waited for it settles without running
+	// (AfterFunc would cancel it from another goroutine, too late).
+	if ctx.Err() != nil {
+		run.Cancel()
+	} else {
+		stop := context.AfterFunc(ctx, run.Cancel)
+		defer stop()
+	}
 	res, werr := run.Wait(context.WithoutCancel(ctx))
 	if werr != nil {
 		return tools.Errorf("%s: the run could not be followed to its end: %v", headlineError, werr), nil

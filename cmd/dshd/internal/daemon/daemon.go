@@ -149,6 +149,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Model:           b.model,
 		DefaultModel:    b.modelID,
 		Models:          b.catalog.list,
+		ModelsReady:     b.catalog.ready,
 		KeyEnv:          b.keyEnv,
 		HasKey:          b.hasKey,
 		Tools:           base,
@@ -358,7 +359,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 			return ok && v != ""
 		}
 	}
-	b.catalog = &catalog{fetch: func(ctx context.Context) ([]llm.Info, error) {
+	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
 		if b.hasKey != nil && !b.hasKey() {
 			return nil, errors.New("no API key")
 		}
@@ -372,6 +373,8 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 // delays a session.
 type catalog struct {
 	fetch func(context.Context) ([]llm.Info, error)
+	// ready is closed when the fetch ended (nil for a static list).
+	ready chan struct{}
 	log   *slog.Logger
 	once  sync.Once
 	mu    sync.Mutex
@@ -393,6 +396,7 @@ func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {
 		c.once.Do(func() {
 			go func() {
+				defer close(c.ready)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				infos, err := c.fetch(ctx)
