@@ -54,7 +54,11 @@ type Command struct {
 	Command string
 	Args    []string
 	// Dir is absolute and inside the workspace.
-	Dir     string
+	Dir string
+	// Roots are the session's workspace roots (cwd first, then the
+	// additional directories): where a sandboxed command may write. A
+	// command without them may write only its temp dir and the caches.
+	Roots   []string
 	Env     []string // extra "NAME=value" entries
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
@@ -69,6 +73,13 @@ type CommandResult struct {
 	ExitCode *int
 	Signal   string
 	TimedOut bool
+}
+
+// SandboxDescriber is a [Runner] that can say, before a command runs, in
+// which sandbox it will run, in words for the permission question (see
+// [CommandQuestion]). An error means the command would be refused.
+type SandboxDescriber interface {
+	DescribeSandbox(cmd Command) (string, error)
 }
 
 // Runner runs commands. The editor-backed implementation uses terminal/*
@@ -150,6 +161,9 @@ const (
 	// Cancelled means the turn was cancelled while the request was pending;
 	// the tool must not run and the call ends as cancelled.
 	Cancelled
+	// Refused is a rejection nobody was asked for: a rule decided it (a
+	// subagent bound with deny-permissions, a session with nobody to ask).
+	Refused
 )
 
 func (d Decision) String() string {
@@ -160,6 +174,8 @@ func (d Decision) String() string {
 		return "rejected"
 	case Cancelled:
 		return "cancelled"
+	case Refused:
+		return "refused"
 	}
 	return fmt.Sprintf("Decision(%d)", d)
 }

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,38 +53,89 @@ func dedupe(dirs []string) []string {
 	return out
 }
 
-// checkMCP refuses transports the daemon does not advertise.
-func (c *Conn) checkMCP(servers []acp.McpServer) error {
+// usableMCP splits a session's MCP entries into those the daemon can
+// connect and warnings for the rest: a transport it does not advertise
+// is a warning for the client, never a failed session. What is wrong
+// with a usable entry (a command not found) the connector reports.
+func (c *Conn) usableMCP(servers []acp.McpServer) (usable []acp.McpServer, warnings []string) {
 	o := &c.srv.opts
 	for i, s := range servers {
-		switch s := s.(type) {
+		kind := ""
+		switch s.(type) {
 		case *acp.McpServerHTTP:
-			if o.ConnectMCP == nil || !o.MCPHTTP {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "http MCP servers are not supported"})
+			if !o.MCPHTTP {
+				kind = "http"
 			}
 		case *acp.McpServerSSE:
-			if o.ConnectMCP == nil || !o.MCPSSE {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "sse MCP servers are not supported"})
-			}
-		case *acp.McpServerStdio:
-			if !filepath.IsAbs(s.Command) {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d].command", i), "reason": "must be an absolute path"})
+			if !o.MCPSSE {
+				kind = "sse"
 			}
 		}
+		if o.ConnectMCP == nil {
+			kind = "any"
+		}
+		if kind != "" {
+			warnings = append(warnings, fmt.Sprintf("MCP server %q (mcpServers[%d]) is not used: this daemon does not connect %s MCP servers", s.ServerName(), i, kind))
+			continue
+		}
+		usable = append(usable, s)
 	}
-	return nil
+	return usable, warnings
 }
 
-// depthFromMeta reads the delegation depth a parent dshd passed.
-func (c *Conn) depthFromMeta(meta acp.Meta) (depth, maxDepth int) {
-	maxDepth = c.srv.opts.MaxDepth
+// depthFromMeta reads the delegation depth and limit a parent dshd
+// passed. given is the parent's limit, recorded with the session so that
+// it still binds when the session is loaded or resumed; nil when there is
+// none.
+func depthFromMeta(meta acp.Meta) (depth int, given *int) {
 	if v, ok := meta[metaDepth].(float64); ok && v > 0 {
 		depth = int(v)
 	}
-	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 && int(v) < maxDepth {
-		maxDepth = int(v)
+	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 {
+		limit := int(v)
+		given = &limit
 	}
-	return depth, maxDepth
+	return depth, given
+}
+
+// depthLimit is the limit in force for a session: the daemon's own,
+// lowered (never raised) by the one its parent gave.
+func (c *Conn) depthLimit(given *int) int {
+	limit := c.srv.opts.MaxDepth
+	if given != nil && *given < limit {
+		limit = *given
+	}
+	return limit
+}
+
+// noDelegation is the delegation of a session whose depth limit is 0: its
+// agent is not offered the delegating tools at all.
+type noDelegation struct{}
+
+func (noDelegation) Attach(_ *session.Session, ts agent.ToolSet) agent.ToolSet {
+	return withoutDelegators{ts}
+}
+
+// withoutDelegators is a tool set without its subagents.Delegator tools.
+type withoutDelegators struct{ ts agent.ToolSet }
+
+func (w withoutDelegators) Tools() []tools.Tool {
+	all := w.ts.Tools()
+	out := make([]tools.Tool, 0, len(all))
+	for _, tl := range all {
+		if _, delegates := tl.(subagents.Delegator); !delegates {
+			out = append(out, tl)
+		}
+	}
+	return out
+}
+
+func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
+	tl, ok := w.ts.Get(name)
+	if _, delegates := tl.(subagents.Delegator); delegates {
+		return nil, false
+	}
+	return tl, ok
 }
 
 // open builds the live session over stored (its journal, new or
@@ -101,11 +153,23 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	caps := c.clientCaps()
 	ask := &asker{c: c}
-	scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
+	// A subagents.Scope reads a MaxDepth of 0 as the default limit, so a
+	// limit of 0 is no scope at all.
+	var delegation session.Delegation = noDelegation{}
 	var ex *exposure
-	if c.optedIn() {
-		ex = &exposure{c: c}
-		scope.Expose = ex
+	if maxDepth > 0 {
+		scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
+		if c.optedIn() {
+			ex = &exposure{c: c}
+			scope.Expose = ex
+		}
+		delegation = scope
+	}
+	ws, mistakes := c.openWorkspace(cwd)
+	ws.pending = mistakes
+	toolLayer := o.Tools
+	if ws.defs != nil {
+		toolLayer = ws.defs.Tools()
 	}
 	cfg := session.Config{
 		ID:                    string(id),
@@ -116,14 +180,15 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
-		Tools:                 o.Tools,
+		Tools:                 toolLayer,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
 		Mode:                  mode,
 		Asker:                 ask,
 		Now:                   o.Now,
-		Delegation:            scope,
+		Delegation:            delegation,
 		History:               agent.NewHistory(stored.Messages...),
+		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,
 		Registry:              o.Agents,
 		Logger:                c.log.With("session", id),
@@ -132,14 +197,18 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		if raw, err := json.Marshal(servers); err == nil {
 			cfg.MCPServers = raw
 		}
-		if o.ConnectMCP != nil {
-			cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
-				return o.ConnectMCP(ctx, cwd, dirs, servers, layer)
+		usable, warnings := c.usableMCP(servers)
+		cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
+			if len(usable) == 0 {
+				return nil, warnings
 			}
+			closer, more := o.ConnectMCP(ctx, cwd, dirs, usable, layer)
+			return closer, append(warnings, more...)
 		}
 	}
 	s, err := session.New(ctx, cfg)
 	if err != nil {
+		ws.close()
 		stored.Close()
 		var we *session.WorkspaceError
 		if errors.As(err, &we) {
@@ -153,10 +222,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	if err := c.srv.claim(id, c); err != nil {
 		s.Close()
+		ws.close()
 		return nil, err
 	}
 	c.mu.Lock()
 	c.sessions[id] = s
+	c.workspaces[id] = ws
 	c.mu.Unlock()
 	return s, nil
 }
@@ -173,4 +244,27 @@ func (c *Conn) contextWindow(model string) int {
 		}
 	}
 	return 128000
+}
+
+// lastUsage is the context usage the session last reported (its last
+// recorded usage_update), so a reopened session's meter shows what the
+// conversation holds rather than zero; 0 when it never reported one.
+func lastUsage(id acp.SessionID, updates []json.RawMessage) int64 {
+	for i := len(updates) - 1; i >= 0; i-- {
+		raw := updates[i]
+		if !bytes.Contains(raw, []byte(acp.UpdateUsageUpdate)) {
+			continue
+		}
+		var n struct {
+			SessionID acp.SessionID `json:"sessionId"`
+			Update    struct {
+				Kind string `json:"sessionUpdate"`
+				Used int64  `json:"used"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(raw, &n) == nil && n.SessionID == id && n.Update.Kind == acp.UpdateUsageUpdate {
+			return n.Update.Used
+		}
+	}
+	return 0
 }

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -50,12 +52,46 @@ func (f *editorFS) ReadTextFile(ctx context.Context, path string, line, limit in
 	}
 	resp, err := f.c.peer.ReadTextFile(ctx, req)
 	if err != nil {
-		if errors.Is(err, acp.ErrResourceNotFound) {
+		if missing(path, err) {
 			return "", fmt.Errorf("%s: %w", path, tools.ErrNotExist)
 		}
 		return "", editorError("reading "+path, err)
 	}
 	return resp.Content, nil
+}
+
+// missing reports whether the editor's failed read of path means the file
+// does not exist. Editors say so in different ways: -32002 as ACP asks,
+// or -32603 with a reason such as "ENOENT: no such file or directory"
+// (the TS SDK's default). A failure without such a reason counts when no
+// file is on the disk either, so write_file can still create one; a file
+// that is there keeps the editor's error.
+func missing(path string, err error) bool {
+	if errors.Is(err, acp.ErrResourceNotFound) {
+		return true
+	}
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ctxError(err) {
+		return false
+	}
+	// The reason is acp's one rule for a peer's error text.
+	for _, s := range []string{ae.Message, ae.Reason()} {
+		s = strings.ToLower(s)
+		for _, w := range notFoundWords {
+			if strings.Contains(s, w) {
+				return true
+			}
+		}
+	}
+	_, serr := os.Lstat(path)
+	return errors.Is(serr, fs.ErrNotExist)
+}
+
+// notFoundWords are how error reasons say that a file is missing.
+var notFoundWords = []string{"not found", "no such file", "enoent", "does not exist", "doesn't exist", "not exist", "cannot find"}
+
+func ctxError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) error {
@@ -91,6 +127,12 @@ func (c *Conn) runner(caps acp.ClientCapabilities, id acp.SessionID) tools.Runne
 type terminalRunner struct {
 	c       *Conn
 	session acp.SessionID
+}
+
+// DescribeSandbox words where the command runs for its permission
+// question: the client's terminal, confined (or not) as the client says.
+func (r *terminalRunner) DescribeSandbox(tools.Command) (string, error) {
+	return "runs in the client's terminal: the client decides how it is confined (a parent dshd runs it in its own sandbox)", nil
 }
 
 // terminalPoll is how often a running terminal's output is fetched.
@@ -186,6 +228,11 @@ loop:
 		res.Output, res.Truncated = final.Output, final.Truncated
 		if status == nil {
 			status = final.ExitStatus
+		}
+		// What the command printed since the last poll (all of it, for a
+		// command that ended before the first): output sees everything.
+		if len(final.Output) > sent && output != nil {
+			output(final.Output[sent:])
 		}
 	}
 	if status != nil {
@@ -304,9 +351,18 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 	return ans, nil
 }
 
+// metaRefused, true on a rejection, says no person gave it (a parent
+// dshd whose binding refuses every request of this agent).
+const metaRefused = "dshd.dev/refused"
+
 // answerOf maps the client's choice; an unknown option counts as a
 // rejection (dshd policy).
 func answerOf(resp *acp.RequestPermissionResponse) permission.Answer {
+	if refused, _ := resp.Meta[metaRefused].(bool); refused {
+		if _, selected := resp.Outcome.(*acp.SelectedPermissionOutcome); selected {
+			return permission.AnswerRefused
+		}
+	}
 	switch o := resp.Outcome.(type) {
 	case *acp.CancelledPermissionOutcome:
 		return permission.AnswerCancelled

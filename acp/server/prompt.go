@@ -42,8 +42,12 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	defer c.turns.Done()
 	turn, err := s.BeginTurn(c.ctx)
 	if err != nil {
-		if errors.Is(err, session.ErrBusy) {
+		var ns *session.NotSavedError
+		switch {
+		case errors.Is(err, session.ErrBusy):
 			return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "turn already in progress"})
+		case errors.As(err, &ns):
+			return nil, notSavedError(ns, false)
 		}
 		return nil, notFound(req.SessionID)
 	}
@@ -61,13 +65,48 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		c.send(s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
 	}
 
+	ws := c.workspace(id)
+	c.refreshWorkspace(s, ws)
+	in, command := slashCommand(ws, in)
 	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
-	res, err := turn.Run(in, tr.emit)
+	var res agent.Result
+	if command != nil {
+		// A command that acts on the session is the turn's work; what it
+		// says is the agent's message.
+		say := func(text string) { c.send(s, id, &acp.AgentMessageChunk{Content: acp.TextBlock(text)}) }
+		res, err = turn.Do(func(ctx context.Context, _ *agent.Agent) (agent.Result, error) { return command(ctx, s, say) })
+	} else {
+		res, err = turn.Run(in, tr.emit)
+	}
 	if err != nil {
 		c.log.Warn("turn failed", "session", id, "err", err)
+		var ns *session.NotSavedError
+		if errors.As(err, &ns) {
+			return nil, notSavedError(ns, true)
+		}
 		return nil, turnError(err)
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
+}
+
+// notSavedError is the JSON-RPC error of a prompt whose turn could not be
+// saved (ran), or that was not run because the session cannot save
+// (!ran): acknowledged means durable, so such a prompt never answers a
+// stop reason. data.saved says whether the session saves again.
+func notSavedError(ns *session.NotSavedError, ran bool) error {
+	cause := ns.Err.Error()
+	var msg string
+	switch {
+	case ns.Lost:
+		msg = "The session cannot be saved any more, records were lost (" + cause + "); close it and load it again to continue from what was saved"
+	case ns.Recovered:
+		msg = "The turn was stopped because it could not be saved (" + cause + "); the session saves again, what the turn did so far is saved"
+	case ran:
+		msg = "The turn was not saved: " + cause + "; the session refuses new prompts until it can save again"
+	default:
+		msg = "The prompt was not run: the session cannot save (" + cause + ")"
+	}
+	return &acp.Error{Code: acp.ErrInternal.Code, Message: msg, Data: map[string]any{"reason": cause, "saved": ns.Recovered}}
 }
 
 // turnError is the JSON-RPC error for a failed turn: a clear message, the
@@ -122,9 +161,7 @@ func (c *Conn) recordPrompt(s *session.Session, blocks []acp.ContentBlock) {
 	for _, b := range blocks {
 		n := &acp.SessionNotification{SessionID: id, Update: &acp.UserMessageChunk{Content: b, MessageID: msgID}}
 		if raw, err := marshalNotification(n); err == nil {
-			if err := s.RecordUpdate(raw); err != nil {
-				c.log.Warn("journal append failed", "session", id, "err", err)
-			}
+			_ = s.RecordUpdate(raw) // a failure stops the turn, whose answer says so
 		}
 	}
 }

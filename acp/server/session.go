@@ -28,10 +28,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	if err := c.checkMCP(req.McpServers); err != nil {
-		return nil, err
-	}
-	depth, maxDepth := c.depthFromMeta(req.Meta)
+	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
 	stored, err := session.Create(c.srv.opts.Store, session.Meta{
@@ -40,12 +37,13 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		AdditionalDirectories: dirs,
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
+		MaxDepth:              given,
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, maxDepth)
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
 	if err != nil {
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
@@ -55,20 +53,28 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		Modes:         c.modeState(s),
 		ConfigOptions: c.configOptions(s),
 	}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
 // afterSetup sends what follows a session's setup response: MCP warnings
 // and the usage state, written right after the response (the client
-// learns the session id from it).
-func (c *Conn) afterSetup(ctx context.Context, s *session.Session) {
+// learns the session id from it), and later the model selector again
+// when the model list arrives after the response's options (sent).
+func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
+	ws := c.workspace(id)
 	send := func() {
 		for _, w := range s.Warnings() {
 			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
 		}
+		if ws != nil {
+			c.reportMistakes(s, ws.pending)
+			ws.pending = nil
+			c.send(nil, id, commandsUpdate(ws))
+		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
+		c.watchModels(s, sent)
 	}
 	rpc.AfterReply(ctx, send)
 }
@@ -82,7 +88,7 @@ func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*a
 	}
 	c.replay(s, updates)
 	resp := &acp.LoadSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
@@ -93,7 +99,7 @@ func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest)
 		return nil, err
 	}
 	resp := &acp.ResumeSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
@@ -109,19 +115,34 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if err := checkDirs(cwd, dirs); err != nil {
 		return nil, nil, err
 	}
-	if err := c.checkMCP(servers); err != nil {
-		return nil, nil, err
-	}
 	c.mu.Lock()
-	_, open := c.sessions[id]
+	live := c.sessions[id]
 	c.mu.Unlock()
-	if open {
-		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+	if live != nil {
+		return c.reopenLive(live, cwd)
 	}
 	store := c.srv.opts.Store
 	if !store.Exists(string(id)) {
 		return nil, nil, notFound(id)
 	}
+	// The session is claimed before its files are touched: a load refused
+	// because another connection holds it (or is loading it) changes
+	// nothing on disk.
+	if err := c.srv.reserve(id, c); err != nil {
+		return nil, nil, err
+	}
+	s, stored, err := c.load(ctx, id, cwd, dedupe(dirs), servers)
+	if err != nil {
+		c.srv.release(id, c)
+		return nil, nil, err
+	}
+	return s, c.endInterrupted(s, stored.Updates), nil
+}
+
+// load opens a claimed session's journal and builds the live session over
+// it; only then are its new directories recorded.
+func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, *session.Stored, error) {
+	store := c.srv.opts.Store
 	stored, err := session.Load(store, string(id))
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
@@ -133,13 +154,28 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	dirs = dedupe(dirs)
-	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
-	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.srv.opts.MaxDepth)
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, stored.Updates, nil
+	// A failure is kept and written later (see session.Store.Update).
+	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
+	return s, stored, nil
+}
+
+// reopenLive is load and resume of a session already open on this
+// connection, as clients that reload a thread send: the live session and
+// what it has recorded so far, replayed again. Its MCP servers stay the
+// ones it was opened with.
+func (c *Conn) reopenLive(s *session.Session, cwd string) (*session.Session, []json.RawMessage, error) {
+	if s.Cwd() != cwd {
+		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + s.Cwd()})
+	}
+	updates, err := s.RecordedUpdates()
+	if err != nil {
+		return nil, nil, acp.ErrInternal.Errorf("reading the session: %v", err)
+	}
+	return s, updates, nil
 }
 
 // replay sends a session's recorded updates in their original order. A

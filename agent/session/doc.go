@@ -31,13 +31,26 @@
 // every record the OS received (each is one write), and loses to a machine
 // crash at most what was appended since the last turn ended.
 //
+// Acknowledged means durable. A record that cannot be written, or a sync
+// that fails (a full disk), makes the journal return a [*NotSavedError]
+// until a Sync has written and synced everything again: it keeps the
+// records it could not write in memory, in order (up to 64 MiB), and
+// after a failed sync writes the bytes since the last good one again,
+// checked against their checksum. Such a record stops the running turn,
+// [Turn.Run] then returns the NotSavedError instead of a result, and
+// [Session.BeginTurn] refuses new turns until the journal is saved again.
+// A store keeps at most [DefaultOpenJournals] journal files open; the
+// journal written least recently gives its file back and reopens it when
+// it next writes, so idle sessions hold no descriptors.
+//
 // Beside each journal a small sidecar, <id>.json, holds what session/list
 // needs ([Info]: cwd, additional directories, title, creation and update
 // times, and whether the session is a hidden subagent child), so listing
 // never reads a journal. A [Store] owns a state directory: it creates,
 // opens, lists and deletes sessions and keeps the sidecars current,
 // rewriting them atomically (temp file and rename). A sidecar lost or
-// damaged by a crash is rebuilt from its journal. [Create] and [Load] open
+// damaged by a crash is rebuilt from its journal; a change that could not
+// be written is made with the next one or after the journal's next sync. [Create] and [Load] open
 // a session's journal in its store before the live session is built over
 // it.
 //

@@ -25,7 +25,7 @@ func ReadJournal(dir, id string, opts *JournalOptions) ([]Record, error) {
 		return nil, fmt.Errorf("session: open journal: %w", err)
 	}
 	defer f.Close()
-	recs, _, err := readRecords(f, opts.logger().With("session", id))
+	recs, _, _, err := readRecords(f, opts.logger().With("session", id))
 	if err != nil {
 		return nil, fmt.Errorf("session: read journal: %w", err)
 	}

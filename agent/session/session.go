@@ -132,12 +132,40 @@ func (s *Session) SetModel(id string) {
 }
 
 // RecordUpdate appends a session/update params object to the journal; a
-// session that records nothing drops it.
+// session that records nothing drops it. An update that cannot be saved
+// stops the running turn (see [Turn.Run]) and returns a
+// [*NotSavedError]; the caller sends it all the same, since the turn's
+// answer tells the client it was not saved.
 func (s *Session) RecordUpdate(params json.RawMessage) error {
 	if s.stored == nil {
 		return nil
 	}
-	return s.stored.journal.Append(KindUpdate, params)
+	return s.recorded(s.stored.journal.Append(KindUpdate, params))
+}
+
+// recorded handles the result of appending a record. A record that cannot
+// be saved stops the running turn: it would go on doing work whose record
+// nobody could load, and its answer says why it stopped (the journal has
+// logged the failure). Other failures (a value that does not marshal) are
+// logged.
+func (s *Session) recorded(err error) error {
+	var ns *NotSavedError
+	switch {
+	case err == nil, errors.Is(err, ErrClosed):
+	case errors.As(err, &ns):
+		s.mu.Lock()
+		t := s.turn
+		if t != nil && t.notSaved == nil {
+			t.notSaved = err
+		}
+		s.mu.Unlock()
+		if t != nil {
+			t.cancel()
+		}
+	default:
+		s.log.Warn("journal append failed", "session", s.id, "err", err)
+	}
+	return err
 }
 
 // Close cancels the running turn, waits for it to end, closes the agent

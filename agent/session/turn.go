@@ -29,12 +29,23 @@ type Turn struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	finishOnce sync.Once
+	// notSaved is the first failure to save one of the turn's records;
+	// guarded by s.mu.
+	notSaved error
 }
 
 // BeginTurn registers a turn whose context derives from parent. A second
 // turn while one runs fails with ErrBusy, on a closed session with
-// ErrSessionClosed.
+// ErrSessionClosed. A session whose journal could not be saved first
+// writes and syncs what is missing; while it cannot, BeginTurn fails with
+// that [*NotSavedError] and no turn starts: a turn nobody could load
+// afterwards is not run.
 func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
+	if s.stored != nil && s.stored.journal.Err() != nil {
+		if err := s.stored.journal.Sync(); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -54,20 +65,38 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 // the journal is synced (once per turn: what the turn recorded is durable
 // before its answer) and the session is free for the next turn. A turn
 // that failed once it was cancelled ends cancelled, not failed.
+//
+// Acknowledged means durable: when one of the turn's records could not be
+// written (the turn stopped there) or the final sync failed, Run returns
+// a [*NotSavedError] instead of a result, Recovered when the sync wrote
+// everything after all.
 func (t *Turn) Run(in agent.Input, emit func(agent.Event)) (agent.Result, error) {
+	return t.Do(func(ctx context.Context, a *agent.Agent) (agent.Result, error) { return a.Prompt(ctx, in, emit) })
+}
+
+// Do runs fn as the turn's work in place of a model turn (a slash command
+// that acts on the session, such as /compact) and ends the turn as Run
+// does.
+func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, error)) (agent.Result, error) {
 	s := t.s
-	res, err := s.agent.Prompt(t.Ctx, in, emit)
+	res, err := fn(t.Ctx, s.agent)
 	cancelled := t.Ctx.Err() != nil
 	s.mu.Lock()
 	if s.turn == t {
 		s.turn = nil
 	}
+	notSaved := t.notSaved
 	s.mu.Unlock()
 	t.cancel()
 	if s.stored != nil {
 		if serr := s.stored.journal.Sync(); serr != nil {
-			s.log.Warn("journal sync failed", "session", s.id, "err", serr)
+			return agent.Result{}, serr
 		}
+	}
+	if notSaved != nil {
+		var ns *NotSavedError
+		errors.As(notSaved, &ns)
+		return agent.Result{}, &NotSavedError{Err: ns.Err, Lost: ns.Lost, Recovered: true}
 	}
 	if err != nil && cancelled {
 		return agent.Result{StopReason: agent.StopCancelled}, nil

@@ -51,8 +51,8 @@ func toolFailure(ns []note) (string, bool) {
 	return "", false
 }
 
-// toolResult returns what the model was told of tool call id.
-func toolResult(srv *openaitest.Server, id string) string {
+// toolResultOf returns what the model was told of tool call id.
+func toolResultOf(srv *openaitest.Server, id string) string {
 	for _, r := range srv.ChatRequests() {
 		for _, m := range r.Messages {
 			if m.Role == "tool" && m.ToolCallID == id {
@@ -100,7 +100,7 @@ func TestAnEditorsErrorKeepsItsReasonForTheModelAndTheClient(t *testing.T) {
 				if !ok || !strings.Contains(shown, "disk quota exceeded") {
 					t.Errorf("the client was shown %q (failed: %v), want the editor's reason", shown, ok)
 				}
-				if told := toolResult(srv, "call_1"); !strings.Contains(told, "disk quota exceeded") {
+				if told := toolResultOf(srv, "call_1"); !strings.Contains(told, "disk quota exceeded") {
 					t.Errorf("the model was told %q, want the editor's reason", told)
 				}
 				p.stdin.Close()

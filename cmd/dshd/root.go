@@ -77,7 +77,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stderr) // help and usage never touch the protocol channel
 	root.SetErr(stderr)
 	root.Flags().AddFlagSet(serve.Flags())
-	root.AddCommand(serve, newPromptCmd(stdin, stdout, stderr), newSessionsCmd(stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(serve, newPromptCmd(stdin, stdout, stderr), newSessionsCmd(stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout), newSandboxCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return config.FlagError(c.CommandPath(), c.Flags(), err)
 	})

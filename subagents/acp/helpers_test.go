@@ -15,6 +15,7 @@ import (
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 )
 
 // isolateEnv keeps children from reading the user's config or state, or
@@ -133,7 +134,7 @@ func newParent(t testing.TB, o parentOpts) *st.Parent {
 	t.Helper()
 	p := st.NewParent(t, st.ParentOptions{Expose: o.expose, Permission: o.gate, Depth: o.depth, MaxDepth: o.max})
 	if o.runner {
-		p.Env.Runner = tools.NewLocalRunner(nil)
+		p.Env.Runner = localrun.New(nil)
 	}
 	return p
 }

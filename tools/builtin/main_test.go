@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/tooltest"
+	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
@@ -30,7 +31,7 @@ func testEnv(t testing.TB) (*tools.Env, string) {
 	return &tools.Env{
 		Workspace:  ws,
 		FS:         workspace.NewLocalFS(ws),
-		Runner:     tools.NewLocalRunner(&tools.RunnerOptions{KillGrace: 500 * time.Millisecond}),
+		Runner:     localrun.New(&localrun.Options{KillGrace: 500 * time.Millisecond}),
 		Permission: permission.NewPolicy(permission.ModeYolo, nil),
 	}, dir
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 )
 
 // RunCommandName is the run_command tool's name.
@@ -85,7 +86,7 @@ func (t *runCommand) Title(input json.RawMessage) string {
 	return "Run command"
 }
 
-var defaultRunner = tools.NewLocalRunner(nil)
+var defaultRunner = localrun.New(nil)
 
 func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
 	p, err := decodeInput[RunCommandParams](call.Input)
@@ -110,20 +111,25 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	if p.Timeout > 0 {
 		timeout = min(time.Duration(p.Timeout)*time.Second, t.opts.MaxTimeout)
 	}
-	title := oneLine(p.Command, 100)
-	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
-		Content: []tools.Content{tools.TextContent(fence(p.Command, "sh"))},
-	}); res != nil || err != nil {
-		return res, err
-	}
 	runner := env.Runner
 	if runner == nil {
 		runner = defaultRunner
 	}
+	cmd := tools.Command{Command: p.Command, Dir: dir, Roots: env.Workspace.Roots(), Timeout: timeout, OutputLimit: t.opts.OutputLimit}
+	// The question shows every line, the cwd and the sandbox.
+	q, err := tools.AskCommand(runner, cmd)
+	if err != nil {
+		return tools.Errorf("cannot run the command: %v", err), nil
+	}
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
+		Content: q.Content,
+	}); res != nil || err != nil {
+		return res, err
+	}
 
 	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval}
-	result, err := runner.Run(ctx, tools.Command{Command: p.Command, Dir: dir, Timeout: timeout, OutputLimit: t.opts.OutputLimit}, prog.started, prog.output)
+	result, err := runner.Run(ctx, cmd, prog.started, prog.output)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -158,9 +164,10 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	}
 	b.WriteString("[" + status + "]\n")
 
-	content := []tools.Content{tools.TextContent(fence(result.Output, "console") + "\n" + status)}
+	shown := fence(result.Output, "console") + "\n" + status
+	content := []tools.Content{tools.TextContent(shown)}
 	if id := prog.terminal(); id != "" {
-		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id}}
+		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id, Text: shown}}
 	}
 	return &tools.Result{
 		Output:  b.String(),

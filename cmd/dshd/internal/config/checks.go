@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,4 +182,29 @@ func address(v any) error {
 		return nil
 	}
 	return errors.New("want unix:PATH or tcp:HOST:PORT")
+}
+
+// absolute accepts an absolute path.
+func absolute(v any) error {
+	if !filepath.IsAbs(v.(string)) {
+		return errors.New("want an absolute path")
+	}
+	return nil
+}
+
+// glob accepts a shell glob (*, ?, [...]).
+func glob(v any) error {
+	if _, err := path.Match(v.(string), ""); err != nil {
+		return errors.New("not a glob pattern (*, ?, [...])")
+	}
+	return nil
+}
+
+// assignment accepts NAME=VALUE with a variable name.
+func assignment(v any) error {
+	name, _, ok := strings.Cut(v.(string), "=")
+	if !ok || name == "" {
+		return errors.New("want NAME=VALUE")
+	}
+	return envName(name)
 }

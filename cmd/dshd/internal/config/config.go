@@ -41,6 +41,20 @@ type Settings struct {
 	ContextWindow   int    `json:"contextWindow,omitempty"`
 	MaxDepth        int    `json:"maxDepth,omitempty"`
 
+	// Sandbox is how commands are confined: workspace-write, read-only,
+	// off; the Sandbox* settings below refine it.
+	Sandbox          string   `json:"sandbox,omitempty"`
+	SandboxNetwork   bool     `json:"sandboxNetwork"`
+	SandboxWritable  []string `json:"sandboxWritableRoots,omitempty"`
+	SandboxReadable  []string `json:"sandboxReadableRoots,omitempty"`
+	SandboxCaches    bool     `json:"sandboxCaches"`
+	SandboxFallback  string   `json:"sandboxFallback,omitempty"`
+	CommandEnv       string   `json:"commandEnv,omitempty"`
+	CommandEnvDrop   []string `json:"commandEnvExclude,omitempty"`
+	CommandEnvOnly   []string `json:"commandEnvIncludeOnly,omitempty"`
+	CommandEnvSet    []string `json:"commandEnvSet,omitempty"`
+	CommandEnvSecret bool     `json:"commandEnvKeepSecretNames"`
+
 	// Subagents are tool bindings, "TOOLNAME=PROVIDER[,key=value...]".
 	Subagents []string `json:"subagents,omitempty"`
 	// Agents are named ACP agents the acp provider can start (file only).
@@ -137,5 +151,16 @@ var table = []setting{
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
+	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
+	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},
+	{flag: "sandbox-writable", file: "sandboxWritableRoots", usage: "another absolute directory sandboxed commands may write below (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.SandboxWritable }, check: absolute},
+	{flag: "sandbox-readable", file: "sandboxReadableRoots", usage: "confine commands' reads to these absolute directories, the workspace, the writable roots and the system directories (repeatable; default: reads everywhere)", kind: kList, ptr: func(s *Settings) any { return &s.SandboxReadable }, check: absolute},
+	{flag: "sandbox-caches", file: "sandboxCaches", usage: "let sandboxed commands write the toolchain caches (~/.cache, ~/go, ~/.npm, ~/.cargo, ~/.rustup, ~/.gradle, ~/.m2, ...)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxCaches }},
+	{flag: "sandbox-fallback", file: "sandboxFallback", usage: "where the kernel cannot confine commands (no Landlock): refuse them, or run them unconfined", def: "refuse", ptr: func(s *Settings) any { return &s.SandboxFallback }, check: oneOf("refuse", "unconfined")},
+	{flag: "command-env", file: "commandEnv", usage: "the environment commands start from: all, core (PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), none", def: "all", ptr: func(s *Settings) any { return &s.CommandEnv }, check: oneOf("all", "core", "none")},
+	{flag: "command-env-exclude", file: "commandEnvExclude", usage: "drop the variables matching this glob (case ignored) from commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvDrop }, check: glob},
+	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},
+	{flag: "command-env-set", file: "commandEnvSet", usage: "NAME=VALUE to set in commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvSet }, check: assignment},
+	{flag: "command-env-keep-secret-names", file: "commandEnvKeepSecretNames", usage: "pass commands the variables whose names contain KEY, SECRET or TOKEN (dshd's own token and model key never are)", kind: kBool, def: "false", ptr: func(s *Settings) any { return &s.CommandEnvSecret }},
 	{flag: "subagent", file: "subagents", usage: "subagent tool binding TOOLNAME=PROVIDER[,model=M][,agent=NAME] (repeatable; default: subagent=spawn, subagent_fork=fork)", kind: kList, ptr: func(s *Settings) any { return &s.Subagents }},
 }

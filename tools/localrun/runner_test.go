@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package localrun
 
 import (
 	"context"
@@ -14,28 +14,49 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/sandbox"
 )
 
-func testRunner() *LocalRunner {
-	return NewLocalRunner(&RunnerOptions{KillGrace: 300 * time.Millisecond})
+// testSandbox is the default sandbox with the caches in a temp dir; where
+// the kernel has no Landlock, commands run unconfined (these tests are
+// about running commands; confinement is tested where it is needed).
+func testSandbox(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	s, err := sandbox.New(&sandbox.Config{Caches: []string{t.TempDir()}, Fallback: sandbox.Unconfined, Grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// testRunner runs commands through the sandbox's helper.
+func testRunner(t testing.TB) *Runner {
+	return New(&Options{KillGrace: 300 * time.Millisecond, Sandbox: testSandbox(t)})
 }
 
 func TestLocalRunnerExitStatus(t *testing.T) {
-	r := testRunner()
+	for _, r := range []*Runner{testRunner(t), New(&Options{KillGrace: 300 * time.Millisecond})} {
+		exitStatus(t, r)
+	}
+}
+
+func exitStatus(t *testing.T, r *Runner) {
 	dir := t.TempDir()
 	tests := []struct {
 		name     string
-		cmd      Command
+		cmd      tools.Command
 		code     int // -1: killed by a signal
 		signal   string
 		contains string
 	}{
-		{"success", Command{Command: "true"}, 0, "", ""},
-		{"a non-zero exit", Command{Command: "exit 3"}, 3, "", ""},
-		{"stdout and stderr are merged", Command{Command: "echo out; echo err >&2"}, 0, "", "out\nerr\n"},
-		{"a program with args", Command{Command: "sh", Args: []string{"-c", "echo $0 $1; exit 4", "a", "b"}}, 4, "", "a b\n"},
-		{"dir and extra env", Command{Command: `echo "$DSHD_X"; pwd`, Dir: dir, Env: []string{"DSHD_X=hello"}}, 0, "", "hello\n" + dir + "\n"},
-		{"death by a signal", Command{Command: "kill -KILL $$"}, -1, "SIGKILL", ""},
+		{"success", tools.Command{Command: "true"}, 0, "", ""},
+		{"a non-zero exit", tools.Command{Command: "exit 3"}, 3, "", ""},
+		{"stdout and stderr are merged", tools.Command{Command: "echo out; echo err >&2"}, 0, "", "out\nerr\n"},
+		{"a program with args", tools.Command{Command: "sh", Args: []string{"-c", "echo $0 $1; exit 4", "a", "b"}}, 4, "", "a b\n"},
+		{"dir and extra env", tools.Command{Command: `echo "$DSHD_X"; pwd`, Dir: dir, Env: []string{"DSHD_X=hello"}}, 0, "", "hello\n" + dir + "\n"},
+		{"death by a signal", tools.Command{Command: "kill -KILL $$"}, -1, "SIGKILL", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,21 +76,21 @@ func TestLocalRunnerExitStatus(t *testing.T) {
 		})
 	}
 	t.Run("a program that does not exist is an error", func(t *testing.T) {
-		if _, err := r.Run(t.Context(), Command{Command: "/no/such/program", Args: []string{"x"}}, nil, nil); err == nil {
+		if _, err := r.Run(t.Context(), tools.Command{Command: "/no/such/program", Args: []string{"x"}}, nil, nil); err == nil {
 			t.Fatal("no error")
 		}
 	})
 }
 
 func TestLocalRunnerStreamsOutputBeforeExit(t *testing.T) {
-	r := testRunner()
+	r := testRunner(t)
 	flag := filepath.Join(t.TempDir(), "go-on")
 	first := make(chan struct{})
-	done := make(chan CommandResult, 1)
+	done := make(chan tools.CommandResult, 1)
 	var seen strings.Builder
 	signalled := false
 	go func() {
-		res, err := r.Run(t.Context(), Command{
+		res, err := r.Run(t.Context(), tools.Command{
 			Command: `echo first; while [ ! -e "$FLAG" ]; do sleep 0.01; done; echo second`,
 			Env:     []string{"FLAG=" + flag},
 		}, nil, func(chunk string) {
@@ -123,21 +144,34 @@ func pidFrom(t *testing.T, out string) int {
 	return pid
 }
 
+// hostPid prints the pid of the shell running it as this test sees it:
+// inside the sandbox's PID namespace $$ and $! are the namespace's
+// numbers, but /proc is the test's (read's redirect is opened by the shell
+// itself, so /proc/self is that shell).
+const hostPid = `read pid rest </proc/self/stat; echo $pid`
+
+// background starts a sleep in the background that writes its pid to the
+// file pid, waits for the file and prints it; prefix comes before the sh.
+func background(prefix string) string {
+	return prefix + `sh -c '` + hostPid + ` >pid.tmp; mv pid.tmp pid; exec sleep 1000' >/dev/null 2>&1 &
+		while [ ! -e pid ]; do sleep 0.01; done; cat pid`
+}
+
 func TestLocalRunnerTimeoutKillsTheProcessGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks processes through /proc")
 	}
-	r := testRunner()
+	r := testRunner(t)
 	tests := []struct{ name, cmd string }{
-		{"a grandchild that sleeps", `sleep 1000 & echo $!; wait`},
-		{"a grandchild that ignores SIGTERM", `sh -c 'trap "" TERM; echo $$; exec sleep 1000' & wait`},
+		{"a grandchild that sleeps", `sh -c '` + hostPid + `; exec sleep 1000' & wait`},
+		{"a grandchild that ignores SIGTERM", `sh -c 'trap "" TERM; ` + hostPid + `; exec sleep 1000' & wait`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pids := make(chan int, 1)
 			// The timeout must leave the command time to start and print
 			// the pid even on a loaded machine.
-			res, err := r.Run(t.Context(), Command{Command: tc.cmd, Timeout: time.Second}, nil, func(chunk string) {
+			res, err := r.Run(t.Context(), tools.Command{Command: tc.cmd, Timeout: time.Second}, nil, func(chunk string) {
 				select {
 				case pids <- pidFrom(t, chunk):
 				default:
@@ -168,10 +202,10 @@ func TestLocalRunnerCancelKillsTheProcessGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks processes through /proc")
 	}
-	r := testRunner()
+	r := testRunner(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	pids := make(chan int, 1)
-	res, err := r.Run(ctx, Command{Command: `sleep 1000 & echo $!; wait`}, nil, func(chunk string) {
+	res, err := r.Run(ctx, tools.Command{Command: `sh -c '` + hostPid + `; exec sleep 1000' & wait`}, nil, func(chunk string) {
 		pids <- pidFrom(t, chunk)
 		cancel()
 	})
@@ -191,25 +225,35 @@ func TestLocalRunnerLeavesNoBackgroundProcess(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks processes through /proc")
 	}
-	r := testRunner()
-	res, err := r.Run(t.Context(), Command{Command: `sleep 1000 >/dev/null 2>&1 & echo $!`}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct{ name, prefix string }{
+		{"in its group", ""},
+		{"escaped to a session of its own", "setsid "},
 	}
-	if res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Errorf("exit = %v", res.ExitCode)
-	}
-	if pid := pidFrom(t, res.Output); !gone(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("background process %d outlived its command", pid)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, err := testRunner(t).Run(t.Context(), tools.Command{Command: background(tc.prefix), Dir: dir, Roots: []string{dir}}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode == nil || *res.ExitCode != 0 {
+				t.Errorf("exit = %v: %s", res.ExitCode, res.Output)
+			}
+			if pid := pidFrom(t, res.Output); !gone(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("background process %d outlived its command", pid)
+			}
+		})
 	}
 }
 
-func TestLocalRunnerDoesNotWaitForAnEscapedProcess(t *testing.T) {
-	r := testRunner()
+func TestLocalRunnerWithoutASandboxDoesNotWaitForAnEscapedProcess(t *testing.T) {
+	r := New(&Options{KillGrace: 300 * time.Millisecond})
 	// setsid leaves the group (so it is not killed) but keeps the output
 	// pipe open; Run must still return.
-	res, err := r.Run(t.Context(), Command{Command: `setsid sleep 1000 & echo $!`}, nil, nil)
+	dir := t.TempDir()
+	res, err := r.Run(t.Context(), tools.Command{Command: `setsid sh -c '` + hostPid + ` >pid.tmp; mv pid.tmp pid; exec sleep 1000' &
+		while [ ! -e pid ]; do sleep 0.01; done; cat pid`, Dir: dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,10 +262,10 @@ func TestLocalRunnerDoesNotWaitForAnEscapedProcess(t *testing.T) {
 }
 
 func TestLocalRunnerCapsHugeOutput(t *testing.T) {
-	r := testRunner()
+	r := testRunner(t)
 	const limit = 64 << 10
-	huge := func(mib int) Command {
-		return Command{Command: fmt.Sprintf("dd if=/dev/zero bs=1M count=%d status=none; echo END", mib), OutputLimit: limit}
+	huge := func(mib int) tools.Command {
+		return tools.Command{Command: fmt.Sprintf("dd if=/dev/zero bs=1M count=%d status=none; echo END", mib), OutputLimit: limit}
 	}
 	t.Run("3 GiB of output keeps the tail in bounded memory", func(t *testing.T) {
 		mib := 3 << 10
@@ -277,7 +321,7 @@ func TestTailBuffer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newTailBuffer(tc.limit)
 			for _, w := range tc.writes {
-				b.WriteString(w)
+				b.Write([]byte(w))
 			}
 			if got := b.String(); got != tc.want || b.Truncated() != tc.trunc {
 				t.Errorf("got %q (truncated %v), want %q (%v)", got, b.Truncated(), tc.want, tc.trunc)

@@ -1,5 +1,5 @@
 //go:build !race
 
-package tools
+package localrun
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build race
 
-package tools
+package localrun
 
 // raceEnabled is true when the race detector instruments the build; tests
 // that move gigabytes move less then.

@@ -1,7 +1,7 @@
 // This file implements the bounded tail buffer that keeps the last bytes of
 // a command's output.
 
-package tools
+package localrun
 
 import "unicode/utf8"
 
@@ -17,12 +17,8 @@ type tailBuffer struct {
 
 func newTailBuffer(limit int) *tailBuffer { return &tailBuffer{limit: limit} }
 
-func (t *tailBuffer) Write(p []byte) { writeTail(t, p) }
-
-// WriteString is Write without converting s to a byte slice first.
-func (t *tailBuffer) WriteString(s string) { writeTail(t, s) }
-
-func writeTail[S ~string | ~[]byte](t *tailBuffer, p S) {
+// Write keeps the end of p.
+func (t *tailBuffer) Write(p []byte) {
 	t.total += int64(len(p))
 	if t.limit <= 0 {
 		return
