@@ -40,7 +40,9 @@ type Conn struct {
 	authed   bool
 	sessions map[acp.SessionID]*session.Session
 	children map[acp.SessionID]*child // exposed subagent sessions
-	nextID   uint64
+	// workspaces are what each session's workspace defines for it.
+	workspaces map[acp.SessionID]*wsState
+	nextID     uint64
 	// idBase makes minted ids unique across connections, so a child id
 	// replayed from an earlier connection is never minted again.
 	idBase  string
@@ -53,14 +55,15 @@ var _ acp.Agent = (*Conn)(nil)
 func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
-		srv:      s,
-		log:      s.log,
-		ctx:      ctx,
-		cancel:   cancel,
-		sessions: map[acp.SessionID]*session.Session{},
-		children: map[acp.SessionID]*child{},
-		idBase:   randomBase(),
-		trusted:  authenticatedByTransport(rwc),
+		srv:        s,
+		log:        s.log,
+		ctx:        ctx,
+		cancel:     cancel,
+		sessions:   map[acp.SessionID]*session.Session{},
+		children:   map[acp.SessionID]*child{},
+		workspaces: map[acp.SessionID]*wsState{},
+		idBase:     randomBase(),
+		trusted:    authenticatedByTransport(rwc),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
 	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log})
@@ -91,6 +94,11 @@ func (c *Conn) closeSession(s *session.Session) {
 	if err := s.Close(); err != nil {
 		c.log.Warn("closing session journal", "session", s.ID(), "err", err)
 	}
+	c.mu.Lock()
+	ws := c.workspaces[acp.SessionID(s.ID())]
+	delete(c.workspaces, acp.SessionID(s.ID()))
+	c.mu.Unlock()
+	ws.close()
 	c.srv.release(acp.SessionID(s.ID()), c)
 }
 

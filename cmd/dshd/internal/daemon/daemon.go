@@ -27,8 +27,10 @@ import (
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
 	"github.com/dshd/dshd/internal/metrics"
+	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
@@ -71,7 +73,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	b.model = d.Metrics.Model(b.model)
 	d.Model, d.ModelID = b.model, b.modelID
 
-	dir, err := stateDir(st.StateDir)
+	dir, err := SessionsDir(st.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +124,21 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
+	// Agent definitions: the user's are checked (and their mistakes
+	// logged) now, each workspace's when a session opens there.
+	configHome := filepath.Dir(filepath.Dir(config.DefaultPath(lookupEnv)))
+	if configHome == "." {
+		configHome = ""
+	}
+	defs := definition.New(definition.Options{
+		Service: svc,
+		Base:    base,
+		User:    definition.UserSources(configHome),
+		Models:  b.catalog.ids,
+		Logger:  log,
+	})
+	defs.CheckUser()
+
 	mode, err := permission.ParseMode(st.Mode)
 	if err != nil {
 		return nil, err
@@ -145,6 +162,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Tools:           base,
 		Runner:          runner,
 		Subagents:       svc,
+		Definitions:     defs,
+		UserCommands:    commands.UserSources(configHome),
 		Agents:          agents,
 		Mode:            mode,
 		MaxTurnRequests: st.MaxTurnRequests,
@@ -186,6 +205,9 @@ func childArgs(st *config.Settings) []string {
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
 	add("--thinking", st.Thinking)
+	if st.IsSet("model-timeout") {
+		add("--model-timeout", st.ModelTimeout.String())
+	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
 			args = append(args, "--state-dir", abs)
@@ -266,9 +288,9 @@ func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acp
 	return out, nil
 }
 
-// stateDir is <root>/sessions, root being --state-dir or
-// $XDG_STATE_HOME/dshd.
-func stateDir(root string) (string, error) {
+// SessionsDir is where the session journals live: <root>/sessions, root
+// being --state-dir or $XDG_STATE_HOME/dshd.
+func SessionsDir(root string) (string, error) {
 	if root == "" {
 		return session.DefaultDir()
 	}
@@ -337,6 +359,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 	default:
 		return nil, fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
+	opts.FirstByteTimeout = st.ModelTimeout
 	opts.Logger = log
 	client, err := openai.New(opts)
 	if err != nil {
@@ -372,6 +395,15 @@ type catalog struct {
 }
 
 func staticCatalog(infos []llm.Info) *catalog { return &catalog{infos: infos} }
+
+// ids returns the ids of the models known so far.
+func (c *catalog) ids() []string {
+	var out []string
+	for _, m := range c.list() {
+		out = append(out, m.ID)
+	}
+	return out
+}
 
 func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {
