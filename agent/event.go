@@ -55,9 +55,11 @@ type ToolCallStarted struct {
 }
 
 // ToolCallUpdated changes a tool call. Zero fields are unchanged; Content
-// and Locations, when non-nil, replace the previous ones.
+// and Locations, when non-nil, replace the previous ones. Name is the
+// tool's name, the same on every update of a call.
 type ToolCallUpdated struct {
 	ID        string
+	Name      string
 	Status    ToolStatus
 	Title     string
 	Content   []tools.Content

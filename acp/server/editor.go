@@ -268,6 +268,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
+				Name:       req.ToolName,
 				Kind:       acp.ToolKind(req.Kind),
 				Status:     acp.ToolCallStatusPending,
 				Content:    tr.content(req.Content),
@@ -278,7 +279,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 				if ans != permission.AllowOnce && ans != permission.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Name: req.ToolName, Status: st})
 			}
 		}
 	}
@@ -288,6 +289,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 		ToolCall: acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(toolCallID),
 			Title:      title,
+			Name:       req.ToolName,
 			Kind:       acp.ToolKind(req.Kind),
 			Content:    tr.content(req.Content),
 			Locations:  locations(req.Locations),

@@ -39,6 +39,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		return &acp.ToolCall{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Kind:       acp.ToolKind(e.Kind),
 			Status:     acp.ToolCallStatusPending,
 			RawInput:   e.RawInput,
@@ -48,6 +49,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		u := &acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Status:     acp.ToolCallStatus(e.Status),
 			Content:    t.content(e.Content),
 			Locations:  locations(e.Locations),
