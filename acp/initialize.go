@@ -106,8 +106,12 @@ type FileSystemCapabilities struct {
 func (c *FileSystemCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // ClientSessionCapabilities holds session-related client capabilities.
+// Compaction and Notices (stable since schema 1.25, acp-v1 §23.1): a
+// non-nil one lets the agent send compaction updates, resp. notices.
 type ClientSessionCapabilities struct {
 	ConfigOptions *SessionConfigOptionsCapabilities `json:"configOptions,omitempty"`
+	Compaction    *EmptyCapability                  `json:"compaction,omitempty"`
+	Notices       *EmptyCapability                  `json:"notices,omitempty"`
 	Meta          Meta                              `json:"_meta,omitempty"`
 }
 
@@ -202,12 +206,15 @@ type McpCapabilities struct {
 func (c *McpCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // SessionCapabilities: each non-nil member means its method is implemented.
+// Fork (session/fork) is unstable: only schema.unstable.json has it
+// (rfd:session-fork, acp-v1 §25).
 type SessionCapabilities struct {
 	List                  *EmptyCapability `json:"list,omitempty"`
 	Delete                *EmptyCapability `json:"delete,omitempty"`
 	Resume                *EmptyCapability `json:"resume,omitempty"`
 	Close                 *EmptyCapability `json:"close,omitempty"`
 	AdditionalDirectories *EmptyCapability `json:"additionalDirectories,omitempty"`
+	Fork                  *EmptyCapability `json:"fork,omitempty"`
 	Meta                  Meta             `json:"_meta,omitempty"`
 }
 

@@ -477,3 +477,27 @@ func validateMcpServers(servers []McpServer) error {
 	}
 	return nil
 }
+
+// ForkSessionRequest is the params of session/fork (unstable,
+// rfd:session-fork): a new session that starts from sessionId's history.
+// It takes the options of session/load; mcpServers is optional here.
+type ForkSessionRequest struct {
+	SessionID             SessionID   `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers,omitzero"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it shares session/load's
+// decoder.
+func (r *ForkSessionRequest) UnmarshalJSON(b []byte) error {
+	return (*LoadSessionRequest)(r).UnmarshalJSON(b)
+}
+
+// Validate checks the required fields.
+func (r *ForkSessionRequest) Validate() error { return (*ResumeSessionRequest)(r).Validate() }
+
+// ForkSessionResponse is the result of session/fork: the new session's id
+// and, as for session/new, its modes and config options.
+type ForkSessionResponse = NewSessionResponse
