@@ -17,11 +17,20 @@ type InitializeRequest struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler. A missing or null
-// protocolVersion decodes as -1 so Validate can reject it.
+// protocolVersion decodes as -1 so Validate can reject it; a malformed
+// clientInfo is absent.
 func (r *InitializeRequest) UnmarshalJSON(b []byte) error {
 	type alias InitializeRequest
-	a := alias{ProtocolVersion: -1}
-	if err := json.Unmarshal(b, &a); err != nil {
+	dec := func(b []byte) (alias, error) {
+		a := alias{ProtocolVersion: -1}
+		err := json.Unmarshal(b, &a)
+		return a, err
+	}
+	a, err := dec(b)
+	if err != nil {
+		a, err = dropMalformed(b, err, dec, nil, "clientInfo")
+	}
+	if err != nil {
 		return err
 	}
 	*r = InitializeRequest(a)

@@ -446,8 +446,13 @@ var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
 
 // decodeMcpServers decodes mcpServers strictly: a malformed entry fails the
 // request with -32602 rather than silently dropping a server the client
-// asked for (our choice; acp-v1 §4 would allow dropping it).
+// asked for (our choice; acp-v1 §4 would allow dropping it). null is an
+// empty list, as the schema reads it (x-deserialize-default-on-null);
+// absent stays nil, so a request that requires the member can say so.
 func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
+	if isNull(b) {
+		return []McpServer{}, nil
+	}
 	servers, err := decodeList(b, UnmarshalMcpServer, false)
 	if err != nil {
 		return nil, invalidField("mcpServers", err.Error())
