@@ -60,14 +60,19 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	return resp, nil
 }
 
-// afterSetup sends what follows a session's setup response: MCP warnings
-// and the usage state, written right after the response (the client
-// learns the session id from it).
+// afterSetup sends what follows a session's setup response: the
+// daemon's setup warnings, MCP warnings and the usage state, written right
+// after the response (the client learns the session id from it).
 func (c *Conn) afterSetup(ctx context.Context, s *session.Session) {
 	id := acp.SessionID(s.ID())
 	send := func() {
+		if f := c.srv.opts.SetupWarnings; f != nil {
+			for _, w := range f() {
+				c.Warn(id, w)
+			}
+		}
 		for _, w := range s.Warnings() {
-			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
+			c.Warn(id, Warning{Title: w})
 		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
 	}
