@@ -153,6 +153,20 @@ func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpd
 	}
 }
 
+// record journals one update for session id without sending it: what a
+// later load must replay although this client may not see it.
+func (c *Conn) record(journal *session.Session, id acp.SessionID, u acp.SessionUpdate) {
+	if journal == nil {
+		return
+	}
+	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: id, Update: u})
+	if err != nil {
+		c.log.Error("cannot encode a session update", "session", id, "update", u.UpdateType(), "err", err)
+		return
+	}
+	_ = journal.RecordUpdate(b) // a failure stops the turn, whose answer says so
+}
+
 // sendRaw writes a recorded or relayed notification (params JSON) as is.
 func (c *Conn) sendRaw(params json.RawMessage) {
 	if err := c.peer.Notify(c.ctx, acp.MethodSessionUpdate, params); err != nil {

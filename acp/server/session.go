@@ -168,11 +168,16 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 
 // replay sends a session's recorded updates in their original order. A
 // client that did not opt in to subagent sessions gets only the parent's
-// own traffic.
+// own traffic, one that did not advertise session.compaction no
+// compaction.
 func (c *Conn) replay(s *session.Session, updates []json.RawMessage) {
 	id := acp.SessionID(s.ID())
 	optedIn := c.optedIn()
+	compaction := c.clientCaps().Session.Compaction != nil
 	for _, raw := range updates {
+		if !compaction && isCompaction(raw) {
+			continue
+		}
 		if !optedIn {
 			var head struct {
 				SessionID acp.SessionID   `json:"sessionId"`

@@ -21,6 +21,11 @@ type translator struct {
 }
 
 func (t *translator) emit(ev agent.Event) {
+	switch ev.(type) {
+	case agent.CompactionStarted, agent.CompactionEnded:
+		t.compaction(ev)
+		return
+	}
 	if u := t.update(ev); u != nil {
 		t.c.send(t.journal, t.session, u)
 	}
