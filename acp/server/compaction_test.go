@@ -26,6 +26,11 @@ func compactingHarness(t *testing.T, caps acp.ClientCapabilities) *harness {
 	return newHarness(t, hopts{script: compactScript, caps: caps, opts: func(o *server.Options) { o.ContextWindow = 40 }})
 }
 
+// compactingHarnessWith is a compacting harness with its own script.
+func compactingHarnessWith(t *testing.T, script string) *harness {
+	return newHarness(t, hopts{script: script, opts: func(o *server.Options) { o.ContextWindow = 40 }})
+}
+
 func compactions(us []acp.SessionUpdate) []*acp.CompactionUpdate {
 	return ofType[*acp.CompactionUpdate](us)
 }

@@ -75,7 +75,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		}
 		return nil, turnError(err)
 	}
-	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
+	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: turnUsage(res)}, nil
 }
 
 // notSavedError is the JSON-RPC error of a prompt whose turn could not be
