@@ -165,6 +165,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
+		Thinking:              session.ThinkingOf(stored.State.Thinking),
 		Tools:                 o.Tools,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),

@@ -44,10 +44,15 @@ func (t *translator) compaction(ev agent.Event) {
 	}
 }
 
-// isCompaction reports whether a recorded session/update params object
-// is a compaction update; the scan is cheap for the common case.
-func isCompaction(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(`"compaction_`)) {
+// notReplayed reports whether a recorded session/update params object
+// stays out of a replay to this client: a compaction for a client that did
+// not advertise session.compaction, and every config_option_update, since
+// the load's answer carries the current options in this client's form (a
+// recorded one may hold a boolean option that a client without
+// session.configOptions.boolean must never see). The scan is cheap for
+// the common case.
+func notReplayed(params json.RawMessage, compaction bool) bool {
+	if !bytes.Contains(params, []byte(`"compaction_`)) && !bytes.Contains(params, []byte(`"config_option_update"`)) {
 		return false
 	}
 	var head struct {
@@ -58,5 +63,11 @@ func isCompaction(params json.RawMessage) bool {
 	if json.Unmarshal(params, &head) != nil {
 		return false
 	}
-	return head.Update.Kind == acp.UpdateCompactionUpdate || head.Update.Kind == acp.UpdateCompactionSummaryChunk
+	switch head.Update.Kind {
+	case acp.UpdateCompactionUpdate, acp.UpdateCompactionSummaryChunk:
+		return !compaction
+	case acp.UpdateConfigOptionUpdate:
+		return true
+	}
+	return false
 }

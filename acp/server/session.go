@@ -169,13 +169,13 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 // replay sends a session's recorded updates in their original order. A
 // client that did not opt in to subagent sessions gets only the parent's
 // own traffic, one that did not advertise session.compaction no
-// compaction.
+// compaction (see notReplayed).
 func (c *Conn) replay(s *session.Session, updates []json.RawMessage) {
 	id := acp.SessionID(s.ID())
 	optedIn := c.optedIn()
 	compaction := c.clientCaps().Session.Compaction != nil
 	for _, raw := range updates {
-		if !compaction && isCompaction(raw) {
+		if notReplayed(raw, compaction) {
 			continue
 		}
 		if !optedIn {
