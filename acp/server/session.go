@@ -46,7 +46,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given), nil)
 	if err != nil {
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
@@ -157,7 +157,7 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth), nil)
 	if err != nil {
 		return nil, nil, err
 	}

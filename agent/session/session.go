@@ -48,6 +48,18 @@ func (s *State) merge(o State) {
 	}
 }
 
+// ThinkingValue is the State's Thinking of a setting: "on", "off", or ""
+// for nil (the backend's).
+func ThinkingValue(on *bool) string {
+	switch {
+	case on == nil:
+		return ""
+	case *on:
+		return "on"
+	}
+	return "off"
+}
+
 // ThinkingOf reads a State's Thinking: nil for the backend's setting.
 func ThinkingOf(v string) *bool {
 	switch v {
@@ -158,11 +170,7 @@ func (s *Session) Thinking() *bool { return s.agent.Thinking() }
 // call on and records it.
 func (s *Session) SetThinking(on bool) {
 	s.agent.SetThinking(&on)
-	v := "off"
-	if on {
-		v = "on"
-	}
-	s.setState(State{Thinking: v})
+	s.setState(State{Thinking: ThinkingValue(&on)})
 }
 
 // RecordUpdate appends a session/update params object to the journal; a
