@@ -117,7 +117,7 @@ func TestTheSchemaCheckKnowsTheNewerAndTheUnstableShapes(t *testing.T) {
 	s := schemaSet(t)
 	for _, tc := range []struct {
 		name, replyTo, line string
-		ok                 bool
+		ok                  bool
 	}{
 		{"a named tool call", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","name":"read_file"}}}`, true},
 		{"a notice", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":"x"}}}`, true},
