@@ -1,5 +1,6 @@
 // This file runs the tool calls of one model response: announce, gate,
-// execute in parallel, report, and hand the results back in order.
+// execute in parallel (in the model's order where they conflict, see
+// order.go), report, and hand the results back in order.
 
 package agent
 
@@ -47,12 +48,28 @@ func (t *turn) runTools(calls []llm.ToolCall) ([]llm.Message, error) {
 	sem := make(chan struct{}, a.opts.MaxParallelTools)
 	var serial sync.Mutex
 	var wg sync.WaitGroup
+	// Calls run side by side but in the model's order where one may
+	// change what another sees (order.go).
+	after := t.order(pcs)
+	done := make([]chan struct{}, len(pcs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	for i, pc := range pcs {
 		if pc.early != "" {
 			msgs[i] = toolMessage(pc, pc.early)
+			close(done[i])
 			continue
 		}
 		wg.Go(func() {
+			defer close(done[i])
+			if !t.waitTurn(after[i], done) {
+				msgs[i] = t.cancelled(pc)
+				return
+			}
+			// When a slot frees up after the turn was cancelled, select may
+			// still pick the slot; execute then ends the call as cancelled
+			// before the tool runs, so a cancelled turn starts no tool.
 			select {
 			case sem <- struct{}{}:
 			case <-t.ctx.Done():
@@ -85,7 +102,7 @@ func (t *turn) prepare(pc *pendingCall) {
 	}
 	var tool tools.Tool
 	ok := false
-	if a.opts.Tools != nil {
+	if a.opts.Tools != nil && t.offers(pc.call.Name) {
 		tool, ok = a.opts.Tools.Get(pc.call.Name)
 	}
 	valid := json.Valid([]byte(args))
@@ -131,7 +148,9 @@ func (t *turn) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// execute runs one prepared call and reports its end.
+// execute runs one prepared call and reports its end. A call whose turn
+// was cancelled while it waited for its slot ends cancelled without
+// running.
 func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 	a := t.a
 	if t.ctx.Err() != nil {

@@ -111,6 +111,9 @@ type StartRequest struct {
 	// DenyPermissions pins the child's permission requests to "deny": each
 	// is rejected at once and the child is told its scope is fixed.
 	DenyPermissions bool
+	// Budget bounds the child and all its descendants; zero fields are
+	// unbounded.
+	Budget Budget
 
 	// Parent is the delegating agent's scope; required.
 	Parent *Scope
@@ -125,6 +128,20 @@ type StartRequest struct {
 	// acp binding's command or socket), passed through unchanged; in-process
 	// providers ignore them.
 	Options map[string]string
+}
+
+// Budget bounds a child together with every descendant it starts, from a
+// definition's maxTurns and maxTokens or a binding's max-turns and
+// max-tokens. The fields travel with the StartRequest; enforcing them
+// across the tree (in process and across dshd processes) is issue 12
+// item 8 and not done yet.
+type Budget struct {
+	// MaxTurns bounds the model round trips of the child and its
+	// descendants.
+	MaxTurns int `json:"maxTurns,omitempty"`
+	// MaxTokens bounds the tokens (input and output) of the child and its
+	// descendants.
+	MaxTokens int `json:"maxTokens,omitempty"`
 }
 
 // Progress is the fallback view of a running child, shown in the parent's
@@ -166,7 +183,9 @@ type Provider interface {
 	// conversation (fork) or only its prompt (spawn, acp).
 	InheritsParentContext() bool
 	// Start creates the child and returns once it exists; the caller owns
-	// the run from then on. A failed Start leaves nothing behind.
+	// the run from then on. A failed Start leaves nothing behind. A ctx
+	// that has already ended starts no child: Start returns a run that
+	// settled aborted.
 	Start(ctx context.Context, req StartRequest) (Run, error)
 }
 
@@ -177,7 +196,9 @@ type Run interface {
 	// ends first or the run could not be observed at all; a child-level
 	// failure is a Result with StopError.
 	Wait(ctx context.Context) (Result, error)
-	// Cancel stops the child and its descendants; the run ends aborted.
+	// Cancel stops the child and its descendants; the run ends aborted. A
+	// run cancelled before anyone waited for it may settle without
+	// running at all.
 	Cancel()
 	// Dispose cancels what remains and returns once the child and
 	// everything it started are quiet. It is idempotent.
@@ -192,6 +213,29 @@ type Steerable interface {
 // Resumable is a Run whose finished conversation can be continued.
 type Resumable interface {
 	Resume(ctx context.Context, prompt string) (Run, error)
+}
+
+// Settling is a Run that tells when it has settled without being waited
+// for: Done is closed once Wait would return at once. The [Service]
+// follows such a run through Done, so that only its owner's Wait reaches
+// the run's Wait. A provider whose child begins its work at the owner's
+// first Wait — so that a Cancel straight after Start always comes first
+// and the child never runs — must be Settling; the in-process providers
+// are.
+type Settling interface {
+	Done() <-chan struct{}
+}
+
+// Reachable is a Run whose child others can reach while it lives: an
+// in-process child is in the agent registry under the run's id. It is not
+// a runtime capability for callers but what the [Service] needs to keep
+// its promise to start observers: as it announces the run's start it
+// calls HoldReachable, and it calls release once every observer it
+// announced the start to has seen it (returned, panicked or unsubscribed).
+// Until release, the child stays reachable even after the run ended and
+// was disposed; Dispose still stops it and returns as usual.
+type Reachable interface {
+	HoldReachable() (release func())
 }
 
 // Exposure is how the editor sees children as ACP subagent sessions. It is

@@ -161,6 +161,9 @@ const (
 	// Cancelled means the turn was cancelled while the request was pending;
 	// the tool must not run and the call ends as cancelled.
 	Cancelled
+	// Refused is a rejection nobody was asked for: a rule decided it (a
+	// subagent bound with deny-permissions, a session with nobody to ask).
+	Refused
 )
 
 func (d Decision) String() string {
@@ -171,6 +174,8 @@ func (d Decision) String() string {
 		return "rejected"
 	case Cancelled:
 		return "cancelled"
+	case Refused:
+		return "refused"
 	}
 	return fmt.Sprintf("Decision(%d)", d)
 }

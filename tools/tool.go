@@ -135,7 +135,10 @@ type Content struct {
 	Path    string  `json:"path,omitempty"`
 	OldText *string `json:"oldText,omitempty"`
 	NewText string  `json:"newText,omitempty"`
-	// TerminalID is set for ContentTerminal.
+	// TerminalID is set for ContentTerminal. Text, on a terminal item,
+	// is the finished command's output as text, shown where the terminal
+	// is gone: a session's record keeps it, not the terminal, so a replay
+	// on a later connection still shows what the command printed.
 	TerminalID string `json:"terminalId,omitempty"`
 	// SessionID is set for ContentSession.
 	SessionID string `json:"sessionId,omitempty"`

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,26 +53,34 @@ func dedupe(dirs []string) []string {
 	return out
 }
 
-// checkMCP refuses transports the daemon does not advertise.
-func (c *Conn) checkMCP(servers []acp.McpServer) error {
+// usableMCP splits a session's MCP entries into those the daemon can
+// connect and warnings for the rest: a transport it does not advertise
+// is a warning for the client, never a failed session. What is wrong
+// with a usable entry (a command not found) the connector reports.
+func (c *Conn) usableMCP(servers []acp.McpServer) (usable []acp.McpServer, warnings []string) {
 	o := &c.srv.opts
 	for i, s := range servers {
-		switch s := s.(type) {
+		kind := ""
+		switch s.(type) {
 		case *acp.McpServerHTTP:
-			if o.ConnectMCP == nil || !o.MCPHTTP {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "http MCP servers are not supported"})
+			if !o.MCPHTTP {
+				kind = "http"
 			}
 		case *acp.McpServerSSE:
-			if o.ConnectMCP == nil || !o.MCPSSE {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "sse MCP servers are not supported"})
-			}
-		case *acp.McpServerStdio:
-			if !filepath.IsAbs(s.Command) {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d].command", i), "reason": "must be an absolute path"})
+			if !o.MCPSSE {
+				kind = "sse"
 			}
 		}
+		if o.ConnectMCP == nil {
+			kind = "any"
+		}
+		if kind != "" {
+			warnings = append(warnings, fmt.Sprintf("MCP server %q (mcpServers[%d]) is not used: this daemon does not connect %s MCP servers", s.ServerName(), i, kind))
+			continue
+		}
+		usable = append(usable, s)
 	}
-	return nil
+	return usable, warnings
 }
 
 // depthFromMeta reads the delegation depth and limit a parent dshd
@@ -157,6 +166,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		}
 		delegation = scope
 	}
+	ws, mistakes := c.openWorkspace(cwd)
+	ws.pending = mistakes
+	toolLayer := o.Tools
+	if ws.defs != nil {
+		toolLayer = ws.defs.Tools()
+	}
 	cfg := session.Config{
 		ID:                    string(id),
 		Cwd:                   cwd,
@@ -167,7 +182,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
 		Thinking:              session.ThinkingOf(stored.State.Thinking),
-		Tools:                 o.Tools,
+		Tools:                 toolLayer,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
 		Mode:                  mode,
@@ -175,6 +190,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Now:                   o.Now,
 		Delegation:            delegation,
 		History:               history(stored, hist),
+		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,
 		Registry:              o.Agents,
 		Logger:                c.log.With("session", id),
@@ -183,14 +199,18 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		if raw, err := json.Marshal(servers); err == nil {
 			cfg.MCPServers = raw
 		}
-		if o.ConnectMCP != nil {
-			cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
-				return o.ConnectMCP(ctx, cwd, dirs, servers, layer)
+		usable, warnings := c.usableMCP(servers)
+		cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
+			if len(usable) == 0 {
+				return nil, warnings
 			}
+			closer, more := o.ConnectMCP(ctx, cwd, dirs, usable, layer)
+			return closer, append(warnings, more...)
 		}
 	}
 	s, err := session.New(ctx, cfg)
 	if err != nil {
+		ws.close()
 		stored.Close()
 		var we *session.WorkspaceError
 		if errors.As(err, &we) {
@@ -204,10 +224,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	if err := c.srv.claim(id, c); err != nil {
 		s.Close()
+		ws.close()
 		return nil, err
 	}
 	c.mu.Lock()
 	c.sessions[id] = s
+	c.workspaces[id] = ws
 	c.mu.Unlock()
 	return s, nil
 }
@@ -231,4 +253,27 @@ func (c *Conn) contextWindow(model string) int {
 		}
 	}
 	return 128000
+}
+
+// lastUsage is the context usage the session last reported (its last
+// recorded usage_update), so a reopened session's meter shows what the
+// conversation holds rather than zero; 0 when it never reported one.
+func lastUsage(id acp.SessionID, updates []json.RawMessage) int64 {
+	for i := len(updates) - 1; i >= 0; i-- {
+		raw := updates[i]
+		if !bytes.Contains(raw, []byte(acp.UpdateUsageUpdate)) {
+			continue
+		}
+		var n struct {
+			SessionID acp.SessionID `json:"sessionId"`
+			Update    struct {
+				Kind string `json:"sessionUpdate"`
+				Used int64  `json:"used"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(raw, &n) == nil && n.SessionID == id && n.Update.Kind == acp.UpdateUsageUpdate {
+			return n.Update.Used
+		}
+	}
+	return 0
 }

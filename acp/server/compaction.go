@@ -36,10 +36,11 @@ func (t *translator) compaction(ev agent.Event) {
 			u.Status = acp.CompactionCompleted
 			u.Summary = acp.Set([]acp.ContentBlock{acp.TextBlock(e.Summary)})
 		}
-		if live {
+		switch {
+		case live:
 			t.c.send(t.journal, t.session, u)
-		} else {
-			t.c.record(t.journal, t.session, u)
+		case t.journal != nil:
+			t.record(u)
 		}
 	}
 }

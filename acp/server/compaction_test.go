@@ -127,3 +127,15 @@ func TestAClientWithoutTheCapabilitySeesNoCompaction(t *testing.T) {
 		t.Fatalf("a capable client's replay has compactions %+v, want the completed one", c)
 	}
 }
+
+func TestCompactOnRequestIsShownLikeTheAutomaticOne(t *testing.T) {
+	h := newHarness(t, hopts{script: compactScript, caps: compactionCaps})
+	sid := h.newSession()
+	h.mustPrompt(sid, "hello", acp.StopReasonEndTurn)
+	h.ed.reset()
+	h.mustPrompt(sid, "/compact", acp.StopReasonEndTurn)
+	c := compactions(h.ed.of(sid))
+	if len(c) != 2 || c[0].Status != acp.CompactionInProgress || c[1].Status != acp.CompactionCompleted || c[1].CompactionID != c[0].CompactionID {
+		t.Fatalf("/compact sent compaction updates %+v, want in_progress then completed", c)
+	}
+}

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
@@ -184,4 +185,58 @@ func (c *Conn) SetSessionConfigOption(ctx context.Context, req *acp.SetSessionCo
 		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "configId", "reason": fmt.Sprintf("unknown config option %q", req.ConfigID)})
 	}
 	return &acp.SetSessionConfigOptionResponse{ConfigOptions: c.configOptions(s)}, nil
+}
+
+// watchModels sends s's options again as a config_option_update when the
+// model list, still being fetched when sent was answered, turns out
+// different. It waits on its own goroutine, owned by the connection like
+// a turn, until the list is known or the connection ends.
+func (c *Conn) watchModels(s *session.Session, sent []acp.SessionConfigOption) {
+	ready := c.srv.opts.ModelsReady
+	if ready == nil {
+		return
+	}
+	c.mu.Lock()
+	closing := c.closing
+	if !closing {
+		c.turns.Add(1)
+	}
+	c.mu.Unlock()
+	if closing {
+		return
+	}
+	go func() {
+		defer c.turns.Done()
+		select {
+		case <-ready:
+		case <-c.ctx.Done():
+			return
+		}
+		id := acp.SessionID(s.ID())
+		c.mu.Lock()
+		live := c.sessions[id] == s
+		c.mu.Unlock()
+		if !live {
+			return
+		}
+		now := c.configOptions(s)
+		if slices.Equal(modelValues(sent), modelValues(now)) {
+			return
+		}
+		// The list is the daemon's, not the conversation's: not recorded.
+		c.send(nil, id, &acp.ConfigOptionUpdate{ConfigOptions: now})
+	}()
+}
+
+// modelValues are the model selector's choices among opts.
+func modelValues(opts []acp.SessionConfigOption) []string {
+	var out []string
+	for _, o := range opts {
+		if sel, ok := o.(*acp.SelectConfigOption); ok && sel.ID == optionModel {
+			for _, v := range sel.Options.Options {
+				out = append(out, v.Value+"\x00"+v.Name)
+			}
+		}
+	}
+	return out
 }

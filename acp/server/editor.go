@@ -6,8 +6,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -50,12 +53,69 @@ func (f *editorFS) ReadTextFile(ctx context.Context, path string, line, limit in
 	}
 	resp, err := f.c.peer.ReadTextFile(ctx, req)
 	if err != nil {
-		if errors.Is(err, acp.ErrResourceNotFound) {
+		if missing(path, err) {
 			return "", fmt.Errorf("%s: %w", path, tools.ErrNotExist)
 		}
 		return "", editorError("reading "+path, err)
 	}
 	return resp.Content, nil
+}
+
+// missing reports whether the editor's failed read of path means the file
+// does not exist. Editors say so in different ways: -32002 as ACP asks,
+// or -32603 with a reason such as "ENOENT: no such file or directory"
+// (the TS SDK's default). A failure without such a reason counts when no
+// file is on the disk either, so write_file can still create one; a file
+// that is there keeps the editor's error.
+func missing(path string, err error) bool {
+	if errors.Is(err, acp.ErrResourceNotFound) {
+		return true
+	}
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ctxError(err) {
+		return false
+	}
+	for _, s := range errorTexts(ae) {
+		s = strings.ToLower(s)
+		for _, w := range notFoundWords {
+			if strings.Contains(s, w) {
+				return true
+			}
+		}
+	}
+	_, serr := os.Lstat(path)
+	return errors.Is(serr, fs.ErrNotExist)
+}
+
+// notFoundWords are how error reasons say that a file is missing.
+var notFoundWords = []string{"not found", "no such file", "enoent", "does not exist", "doesn't exist", "not exist", "cannot find"}
+
+func ctxError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// errorTexts returns the human text of a peer's error: its message and
+// whatever its data carries — a string, or the reason, details, error or
+// message field, as different SDKs put it.
+func errorTexts(ae *acp.Error) []string {
+	out := []string{ae.Message}
+	var data any = ae.Data
+	if raw, ok := ae.Data.(json.RawMessage); ok {
+		if json.Unmarshal(raw, &data) != nil {
+			data = nil
+		}
+	}
+	switch d := data.(type) {
+	case string:
+		out = append(out, d)
+	case map[string]any:
+		for _, k := range []string{"reason", "details", "error", "message"} {
+			if s, ok := d[k].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) error {
@@ -73,12 +133,11 @@ func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) erro
 func editorError(what string, err error) error {
 	var ae *acp.Error
 	if errors.As(err, &ae) {
-		msg := ae.Message
-		if s, ok := ae.Data.(string); ok && s != "" {
-			msg += ": " + s
-		} else if m, ok := ae.Data.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok {
-				msg += ": " + r
+		texts := errorTexts(ae)
+		msg := texts[0]
+		for _, t := range texts[1:] {
+			if t != "" && !strings.Contains(msg, t) {
+				msg += ": " + t
 			}
 		}
 		return fmt.Errorf("the editor failed %s: %s (code %d)", what, msg, ae.Code)
@@ -201,6 +260,11 @@ loop:
 		if status == nil {
 			status = final.ExitStatus
 		}
+		// What the command printed since the last poll (all of it, for a
+		// command that ended before the first): output sees everything.
+		if len(final.Output) > sent && output != nil {
+			output(final.Output[sent:])
+		}
 	}
 	if status != nil {
 		if status.ExitCode != nil {
@@ -320,9 +384,18 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 	return ans, nil
 }
 
+// metaRefused, true on a rejection, says no person gave it (a parent
+// dshd whose binding refuses every request of this agent).
+const metaRefused = "dshd.dev/refused"
+
 // answerOf maps the client's choice; an unknown option counts as a
 // rejection (dshd policy).
 func answerOf(resp *acp.RequestPermissionResponse) permission.Answer {
+	if refused, _ := resp.Meta[metaRefused].(bool); refused {
+		if _, selected := resp.Outcome.(*acp.SelectedPermissionOutcome); selected {
+			return permission.AnswerRefused
+		}
+	}
 	switch o := resp.Outcome.(type) {
 	case *acp.CancelledPermissionOutcome:
 		return permission.AnswerCancelled

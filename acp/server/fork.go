@@ -51,9 +51,6 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	if err := c.checkMCP(req.McpServers); err != nil {
-		return nil, err
-	}
 	src, err := c.forkSource(req.SessionID)
 	if err != nil {
 		return nil, err
@@ -84,7 +81,7 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 		return nil, err
 	}
 	resp := &acp.ForkSessionResponse{SessionID: id, Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 

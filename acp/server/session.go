@@ -28,9 +28,6 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	if err := c.checkMCP(req.McpServers); err != nil {
-		return nil, err
-	}
 	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
@@ -56,15 +53,18 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		Modes:         c.modeState(s),
 		ConfigOptions: c.configOptions(s),
 	}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
-// afterSetup sends what follows a session's setup response: the
-// daemon's setup warnings, MCP warnings and the usage state, written right
-// after the response (the client learns the session id from it).
-func (c *Conn) afterSetup(ctx context.Context, s *session.Session) {
+// afterSetup sends what follows a session's setup response: the daemon's
+// setup warnings, MCP warnings and the usage state, written right after
+// the response (the client learns the session id from it), and later the
+// model selector again when the model list arrives after the response's
+// options (sent).
+func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
+	ws := c.workspace(id)
 	send := func() {
 		if f := c.srv.opts.SetupWarnings; f != nil {
 			for _, w := range f() {
@@ -74,7 +74,13 @@ func (c *Conn) afterSetup(ctx context.Context, s *session.Session) {
 		for _, w := range s.Warnings() {
 			c.Warn(id, Warning{Title: w})
 		}
+		if ws != nil {
+			c.reportMistakes(s, ws.pending)
+			ws.pending = nil
+			c.send(nil, id, commandsUpdate(ws))
+		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
+		c.watchModels(s, sent)
 	}
 	rpc.AfterReply(ctx, send)
 }
@@ -88,7 +94,7 @@ func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*a
 	}
 	c.replay(s, updates)
 	resp := &acp.LoadSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
@@ -99,7 +105,7 @@ func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest)
 		return nil, err
 	}
 	resp := &acp.ResumeSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
-	c.afterSetup(ctx, s)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
@@ -115,14 +121,11 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if err := checkDirs(cwd, dirs); err != nil {
 		return nil, nil, err
 	}
-	if err := c.checkMCP(servers); err != nil {
-		return nil, nil, err
-	}
 	c.mu.Lock()
-	_, open := c.sessions[id]
+	live := c.sessions[id]
 	c.mu.Unlock()
-	if open {
-		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+	if live != nil {
+		return c.reopenLive(live, cwd)
 	}
 	store := c.srv.opts.Store
 	if !store.Exists(string(id)) {
@@ -139,7 +142,7 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 		c.srv.release(id, c)
 		return nil, nil, err
 	}
-	return s, stored.Updates, nil
+	return s, c.endInterrupted(s, stored.Updates), nil
 }
 
 // load opens a claimed session's journal and builds the live session over
@@ -164,6 +167,21 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 	// A failure is kept and written later (see session.Store.Update).
 	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
 	return s, stored, nil
+}
+
+// reopenLive is load and resume of a session already open on this
+// connection, as clients that reload a thread send: the live session and
+// what it has recorded so far, replayed again. Its MCP servers stay the
+// ones it was opened with.
+func (c *Conn) reopenLive(s *session.Session, cwd string) (*session.Session, []json.RawMessage, error) {
+	if s.Cwd() != cwd {
+		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + s.Cwd()})
+	}
+	updates, err := s.RecordedUpdates()
+	if err != nil {
+		return nil, nil, acp.ErrInternal.Errorf("reading the session: %v", err)
+	}
+	return s, updates, nil
 }
 
 // replay sends a session's recorded updates in their original order. A

@@ -77,8 +77,11 @@ type Config struct {
 	// (subagents.Scope implements it); nil: the session cannot delegate.
 	Delegation Delegation
 
-	// History is the conversation to continue.
-	History agent.History
+	// History is the conversation to continue; ContextUsed the tokens in
+	// context after its last model call, when known (a reopened session's
+	// last reported usage).
+	History     agent.History
+	ContextUsed int64
 	// Stored is the session's journal (from [Create] or [Load]); nil: the
 	// session records nothing (a subagent child, whose traffic its root
 	// session records). New takes ownership of it only when it succeeds.
@@ -176,6 +179,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		Tools:           ts,
 		Env:             s.env,
 		History:         cfg.History,
+		ContextUsed:     cfg.ContextUsed,
 		Registry:        cfg.Registry,
 		Logger:          log,
 	}
@@ -187,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	// What a child inherits is the session as built, not the caller's
 	// config: the same workspace, and no conversation or journal.
 	s.cfg.workspace, s.cfg.fs = ws, fs
-	s.cfg.History = agent.History{}
+	s.cfg.History, s.cfg.ContextUsed = agent.History{}, 0
 	s.cfg.Stored = nil
 	return s, nil
 }

@@ -14,6 +14,10 @@ import (
 	"github.com/dshd/dshd/tools/permission"
 )
 
+// metaRefused marks a rejection no person gave (the binding denies every
+// request) on the answer to session/request_permission.
+const metaRefused = "dshd.dev/refused"
+
 // Tool names the parent's gate remembers "always" answers under: every
 // acp child's edits, and every acp child's other actions.
 const (
@@ -70,12 +74,17 @@ func (c *child) permission(ctx context.Context, rt *route, req *acp.RequestPermi
 			outcome = acp.Selected(id)
 			c.grants.add(preq.Effect, preq.Locations, c.env)
 		}
-	case tools.Rejected:
+	case tools.Rejected, tools.Refused:
 		if id, ok := pickOption(req.Options, acp.PermissionRejectOnce, acp.PermissionRejectAlways); ok {
 			outcome = acp.Selected(id)
 		}
 	}
-	return &acp.RequestPermissionResponse{Outcome: outcome}, nil
+	resp := &acp.RequestPermissionResponse{Outcome: outcome}
+	if d == tools.Refused {
+		// Nobody was asked: a dshd agent tells its model so.
+		resp.Meta = acp.Meta{metaRefused: true}
+	}
+	return resp, nil
 }
 
 // decide runs req through the parent's gate (tools/permission decides); a

@@ -235,6 +235,21 @@ func (t *tailBuffer) Write(p []byte) {
 	t.buf = append(t.buf, p...)
 }
 
+// Replace makes s the kept bytes (its tail, when longer than the limit);
+// truncated says whether s itself lost bytes before it.
+func (t *tailBuffer) Replace(s string, truncated bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(s) > t.limit {
+		s, truncated = s[len(s)-t.limit:], true
+	}
+	t.buf = append(t.buf[:0], s...)
+	t.total = int64(len(s))
+	if truncated {
+		t.total++
+	}
+}
+
 // String returns the kept bytes, starting on a character boundary.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()

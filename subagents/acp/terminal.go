@@ -106,6 +106,11 @@ func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.C
 		defer close(t.done)
 		defer cancel()
 		res, err := runner.Run(ctx, cmd, nil, func(chunk string) { t.out.Write([]byte(chunk)) })
+		if res.Output != "" {
+			// The result's output is the command's own tail: it holds
+			// what a runner printed last, even one that streamed little.
+			t.out.Replace(res.Output, res.Truncated)
+		}
 		if err != nil && res.ExitCode == nil && res.Signal == "" && !errors.Is(err, context.Canceled) {
 			// It never ran: report it as a shell would.
 			t.out.Write([]byte(runkit.Cut(err.Error(), 500) + "\n"))

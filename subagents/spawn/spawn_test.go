@@ -241,8 +241,9 @@ func TestSpawn_ChildGetsItsOwnScopeOneDeeperAndCanDelegateWithinTheLimit(t *test
 	}})
 	depth := 1
 	run := start(t, p, subagents.StartRequest{Prompt: "a", DepthLimit: &depth})
+	result := collect(t, run)
 	sc := recv(t, scopes)
-	wait(t, run)
+	recv(t, result)
 	if sc == p.Scope || sc.Depth != 1 || sc.MaxDepth != 2 || sc.Service != p.Service || sc.Cwd != p.Scope.Cwd {
 		t.Fatalf("child scope = %+v", sc)
 	}

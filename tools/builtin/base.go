@@ -49,11 +49,11 @@ func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
 // ends the call (cancelled, or the gate failed). A nil Permission allows
 // everything, as the agent loop does.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	ok, err := permission.Permit(ctx, call, req)
-	if ok || err != nil {
+	d, err := permission.Permit(ctx, call, req)
+	if d == tools.Allowed || err != nil {
 		return nil, err
 	}
-	return tools.Errorf("the user rejected this %s (%s); do not retry it as it is — ask the user or try something else", req.Effect, req.Title), nil
+	return tools.Errorf("%s", permission.Rejection(d, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))), nil
 }
 
 // envOf returns the call's environment, or an error result when the caller

@@ -163,8 +163,10 @@ func TestWriteFile(t *testing.T) {
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "keep.txt", "keep")
 		env := *env
-		env.Permission = permission.DenyAll
-		mustContain(t, call(t, tool, &env, WriteFileParams{Path: "keep.txt", Content: "x"}), true, "the user rejected")
+		env.Permission = permission.NewPolicy(permission.ModeAsk, permission.AskerFunc(func(context.Context, tools.PermissionRequest) (permission.Answer, error) {
+			return permission.RejectOnce, nil
+		}))
+		mustContain(t, call(t, tool, &env, WriteFileParams{Path: "keep.txt", Content: "x"}), true, "the user rejected this edit (Write keep.txt)")
 		if got := read(t, dir, "keep.txt"); got != "keep" {
 			t.Errorf("content = %q", got)
 		}

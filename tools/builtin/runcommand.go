@@ -164,9 +164,10 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	}
 	b.WriteString("[" + status + "]\n")
 
-	content := []tools.Content{tools.TextContent(fence(result.Output, "console") + "\n" + status)}
+	shown := fence(result.Output, "console") + "\n" + status
+	content := []tools.Content{tools.TextContent(shown)}
 	if id := prog.terminal(); id != "" {
-		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id}}
+		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id, Text: shown}}
 	}
 	return &tools.Result{
 		Output:  b.String(),

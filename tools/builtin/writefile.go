@@ -95,9 +95,18 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 		}
 		return tools.Errorf("cannot write %s: %v", shown, err), nil
 	}
-	out := fmt.Sprintf("Wrote %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
+	done := "Wrote"
 	if old == nil {
-		out = fmt.Sprintf("Created %s (%d lines, %d bytes)", shown, countLines(p.Content), len(p.Content))
+		done = "Created"
 	}
+	out := fmt.Sprintf("%s %s (%s, %s)", done, shown, plural(countLines(p.Content), "line"), plural(len(p.Content), "byte"))
 	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
+}
+
+// plural is "1 line", "2 lines", "0 lines".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -124,11 +124,11 @@ func arguments(input json.RawMessage) (json.RawMessage, *tools.Result) {
 // decides): nil, nil means go on; a result is the model-facing rejection;
 // an error ends the call.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	ok, err := permission.Permit(ctx, call, req)
-	if ok || err != nil {
+	d, err := permission.Permit(ctx, call, req)
+	if d == tools.Allowed || err != nil {
 		return nil, err
 	}
-	return tools.Errorf("the user rejected this call of %s; do not retry it as it is — ask the user or try something else", req.Title), nil
+	return tools.Errorf("%s", permission.Rejection(d, "this call of "+req.Title)), nil
 }
 
 // call runs one tools/call. The call ends when ctx ends (the SDK then

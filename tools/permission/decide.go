@@ -38,10 +38,12 @@ func Decide(ctx context.Context, gate tools.Permission, req tools.PermissionRequ
 
 // Permit is a tool's side of the decision: it asks call's environment
 // about req, stamped with the call's id and (unless req has its own) its
-// input. It reports whether the call may go on; a cancelled decision is
-// [tools.ErrCancelled], a gate that failed its error, and either ends the
-// call. A rejection is false with no error: the tool tells the model.
-func Permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (bool, error) {
+// input. It returns the decision: the call may go on when it is
+// [tools.Allowed]; a cancelled decision is [tools.ErrCancelled], a gate
+// that failed its error, and either ends the call. A rejection
+// ([tools.Rejected], [tools.Refused]) comes with no error: the tool tells
+// the model, in the words of [Rejection].
+func Permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (tools.Decision, error) {
 	req.ToolCallID = call.ID
 	if req.RawInput == nil && len(call.Input) > 0 {
 		req.RawInput = call.Input
@@ -53,11 +55,21 @@ func Permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) 
 	d, err := Decide(ctx, gate, req)
 	switch {
 	case err != nil:
-		return false, err
+		return tools.Rejected, err
 	case d == tools.Cancelled:
-		return false, tools.ErrCancelled
+		return d, tools.ErrCancelled
 	}
-	return d == tools.Allowed, nil
+	return d, nil
+}
+
+// Rejection is what the model is told when d rejected what (a phrase:
+// "this edit (Create a.txt)"): a person's answer, or a refusal nobody was
+// asked for, which retrying or asking the user cannot change.
+func Rejection(d tools.Decision, what string) string {
+	if d == tools.Refused {
+		return what + " was refused without asking anyone: this agent is not allowed to do that; do not retry it — finish what you can without it and say what is left undone"
+	}
+	return "the user rejected " + what + "; do not retry it as it is — ask the user or try something else"
 }
 
 // ForChild returns the permission gate of a subagent child whose parent's

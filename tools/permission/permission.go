@@ -64,6 +64,11 @@ const (
 	// AnswerCancelled is the answer to a question asked during a turn that
 	// was then cancelled.
 	AnswerCancelled Answer = "cancelled"
+	// AnswerRefused is a rejection no person gave: whoever the question
+	// went to refused it by a rule (a parent dshd whose subagent binding
+	// denies every request). It decides [tools.Refused] and is never
+	// remembered.
+	AnswerRefused Answer = "refused"
 )
 
 // Asker puts a permission question to the user; acp/server implements it
@@ -157,7 +162,7 @@ func (p *Policy) Check(ctx context.Context, req tools.PermissionRequest) (tools.
 		return tools.Cancelled, nil
 	}
 	if p.asker == nil {
-		return tools.Rejected, nil
+		return tools.Refused, nil
 	}
 	answer, err := ask(ctx, p.asker, req)
 	if cancelled(ctx, answer, err) {
@@ -175,6 +180,8 @@ func (p *Policy) Check(ctx context.Context, req tools.PermissionRequest) (tools.
 	switch answer {
 	case AllowOnce, AllowAlways:
 		return tools.Allowed, nil
+	case AnswerRefused:
+		return tools.Refused, nil
 	}
 	return tools.Rejected, nil
 }
@@ -211,5 +218,5 @@ func (denyAll) Check(_ context.Context, req tools.PermissionRequest) (tools.Deci
 	if req.Effect == tools.EffectRead {
 		return tools.Allowed, nil
 	}
-	return tools.Rejected, nil
+	return tools.Refused, nil
 }

@@ -136,9 +136,9 @@ func TestPolicyAnswers(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
-	t.Run("no asker rejects what would be asked", func(t *testing.T) {
+	t.Run("no asker refuses what would be asked", func(t *testing.T) {
 		p := NewPolicy(ModeAsk, nil)
-		if d, _ := p.Check(t.Context(), edit("w")); d != tools.Rejected {
+		if d, _ := p.Check(t.Context(), edit("w")); d != tools.Refused {
 			t.Errorf("= %v", d)
 		}
 	})
@@ -218,7 +218,7 @@ func TestPolicySetMode(t *testing.T) {
 
 func TestDenyAllAndForChild(t *testing.T) {
 	for _, e := range []tools.Effect{tools.EffectEdit, tools.EffectExecute} {
-		if d, err := DenyAll.Check(t.Context(), tools.PermissionRequest{Effect: e}); d != tools.Rejected || err != nil {
+		if d, err := DenyAll.Check(t.Context(), tools.PermissionRequest{Effect: e}); d != tools.Refused || err != nil {
 			t.Errorf("DenyAll %v = %v, %v", e, d, err)
 		}
 	}
@@ -242,10 +242,10 @@ func TestDenyAllAndForChild(t *testing.T) {
 	if a.asked[1].Requester != "sub-1/sub-2" {
 		t.Errorf("Requester = %q, want the grandchild's", a.asked[1].Requester)
 	}
-	// A child pinned to deny is rejected without asking, even under a
+	// A child pinned to deny is refused without asking, even under a
 	// parent that would allow.
 	pinned := ForChild(NewPolicy(ModeYolo, a), "sub-3", true)
-	if d, _ := pinned.Check(t.Context(), tools.PermissionRequest{Effect: tools.EffectEdit}); d != tools.Rejected || a.count() != 2 {
+	if d, _ := pinned.Check(t.Context(), tools.PermissionRequest{Effect: tools.EffectEdit}); d != tools.Refused || a.count() != 2 {
 		t.Errorf("pinned child = %v after %d questions", d, a.count())
 	}
 }
@@ -272,19 +272,19 @@ func TestDecideAndPermit(t *testing.T) {
 	}
 
 	call := &tools.Call{ID: "tc_1", Input: []byte(`{"path":"a"}`), Env: &tools.Env{Permission: NewPolicy(ModeAsk, &scriptedAsker{answers: []Answer{AnswerCancelled}})}}
-	if ok, err := Permit(t.Context(), call, req); ok || !errors.Is(err, tools.ErrCancelled) || !errors.Is(err, context.Canceled) {
-		t.Errorf("a cancelled answer = %v, %v", ok, err)
+	if d, err := Permit(t.Context(), call, req); d != tools.Cancelled || !errors.Is(err, tools.ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled answer = %v, %v", d, err)
 	}
 	asker := &scriptedAsker{answers: []Answer{RejectOnce}}
 	call.Env.Permission = NewPolicy(ModeAsk, asker)
-	if ok, err := Permit(t.Context(), call, req); ok || err != nil {
-		t.Errorf("a rejection = %v, %v", ok, err)
+	if d, err := Permit(t.Context(), call, req); d != tools.Rejected || err != nil {
+		t.Errorf("a rejection = %v, %v", d, err)
 	}
 	if got := asker.asked[0]; got.ToolCallID != "tc_1" || string(got.RawInput.(json.RawMessage)) != `{"path":"a"}` {
 		t.Errorf("the request was not stamped with the call: %+v", got)
 	}
-	if ok, err := Permit(t.Context(), &tools.Call{ID: "tc_2"}, req); !ok || err != nil {
-		t.Errorf("a call without an environment = %v, %v", ok, err)
+	if d, err := Permit(t.Context(), &tools.Call{ID: "tc_2"}, req); d != tools.Allowed || err != nil {
+		t.Errorf("a call without an environment = %v, %v", d, err)
 	}
 }
 

@@ -95,7 +95,7 @@ func BindWith(svc *subagents.Service, reg *tools.Registry, b Binding, opts *Bind
 		case subagents.EventProviderRemoved:
 			bn.sync(false)
 		}
-	})
+	}, subagents.EventProviderAdded, subagents.EventProviderRemoved)
 	bn.sync(false)
 	var once sync.Once
 	return func() {
@@ -157,7 +157,7 @@ func (bn *binder) sync(fresh bool) {
 		bn.unregister()
 		bn.unregister = nil
 	}
-	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit}
+	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit, description: describe(bn.b.Description, inherit)}
 	unregister, err := bn.reg.Register(t)
 	if err != nil {
 		bn.log.Error("subagent tool could not be registered", "err", err)

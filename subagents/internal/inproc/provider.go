@@ -88,10 +88,12 @@ func invalid(format string, args ...any) error {
 	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// Start builds the child and starts its turn. It returns once the child
-// exists: its session is built and its agent registered and, when the
-// editor sees children, it is announced with its task and marked running.
-// Every check that can fail runs before anything is created or announced.
+// Start builds the child and returns once it exists: its session is built
+// and its agent registered and, when the editor sees children, it is
+// announced with its task and marked running. Its turn begins with the
+// owner's first Wait. Every check that can fail runs before anything is
+// created or announced; a ctx that has already ended then gets a run that
+// settled aborted, and nothing is created.
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	switch {
@@ -100,7 +102,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	case parent.Session == nil:
 		return nil, invalid("the parent scope has no session")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {
@@ -140,10 +142,16 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if name == "" {
 		name = p.cfg.Name
 	}
+	id := parent.Session.ID() + "/" + p.cfg.Name + "-" + strconv.FormatUint(p.seq.Add(1), 10)
+	if ctx.Err() != nil {
+		// The caller's turn is already cancelled: no child is built,
+		// registered or shown, and nothing runs.
+		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+	}
 
 	c := &child{
 		p:                p,
-		id:               parent.Session.ID() + "/" + p.cfg.Name + "-" + strconv.FormatUint(p.seq.Add(1), 10),
+		id:               id,
 		parent:           parent,
 		expose:           parent.Expose,
 		schema:           schema,

@@ -38,6 +38,12 @@ type child struct {
 	agent            *agent.Agent // sess's
 
 	runs runkit.Runs[*run]
+
+	// The child stays in the agent registry (its session open) while a
+	// start observer has yet to see one of its runs: see hold.
+	reachMu    sync.Mutex
+	holds      int  // guarded by reachMu
+	closeWaits bool // released, closing once holds is zero; guarded by reachMu
 }
 
 // turnStarting is called at the start of each of the child's turns, once
@@ -50,14 +56,45 @@ func (c *child) turnStarting() {
 }
 
 // release drops one run's hold on the child and closes the child with the
-// last one.
+// last one: at once, or when the last start observer holding it lets go.
 func (c *child) release() {
 	if !c.runs.Release() {
 		return
 	}
-	c.sess.Close()
 	if c.expose != nil {
 		c.expose.Forget(c.session)
+	}
+	c.reachMu.Lock()
+	held := c.holds > 0
+	c.closeWaits = held
+	c.reachMu.Unlock()
+	if !held {
+		c.sess.Close()
+	}
+}
+
+// hold keeps the child's session open, and so its agent in the registry,
+// until release is called, even if every run lets go of it first. The
+// child's turns have ended by then (Dispose waits for them), so closing it
+// late only keeps it listed a little longer.
+func (c *child) hold() (release func()) {
+	c.reachMu.Lock()
+	c.holds++
+	c.reachMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.reachMu.Lock()
+			c.holds--
+			last := c.holds == 0 && c.closeWaits
+			if last {
+				c.closeWaits = false
+			}
+			c.reachMu.Unlock()
+			if last {
+				c.sess.Close()
+			}
+		})
 	}
 }
 
@@ -72,10 +109,14 @@ type run struct {
 	progress *progressSink // nil when exposed or nobody listens
 
 	cancelled atomic.Bool
+	// schemaErr is why the last answer did not match the output schema;
+	// written and read by the turn goroutine only.
+	schemaErr error
 
-	mu      sync.Mutex
-	started bool     // the turn is running; guarded by mu
-	pending []string // steering sent before it was; guarded by mu
+	mu       sync.Mutex
+	launched bool     // the turn was launched, or can no longer be; guarded by mu
+	started  bool     // the turn is running; guarded by mu
+	pending  []string // steering sent before it was; guarded by mu
 
 	// Written only from emit, which the agent serialises, and read after
 	// the turn ended.
@@ -89,6 +130,8 @@ var (
 	_ subagents.Run       = (*run)(nil)
 	_ subagents.Steerable = (*run)(nil)
 	_ subagents.Resumable = (*run)(nil)
+	_ subagents.Settling  = (*run)(nil)
+	_ subagents.Reachable = (*run)(nil)
 )
 
 // newRun prepares a run of c. Its context is detached from ctx's
@@ -103,21 +146,33 @@ func (c *child) newRun(ctx context.Context, input string, progress func(subagent
 	return r
 }
 
-// begin makes r the child's current run, marks it running for the editor
-// and starts its turn.
+// begin makes r the child's current run and marks it running for the
+// editor. Its turn is launched by the owner's first Wait.
 func (r *run) begin() {
 	c := r.c
 	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.session, subagents.State{State: subagents.StateRunning})
 	}
-	go r.loop()
 }
 
-// loop runs the turn and publishes its end: the idle state (exposed) or
-// the final progress (fallback) goes out before Wait can return.
-func (r *run) loop() {
-	res := r.turn()
+// launch starts the turn, once. The turn begins when the run's owner first
+// waits for it, not in Start: Start returns to a caller that may cancel at
+// once, and a turn already under way could finish before that Cancel —
+// while one not yet launched never runs (Cancel settles it instead).
+func (r *run) launch() {
+	r.mu.Lock()
+	first := !r.launched
+	r.launched = true
+	r.mu.Unlock()
+	if first {
+		go func() { r.end(r.turn()) }()
+	}
+}
+
+// end publishes the run's end: the idle state (exposed) or the final
+// progress (fallback) goes out before Wait can return.
+func (r *run) end(res subagents.Result) {
 	if c := r.c; c.expose != nil {
 		c.expose.State(c.session, runkit.IdleState(res))
 	}
@@ -125,6 +180,13 @@ func (r *run) loop() {
 		r.progress.finish()
 	}
 	r.Finish(res)
+}
+
+// Wait launches the turn the first time and returns its result once it
+// ended.
+func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
+	r.launch()
+	return r.Run.Wait(ctx)
 }
 
 func (r *run) turn() (res subagents.Result) {
@@ -138,7 +200,31 @@ func (r *run) turn() (res subagents.Result) {
 	if err != nil {
 		return r.failure(err)
 	}
-	return r.outcome(ar)
+	res = r.outcome(ar)
+	if r.schemaErr == nil || r.cancelled.Load() {
+		return res
+	}
+	// One corrective turn: the child is told what is wrong with its
+	// answer and asked for it again.
+	first := res.Usage
+	correction := runkit.Correction(r.schemaErr)
+	r.schemaErr = nil
+	r.curText, r.prevTxt, r.msgID = nil, nil, ""
+	c := r.c
+	c.log.Debug("the answer does not match the output schema; one corrective turn")
+	if c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.session, correction)
+	}
+	ar, err = c.agent.Prompt(r.ctx, agent.Input{Text: correction}, r.emit)
+	if err != nil {
+		return r.failure(err)
+	}
+	res = r.outcome(ar)
+	res.Usage.Add(first)
+	if r.schemaErr != nil {
+		res.Diagnostic = cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), maxDiagnostic)
+	}
+	return res
 }
 
 // emit receives the child's events in order.
@@ -191,11 +277,23 @@ func (r *run) markStarted() {
 func (r *run) ID() string { return r.c.id }
 
 // Cancel stops the child's turn and, through its context, every
-// descendant; the run ends aborted.
+// descendant; the run ends aborted. A run whose turn was not launched yet
+// settles aborted at once, without running it.
 func (r *run) Cancel() {
+	r.mu.Lock()
 	r.cancelled.Store(true)
+	unlaunched := !r.launched
+	r.launched = true
+	r.mu.Unlock()
 	r.cancel()
+	if unlaunched {
+		r.end(subagents.Result{StopReason: subagents.StopAborted, ChildSessionID: r.c.session})
+	}
 }
+
+// HoldReachable keeps the child in the agent registry until release, for
+// the service's start observers.
+func (r *run) HoldReachable() (release func()) { return r.c.hold() }
 
 // Dispose cancels what remains, waits until the turn and everything it
 // started have ended, and closes the child unless a resumed run still

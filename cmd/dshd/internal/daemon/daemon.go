@@ -26,8 +26,10 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
+	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
@@ -115,6 +117,21 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
+	// Agent definitions: the user's are checked (and their mistakes
+	// logged) now, each workspace's when a session opens there.
+	configHome := filepath.Dir(filepath.Dir(config.DefaultPath(lookupEnv)))
+	if configHome == "." {
+		configHome = ""
+	}
+	defs := definition.New(definition.Options{
+		Service: svc,
+		Base:    base,
+		User:    definition.UserSources(configHome),
+		Models:  b.catalog.ids,
+		Logger:  log,
+	})
+	defs.CheckUser()
+
 	mode, err := permission.ParseMode(st.Mode)
 	if err != nil {
 		return nil, err
@@ -132,11 +149,14 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Model:           b.model,
 		DefaultModel:    b.modelID,
 		Models:          b.catalog.list,
+		ModelsReady:     b.catalog.ready,
 		KeyEnv:          b.keyEnv,
 		HasKey:          b.hasKey,
 		Tools:           base,
 		Runner:          runner,
 		Subagents:       svc,
+		Definitions:     defs,
+		UserCommands:    commands.UserSources(configHome),
 		Agents:          agents,
 		Mode:            mode,
 		MaxTurnRequests: st.MaxTurnRequests,
@@ -340,7 +360,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 			return ok && v != ""
 		}
 	}
-	b.catalog = &catalog{fetch: func(ctx context.Context) ([]llm.Info, error) {
+	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
 		if b.hasKey != nil && !b.hasKey() {
 			return nil, errors.New("no API key")
 		}
@@ -354,6 +374,8 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 // delays a session.
 type catalog struct {
 	fetch func(context.Context) ([]llm.Info, error)
+	// ready is closed when the fetch ended (nil for a static list).
+	ready chan struct{}
 	log   *slog.Logger
 	once  sync.Once
 	mu    sync.Mutex
@@ -362,10 +384,20 @@ type catalog struct {
 
 func staticCatalog(infos []llm.Info) *catalog { return &catalog{infos: infos} }
 
+// ids returns the ids of the models known so far.
+func (c *catalog) ids() []string {
+	var out []string
+	for _, m := range c.list() {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
 func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {
 		c.once.Do(func() {
 			go func() {
+				defer close(c.ready)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				infos, err := c.fetch(ctx)
