@@ -41,6 +41,9 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 				Close:                 &acp.EmptyCapability{},
 				Delete:                &acp.EmptyCapability{},
 				AdditionalDirectories: &acp.EmptyCapability{},
+				// Unstable (rfd:session-fork): only schema.unstable.json
+				// names it; a stable client ignores it.
+				Fork: &acp.EmptyCapability{},
 			},
 		},
 		AgentInfo:   &acp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},

@@ -74,7 +74,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		// A command that acts on the session is the turn's work; what it
 		// says is the agent's message.
 		say := func(text string) { c.send(s, id, &acp.AgentMessageChunk{Content: acp.TextBlock(text)}) }
-		res, err = turn.Do(func(ctx context.Context, _ *agent.Agent) (agent.Result, error) { return command(ctx, s, say) })
+		res, err = turn.Do(func(ctx context.Context, _ *agent.Agent) (agent.Result, error) { return command(ctx, s, say, tr.emit) })
 	} else {
 		res, err = turn.Run(in, tr.emit)
 	}
@@ -86,7 +86,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		}
 		return nil, turnError(err)
 	}
-	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
+	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: turnUsage(res)}, nil
 }
 
 // notSavedError is the JSON-RPC error of a prompt whose turn could not be

@@ -115,6 +115,12 @@ type Options struct {
 	// are advertised as mcpCapabilities.
 	MCPHTTP, MCPSSE bool
 
+	// SetupWarnings, when set, returns the daemon's own conditions every
+	// session shows after its setup (new, load, resume, fork), through
+	// [Conn.Warn]: commands that cannot be sandboxed, for one. It must
+	// return at once.
+	SetupWarnings func() []Warning
+
 	// Logger receives the daemon's logs; nil discards.
 	Logger *slog.Logger
 	// Now returns the time (tests); nil is time.Now.

@@ -168,6 +168,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		ConnectMCP:      connectMCP(log),
 		MCPHTTP:         mcpCaps.HTTP,
 		MCPSSE:          mcpCaps.SSE,
+		SetupWarnings:   sandboxWarnings(st.Sandbox, runner),
 		Logger:          log,
 	})
 	if err != nil {
