@@ -4,6 +4,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,16 +19,23 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/dshd/dshd/acp"
-
-	"bytes"
 )
 
 // ConnOptions configures a connection. The zero value is usable.
 type ConnOptions struct {
 	// Logger receives protocol warnings and handler failures; nil discards.
 	Logger *slog.Logger
-	// MaxLineSize caps one incoming line; 0 means DefaultMaxLineSize.
-	MaxLineSize int
+	// Limits bound what the connection may cost; zero fields take their
+	// defaults.
+	Limits Limits
+	// RequireAuth makes the connection start untrusted: until the served
+	// side calls Authenticated, lines are capped at
+	// Limits.PreAuthMaxLineSize and the connection is closed after
+	// Limits.HandshakeTimeout.
+	RequireAuth bool
+	// Peer names the other end in the logs of a hit limit; empty means
+	// the remote address of a net.Conn, else "stdio".
+	Peer string
 }
 
 // ExtHandler is optionally implemented by an [Agent] or [Client] to serve
@@ -136,6 +144,7 @@ type item struct {
 	method string
 	params json.RawMessage
 	fl     *inflight // requests only
+	cost   int       // what it counts against Limits.MaxQueuedInput
 }
 
 // inflight is an incoming request from arrival to answer.
@@ -215,6 +224,8 @@ type conn struct {
 	wg           sync.WaitGroup // dispatcher and handler goroutines
 	shutdownOnce sync.Once
 
+	guard guard // handshake deadline, idle timeout, failed authentications
+
 	// At the end of input (drainAtEOF): inputEnded is set under mu, the
 	// dispatcher closes drained once the queue is empty, and handlers
 	// counts the running request handlers.
@@ -233,6 +244,10 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Peer == "" {
+		o.Peer = peerName(rwc)
+	}
+	o.Limits = o.Limits.withDefaults()
 	c := &conn{
 		log:      o.Logger,
 		methods:  methods,
@@ -243,11 +258,12 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	}
 	c.ext, _ = impl.(ExtHandler)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{MaxLineSize: o.MaxLineSize, Logger: o.Logger})
+	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{Limits: o.Limits, Peer: o.Peer, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
 	c.stream.onEOF = c.drainAtEOF
 	c.drained = make(chan struct{})
+	c.guard.init(c, rwc, &o)
 	return c
 }
 
@@ -305,6 +321,7 @@ func (l rpcLogger) Printf(format string, v ...any) {
 
 // onNotify runs on the read loop for every notification, in order.
 func (c *conn) onNotify(method string, params json.RawMessage) {
+	c.guard.touch()
 	if method == acp.MethodCancelRequest {
 		c.cancelRequest(params)
 		return
@@ -337,6 +354,7 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 // onRequest runs on the read loop for every request, in order, and only
 // enqueues: the handler runs on the dispatcher's turn.
 func (c *conn) onRequest(id json.RawMessage, method string, params json.RawMessage) {
+	c.guard.touch()
 	var rid acp.RequestID
 	if rid.UnmarshalJSON(id) != nil { // the stream only passes valid ids
 		return
@@ -369,8 +387,10 @@ func (c *conn) enqueue(it *item) {
 	if it.fl == nil {
 		c.lastNotif = it.seq
 	}
+	it.cost = len(it.params) + queuedMessageCost
 	c.queue = append(c.queue, it)
 	c.mu.Unlock()
+	c.stream.hold(it.cost)
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -397,6 +417,7 @@ func (c *conn) dispatch() {
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
+		c.stream.hold(-it.cost)
 		if it.fl == nil {
 			c.runNotification(it)
 		} else {
@@ -438,6 +459,7 @@ func (c *conn) runRequest(it *item) {
 	info, known := c.methods[fl.method]
 	h := info.handle
 	params := it.params
+	it.params = nil // the handler's decoding is the last use of a large line
 	switch {
 	case known && !info.notification:
 		if len(params) == 0 || isNull(params) {
@@ -466,14 +488,14 @@ func (c *conn) runRequest(it *item) {
 	fl.blocking.Store(true)
 	c.wg.Add(1)
 	c.handlers.Add(1)
-	go func() {
+	go func(params json.RawMessage) {
 		defer c.wg.Done()
 		defer c.handlers.Done()
 		defer close(fl.returned)
 		res, err := c.invoke(fl.ctx, fl.method, h, params)
 		fl.blocking.Store(false)
 		c.reply(fl, res, err)
-	}()
+	}(params)
 	select {
 	case <-fl.returned:
 		if fl.method == acp.MethodInitialize && fl.ok {
@@ -570,6 +592,7 @@ func (c *conn) notificationDone(seq uint64) {
 // onRecv runs on the read loop when a message arrives; for a response to one
 // of our calls it records which notifications came before it.
 func (c *conn) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
+	c.guard.touch()
 	if !c.barrier || resp == nil || req == nil || resp.ID.IsString {
 		return
 	}
@@ -620,6 +643,8 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return err
 	}
 	id := c.nextID.Add(1) // our ids start at 1: never 0, never null
+	c.guard.calls.Add(1)
+	defer c.guard.calls.Add(-1)
 	if c.barrier {
 		c.mu.Lock()
 		c.barriers[id] = noBarrier
@@ -717,6 +742,7 @@ func (c *conn) shutdown() {
 		c.waiters = nil
 		c.mu.Unlock()
 		c.cancel()
+		c.guard.stop()
 		select {
 		case c.wake <- struct{}{}:
 		default:

@@ -29,6 +29,8 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -76,6 +78,9 @@ type Options struct {
 	// Token, when set, is required through authenticate before any session
 	// method (socket daemons on tcp).
 	Token string
+	// Limits bound what each connection may cost (rpc.Limits; zero fields
+	// take its defaults).
+	Limits rpc.Limits
 
 	// Runner and FS are the local fallbacks used when the client offers no
 	// terminal or fs methods (default: tools.NewLocalRunner, tools.NewLocalFS).

@@ -41,7 +41,23 @@ type Settings struct {
 	LogLevel  string `json:"logLevel,omitempty"`
 	LogFormat string `json:"logFormat,omitempty"`
 	Listen    string `json:"listen,omitempty"`
-	Token     string `json:"token,omitempty"`
+	// Token is not read from the table: the serve command takes it from
+	// DSHD_TOKEN or TokenFile, never from the command line.
+	Token     string `json:"-"`
+	TokenFile string `json:"tokenFile,omitempty"`
+
+	// Limits of every connection (acp/rpc.Limits) and of the listener.
+	MaxLineBytes            int `json:"maxLineBytes,omitempty"`
+	PreauthMaxLineBytes     int `json:"preauthMaxLineBytes,omitempty"`
+	HandshakeTimeoutSeconds int `json:"handshakeTimeoutSeconds,omitempty"`
+	MaxQueuedInputBytes     int `json:"maxQueuedInputBytes,omitempty"`
+	MaxQueuedOutputBytes    int `json:"maxQueuedOutputBytes,omitempty"`
+	WriteTimeoutSeconds     int `json:"writeTimeoutSeconds,omitempty"`
+	IdleTimeoutSeconds      int `json:"idleTimeoutSeconds,omitempty"`
+	MaxConnections          int `json:"maxConnections,omitempty"`
+	MaxUnauthenticated      int `json:"maxUnauthenticated,omitempty"`
+	MaxAuthFailures         int `json:"maxAuthFailures,omitempty"`
+	AuthPenaltySeconds      int `json:"authPenaltySeconds,omitempty"`
 
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
@@ -102,7 +118,18 @@ var table = []setting{
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }},
-	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }},
+	{flag: "token-file", file: "tokenFile", usage: "file holding the token clients must authenticate with (or set DSHD_TOKEN; at least 16 characters)", ptr: func(s *Settings) any { return &s.TokenFile }},
+	{flag: "max-line-bytes", file: "maxLineBytes", usage: "longest incoming message line, in bytes", kind: kInt, def: "67108864", ptr: func(s *Settings) any { return &s.MaxLineBytes }},
+	{flag: "preauth-max-line-bytes", file: "preauthMaxLineBytes", usage: "longest line before a connection has authenticated (token daemons); a longer one closes it", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.PreauthMaxLineBytes }},
+	{flag: "handshake-timeout-seconds", file: "handshakeTimeoutSeconds", usage: "seconds a connection has to authenticate (token daemons); 0 never closes it", kind: kInt, def: "10", ptr: func(s *Settings) any { return &s.HandshakeTimeoutSeconds }},
+	{flag: "max-queued-input-bytes", file: "maxQueuedInputBytes", usage: "bytes of a connection's requests read but not yet handled; beyond it reading pauses", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedInputBytes }},
+	{flag: "max-queued-output-bytes", file: "maxQueuedOutputBytes", usage: "bytes of answers and notifications waiting for a slow reader; beyond it its requests are not read", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedOutputBytes }},
+	{flag: "write-timeout-seconds", file: "writeTimeoutSeconds", usage: "seconds a peer may leave our output unread before its connection is closed; 0 never", kind: kInt, def: "60", ptr: func(s *Settings) any { return &s.WriteTimeoutSeconds }},
+	{flag: "idle-timeout-seconds", file: "idleTimeoutSeconds", usage: "seconds a socket connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kInt, def: "3600", ptr: func(s *Settings) any { return &s.IdleTimeoutSeconds }},
+	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once; more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }},
+	{flag: "max-unauthenticated", file: "maxUnauthenticated", usage: "connections waiting to authenticate at once (token daemons); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxUnauthenticated }},
+	{flag: "max-auth-failures", file: "maxAuthFailures", usage: "failed authentications that close a connection and earn its source a penalty", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxAuthFailures }},
+	{flag: "auth-penalty-seconds", file: "authPenaltySeconds", usage: "seconds a source that failed authentication too often is refused, doubling each time (up to an hour)", kind: kInt, def: "5", ptr: func(s *Settings) any { return &s.AuthPenaltySeconds }},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
