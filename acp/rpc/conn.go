@@ -98,8 +98,10 @@ func RequestIDFromContext(ctx context.Context) (acp.RequestID, bool) {
 
 type handlerKey struct{}
 
-// handlerFunc serves one method with raw params.
-type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
+// handlerFunc serves one method with raw params. It takes them by
+// reference so that decoding can drop the last reference to a large line
+// (*params = nil) before the handler runs on for a whole turn.
+type handlerFunc func(ctx context.Context, params *json.RawMessage) (any, error)
 
 // methodInfo is one row of a side's method table.
 type methodInfo struct {
@@ -111,7 +113,9 @@ type methodInfo struct {
 // requestMethod builds the row of a request method from a typed handler:
 // decode, validate, call, and send nil results as the empty response.
 func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (*R, error)) methodInfo {
-	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
+	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
+		raw := *params
+		*params = nil
 		p := new(P)
 		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
@@ -129,7 +133,9 @@ func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (
 
 // notificationMethod builds the row of a notification method.
 func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
-	return methodInfo{notification: true, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
+	return methodInfo{notification: true, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
+		raw := *params
+		*params = nil
 		p := new(P)
 		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
@@ -359,6 +365,9 @@ func (c *conn) onRequest(id json.RawMessage, method string, params json.RawMessa
 	if rid.UnmarshalJSON(id) != nil { // the stream only passes valid ids
 		return
 	}
+	// The id lives until the answer; a slice of the line would keep a
+	// large line alive for a whole turn.
+	id = bytes.Clone(id)
 	ctx, cancel := context.WithCancel(c.ctx)
 	fl := &inflight{
 		c: c, id: id, rid: rid, key: rid.String(), method: method, cancel: cancel,
@@ -437,15 +446,17 @@ func (c *conn) runNotification(it *item) {
 	case known && info.notification:
 		h = info.handle
 	case strings.HasPrefix(it.method, "_") && c.ext != nil:
-		h = func(ctx context.Context, raw json.RawMessage) (any, error) {
-			return nil, c.ext.HandleExtNotification(ctx, it.method, raw)
+		h = func(ctx context.Context, raw *json.RawMessage) (any, error) {
+			return nil, c.ext.HandleExtNotification(ctx, it.method, *raw)
 		}
 	default:
 		c.log.Debug("acp: ignored notification", "method", it.method)
 		return
 	}
 	ctx := context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
-	if _, err := c.invoke(ctx, it.method, h, it.params); err != nil {
+	params := it.params
+	it.params = nil
+	if _, err := c.invoke(ctx, it.method, h, &params); err != nil {
 		c.log.Warn("acp: notification failed", "method", it.method, "err", err)
 	}
 }
@@ -470,8 +481,8 @@ func (c *conn) runRequest(it *item) {
 			params = json.RawMessage("{}")
 		}
 	case strings.HasPrefix(fl.method, "_") && c.ext != nil:
-		h = func(ctx context.Context, raw json.RawMessage) (any, error) {
-			r, err := c.ext.HandleExtRequest(ctx, fl.method, raw)
+		h = func(ctx context.Context, raw *json.RawMessage) (any, error) {
+			r, err := c.ext.HandleExtRequest(ctx, fl.method, *raw)
 			if err == nil && r == nil {
 				r = struct{}{}
 			}
@@ -488,14 +499,14 @@ func (c *conn) runRequest(it *item) {
 	fl.blocking.Store(true)
 	c.wg.Add(1)
 	c.handlers.Add(1)
-	go func(params json.RawMessage) {
+	go func(params *json.RawMessage) {
 		defer c.wg.Done()
 		defer c.handlers.Done()
 		defer close(fl.returned)
 		res, err := c.invoke(fl.ctx, fl.method, h, params)
 		fl.blocking.Store(false)
 		c.reply(fl, res, err)
-	}(params)
+	}(&params)
 	select {
 	case <-fl.returned:
 		if fl.method == acp.MethodInitialize && fl.ok {
@@ -518,7 +529,7 @@ func (c *conn) runHook(method string, fn func()) {
 }
 
 // invoke calls a handler, turning a panic into -32603.
-func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params json.RawMessage) (res any, err error) {
+func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params *json.RawMessage) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("acp: handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -748,6 +759,9 @@ func (c *conn) shutdown() {
 		default:
 		}
 		_ = c.rpc.Close()
+		// jsonrpc2 announces the disconnect before it closes the stream:
+		// wait for that close, which writes what is still queued.
+		_ = c.stream.Close()
 		c.wg.Wait()
 		close(c.done)
 	})

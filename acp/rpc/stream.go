@@ -74,6 +74,10 @@ type Stream struct {
 	closeOnce  sync.Once
 	closerOnce sync.Once
 	closeErr   error
+	// aborted is set once we closed the connection under the reader (a
+	// stall, a failed write, a limit): its read error is then ours, not
+	// the peer's, and what it read last is not a message.
+	aborted atomic.Bool
 
 	// onNotify and onRequest receive every valid notification and request,
 	// on the reading goroutine and in arrival order; id is the request's
@@ -165,7 +169,7 @@ func (s *Stream) awaitRoom() error {
 		inFull := s.inHeld.Load() >= s.maxIn
 		switch {
 		case outFull:
-			s.limitHit(hitOutputFull, "acp: the peer is not reading its answers; not reading its requests until it does")
+			s.limitHit(hitOutputFull, "acp: the peer is not reading its answers; pausing its input")
 		case inFull:
 			s.limitHit(hitInputFull, "acp: the peer sends faster than its requests are handled; pausing its input")
 		default:
@@ -205,6 +209,7 @@ func (s *Stream) Close() error {
 
 func (s *Stream) closeCloser() error {
 	var err error
+	s.aborted.Store(true)
 	s.closerOnce.Do(func() {
 		if s.closer != nil {
 			err = s.closer.Close()
@@ -321,7 +326,10 @@ func (s *Stream) ReadObject(v any) error {
 			return err
 		}
 		limit := s.maxLine.Load()
-		line, tooLong, rerr := s.readLine(int(limit))
+		line, tooLong, rerr := s.readLine(int(limit), s.preAuth.Load())
+		if rerr != nil && s.aborted.Load() {
+			return io.ErrUnexpectedEOF // jsonrpc2 ends quietly
+		}
 		if tooLong {
 			reply := acp.ErrInvalidRequest.WithData(map[string]any{
 				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", limit)})
@@ -352,8 +360,9 @@ func (s *Stream) ReadObject(v any) error {
 // its own of exactly its size. Fragments are gathered in chunks and copied
 // once, so a large line costs about twice its size while it is read, not
 // the repeated growth of one buffer. A line over limit is consumed without
-// keeping it and reported as tooLong.
-func (s *Stream) readLine(limit int) (line []byte, tooLong bool, err error) {
+// keeping it and reported as tooLong; with early, it is reported as soon
+// as it is over, without waiting for its end.
+func (s *Stream) readLine(limit int, early bool) (line []byte, tooLong bool, err error) {
 	var chunks [][]byte
 	n := 0
 	for {
@@ -365,6 +374,9 @@ func (s *Stream) readLine(limit int) (line []byte, tooLong bool, err error) {
 			}
 			if k > limit+1 { // +1: a '\r' before the '\n'
 				tooLong, chunks = true, nil
+				if early {
+					return nil, true, nil
+				}
 			} else {
 				chunks = appendFragment(chunks, frag, n)
 				n += len(frag)

@@ -136,8 +136,14 @@ func makeTitle(text string) string {
 		text = strings.TrimSpace(text[:i])
 	}
 	if utf8.RuneCountInString(text) > maxTitle {
-		r := []rune(text)
-		text = strings.TrimSpace(string(r[:maxTitle-1])) + "…"
+		cut, n := 0, 0 // where the first maxTitle-1 runes end; no []rune of a huge prompt
+		for cut = range text {
+			if n == maxTitle-1 {
+				break
+			}
+			n++
+		}
+		text = strings.TrimSpace(text[:cut]) + "…"
 	}
 	return text
 }
@@ -161,6 +167,12 @@ func (c *Conn) recordPrompt(ls *liveSession, blocks []acp.ContentBlock) {
 // the agent did not advertise.
 func (c *Conn) input(blocks []acp.ContentBlock) (agent.Input, error) {
 	var in agent.Input
+	if len(blocks) == 1 { // the common prompt: its text as is, not a copy of a large one
+		if t, ok := blocks[0].(*acp.TextContent); ok {
+			in.Text = t.Text
+			return in, nil
+		}
+	}
 	var text strings.Builder
 	for i, b := range blocks {
 		switch b := b.(type) {

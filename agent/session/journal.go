@@ -6,6 +6,7 @@ package session
 import (
 	"bufio"
 	"bytes"
+	"container/list"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,7 +123,9 @@ func (o *JournalOptions) now() func() time.Time {
 }
 
 // Journal is an open session journal. Its methods are safe for concurrent
-// use.
+// use. It holds its file open only from an Append to the Sync that makes
+// it durable, and only while it is among the maxOpenJournals most
+// recently written (files.go), so idle sessions hold no descriptor.
 type Journal struct {
 	id     string
 	path   string
@@ -132,8 +135,14 @@ type Journal struct {
 	// appended records become durable.
 	onSync func(last time.Time, closing bool)
 
-	mu sync.Mutex
-	f  *os.File // nil once closed
+	mu     sync.Mutex
+	f      *os.File // open while records await a Sync; nil otherwise
+	closed bool
+	// deleted is set when reopening found the file gone (Store.Delete):
+	// records then go nowhere, as they went to the unlinked file when the
+	// journal kept it open.
+	deleted bool
+	elem    *list.Element // in openJournals while f is open; under its lock
 	// freshLine is set while the file does not end with a newline (a torn
 	// last line, or a failed write): the next record starts with one.
 	freshLine bool
@@ -190,10 +199,10 @@ func OpenJournal(dir, id string, opts *JournalOptions) (*Journal, []Record, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: open journal: %w", err)
 	}
-	j := newJournal(id, path, f, opts)
+	j := newJournal(id, path, nil, opts)
 	recs, clean, err := readRecords(f, j.logger)
+	f.Close()
 	if err != nil {
-		f.Close()
 		return nil, nil, fmt.Errorf("session: read journal: %w", err)
 	}
 	j.freshLine = !clean
@@ -227,17 +236,27 @@ func (j *Journal) Append(kind string, data any) error {
 	if kind == "" {
 		return errors.New("session: append: empty record kind")
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("session: append %s: %w", kind, err)
-	}
+	// data is encoded straight into the record below (already encoded
+	// JSON, an update from the connection's encoder, is only compacted),
+	// so a large record is not copied twice.
+	pre, isRaw := data.(json.RawMessage)
+	isRaw = isRaw && len(pre) > 0
+	var err error
 	k, _ := json.Marshal(kind) // a string always marshals
 	now := j.now().UTC()
 
+	var victims []*Journal
+	defer func() { evict(victims) }() // after the unlock below
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.closed {
 		return ErrClosed
+	}
+	if victims, err = j.file(); err != nil {
+		return fmt.Errorf("session: append %s: reopen the journal: %w", kind, err)
+	}
+	if j.deleted {
+		return nil
 	}
 	b := j.buf[:0]
 	if j.freshLine {
@@ -254,11 +273,22 @@ func (j *Journal) Append(kind string, data any) error {
 		b = append(b, '"')
 	}
 	b = append(b, `,"d":`...)
-	b = append(b, raw...)
-	b = append(b, "}\n"...)
+	w := bytes.NewBuffer(b)
+	if isRaw {
+		err = json.Compact(w, pre)
+	} else if err = json.NewEncoder(w).Encode(data); err == nil {
+		w.Truncate(w.Len() - 1) // Encode writes json.Marshal's bytes and a newline
+	}
+	if err != nil {
+		return fmt.Errorf("session: append %s: %w", kind, err)
+	}
+	b = append(w.Bytes(), "}\n"...)
 	j.buf = b
 
 	n, err := j.f.Write(b)
+	if cap(b) > 64<<10 {
+		j.buf = nil // a huge record's buffer is not kept for the session's life
+	}
 	if n > 0 {
 		j.unsynced = true
 		// A short write leaves a torn line: start the next one afresh.
@@ -275,17 +305,22 @@ func (j *Journal) Append(kind string, data any) error {
 // when nothing was appended since the last Sync.
 func (j *Journal) Sync() error {
 	j.mu.Lock()
-	if j.f == nil {
+	if j.closed {
 		j.mu.Unlock()
 		return ErrClosed
 	}
-	if !j.unsynced {
+	if !j.unsynced || j.deleted {
+		j.park()
 		j.mu.Unlock()
 		return nil
 	}
-	err := datasync(j.f)
+	err := j.reopen()
+	if err == nil {
+		err = datasync(j.f)
+	}
 	if err == nil {
 		j.unsynced = false
+		j.park()
 	}
 	last, onSync := j.last, j.onSync
 	j.mu.Unlock()
@@ -298,21 +333,41 @@ func (j *Journal) Sync() error {
 	return nil
 }
 
+// reopen opens the file of an evicted journal to sync it; under j.mu. A
+// failed sync keeps the file open, so the next Sync retries on it.
+func (j *Journal) reopen() error {
+	if j.f != nil {
+		return nil
+	}
+	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	j.f = f
+	return nil
+}
+
 // Close syncs and closes the journal. Closing again returns nil.
 func (j *Journal) Close() error {
 	j.mu.Lock()
-	if j.f == nil {
+	if j.closed {
 		j.mu.Unlock()
 		return nil
 	}
-	var syncErr error
+	j.closed = true
+	var syncErr, closeErr error
 	synced := false
-	if j.unsynced {
-		syncErr = j.f.Sync()
+	if j.unsynced && !j.deleted {
+		if syncErr = j.reopen(); syncErr == nil {
+			syncErr = j.f.Sync()
+		}
 		synced = syncErr == nil
 	}
-	closeErr := j.f.Close()
-	j.f = nil
+	openJournals.forget(j)
+	if j.f != nil {
+		closeErr = j.f.Close()
+		j.f = nil
+	}
 	last, onSync := j.last, j.onSync
 	j.mu.Unlock()
 	if onSync != nil && (synced || syncErr == nil) {

@@ -297,8 +297,8 @@ func (s *Store) SetTitle(id, title string) error {
 }
 
 // Delete removes the journal and sidecar of session id. An unknown (or
-// invalid) id is not an error. Deleting an open session leaves its
-// Journal writing to an unlinked file.
+// invalid) id is not an error. The later records of a Journal still open
+// on a deleted session go nowhere.
 func (s *Store) Delete(id string) error {
 	if !ValidID(id) {
 		return nil
