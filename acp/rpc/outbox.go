@@ -217,15 +217,27 @@ func (o *outbox) writeBatch(batch []segment, stalled *time.Timer) (int, error) {
 	return total, nil
 }
 
+// closeGrace bounds how long closing waits for a peer to take what is
+// queued when no write timeout does.
+const closeGrace = 5 * time.Second
+
 // close stops taking lines and waits until what is queued was written,
-// or the outbox failed (a stalled peer fails it through the stall timer;
-// without one, close waits for the peer to read). Later puts return err.
+// or the outbox failed (a stalled peer fails it through the stall timer,
+// or after closeGrace without one). Later puts return err.
 func (o *outbox) close(err error) {
 	o.mu.Lock()
 	o.closing = true
 	o.ready.Signal()
 	o.room.Broadcast()
 	o.mu.Unlock()
+	if o.stall == 0 {
+		t := time.AfterFunc(closeGrace, func() {
+			if o.fail(errStalled) {
+				o.onBroken(errStalled)
+			}
+		})
+		defer t.Stop()
+	}
 	select {
 	case <-o.done:
 	case <-o.failed:

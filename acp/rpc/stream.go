@@ -179,6 +179,8 @@ func (s *Stream) awaitRoom() error {
 		case <-s.wake:
 		case <-s.closed:
 			return acp.ErrConnClosed
+		case <-s.out.failed: // the peer is gone or stalled
+			return io.ErrUnexpectedEOF
 		}
 	}
 }

@@ -424,7 +424,22 @@ func TestTheDaemonSurvivesRunningOutOfDescriptors(t *testing.T) {
 		}
 		hold = append(hold, nc)
 	}
-	if _, err := p.stderr.waitFor(ctx, "accept failed; retrying"); err != nil {
+	// The accept failure is logged, or (before the fix) the daemon exits.
+	exited, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-p.done:
+			stop()
+		case <-exited.Done():
+		}
+	}()
+	if _, err := p.stderr.waitFor(exited, "accept failed; retrying"); err != nil {
+		select {
+		case <-p.done:
+			t.Fatalf("dshd exited: %v\n%s", p.err, p.stderr)
+		default:
+		}
 		t.Fatalf("%v\n%s", err, p.stderr)
 	}
 	for _, nc := range hold {
