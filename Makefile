@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/dshd/dshd/cmd/dshd/internal/version.Version=$(VERSION)
 NPM_DIRS := conformance/interop tools/mcp/testdata/npm
 
-.PHONY: all build test test-go test-interop demo bench fuzz lint conformance deps npm clean
+.PHONY: all build test test-go test-interop demo bench fuzz lint conformance conformance-agents deps npm image clean
 
 all: build
 
@@ -39,6 +39,13 @@ conformance: build
 	$(GO) test -race -count=1 ./conformance/...
 	./$(BIN) conformance -- ./$(BIN)
 
+# The suite against third-party agents pinned in conformance/agents (about
+# 400 MB from npm, so not part of make test), each on a fake model server on
+# loopback; prints one row per agent, details in .conformance-agents/.
+conformance-agents: build npm
+	cd conformance/agents && npm ci --no-audit --no-fund --loglevel=error
+	$(GO) run ./conformance/agents -dshd ./$(BIN) -out .conformance-agents -markdown
+
 demo: build
 	$(GO) run ./conformance/demo -dshd ./$(BIN)
 
@@ -50,6 +57,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStreamRead$$' -fuzztime 30s ./acp/rpc
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 30s ./prompt
 	$(GO) test -run '^$$' -fuzz '^FuzzJournalLoad$$' -fuzztime 30s ./agent/session
+
+# The container image (needs a Docker engine; not part of make test).
+image:
+	docker build --build-arg VERSION=$(VERSION) -t dshd:$(VERSION) .
 
 clean:
 	rm -rf bin

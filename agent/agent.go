@@ -60,6 +60,10 @@ type Options struct {
 	// History is the conversation so far (a fork's shared prefix, or a
 	// loaded session's messages).
 	History History
+	// ContextUsed is the tokens in context after the last model call of
+	// History, when known (a reopened session's last reported usage);
+	// ContextUsed returns it until the next model call.
+	ContextUsed int64
 	// Registry, when set, lists the agent while it is open.
 	Registry *Registry
 	// OnMessage, when set, is called with every message the agent appends
@@ -107,10 +111,7 @@ type Agent struct {
 	steer     []string
 	total     llm.Usage
 	lastUsed  int64 // tokens in context after the last model call
-	// est is a running estimate of the history's tokens, kept as messages
-	// are appended so a model call never walks the whole history for it.
-	est    int64
-	closed bool
+	closed    bool
 }
 
 // New returns an agent. It panics if Options lack an ID or a Model, which
@@ -145,9 +146,9 @@ func New(opts Options) *Agent {
 		hist:      opts.History,
 		turnStart: -1,
 		modelID:   opts.ModelID,
+		lastUsed:  max(opts.ContextUsed, 0),
 	}
 	a.opts.History = History{}
-	a.est = estimateHistory(a.hist)
 	if opts.Registry != nil {
 		opts.Registry.add(a)
 	}
@@ -262,9 +263,6 @@ func (a *Agent) newID(prefix string) string {
 func (a *Agent) appendMsgs(msgs ...llm.Message) {
 	a.mu.Lock()
 	a.hist.Append(msgs...)
-	for _, m := range msgs {
-		a.est += estimateTokens(m)
-	}
 	a.mu.Unlock()
 	if a.opts.OnMessage != nil {
 		for _, m := range msgs {
@@ -370,7 +368,6 @@ func (t *turn) run(in Input) (Result, error) {
 			// (ACP: the UI should reflect that it is gone).
 			a.mu.Lock()
 			a.hist.truncate(a.turnStart)
-			a.est = estimateHistory(a.hist)
 			a.mu.Unlock()
 			return t.result(StopRefusal), nil
 		case llm.FinishLength:

@@ -21,8 +21,12 @@ const compactThreshold = 0.8
 // summariser, so one huge tool output cannot crowd out the rest.
 const maxTranscriptMessage = 4000
 
-// estimateTokens is a cheap upper-ish estimate of a message's tokens.
-func estimateTokens(m llm.Message) int64 {
+// estimateTokens estimates a message's tokens. It is a variable so a test
+// can count which messages are estimated (export_test.go).
+var estimateTokens = charEstimate
+
+// charEstimate is a cheap upper-ish estimate of a message's tokens.
+func charEstimate(m llm.Message) int64 {
 	n := len(m.Content) + 16
 	if m.Reasoning != nil {
 		n += len(*m.Reasoning)
@@ -33,22 +37,13 @@ func estimateTokens(m llm.Message) int64 {
 	return int64(n/4 + 1)
 }
 
-// estimateHistory estimates the tokens of a whole history.
-func estimateHistory(h History) int64 {
-	var n int64
-	for _, m := range h.All() {
-		n += estimateTokens(m)
-	}
-	return n
-}
-
 // maybeCompact summarises the completed turns when the context is nearly
 // full. It does nothing when there are no completed turns to summarise.
 func (t *turn) maybeCompact() error {
 	a := t.a
 	a.mu.Lock()
 	start := a.turnStart
-	est := int64(len(t.system)/4) + a.est
+	est := int64(len(t.system)/4) + a.hist.Estimate()
 	if a.lastUsed > est {
 		est = a.lastUsed
 	}
@@ -70,7 +65,6 @@ func (t *turn) maybeCompact() error {
 	current := a.hist.Messages()[start:]
 	kept := append([]llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (older turns were compacted):\n\n" + summary}}, current...)
 	a.hist = NewHistory(kept...)
-	a.est = estimateHistory(a.hist)
 	a.turnStart = 1
 	a.lastUsed = 0
 	a.mu.Unlock()

@@ -1,5 +1,6 @@
 // This file implements the conversation history: append-only, with an O(1)
-// prefix that a forked child shares without copying.
+// prefix that a forked child shares without copying, and a token estimate
+// that travels with every prefix.
 
 package agent
 
@@ -17,28 +18,68 @@ import (
 // length does not matter — and whatever the new History appends goes to a
 // segment of its own, so nothing it appends ever reaches the original.
 //
+// Each segment keeps the running token estimate of its messages beside
+// them (one number per message, computed once when the message is
+// appended), so [History.Estimate] of any prefix costs O(number of
+// segments) too: a fork that inherits a long conversation never walks it.
+//
 // Appending to the original after taking a prefix is safe: appends only
 // write beyond the length every prefix captured.
 //
 // A History is not safe for concurrent use; the Agent that owns it guards
 // it.
 type History struct {
-	frozen [][]llm.Message
-	own    []llm.Message
-	n      int // total length, cached
+	frozen []segment
+	own    segment
+	n      int   // total length, cached
+	est    int64 // total estimate, cached
+}
+
+// segment is a run of messages and, for each, the estimated tokens of the
+// run up to and including it.
+type segment struct {
+	msgs []llm.Message
+	cum  []int64
+}
+
+// estimate is the estimated tokens of the whole segment.
+func (s segment) estimate() int64 {
+	if len(s.cum) == 0 {
+		return 0
+	}
+	return s.cum[len(s.cum)-1]
+}
+
+// head returns the segment's first k messages, sharing its storage.
+func (s segment) head(k int) segment {
+	return segment{msgs: s.msgs[:k:k], cum: s.cum[:k:k]}
 }
 
 // NewHistory returns a history holding msgs (which it takes ownership of).
 func NewHistory(msgs ...llm.Message) History {
-	return History{own: msgs, n: len(msgs)}
+	h := History{own: segment{msgs: msgs[:0:len(msgs)]}}
+	h.own.cum = make([]int64, 0, len(msgs))
+	h.Append(msgs...)
+	return h
 }
 
 // Len returns the number of messages.
 func (h History) Len() int { return h.n }
 
+// Estimate returns the estimated tokens of the messages; it does not visit
+// them.
+func (h History) Estimate() int64 { return h.est }
+
 // Append adds messages at the end.
 func (h *History) Append(msgs ...llm.Message) {
-	h.own = append(h.own, msgs...)
+	run := h.own.estimate()
+	for _, m := range msgs {
+		e := estimateTokens(m)
+		run += e
+		h.est += e
+		h.own.msgs = append(h.own.msgs, m)
+		h.own.cum = append(h.own.cum, run)
+	}
 	h.n += len(msgs)
 }
 
@@ -47,14 +88,14 @@ func (h History) All() iter.Seq2[int, llm.Message] {
 	return func(yield func(int, llm.Message) bool) {
 		i := 0
 		for _, seg := range h.frozen {
-			for _, m := range seg {
+			for _, m := range seg.msgs {
 				if !yield(i, m) {
 					return
 				}
 				i++
 			}
 		}
-		for _, m := range h.own {
+		for _, m := range h.own.msgs {
 			if !yield(i, m) {
 				return
 			}
@@ -67,25 +108,26 @@ func (h History) All() iter.Seq2[int, llm.Message] {
 // modify. A history that was never forked returns its own storage, capped
 // so an append by the caller copies; otherwise it costs O(Len).
 func (h History) Messages() []llm.Message {
+	own := h.own.msgs
 	if len(h.frozen) == 0 {
-		return h.own[:len(h.own):len(h.own)]
+		return own[:len(own):len(own)]
 	}
 	out := make([]llm.Message, 0, h.n)
 	for _, seg := range h.frozen {
-		out = append(out, seg...)
+		out = append(out, seg.msgs...)
 	}
-	return append(out, h.own...)
+	return append(out, own...)
 }
 
 // At returns message i.
 func (h History) At(i int) llm.Message {
 	for _, seg := range h.frozen {
-		if i < len(seg) {
-			return seg[i]
+		if i < len(seg.msgs) {
+			return seg.msgs[i]
 		}
-		i -= len(seg)
+		i -= len(seg.msgs)
 	}
-	return h.own[i]
+	return h.own.msgs[i]
 }
 
 // Last returns the last message, and false when the history is empty.
@@ -96,9 +138,9 @@ func (h History) Last() (llm.Message, bool) {
 	return h.At(h.n - 1), true
 }
 
-// Prefix returns a History sharing the first n messages of h. Its cost does
-// not depend on n or on h's length, only on the number of frozen segments
-// (one per level of forking).
+// Prefix returns a History sharing the first n messages of h, and their
+// estimate. Its cost does not depend on n or on h's length, only on the
+// number of frozen segments (one per level of forking).
 func (h History) Prefix(n int) History {
 	if n > h.n {
 		n = h.n
@@ -109,19 +151,22 @@ func (h History) Prefix(n int) History {
 	var p History
 	p.n = n
 	rest := n
+	take := func(seg segment) {
+		if rest < len(seg.msgs) {
+			seg = seg.head(rest)
+		}
+		p.frozen = append(p.frozen, seg)
+		p.est += seg.estimate()
+		rest -= len(seg.msgs)
+	}
 	for _, seg := range h.frozen {
 		if rest == 0 {
 			return p
 		}
-		if rest < len(seg) {
-			p.frozen = append(p.frozen, seg[:rest:rest])
-			return p
-		}
-		p.frozen = append(p.frozen, seg)
-		rest -= len(seg)
+		take(seg)
 	}
 	if rest > 0 {
-		p.frozen = append(p.frozen, h.own[:rest:rest])
+		take(h.own)
 	}
 	return p
 }

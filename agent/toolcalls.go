@@ -1,5 +1,6 @@
 // This file runs the tool calls of one model response: announce, gate,
-// execute in parallel, report, and hand the results back in order.
+// execute in parallel (in the model's order where they conflict, see
+// order.go), report, and hand the results back in order.
 
 package agent
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // pendingCall is one tool call of a response on its way through its
@@ -46,12 +48,28 @@ func (t *turn) runTools(calls []llm.ToolCall) ([]llm.Message, error) {
 	sem := make(chan struct{}, a.opts.MaxParallelTools)
 	var serial sync.Mutex
 	var wg sync.WaitGroup
+	// Calls run side by side but in the model's order where one may
+	// change what another sees (order.go).
+	after := t.order(pcs)
+	done := make([]chan struct{}, len(pcs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	for i, pc := range pcs {
 		if pc.early != "" {
 			msgs[i] = toolMessage(pc, pc.early)
+			close(done[i])
 			continue
 		}
 		wg.Go(func() {
+			defer close(done[i])
+			if !t.waitTurn(after[i], done) {
+				msgs[i] = t.cancelled(pc)
+				return
+			}
+			// When a slot frees up after the turn was cancelled, select may
+			// still pick the slot; execute then ends the call as cancelled
+			// before the tool runs, so a cancelled turn starts no tool.
 			select {
 			case sem <- struct{}{}:
 			case <-t.ctx.Done():
@@ -130,7 +148,9 @@ func (t *turn) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// execute runs one prepared call and reports its end.
+// execute runs one prepared call and reports its end. A call whose turn
+// was cancelled while it waited for its slot ends cancelled without
+// running.
 func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 	a := t.a
 	if t.ctx.Err() != nil {
@@ -236,7 +256,8 @@ func gated(k tools.Kind) bool {
 
 // callGate wraps the session's permission gate for one call: it stamps the
 // call's id, marks the call in progress once allowed, and remembers a
-// cancelled decision so the call ends as cancelled.
+// cancelled decision so the call ends as cancelled. The decision itself
+// is tools/permission's.
 type callGate struct {
 	inner     tools.Permission
 	started   func()
@@ -249,25 +270,14 @@ func (g *callGate) Check(ctx context.Context, req tools.PermissionRequest) (tool
 	if req.ToolName == "" {
 		req.ToolName = g.tool
 	}
-	d := tools.Allowed
-	if g.inner != nil {
-		var err error
-		d, err = g.inner.Check(ctx, req)
-		if err != nil {
-			if ctx.Err() != nil {
-				g.cancelled.Store(true)
-				return tools.Cancelled, nil
-			}
-			return tools.Rejected, err
-		}
-	}
+	d, err := permission.Decide(ctx, g.inner, req)
 	switch d {
 	case tools.Allowed:
 		g.started()
 	case tools.Cancelled:
 		g.cancelled.Store(true)
 	}
-	return d, nil
+	return d, err
 }
 
 func truncate(s string, n int) string {

@@ -13,14 +13,23 @@ func initCases() []*Case {
 	return []*Case{
 		{
 			ID:    "init/agent-info",
-			Name:  "the initialize result carries agentInfo with a non-empty name and version and validates",
-			Items: []string{"acp-v1#22", "acp-v1#16"},
+			Name:  "the initialize result carries agentInfo with a non-empty name and version",
+			Items: []string{"acp-v1#22"},
 			Run: func(t *T) {
 				c := t.Start(nil)
 				res := t.Init(c, nil)
 				if getString(res, "agentInfo", "name") == "" || getString(res, "agentInfo", "version") == "" {
 					t.Errorf("agentInfo lacks a name or a version: %s", clip(get(res, "agentInfo"), 200))
 				}
+			},
+		},
+		{
+			ID:    "init/result-shape",
+			Name:  "the initialize result's agentCapabilities is an object and authMethods an array, and it validates",
+			Items: []string{"acp-v1#16"},
+			Run: func(t *T) {
+				c := t.Start(nil)
+				res := t.Init(c, nil)
 				if v := get(res, "agentCapabilities"); v != nil && !isObject(v) && !isNull(v) {
 					t.Errorf("agentCapabilities is %s, not an object", clip(v, 80))
 				}
@@ -92,7 +101,6 @@ func initCases() []*Case {
 			if getArray(res, "sessions") == nil && string(get(res, "sessions")) != "[]" {
 				t.Errorf("session/list answered %s without a sessions array", clip(res, 200))
 			}
-			t.Do(c, "session/list", nil, &res)
 		}),
 		capCase("cap/delete", "sessionCapabilities.delete", "sessionCapabilities.delete is backed by a working session/delete", func(t *T) {
 			c, sid := t.Open(nil, nil)
@@ -164,7 +172,13 @@ func initCases() []*Case {
 			Needs: []string{"auth.logout"},
 			Run: func(t *T) {
 				c := t.Start(nil)
-				t.Init(c, nil)
+				res := t.Init(c, nil)
+				if before := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}}); before.Error == nil {
+					// Logging out re-gates what login opened; here nothing
+					// was gated (no login needed, as dshd on stdio or an
+					// agent on a provider without accounts).
+					t.Skipf("session/new works without authenticate (auth methods: %s), so logout has nothing to re-gate", clip(get(res, "authMethods"), 120))
+				}
 				t.Do(c, "logout", map[string]any{}, nil)
 				t.WantError(t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}}), -32000, "session/new after logout")
 			},

@@ -104,6 +104,22 @@ func sessionCases() []*Case {
 						t.Fatalf("nextCursor %s never ends", clip(next, 60))
 					}
 				}
+				listed := 0
+				for sid := range want {
+					if seen[sid] > 0 {
+						listed++
+					}
+				}
+				for sid, n := range seen {
+					if n > 1 {
+						t.Errorf("paging saw session %s %d times, want once", sid, n)
+					}
+				}
+				if listed == 0 {
+					// Listing only sessions with history is the agent's
+					// choice; paging over 55 of them would take 55 turns.
+					t.Skipf("the agent lists none of %d sessions that were never prompted, so paging over them cannot be checked", n)
+				}
 				for sid := range want {
 					if seen[sid] != 1 {
 						t.Errorf("paging saw session %s %d times, want once", sid, seen[sid])

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 func goCases() []*Case {
@@ -44,6 +45,32 @@ func transportCases() []*Case {
 				c.Shutdown(t.grace())
 				if c.stderr.Len() == 0 {
 					t.Errorf("no diagnostics on stderr with --log-level debug")
+				}
+			},
+		},
+		{
+			ID:    "transport/exit-on-eof",
+			Name:  "when the client closes the agent's stdin with a session open, the agent exits by itself",
+			Items: []string{"extra#1"},
+			Run: func(t *T) {
+				c := t.Start(nil)
+				t.Init(c, nil)
+				if m := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}}); m.Error != nil {
+					t.Logf("session/new failed (%v); checked with no session open", m.Error)
+				}
+				if err := c.CloseStdin(); err != nil {
+					t.Fatalf("closing stdin: %v", err)
+				}
+				grace := exitGrace(t)
+				timer := time.NewTimer(grace)
+				defer timer.Stop()
+				select {
+				case <-c.Done():
+				case <-timer.C:
+					c.Kill()
+					t.Fatalf("the agent is still running %s after its stdin closed (the official Rust SDK's client waits 1 s, then sends SIGTERM)", grace)
+				case <-t.ctx.Done():
+					t.Fatalf("the agent did not exit after its stdin closed before the case timed out")
 				}
 			},
 		},
@@ -171,6 +198,12 @@ func transportCases() []*Case {
 			},
 		},
 	}
+}
+
+// exitGrace is how long an agent gets to exit after its stdin closed:
+// generous for a loaded machine, well within the case's watchdog.
+func exitGrace(t *T) time.Duration {
+	return min(10*time.Second, t.r.opts.Timeout/2)
 }
 
 // bigLine writes a request line of exactly size bytes: an unknown method

@@ -1,6 +1,7 @@
 // This file lists the checklist items the suite reports on: the 76 items
-// of acp-v1.md's Conformance checklist and the 25 subagent checks of
-// acp-subagents.md §15, each with a short title for the table.
+// of acp-v1.md's Conformance checklist, the 25 subagent checks of
+// acp-subagents.md §15, and the suite's own extra checks of what clients
+// rely on beyond both lists, each with a short title for the table.
 
 package conformance
 
@@ -8,7 +9,7 @@ import "strconv"
 
 // Item is one checklist item.
 type Item struct {
-	// ID is "acp-v1#N" or "subagents#N".
+	// ID is "acp-v1#N", "subagents#N" or "extra#N".
 	ID    string
 	Level string
 	Title string
@@ -16,12 +17,15 @@ type Item struct {
 
 // Checklist returns every item in document order.
 func Checklist() []Item {
-	out := make([]Item, 0, len(acpItems)+len(subagentItems))
+	out := make([]Item, 0, len(acpItems)+len(subagentItems)+len(extraItems))
 	for i, it := range acpItems {
 		out = append(out, Item{ID: "acp-v1#" + strconv.Itoa(i+1), Level: it[0], Title: it[1]})
 	}
 	for i, it := range subagentItems {
 		out = append(out, Item{ID: "subagents#" + strconv.Itoa(i+1), Level: it[0], Title: it[1]})
+	}
+	for i, it := range extraItems {
+		out = append(out, Item{ID: "extra#" + strconv.Itoa(i+1), Level: it[0], Title: it[1]})
 	}
 	return out
 }
@@ -29,7 +33,7 @@ func Checklist() []Item {
 var acpItems = [...][2]string{
 	{"MUST", "stdout carries only complete JSON-RPC lines, even with debug logs"},
 	{"MUST", "valid UTF-8; non-ASCII round-trips through chunks"},
-	{"policy", "diagnostics only on stderr"},
+	{"MAY/policy", "diagnostics only on stderr"},
 	{"MUST", `every message has "jsonrpc":"2.0"`},
 	{"MUST", "exactly one response per request, id of the same type and value"},
 	{"MUST", "a response has exactly one of result/error; well-formed errors"},
@@ -52,7 +56,7 @@ var acpItems = [...][2]string{
 	{"MUST", "auth required before authenticate (-32000)"},
 	{"MUST", "logout returns {} and re-gates session/new"},
 	{"MUST", "session/new returns distinct non-empty ids"},
-	{"SHOULD", "relative cwd or missing mcpServers: -32602"},
+	{"SHOULD/policy", "relative cwd or missing mcpServers: -32602"},
 	{"MUST", "session work happens in the session cwd"},
 	{"MUST", "stdio MCP server entries accepted"},
 	{"MUST", "session/load replays history before its response"},
@@ -131,4 +135,11 @@ var subagentItems = [...][2]string{
 	{"MUST", "load replays announcements before child traffic"},
 	{"MUST", "load without opt-in: parent traffic only"},
 	{"MUST", "relay of an acp child's grandchild"},
+}
+
+// extraItems are checks neither checklist numbers. Clients end a stdio
+// connection by closing the agent's stdin (acp-v1 §1, step 7); an agent
+// that stays alive is a process every client has to kill.
+var extraItems = [...][2]string{
+	{"SHOULD", "the agent exits after the client closes its stdin"},
 }

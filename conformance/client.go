@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -72,7 +71,8 @@ type Handler func(ctx context.Context, c *Client, req *Msg) (any, *RPCError)
 type ClientOptions struct {
 	// Handlers answer the agent's requests by method. A method that is
 	// present with a nil Handler is left for the case to answer with
-	// [Client.Reply]; an absent method is answered -32601.
+	// [Client.Reply]; an absent method gets its baseline answer (see
+	// baselineHandlers), or -32601.
 	Handlers map[string]Handler
 	// Script is the name of a scripted-model script under
 	// testdata/scripts, for dshd-only cases.
@@ -149,6 +149,16 @@ func startClient(index int, argv []string, dir string, env []string, opts Client
 	return c, nil
 }
 
+// baselineHandlers answer the client methods every client implements,
+// whatever capabilities it advertised: session/request_permission is
+// baseline (acp-v1 §13), so a case that does not care still answers it —
+// declining, so that nothing the agent asks about runs.
+var baselineHandlers = map[string]Handler{
+	"session/request_permission": func(ctx context.Context, c *Client, req *Msg) (any, *RPCError) {
+		return declineOutcome(req), nil
+	},
+}
+
 // readLoop records stdout lines until EOF, then reaps the process.
 func (c *Client) readLoop(stdout io.Reader) {
 	defer close(c.done)
@@ -208,6 +218,9 @@ func (c *Client) received(line []byte, complete bool) {
 		h, ok = c.opts.Handlers[l.Msg.Method]
 		dispatch = true
 		manual = ok && h == nil
+		if !ok {
+			h = baselineHandlers[l.Msg.Method]
+		}
 	}
 	c.mu.Unlock()
 	if !dispatch || manual {
@@ -259,6 +272,7 @@ func (c *Client) WriteStream(desc string, method string, id json.RawMessage, fil
 		c.pending[idKey(id)] = method
 	}
 	c.appendLocked(&Line{Dir: ToAgent, Raw: []byte(desc), Size: -1, At: time.Now()})
+	c.mon.sendUnparsed() // a line past the agent's limit may get -32700 or -32600 with id null
 	c.mu.Unlock()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -286,6 +300,9 @@ func (c *Client) recordOut(line []byte, size int) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil || !utf8.Valid(line) {
+		c.mon.sendUnparsed()
+	}
 	switch {
 	case l.Msg != nil && l.Msg.IsRequest():
 		c.pending[l.Msg.IDKey()] = l.Msg.Method
@@ -308,14 +325,23 @@ func (c *Client) Send(method string, params any) (json.RawMessage, error) {
 	return id, c.SendID(id, method, params)
 }
 
-// SendID writes a request with the given raw id.
+// SendID writes a request with the given raw id; nil params leave the
+// member out (JSON-RPC 2.0 allows params to be omitted, never null).
 func (c *Client) SendID(id json.RawMessage, method string, params any) error {
-	return c.WriteRaw(mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": mustJSON(params)}))
+	return c.WriteRaw(mustJSON(envelope(map[string]any{"jsonrpc": "2.0", "id": id, "method": method}, params)))
 }
 
-// Notify writes a notification.
+// Notify writes a notification; nil params leave the member out.
 func (c *Client) Notify(method string, params any) error {
-	return c.WriteRaw(mustJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": mustJSON(params)}))
+	return c.WriteRaw(mustJSON(envelope(map[string]any{"jsonrpc": "2.0", "method": method}, params)))
+}
+
+// envelope adds params to a request or notification unless they are nil.
+func envelope(m map[string]any, params any) map[string]any {
+	if params != nil {
+		m["params"] = mustJSON(params)
+	}
+	return m
 }
 
 // Reply answers one of the agent's requests with a result (nil is sent as
@@ -546,18 +572,4 @@ func (b *tailBuffer) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.total
-}
-
-// transcriptTail renders the last n lines for failure details.
-func transcriptTail(lines []*Line, n int) string {
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString("    ")
-		b.WriteString(l.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -33,6 +32,23 @@ func permissionOutcome(req *Msg, kind string) any {
 		if getString(o, "kind") == kind {
 			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": getString(o, "optionId")}}
 		}
+	}
+	return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}
+}
+
+// declineOutcome picks the first reject option of a permission request,
+// else its first option.
+func declineOutcome(req *Msg) any {
+	opts := getArray(req.Params, "options")
+	for _, kind := range []string{"reject_once", "reject_always"} {
+		for _, o := range opts {
+			if getString(o, "kind") == kind {
+				return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": getString(o, "optionId")}}
+			}
+		}
+	}
+	if len(opts) > 0 {
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": getString(opts[0], "optionId")}}
 	}
 	return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}
 }
@@ -222,15 +238,6 @@ func (ts *Terminals) Close() {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// merge joins handler maps; later maps win.
-func merge(ms ...map[string]Handler) map[string]Handler {
-	out := map[string]Handler{}
-	for _, m := range ms {
-		maps.Copy(out, m)
-	}
-	return out
-}
 
 // Caps builds clientCapabilities: fs read/write, terminal, subagents.
 type Caps struct {

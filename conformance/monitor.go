@@ -24,6 +24,13 @@ type Violation struct {
 	Text string
 	// Seq is the line that broke it.
 	Seq int
+	// Advice marks a finding that breaks no rule of the protocol (a key
+	// only the draft schema defines): it is reported, never a failure.
+	Advice bool
+
+	process  int    // the agent process of the case that wrote the line
+	method   string // of the line (for a response, of its request)
+	exchange string // the line and the request it answers, rendered
 }
 
 // String renders the violation for failure details.
@@ -74,6 +81,7 @@ type monitor struct {
 	configIDs      map[string][]string
 
 	promptSession map[string]string // open prompt request id → session
+	setSession    map[string]string // open set_config_option request id → session
 	turnOpen      map[string]bool
 	cancelled     map[string]bool
 	afterPrompt   map[string]string // session → stop reason, until the client next names it
@@ -81,6 +89,12 @@ type monitor struct {
 	agentRequests map[string]*Msg // the agent's requests by id, until answered
 	terminals     map[string]*terminalState
 	seenIDs       map[string]bool
+
+	// nullAllowed counts the client's lines an id-null error may answer
+	// (not JSON, not a valid message, not UTF-8, or too long to read);
+	// nullSeen counts the id-null errors. More of them than allowed means
+	// the agent answered something that has no answer: a notification.
+	nullAllowed, nullSeen int
 
 	out []Violation
 }
@@ -94,6 +108,7 @@ func newMonitor() *monitor {
 		modes:          map[string][]string{},
 		configIDs:      map[string][]string{},
 		promptSession:  map[string]string{},
+		setSession:     map[string]string{},
 		turnOpen:       map[string]bool{},
 		cancelled:      map[string]bool{},
 		afterPrompt:    map[string]string{},
@@ -106,6 +121,10 @@ func newMonitor() *monitor {
 func (mo *monitor) flag(seq int, item, format string, args ...any) {
 	mo.out = append(mo.out, Violation{Item: item, Text: fmt.Sprintf(format, args...), Seq: seq})
 }
+
+// sendUnparsed observes a client line that an error with id null may
+// answer.
+func (mo *monitor) sendUnparsed() { mo.nullAllowed++ }
 
 // send observes a message the client wrote.
 func (mo *monitor) send(m *Msg) {
@@ -124,6 +143,8 @@ func (mo *monitor) send(m *Msg) {
 				mo.clientSessions[sid] = true
 				mo.toolCalls[sid] = nil
 			}
+		case "session/set_config_option":
+			mo.setSession[m.IDKey()] = sid
 		case "session/prompt":
 			mo.promptSession[m.IDKey()] = sid
 			mo.turnOpen[sid] = true
@@ -153,6 +174,17 @@ func (mo *monitor) send(m *Msg) {
 
 // recv observes a line the agent wrote; c.mu is held.
 func (mo *monitor) recv(l *Line) {
+	if l.Err != nil && l.Msg != nil && l.Msg.Method == "" && l.Msg.ID == nil && (has(l.Raw, "error") || has(l.Raw, "result")) {
+		// An answer without an id: to a line the agent could not read
+		// (which needs "id": null), or to a notification.
+		if mo.nullSeen < mo.nullAllowed {
+			mo.nullSeen++
+			mo.flag(l.Seq, "acp-v1#8", "an error without an id: the answer to a line that is not a valid request must carry \"id\": null")
+			return
+		}
+		mo.flag(l.Seq, "acp-v1#7", "a response without an id, after every line it could answer had its answer: notifications get no response, not even an error")
+		return
+	}
 	if l.Err != nil {
 		item := "acp-v1#1"
 		switch msg := l.Err.Error(); {
@@ -184,6 +216,11 @@ func (mo *monitor) response(l *Line) {
 	if key == "null" {
 		if m.Error == nil {
 			mo.flag(l.Seq, "acp-v1#5", "a success result with id null")
+			return
+		}
+		mo.nullSeen++
+		if mo.nullSeen > mo.nullAllowed {
+			mo.flag(l.Seq, "acp-v1#7", "an error with id null that answers none of the client's lines (every line it could answer had its answer): notifications get no response, not even an error")
 		}
 		return
 	}
@@ -219,8 +256,17 @@ func (mo *monitor) response(l *Line) {
 			mo.sessionState(l.Seq, "", res)
 		}
 	case "session/set_config_option":
+		sid := mo.setSession[key]
+		delete(mo.setSession, key)
 		if m.Error == nil {
-			mo.checkConfigOptions(l.Seq, getArray(res, "configOptions"))
+			opts := getArray(res, "configOptions")
+			mo.checkConfigOptions(l.Seq, opts)
+			if sid != "" && opts != nil {
+				mo.configIDs[sid] = nil
+				for _, o := range opts {
+					mo.configIDs[sid] = append(mo.configIDs[sid], getString(o, "id"))
+				}
+			}
 		}
 	case "session/prompt":
 		sid := mo.promptSession[key]
@@ -512,11 +558,12 @@ func (mo *monitor) update(l *Line) {
 		for _, o := range opts {
 			ids = append(ids, getString(o, "id"))
 		}
-		for _, want := range mo.configIDs[sid] {
-			if !slices.Contains(ids, want) {
-				mo.flag(l.Seq, "acp-v1#64", "config_option_update lacks option %q: it must carry the complete list", want)
-			}
+		// Dependent options may come and go; an update that only lost
+		// options is a partial list.
+		if lost, added := listDiff(mo.configIDs[sid], ids); len(lost) > 0 && len(added) == 0 {
+			mo.flag(l.Seq, "acp-v1#64", "config_option_update lacks options %v: it must carry the complete list", lost)
 		}
+		mo.configIDs[sid] = ids
 	case "session_info_update":
 		for _, k := range []string{"sessionId", "cwd", "additionalDirectories"} {
 			if has(u, k) {

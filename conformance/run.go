@@ -8,7 +8,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -74,15 +73,36 @@ const (
 	Pass Status = "pass"
 	Fail Status = "fail"
 	Skip Status = "skip"
+	// Advice is a check of dshd's own documented policy (an item marked
+	// policy in the checklist) or a use of a draft feature: worth knowing,
+	// but the protocol does not require it, so it never fails a run.
+	Advice Status = "advice"
 )
+
+// Failed reports whether any result failed; advice and skips do not count.
+// It is what the exit status of `dshd conformance` follows.
+func Failed(results []Result) bool {
+	for _, r := range results {
+		if r.Status == Fail {
+			return true
+		}
+	}
+	return false
+}
 
 // Result is the outcome of one case.
 type Result struct {
-	ID     string
-	Name   string
-	Items  []string
+	ID    string
+	Name  string
+	Items []string
+	// Status is the outcome: fail when the case's own checks failed or
+	// its traffic broke a rule anywhere.
 	Status Status
-	Detail string
+	// Verdict is what the case's own checks found about its Items (pass,
+	// fail, advice, skip), before the rules its traffic broke elsewhere;
+	// "" means the same as Status.
+	Verdict Status
+	Detail  string
 	// Violations are the rules the case's traffic broke; their items
 	// fail in the table too.
 	Violations []Violation
@@ -146,10 +166,14 @@ type runner struct {
 	scriptDir string
 	log       *slog.Logger
 	heavy     sync.Mutex
+	found     findings
 }
 
 // Run runs the cases against target and returns one Result per case, in
-// case order. It never writes to stdout.
+// case order, followed by one "findings/ITEM" result per checklist item
+// with findings reported once for the whole run (see findings.go). When
+// the agent cannot be initialized, the first result is "init/probe" with
+// the exchange. It never writes to stdout.
 func Run(ctx context.Context, target Target, opts *Options) []Result {
 	r := &runner{target: target}
 	if opts != nil {
@@ -185,9 +209,10 @@ func Run(ctx context.Context, target Target, opts *Options) []Result {
 	info, err := r.probe(ctx)
 	if err != nil {
 		for i, c := range cases {
-			results[i] = Result{ID: c.ID, Name: c.Name, Items: c.Items, Status: Fail, Detail: "the agent could not be initialized: " + err.Error()}
+			results[i] = Result{ID: c.ID, Name: c.Name, Items: c.Items, Status: Fail, Detail: "not run: the agent could not be initialized (see init/probe)"}
 		}
-		return results
+		probe := Result{ID: "init/probe", Name: "the agent starts and answers initialize", Items: []string{"acp-v1#13"}, Status: Fail, Detail: "initialize failed: " + err.Error()}
+		return append([]Result{probe}, results...)
 	}
 	r.info = info
 	r.dshd = r.opts.Dshd && info.Name == "dshd"
@@ -228,7 +253,7 @@ func Run(ctx context.Context, target Target, opts *Options) []Result {
 		})
 	}
 	wg.Wait()
-	return results
+	return append(results, r.found.results()...)
 }
 
 func (r *runner) skipReason(c *Case) string {
@@ -259,28 +284,24 @@ func writeScripts(dir string) error {
 	})
 }
 
-// probe starts the agent once and initializes it.
+// probe starts the agent once and initializes it. What its traffic breaks
+// becomes a finding of the run; when initialize fails, the error carries
+// the exchange.
 func (r *runner) probe(ctx context.Context) (*AgentInfo, error) {
-	dir, err := os.MkdirTemp(r.opts.TempDir, "acp-probe-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
 	argv := append([]string{r.target.Command}, r.target.Args...)
 	c, err := startClient(0, argv, r.target.Dir, r.target.Env, ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer c.Shutdown(3 * time.Second)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 	var res json.RawMessage
-	if err := c.Do(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": clientInfo}, &res); err != nil {
-		if tail := strings.TrimSpace(c.Stderr()); tail != "" {
-			err = fmt.Errorf("%w; stderr: %s", err, clip(tail, 600))
-		}
-		return nil, err
+	err = c.Do(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": clientInfo}, &res)
+	c.Shutdown(3 * time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, processDetail(c, nil))
 	}
+	r.collect(c, "init/probe")
 	return &AgentInfo{
 		Name:         getString(res, "agentInfo", "name"),
 		Version:      getString(res, "agentInfo", "version"),
@@ -290,6 +311,51 @@ func (r *runner) probe(ctx context.Context) (*AgentInfo, error) {
 }
 
 var clientInfo = map[string]string{"name": "dshd-conformance", "version": "1"}
+
+// collect returns what one finished process's traffic broke, each
+// violation annotated with its exchange; findings of the run (setup
+// results, advice) go to the run's list instead.
+func (r *runner) collect(cl *Client, caseID string) []Violation {
+	lines := cl.Lines()
+	vs := cl.violations()
+	if r.opts.Schema != nil {
+		sv, _ := r.opts.Schema.Check(lines)
+		vs = append(vs, sv...)
+	}
+	var own []Violation
+	for _, v := range vs {
+		annotate(&v, lines, cl.index)
+		if v.Advice || v.isSetup() {
+			r.found.add(v, caseID)
+			continue
+		}
+		own = append(own, v)
+	}
+	return own
+}
+
+// policyItems are the checklist items that check dshd's own documented
+// choices rather than the protocol.
+var policyItems = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, it := range Checklist() {
+		if strings.Contains(it.Level, "policy") {
+			out[it.ID] = true
+		}
+	}
+	return out
+})
+
+// policy reports whether every item the case covers is a policy item:
+// what it finds is advice, not a failure.
+func (c *Case) policy() bool {
+	for _, it := range c.Items {
+		if !policyItems()[it] {
+			return false
+		}
+	}
+	return len(c.Items) > 0
+}
 
 func (r *runner) runCase(ctx context.Context, c *Case) Result {
 	start := time.Now()
@@ -310,7 +376,7 @@ func (r *runner) runCase(ctx context.Context, c *Case) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	t := &T{ctx: ctx, r: r, c: c, Dir: dir, Cwd: cwd, status: Pass}
+	t := &T{ctx: ctx, r: r, c: c, Dir: dir, Cwd: cwd, status: Pass, points: map[int][]int{}}
 	stop := context.AfterFunc(ctx, t.killAll)
 	defer stop()
 
@@ -335,35 +401,36 @@ func (r *runner) runCase(ctx context.Context, c *Case) Result {
 	t.mu.Lock()
 	clients := slices.Clone(t.clients)
 	t.mu.Unlock()
-	var details []string
 	for _, cl := range clients {
 		cl.Shutdown(5 * time.Second)
 		if t.status != Skip {
-			res.Violations = append(res.Violations, cl.violations()...)
-			if r.opts.Schema != nil {
-				vs, _ := r.opts.Schema.Check(cl.Lines())
-				res.Violations = append(res.Violations, vs...)
-			}
+			res.Violations = append(res.Violations, r.collect(cl, c.ID)...)
 		}
 	}
-	if len(res.Violations) > 0 && t.status == Pass {
-		t.status = Fail
+	res.Verdict = t.status
+	if res.Verdict == Fail && c.policy() {
+		res.Verdict = Advice
 	}
-	res.Status = t.status
-	details = append(details, t.msgs...)
+	res.Status = res.Verdict
+	if len(res.Violations) > 0 {
+		res.Status = Fail
+	}
+	details := slices.Clone(t.msgs)
+	points := map[int][]int{}
+	for i, pts := range t.points {
+		points[i] = slices.Clone(pts)
+	}
 	for _, v := range res.Violations {
-		details = append(details, "violation "+v.String())
+		details = append(details, "violation "+v.String()+"\n"+strings.TrimRight(v.exchange, "\n"))
 	}
-	if res.Status == Fail {
+	if res.Status == Fail || res.Status == Advice {
+		for _, v := range res.Violations {
+			// The exchange of a violation is shown with it; the excerpt
+			// shows what led to it.
+			points[v.process] = append(points[v.process], v.Seq)
+		}
 		for _, cl := range clients {
-			lines := cl.Lines()
-			details = append(details, fmt.Sprintf("agent process %d (%s), last lines:\n%s", cl.index, cl.exitState(), transcriptTail(lines, 25)))
-			tail := strings.TrimSpace(cl.Stderr())
-			if i := strings.Index(tail, "panic:"); i >= 0 {
-				details = append(details, "  the agent panicked: "+clip(tail[i:], 6000))
-			} else if tail != "" {
-				details = append(details, "  stderr tail: "+clip(lastLines(tail, 8), 1500))
-			}
+			details = append(details, processDetail(cl, points[cl.index]))
 		}
 	}
 	if r.opts.Transcripts {
@@ -374,6 +441,20 @@ func (r *runner) runCase(ctx context.Context, c *Case) Result {
 	res.Detail = strings.Join(details, "\n")
 	res.Duration = time.Since(start)
 	return res
+}
+
+// processDetail renders one agent process for a failure: its exit state,
+// the lines around the points of interest, and its stderr tail.
+func processDetail(cl *Client, points []int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent process %d (%s), sent (>>) and received (<<):\n%s", cl.index, cl.exitState(), excerpt(cl.Lines(), points))
+	tail := strings.TrimSpace(cl.Stderr())
+	if i := strings.Index(tail, "panic:"); i >= 0 {
+		b.WriteString("  the agent panicked: " + clip(tail[i:], 6000))
+	} else if tail != "" {
+		b.WriteString("  stderr tail: " + clip(lastLines(tail, 8), 1500))
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func lastLines(s string, n int) string {
@@ -400,10 +481,10 @@ type T struct {
 	msgs     []string
 	clients  []*Client
 	cleanups []func()
+	// points are, per agent process, the last line on record when a
+	// failure was recorded: the failure details show what led to it.
+	points map[int][]int
 }
-
-// errStop unwinds a case after Fatalf or Skipf.
-var errStop = errors.New("conformance: case stopped")
 
 // Context is the case's context; it ends at the case's timeout.
 func (t *T) Context() context.Context { return t.ctx }
@@ -431,6 +512,13 @@ func (t *T) mark(s Status, msg string) {
 	defer t.mu.Unlock()
 	if s == Fail || t.status == Pass {
 		t.status = s
+	}
+	if s == Fail {
+		for _, c := range t.clients {
+			if n := c.Seq(); n > 0 {
+				t.points[c.index] = append(t.points[c.index], n-1)
+			}
+		}
 	}
 	if msg != "" {
 		t.msgs = append(t.msgs, msg)

@@ -33,7 +33,7 @@ type schemaDoc struct {
 	byMethod map[string]string
 
 	mu    sync.Mutex
-	cache map[string]*jsonschema.Resolved // def name (+ "!strict") → validator
+	cache map[string]*jsonschema.Resolved // JSON pointer (+ "!strict") → validator
 }
 
 // LoadSchemas reads schema.json and schema.unstable.json from dir (the
@@ -84,7 +84,13 @@ func loadSchemaDoc(path string) (*schemaDoc, error) {
 
 // validator returns the resolved schema of one definition.
 func (d *schemaDoc) validator(def string, strict bool) (*jsonschema.Resolved, error) {
-	key := def
+	return d.validatorRef("#/$defs/"+def, strict)
+}
+
+// validatorRef returns the resolved schema at a JSON pointer into the
+// document ("#/$defs/AuthMethod/anyOf/1").
+func (d *schemaDoc) validatorRef(ref string, strict bool) (*jsonschema.Resolved, error) {
+	key := ref
 	if strict {
 		key += "!strict"
 	}
@@ -98,18 +104,18 @@ func (d *schemaDoc) validator(def string, strict bool) (*jsonschema.Resolved, er
 	if strict {
 		tighten(defs)
 	}
-	root := map[string]any{"$schema": d.raw["$schema"], "$ref": "#/$defs/" + def, "$defs": defs}
+	root := map[string]any{"$schema": d.raw["$schema"], "$ref": ref, "$defs": defs}
 	b, err := json.Marshal(root)
 	if err != nil {
 		return nil, err
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", d.name, def, err)
+		return nil, fmt.Errorf("%s: %s: %w", d.name, ref, err)
 	}
 	r, err := s.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: resolving %s: %w", d.name, def, err)
+		return nil, fmt.Errorf("%s: resolving %s: %w", d.name, ref, err)
 	}
 	d.cache[key] = r
 	return r, nil
@@ -302,6 +308,11 @@ func (s *SchemaSet) CheckLine(l *Line) (out []Violation, checked bool) {
 	return out, true
 }
 
+// validate checks payload against def of doc, loosely and then strictly
+// (no key the schema does not name). A message of the stable schema that
+// only the draft schema (schema.unstable.json) accepts is advice, not a
+// failure: the agent uses a draft feature. Unknown keys are named one by
+// one with the definition that lacks them.
 func (s *SchemaSet) validate(doc *schemaDoc, def string, payload json.RawMessage, item string, seq int) []Violation {
 	var v any
 	if err := json.Unmarshal(payload, &v); err != nil {
@@ -311,17 +322,66 @@ func (s *SchemaSet) validate(doc *schemaDoc, def string, payload json.RawMessage
 	if err != nil {
 		return []Violation{{Item: item, Text: "schema: " + err.Error(), Seq: seq}}
 	}
+	var out []Violation
 	if err := r.Validate(v); err != nil {
-		return []Violation{{Item: item, Text: fmt.Sprintf("does not validate against %s (%s): %v", def, doc.name, err), Seq: seq}}
+		draft := s.draftFor(doc, def)
+		if draft == nil || !draft.validates("#/$defs/"+def, v) {
+			return []Violation{{Item: item, Text: fmt.Sprintf("%s does not validate against %s (%s): %s", def, doc.name, def, schemaRule(err)), Seq: seq}}
+		}
+		out = append(out, Violation{Item: item, Advice: true, Seq: seq, Text: fmt.Sprintf("%s validates only against %s, a draft feature: under %s it breaks %s", def, draft.name, doc.name, schemaRule(err))})
+		doc = draft
 	}
 	strict, err := doc.validator(def, true)
 	if err != nil {
-		return []Violation{{Item: "acp-v1#76", Text: "schema: " + err.Error(), Seq: seq}}
+		return append(out, Violation{Item: "acp-v1#76", Text: "schema: " + err.Error(), Seq: seq})
 	}
-	if err := strict.Validate(v); err != nil {
-		return []Violation{{Item: "acp-v1#76", Text: fmt.Sprintf("a key %s (%s) does not define: %v", def, doc.name, err), Seq: seq}}
+	serr := strict.Validate(v)
+	if serr == nil {
+		return out
 	}
-	return nil
+	keys := doc.unknownKeys(def, v)
+	if len(keys) == 0 {
+		return append(out, Violation{Item: "acp-v1#76", Seq: seq, Text: fmt.Sprintf("%s has a key %s does not define: %s", def, doc.name, schemaRule(serr))})
+	}
+	var draftUnknown map[string]bool
+	if draft := s.draftFor(doc, def); draft != nil {
+		draftUnknown = map[string]bool{}
+		for _, k := range draft.unknownKeys(def, v) {
+			draftUnknown[k.path] = true
+		}
+	}
+	for _, k := range keys {
+		switch {
+		case draftUnknown != nil && !draftUnknown[k.path]:
+			out = append(out, Violation{Item: "acp-v1#76", Advice: true, Seq: seq, Text: fmt.Sprintf("%s: %s is defined only in %s, a draft feature (%s in %s has no property %q)", def, k.path, s.unstable.name, k.def, doc.name, lastKey(k.path))})
+		default:
+			where := doc.name
+			if draftUnknown != nil {
+				where += " or " + s.unstable.name
+			}
+			out = append(out, Violation{Item: "acp-v1#76", Seq: seq, Text: fmt.Sprintf("%s: %s is not defined by %s in %s (strict check: no key the schema does not name; custom data belongs under _meta)", def, k.path, k.def, where)})
+		}
+	}
+	return out
+}
+
+// draftFor returns the draft schema when doc is the stable one and the
+// draft has def too.
+func (s *SchemaSet) draftFor(doc *schemaDoc, def string) *schemaDoc {
+	if doc != s.stable || s.unstable == nil {
+		return nil
+	}
+	if defs, _ := s.unstable.raw["$defs"].(map[string]any); defs[def] == nil {
+		return nil
+	}
+	return s.unstable
+}
+
+func lastKey(path string) string {
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		return path[i+1:]
+	}
+	return path
 }
 
 // stripSessionItems removes `session` tool-call content items, which no

@@ -202,7 +202,10 @@ func (st *scriptState) expect(s scriptStep) {
 	t := st.t
 	where := fmt.Sprintf("%s:%d", st.file, s.line)
 	if isResponsePattern(s.pattern) {
-		l, err := st.c.AwaitMsg(t.ctx, st.respNext, "a response matching "+where+": "+s.text, func(m *Msg) bool { return m.IsResponse() })
+		// A line that answers but breaks the envelope (an error without an
+		// id) is the next response too: it fails the pattern at once
+		// instead of leaving the case to wait for one that never comes.
+		l, err := st.c.AwaitMsg(t.ctx, st.respNext, "a response matching "+where+": "+s.text, func(m *Msg) bool { return m.Method == "" })
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
@@ -234,7 +237,7 @@ func (st *scriptState) expect(s scriptStep) {
 func (st *scriptState) barrier(line int) {
 	t := st.t
 	seq := t.Barrier(st.c)
-	for _, l := range st.c.Messages(st.respNext, func(m *Msg) bool { return m.IsResponse() }) {
+	for _, l := range st.c.Messages(st.respNext, func(m *Msg) bool { return m.Method == "" }) {
 		if l.Seq < seq {
 			t.Fatalf("%s:%d: an unexpected response before the barrier: %s", st.file, line, clip(l.Raw, 300))
 		}

@@ -97,13 +97,18 @@ func TestTheTableHasARowPerItemAndFailsItemsOfViolations(t *testing.T) {
 		{ID: "a", Items: []string{"acp-v1#1"}, Status: Pass},
 		{ID: "b", Items: []string{"acp-v1#1", "acp-v1#2"}, Status: Skip},
 		{ID: "c", Items: []string{"acp-v1#3"}, Status: Pass, Violations: []Violation{{Item: "acp-v1#40", Text: "bad"}}},
+		// A case whose own checks passed but whose traffic broke a rule
+		// fails that rule's item, not every item it covers.
+		{ID: "d", Items: []string{"acp-v1#38", "acp-v1#59"}, Status: Fail, Verdict: Pass, Violations: []Violation{{Item: "acp-v1#51", Text: "id reused"}, {Item: "acp-v1#59", Text: "bad usage"}}},
+		{ID: "e", Items: []string{"acp-v1#47"}, Status: Fail, Verdict: Advice, Violations: []Violation{{Item: "acp-v1#51", Text: "id reused"}}},
 	}
 	agg := Aggregate(res)
 	byID := map[string]ItemResult{}
 	for _, ir := range agg {
 		byID[ir.ID] = ir
 	}
-	for id, want := range map[string]Status{"acp-v1#1": Pass, "acp-v1#2": Skip, "acp-v1#3": Pass, "acp-v1#40": Fail, "acp-v1#41": ""} {
+	for id, want := range map[string]Status{"acp-v1#1": Pass, "acp-v1#2": Skip, "acp-v1#3": Pass, "acp-v1#40": Fail, "acp-v1#41": "",
+		"acp-v1#38": Pass, "acp-v1#59": Fail, "acp-v1#51": Fail, "acp-v1#47": Advice} {
 		if got := byID[id].Status; got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)
 		}
@@ -115,7 +120,7 @@ func TestTheTableHasARowPerItemAndFailsItemsOfViolations(t *testing.T) {
 	if n := strings.Count(b.String(), "\nacp-v1#") + strings.Count(b.String(), "\nsubagents#"); n != 101 {
 		t.Errorf("the table has %d item rows, want 101", n)
 	}
-	if !strings.Contains(b.String(), "items: 2 pass, 1 fail, 1 skip, 97 not covered; cases: 2 pass, 0 fail, 1 skip") {
+	if !strings.Contains(b.String(), "items: 3 pass, 3 fail, 1 skip, 94 not covered; cases: 2 pass, 2 fail, 1 skip\nadvice (never a failure): 1 items, 0 cases") {
 		t.Errorf("summary line missing:\n%s", b.String())
 	}
 }

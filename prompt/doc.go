@@ -7,13 +7,17 @@
 // [Vars]. There are no conditionals, loops or escapes. The rules, which
 // the tests name one by one, are:
 //
-//   - A group is "{{", optional spaces or tabs, a name matching
-//     [A-Za-z_][A-Za-z0-9_.-]*, optional spaces or tabs, "}}".
+//   - A group is "{{", a name, "}}", with nothing else between the
+//     braces: a name matches ^[a-z][a-z0-9_]*$ exactly ([NamePattern]).
+//     A complete group holding anything else ("{{ model }}", "{{Model}}",
+//     "{{a.b}}", "{{a-b}}", "{{_x}}", "{{}}") is an error, so a typo
+//     fails loudly instead of reaching the model.
 //   - A name is looked up only among the registered variables (and then a
 //     [Resolver], if one is given). An unregistered name is an error that
-//     names it; nothing else is ever spliced in.
+//     names it and lists the registered variables, or "(none)"; nothing
+//     else is ever spliced in.
 //   - A "{{" that opens no complete group while a "}}" still follows later
-//     in the text ("{{{model}}}", "{{a{b}}", "{{ }}") is an error.
+//     in the text ("{{{model}}}", "{{a{b}}") is an error.
 //   - A lone "{{" with no "}}" anywhere after it stays verbatim, and so
 //     does a "}}" with no opener.
 //   - Substituted values are never re-scanned: a value containing "{{x}}"

@@ -15,12 +15,12 @@ func ExampleRenderWith() {
 		}
 		return "", false
 	}
-	out, err := prompt.RenderWith("{{model}} in {{ cwd }}; }} and {{ stay", vars, rescue)
+	out, err := prompt.RenderWith("{{model}} in {{cwd}}; }} and {{ stay", vars, rescue)
 	fmt.Println(out, err)
 
 	_, err = prompt.Render("{{constructor}}", vars)
 	fmt.Println(err)
 	// Output:
 	// deepseek-chat in /home/dev/shop; }} and {{ stay <nil>
-	// prompt: line 1, column 1: unknown variable "constructor"
+	// prompt: line 1, column 1: unknown variable "constructor"; registered variables: model
 }

@@ -5,6 +5,8 @@ package prompt
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -45,7 +47,15 @@ type RenderError struct {
 	Group string
 	// Err is ErrUnknownVariable or ErrMalformedGroup.
 	Err error
+	// Registered are the names of the [Vars] the template was rendered
+	// with, sorted, for ErrUnknownVariable (a misspelt name is easier to
+	// see next to the right one); nil otherwise.
+	Registered []string
 }
+
+// NamePattern is the rule a variable name follows, exactly: no spaces
+// around it, no capitals, no dots or dashes, no leading underscore.
+const NamePattern = "^[a-z][a-z0-9_]*$"
 
 // maxGroupInMessage caps how much of a malformed group an error message
 // quotes, so a runaway group cannot flood a log line.
@@ -53,7 +63,11 @@ const maxGroupInMessage = 64
 
 func (e *RenderError) Error() string {
 	if e.Name != "" {
-		return fmt.Sprintf("prompt: line %d, column %d: %v %q", e.Line, e.Column, e.Err, e.Name)
+		known := "(none)"
+		if len(e.Registered) > 0 {
+			known = strings.Join(e.Registered, ", ")
+		}
+		return fmt.Sprintf("prompt: line %d, column %d: %v %q; registered variables: %s", e.Line, e.Column, e.Err, e.Name, known)
 	}
 	g := e.Group
 	if len(g) > maxGroupInMessage {
@@ -63,7 +77,7 @@ func (e *RenderError) Error() string {
 		}
 		g = g[:cut] + "…"
 	}
-	return fmt.Sprintf("prompt: line %d, column %d: %v %q: want {{name}} with name matching [A-Za-z_][A-Za-z0-9_.-]*", e.Line, e.Column, e.Err, g)
+	return fmt.Sprintf("prompt: line %d, column %d: %v %q: want {{name}} with name matching %s", e.Line, e.Column, e.Err, g, NamePattern)
 }
 
 // Unwrap returns the sentinel the error matches.
@@ -88,7 +102,9 @@ func RenderWith(tmpl string, vars Vars, missing Resolver) (string, error) {
 			v, ok = missing(name)
 		}
 		if !ok {
-			return newError(tmpl, open, end, name, ErrUnknownVariable)
+			e := newError(tmpl, open, end, name, ErrUnknownVariable)
+			e.Registered = slices.Sorted(maps.Keys(vars))
+			return e
 		}
 		b.WriteString(literal)
 		b.WriteString(v)
@@ -150,23 +166,19 @@ func scan(tmpl string, group func(literal, name string, open, end int) error) (t
 	return tmpl[rest:], nil
 }
 
-// parseName returns the name inside a group's braces: optional spaces or
-// tabs, [A-Za-z_][A-Za-z0-9_.-]*, optional spaces or tabs.
+// parseName returns the inside of a group's braces when it is a name:
+// [NamePattern], nothing around it.
 func parseName(s string) (string, bool) {
-	s = strings.Trim(s, " \t")
-	if s == "" || !nameStart(s[0]) {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return "", false
 	}
 	for i := 1; i < len(s); i++ {
-		if !nameStart(s[i]) && !(s[i] >= '0' && s[i] <= '9') && s[i] != '.' && s[i] != '-' {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
 			return "", false
 		}
 	}
 	return s, true
-}
-
-func nameStart(c byte) bool {
-	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
 }
 
 func newError(tmpl string, open, end int, name string, sentinel error) *RenderError {

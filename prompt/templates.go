@@ -120,11 +120,23 @@ const MaxProjectInstructions = 64 << 10
 // ProjectInstructions reads AGENTS.md in cwd and returns it as a section
 // to append to the rendered system prompt (never to render: it is the
 // project's text, not a template). A missing file, or one that is not a
-// regular file, gives "". Content beyond [MaxProjectInstructions] bytes is
-// cut at a character boundary and the cut is said in the section.
+// regular file, gives "". The file is read through cwd as an os.Root: a
+// symlink may lead to another file below cwd, but one that leads outside
+// it (even if swapped in during the read) is an error and nothing of it
+// is read, as read_file refuses the same path. Content beyond
+// [MaxProjectInstructions] bytes is cut at a character boundary and the
+// cut is said in the section.
 func ProjectInstructions(cwd string) (string, error) {
 	path := filepath.Join(cwd, ProjectInstructionsFile)
-	f, err := os.Open(path)
+	root, err := os.OpenRoot(cwd)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("prompt: project instructions: %w", err)
+	}
+	defer root.Close()
+	f, err := root.Open(ProjectInstructionsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -144,6 +144,31 @@ func TestProjectInstructions(t *testing.T) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
+	t.Run("a symlink leading outside cwd is not read", func(t *testing.T) {
+		dir, outside := t.TempDir(), t.TempDir()
+		write(t, filepath.Join(outside, "secret"), "SECRET")
+		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "AGENTS.md")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ProjectInstructions(dir); err == nil || strings.Contains(got, "SECRET") {
+			t.Fatalf("got %q, %v; want an error and nothing of the file", got, err)
+		}
+	})
+	t.Run("a symlink to a file below cwd is read", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "rules.md"), "Be brief.")
+		if err := os.Symlink("rules.md", filepath.Join(dir, "AGENTS.md")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ProjectInstructions(dir); err != nil || !strings.Contains(got, "Be brief.") {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	t.Run("a missing cwd gives nothing", func(t *testing.T) {
+		if got, err := ProjectInstructions(filepath.Join(t.TempDir(), "gone")); err != nil || got != "" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
 	t.Run("a huge AGENTS.md is cut at the cap on a character boundary", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "AGENTS.md"), "a"+strings.Repeat("é", MaxProjectInstructions))

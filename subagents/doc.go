@@ -16,6 +16,31 @@
 // never an error from Wait. Runtime capabilities are optional interfaces
 // probed by type assertion: [Steerable], [Resumable].
 //
+// # Cancelled before it began
+//
+// A cancelled turn never produces work or a success. A provider given a
+// context that has already ended starts no child: Start returns a run
+// that settled aborted. And a run cancelled before its owner waited for it
+// settles aborted without running: the in-process providers begin a
+// child's turn with the owner's first Wait, not in Start, because Go has
+// no "same tick" — a turn begun in Start could finish before a Cancel the
+// caller makes on the very next line, which the seed's cancel-before-start
+// contract forbids. Such a run is [Settling], so the Service follows it
+// through Done without waiting on the owner's behalf.
+//
+// # Scope
+//
+// A [Scope] is what an agent delegates from: the providers' [Service], the
+// editor's id for the agent's session, its depth and the subtree's limit,
+// the editor's view of children ([Exposure]) and the delegating
+// agent/session. It is a session's delegation (session.Config.Delegation):
+// when the session is built it calls [Scope.Attach], which binds every
+// [Delegator] in the session's tool set — the subagent tool, registered
+// once for the whole daemon — to that Scope, so the tool gets its caller's
+// Scope typed, per session, and never looks it up at call time. An
+// in-process child is built from Scope.Session; an out-of-process child
+// is lent what Attach copied (cwd, roots, environment, MCP entries).
+//
 // # Events
 //
 // [Service.Observe] delivers [Event]s: subagent/start after a successful
@@ -28,9 +53,27 @@
 // and each observer gets its own deep copy of the end event's
 // LastMessage, so no observer can change what the caller receives.
 //
+// The seed promises that a start observer can still reach the live child
+// through the agent registry its sessions share (agent.Registry.Get of
+// the event's RunID). Delivered detached, a start may reach an observer
+// after a fast child has finished and been disposed, so the Service keeps
+// the child reachable: a [Reachable] run (an in-process one) is held while
+// its start event is queued for, or being seen by, any observer, and its
+// child leaves the registry when the last of them is done with it
+// (returned, panicked or unsubscribed) — or at Dispose when nobody
+// observes. Dispose still stops the child and returns at once; only the
+// registry entry outlives it. We chose this over carrying a handle to the
+// child in the event because the seed's sentence is about the registry: a
+// handle would have left observers able to work while the lookup the seed
+// names still failed. The cost is that an observer stuck on a start keeps
+// that child (idle, its turn over) listed and in memory until it returns
+// or is stopped. A run that settled before any child existed (an
+// already-cancelled Start) has nothing to reach.
+//
 // # Goroutines
 //
 // The Service owns one goroutine per observer while events are queued for
 // it (it exits when the queue is empty) and one watcher per run, which
-// exits when the run settles; Dispose returns after it.
+// exits when the run settles; Dispose returns after it. The last observer
+// done with a start event releases the run's child on its own goroutine.
 package subagents

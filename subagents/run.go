@@ -9,8 +9,10 @@ import (
 )
 
 // tracked wraps a provider's Run. A watcher goroutine, owned by the run,
-// waits for the run to settle and then publishes the end event; Wait reads
-// what the watcher saw, so the provider's Wait is called exactly once.
+// waits for the run to settle and then publishes the end event; Wait
+// returns what the watcher saw. A run that is [Settling] is followed
+// through Done, and the owner's Wait is passed on to it (it may begin the
+// child's work); any other run's Wait is called once, by the watcher.
 type tracked struct {
 	inner    Run
 	svc      *Service
@@ -30,11 +32,18 @@ type tracked struct {
 }
 
 // track publishes the start of inner and returns it wrapped, keeping
-// exactly the runtime capabilities (Steerable, Resumable) inner has.
+// exactly the runtime capabilities (Steerable, Resumable) inner has. A
+// [Reachable] run is held reachable until every observer the start went
+// to has seen it.
 func (s *Service) track(inner Run, provider, parent string) Run {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &tracked{inner: inner, svc: s, provider: provider, parent: parent, watchCtx: ctx, stopWatch: cancel, done: make(chan struct{})}
-	s.publish(Event{Kind: EventStart, Provider: provider, RunID: inner.ID(), ParentSessionID: parent})
+	ev := Event{Kind: EventStart, Provider: provider, RunID: inner.ID(), ParentSessionID: parent}
+	if r, ok := inner.(Reachable); ok {
+		ev.hold = newStartHold(r.HoldReachable())
+	}
+	s.publish(ev)
+	ev.hold.done()
 	go t.watch()
 	_, steer := inner.(Steerable)
 	_, resume := inner.(Resumable)
@@ -50,6 +59,13 @@ func (s *Service) track(inner Run, provider, parent string) Run {
 }
 
 func (t *tracked) watch() {
+	if s, ok := t.inner.(Settling); ok {
+		// Waiting here must not count as the owner's Wait.
+		select {
+		case <-s.Done():
+		case <-t.watchCtx.Done():
+		}
+	}
 	res, err := t.inner.Wait(t.watchCtx)
 	t.res, t.err = res, err
 	ev := Event{Kind: EventEnd, Provider: t.provider, RunID: t.inner.ID(), ParentSessionID: t.parent, StopReason: res.StopReason}
@@ -66,6 +82,11 @@ func (t *tracked) watch() {
 func (t *tracked) ID() string { return t.inner.ID() }
 
 func (t *tracked) Wait(ctx context.Context) (Result, error) {
+	if _, ok := t.inner.(Settling); ok {
+		// The owner's Wait is the provider's to see; its result is the
+		// watcher's, which publishes the end before Wait returns.
+		_, _ = t.inner.Wait(ctx)
+	}
 	select {
 	case <-t.done:
 		return t.res, t.err

@@ -109,16 +109,20 @@ func (s *Service) List() []string {
 	return names
 }
 
-// Observe subscribes fn to the service's events and returns the function
-// that unsubscribes it.
+// Observe subscribes fn to the service's events — to those of the given
+// kinds, or to all when none are given — and returns the function that
+// unsubscribes it.
 //
 // Delivery is detached: each observer has its own queue drained by its own
 // goroutine, in event order, so no observer can block a run, its caller or
 // another observer. Nothing is dropped while subscribed (an end event
 // always arrives). A panicking observer is contained and logged. Each
-// observer gets its own copy of Event.LastMessage.
-func (s *Service) Observe(fn func(Event)) (stop func()) {
-	o := &observer{fn: fn, log: s.log}
+// observer gets its own copy of Event.LastMessage. An observer of start
+// events keeps each in-process child in the agent registry until it has
+// seen the child's start (see the package doc), so one that only needs
+// some kinds should name them.
+func (s *Service) Observe(fn func(Event), kinds ...EventKind) (stop func()) {
+	o := &observer{fn: fn, log: s.log, kinds: kinds}
 	s.mu.Lock()
 	s.observers = append(s.observers, o)
 	s.mu.Unlock()
@@ -148,7 +152,9 @@ func (s *Service) publish(ev Event) {
 // of provider events equal to the order of the registry changes.
 func (s *Service) publishLocked(ev Event) {
 	for _, o := range s.observers {
-		o.push(forObserver(ev))
+		if o.wants(ev.Kind) {
+			o.push(forObserver(ev))
+		}
 	}
 }
 
@@ -166,7 +172,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run
 	if !ok {
 		return nil, errorf(CodeNoProvider, "no provider named %q", name)
 	}
-	if err := CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if req.Parent == nil {
@@ -185,18 +191,22 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run
 	return s.track(run, name, req.Parent.SessionID), nil
 }
 
-// CheckCapabilities returns [ErrUnsupportedCapability] naming the first
-// start-time capability req uses that caps does not declare.
-func CheckCapabilities(caps Capabilities, req StartRequest) error {
+// CheckCapabilities returns [ErrUnsupportedCapability] naming p and the
+// first start-time capability req uses that p does not declare.
+func CheckCapabilities(p Provider, req StartRequest) error {
+	caps := p.Capabilities()
+	missing := ""
 	switch {
 	case len(req.OutputSchema) > 0 && !caps.OutputSchema:
-		return errorf(CodeUnsupportedCapability, "the provider does not support outputSchema")
+		missing = "outputSchema"
 	case req.DepthLimit != nil && !caps.DepthLimit:
-		return errorf(CodeUnsupportedCapability, "the provider does not support depthLimit")
+		missing = "depthLimit"
 	case req.ToolFilter != nil && !caps.ToolFilter:
-		return errorf(CodeUnsupportedCapability, "the provider does not support toolFilter")
+		missing = "toolFilter"
+	default:
+		return nil
 	}
-	return nil
+	return errorf(CodeUnsupportedCapability, "provider %q does not support %s", p.Name(), missing)
 }
 
 // ChildLimits returns the depth of the child req would create and the

@@ -232,6 +232,9 @@ func TestStart_UnsupportedCapabilityRejectedBeforeAnyChildExists(t *testing.T) {
 			if !errors.Is(err, subagents.ErrUnsupportedCapability) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want UNSUPPORTED_CAPABILITY naming %s", err, tc.want)
 			}
+			if !strings.Contains(err.Error(), `provider "p"`) {
+				t.Fatalf("err = %v, want it to name the provider", err)
+			}
 			if p.starts.Load() != 0 {
 				t.Fatal("the provider was asked to start a child")
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -52,8 +53,10 @@ type ToolFilter struct {
 
 // Scope is what an agent can delegate from: the parent of any child it
 // starts. A session's own agent has a Scope of depth 0; each child gets its
-// own Scope, one deeper. The subagent tool finds the calling agent's Scope
-// in tools.Env.Scope.
+// own Scope, one deeper. A Scope is a session's [session.Delegation]: the
+// session attaches it when it is built ([Scope.Attach]) and binds its
+// delegating tools to it, so the subagent tool receives the calling
+// agent's Scope typed, per session.
 type Scope struct {
 	// Service is where providers are found.
 	Service *Service
@@ -61,40 +64,26 @@ type Scope struct {
 	// client's session for a top-level agent, the minted child id for an
 	// exposed child, the parent's for a child the editor does not see.
 	SessionID string
-	// Agent is the delegating agent (fork reads its completed turns).
-	Agent *agent.Agent
 	// Depth is this agent's depth: 0 for a session's own agent.
 	Depth int
 	// MaxDepth is the absolute depth limit in force for this subtree.
 	MaxDepth int
-	// Cwd is the session's working directory (never the daemon's);
-	// AdditionalDirectories its other roots.
-	Cwd                   string
-	AdditionalDirectories []string
-	// Model, ModelID and MaxTokens are what a child inherits unless the
-	// request overrides them.
-	Model     llm.Model
-	ModelID   string
-	MaxTokens int
-	// ContextWindow is the model's window, inherited by children.
-	ContextWindow int
-	// Tools is the delegating agent's tool set; a child's is filtered from
-	// it.
-	Tools *tools.Registry
-	// Env is the delegating agent's environment (workspace, file system,
-	// runner, permission gate).
-	Env *tools.Env
-	// SystemPrompt is the delegating agent's system prompt source; a fork
-	// child reuses it so its view of the conversation stays the same.
-	SystemPrompt func(ctx context.Context) (string, error)
 	// Expose is the editor's view of children; nil when the client did not
 	// opt in to subagent sessions.
 	Expose Exposure
-	// MCPServers are the session's MCP server entries (ACP JSON), which an
-	// acp binding may forward to its child.
-	MCPServers json.RawMessage
-	// Registry lists live agents, children included.
-	Registry *agent.Registry
+
+	// Session is the delegating agent's session, set by Attach: an
+	// in-process child is built from it ([session.Session.ChildConfig]),
+	// a fork shares its agent's completed turns.
+	Session *session.Session
+	// What the delegating session lends an out-of-process child, set by
+	// Attach from Session: its working directory (never the daemon's) and
+	// other roots, its tools' environment (workspace, file system, runner,
+	// permission gate) and its MCP server entries (ACP JSON).
+	Cwd                   string
+	AdditionalDirectories []string
+	Env                   *tools.Env
+	MCPServers            json.RawMessage
 }
 
 // StartRequest asks a provider for one child run.
@@ -177,7 +166,9 @@ type Provider interface {
 	// conversation (fork) or only its prompt (spawn, acp).
 	InheritsParentContext() bool
 	// Start creates the child and returns once it exists; the caller owns
-	// the run from then on. A failed Start leaves nothing behind.
+	// the run from then on. A failed Start leaves nothing behind. A ctx
+	// that has already ended starts no child: Start returns a run that
+	// settled aborted.
 	Start(ctx context.Context, req StartRequest) (Run, error)
 }
 
@@ -188,7 +179,9 @@ type Run interface {
 	// ends first or the run could not be observed at all; a child-level
 	// failure is a Result with StopError.
 	Wait(ctx context.Context) (Result, error)
-	// Cancel stops the child and its descendants; the run ends aborted.
+	// Cancel stops the child and its descendants; the run ends aborted. A
+	// run cancelled before anyone waited for it may settle without
+	// running at all.
 	Cancel()
 	// Dispose cancels what remains and returns once the child and
 	// everything it started are quiet. It is idempotent.
@@ -203,6 +196,29 @@ type Steerable interface {
 // Resumable is a Run whose finished conversation can be continued.
 type Resumable interface {
 	Resume(ctx context.Context, prompt string) (Run, error)
+}
+
+// Settling is a Run that tells when it has settled without being waited
+// for: Done is closed once Wait would return at once. The [Service]
+// follows such a run through Done, so that only its owner's Wait reaches
+// the run's Wait. A provider whose child begins its work at the owner's
+// first Wait — so that a Cancel straight after Start always comes first
+// and the child never runs — must be Settling; the in-process providers
+// are.
+type Settling interface {
+	Done() <-chan struct{}
+}
+
+// Reachable is a Run whose child others can reach while it lives: an
+// in-process child is in the agent registry under the run's id. It is not
+// a runtime capability for callers but what the [Service] needs to keep
+// its promise to start observers: as it announces the run's start it
+// calls HoldReachable, and it calls release once every observer it
+// announced the start to has seen it (returned, panicked or unsubscribed).
+// Until release, the child stays reachable even after the run ended and
+// was disposed; Dispose still stops it and returns as usual.
+type Reachable interface {
+	HoldReachable() (release func())
 }
 
 // Exposure is how the editor sees children as ACP subagent sessions. It is

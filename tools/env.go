@@ -5,9 +5,11 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
 	"time"
+
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Env is a session's environment, shared by every call of the session's
@@ -15,8 +17,9 @@ import (
 // created; a child gets its own Env whose Permission wraps the parent's.
 type Env struct {
 	// Workspace confines paths to the session's roots.
-	Workspace *Workspace
-	// FS reads and writes text files.
+	Workspace *workspace.Workspace
+	// FS reads and writes text files; nil means the local disk through
+	// Workspace (workspace.NewLocalFS).
 	FS FileSystem
 	// Runner runs commands.
 	Runner Runner
@@ -24,9 +27,6 @@ type Env struct {
 	Permission Permission
 	// Plan publishes the agent's plan; nil drops it.
 	Plan func(entries []PlanEntry)
-	// Scope is the calling agent's delegation scope (a *subagents.Scope),
-	// read only by the subagent tools; opaque to every other tool.
-	Scope any
 }
 
 // FileSystem reads and writes text files by absolute, already confined
@@ -43,8 +43,9 @@ type FileSystem interface {
 }
 
 // ErrNotExist reports a file that does not exist, whichever FileSystem
-// looked for it.
-var ErrNotExist = errors.New("file does not exist")
+// looked for it. It is [io/fs.ErrNotExist], so errors of the local disk
+// match it as they are.
+var ErrNotExist = fs.ErrNotExist
 
 // Command is a command to run.
 type Command struct {
@@ -53,7 +54,11 @@ type Command struct {
 	Command string
 	Args    []string
 	// Dir is absolute and inside the workspace.
-	Dir     string
+	Dir string
+	// Roots are the session's workspace roots (cwd first, then the
+	// additional directories): where a sandboxed command may write. A
+	// command without them may write only its temp dir and the caches.
+	Roots   []string
 	Env     []string // extra "NAME=value" entries
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
@@ -68,6 +73,13 @@ type CommandResult struct {
 	ExitCode *int
 	Signal   string
 	TimedOut bool
+}
+
+// SandboxDescriber is a [Runner] that can say, before a command runs, in
+// which sandbox it will run, in words for the permission question (see
+// [CommandQuestion]). An error means the command would be refused.
+type SandboxDescriber interface {
+	DescribeSandbox(cmd Command) (string, error)
 }
 
 // Runner runs commands. The editor-backed implementation uses terminal/*
@@ -85,6 +97,10 @@ const (
 	EffectRead Effect = iota
 	EffectEdit
 	EffectExecute
+	// EffectControl is an edit of a file that controls what runs (.git's
+	// config and hooks, dshd's own settings; see workspace.IsControl). A
+	// gate weighs it like EffectExecute: accept-edits asks about it.
+	EffectControl
 )
 
 func (e Effect) String() string {
@@ -95,8 +111,19 @@ func (e Effect) String() string {
 		return "edit"
 	case EffectExecute:
 		return "execute"
+	case EffectControl:
+		return "edit of a control file"
 	}
 	return fmt.Sprintf("Effect(%d)", e)
+}
+
+// EditEffect is the effect of editing the resolved path p: EffectControl
+// when it controls what runs, EffectEdit otherwise.
+func EditEffect(p string) Effect {
+	if workspace.IsControl(p) {
+		return EffectControl
+	}
+	return EffectEdit
 }
 
 // PermissionRequest describes a call that needs approval.
@@ -114,6 +141,16 @@ type PermissionRequest struct {
 	Requester string
 }
 
+// RememberKey is what an "always" answer to r is remembered under: its
+// tool name, kept apart for control files, so allowing a tool's ordinary
+// edits for good never covers .git/config, nor the reverse.
+func (r PermissionRequest) RememberKey() string {
+	if r.Effect == EffectControl {
+		return r.ToolName + " (control files)"
+	}
+	return r.ToolName
+}
+
 // Decision is the outcome of a permission request.
 type Decision uint8
 
@@ -124,6 +161,9 @@ const (
 	// Cancelled means the turn was cancelled while the request was pending;
 	// the tool must not run and the call ends as cancelled.
 	Cancelled
+	// Refused is a rejection nobody was asked for: a rule decided it (a
+	// subagent bound with deny-permissions, a session with nobody to ask).
+	Refused
 )
 
 func (d Decision) String() string {
@@ -134,6 +174,8 @@ func (d Decision) String() string {
 		return "rejected"
 	case Cancelled:
 		return "cancelled"
+	case Refused:
+		return "refused"
 	}
 	return fmt.Sprintf("Decision(%d)", d)
 }
@@ -143,6 +185,3 @@ func (d Decision) String() string {
 type Permission interface {
 	Check(ctx context.Context, req PermissionRequest) (Decision, error)
 }
-
-// sprintf is fmt.Sprintf, named so tool files read naturally.
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -29,10 +29,6 @@ var ErrUnknownTool = errors.New("tools: unknown tool")
 // characters, or has a character other than letters, digits, '_' and '-'.
 var ErrInvalidToolName = errors.New("tools: invalid tool name")
 
-// ErrTooLarge reports a read that would have to hold more than the file
-// system's byte cap in memory; the caller should ask for fewer lines.
-var ErrTooLarge = errors.New("too large to read at once")
-
 // DuplicateToolError is the error of registering a name twice.
 type DuplicateToolError struct {
 	Name string
@@ -60,14 +56,3 @@ func (e *UnknownToolError) Error() string {
 
 // Is makes errors.Is(err, ErrUnknownTool) true.
 func (e *UnknownToolError) Is(target error) bool { return target == ErrUnknownTool }
-
-// notExistError reports a missing file: it matches both [ErrNotExist] and,
-// through Unwrap, [io/fs.ErrNotExist].
-type notExistError struct {
-	path string
-	err  error
-}
-
-func (e *notExistError) Error() string        { return e.path + ": " + ErrNotExist.Error() }
-func (e *notExistError) Unwrap() error        { return e.err }
-func (e *notExistError) Is(target error) bool { return target == ErrNotExist }

@@ -1,99 +1,84 @@
-// This file builds a tool's JSON Schema from its params struct and decodes
-// a call's input into it.
+// This file is the one schema builder of the project's tools: the built-in
+// tools and the subagent tool describe their params structs with it, and
+// MCP servers' schemas go through it on their way to the model.
 
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
-	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// SchemaFor returns the JSON Schema of the params struct T: an object whose
-// properties are T's exported fields, named by their json tags. A field is
-// required unless its json tag says omitempty or omitzero. The tag
-// `jsonschema:"..."` is the property's description and `enum:"a,b,c"` its
-// allowed values. Nested structs and slices of them are described the
-// same way. It panics on a type it cannot describe: schemas are built from
-// fixed types when a tool is constructed, so that is a programming error.
-func SchemaFor[T any]() json.RawMessage {
-	s := schemaOf(reflect.TypeFor[T]())
+// SchemaFor returns the JSON Schema of the params struct T, as
+// jsonschema.For infers it: an object whose properties are T's exported
+// fields named by their json tags, required unless the tag says omitempty
+// or omitzero, described by their `jsonschema:"..."` tags, with no
+// additional properties. Slices are plain arrays (jsonschema.For also
+// allows null for them, which no tool accepts). edit, when non-nil, adds
+// what a struct tag cannot say (allowed values, a description known only
+// at run time) before the schema is encoded.
+//
+// Schemas are built from fixed types, so a type the library cannot
+// describe is a programming error and panics. Build them on first use
+// (sync.OnceValue): reflecting over every tool's params when the tools are
+// constructed costs the daemon's cold start.
+func SchemaFor[T any](edit func(s *jsonschema.Schema)) json.RawMessage {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema: %v", err))
+	}
+	notNull(s)
+	if edit != nil {
+		edit(s)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
-		panic(err)
+		panic(fmt.Sprintf("tools: schema: %v", err))
 	}
 	return b
 }
 
-// schemaOf describes t as a JSON-ready value. Maps keep their keys sorted
-// when marshalled, so the schema text is stable.
-func schemaOf(t reflect.Type) map[string]any {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// notNull turns the ["null", "array"] types jsonschema.For gives slices
+// back into "array", through properties and items.
+func notNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
 	}
-	switch t.Kind() {
-	case reflect.String:
-		return map[string]any{"type": "string"}
-	case reflect.Bool:
-		return map[string]any{"type": "boolean"}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer"}
-	case reflect.Float32, reflect.Float64:
-		return map[string]any{"type": "number"}
-	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
-	case reflect.Struct:
-		props := map[string]any{}
-		required := []string{}
-		for _, f := range reflect.VisibleFields(t) {
-			if !f.IsExported() || f.Anonymous {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			p := schemaOf(f.Type)
-			if d := f.Tag.Get("jsonschema"); d != "" {
-				p["description"] = d
-			}
-			if e := f.Tag.Get("enum"); e != "" {
-				p["enum"] = strings.Split(e, ",")
-			}
-			props[name] = p
-			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
-				required = append(required, name)
-			}
-		}
-		return map[string]any{
-			"type":                 "object",
-			"properties":           props,
-			"required":             required,
-			"additionalProperties": false,
-		}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
 	}
-	panic(fmt.Sprintf("tools: cannot describe %s in a schema", t))
+	notNull(s.Items)
+	for _, p := range s.Properties {
+		notNull(p)
+	}
 }
 
-// decodeInput decodes a call's input into T, refusing unknown fields so a
-// misnamed argument is reported instead of silently ignored. Empty input
-// and null decode as {}. The error is worded for the model.
-func decodeInput[T any](input json.RawMessage) (T, error) {
-	var v T
-	in := bytes.TrimSpace(input)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return v, nil
+// emptyObject is the schema of a tool that takes no arguments.
+var emptyObject = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// ObjectSchema returns a schema that came as data (an MCP server's
+// inputSchema, decoded JSON) as the object schema a model API expects:
+// without a type it gets "type": "object"; anything that is not a JSON
+// object, or none at all, is the schema of a tool without arguments. An
+// object the library cannot read as a schema goes on as it came: the
+// model may still make sense of it, and the server judges the arguments.
+func ObjectSchema(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return emptyObject
 	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return b
 	}
-	return v, nil
+	if s.Type == "" && len(s.Types) == 0 {
+		s.Type = "object"
+	}
+	out, err := json.Marshal(&s)
+	if err != nil {
+		return emptyObject
+	}
+	return out
 }

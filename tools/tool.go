@@ -1,24 +1,12 @@
-// Package tools defines what a tool is, the registry a session's agent picks
-// its tools from, the environment a tool runs in, and the built-in coding
-// tools (read_file, write_file, edit_file, list_dir, glob, grep,
-// run_command, plan).
-//
-// A tool never knows ACP. It reaches the workspace through [Env]: a
-// [FileSystem] (the editor's buffers when the client offers fs/*, the local
-// disk otherwise), a [Runner] (the editor's terminals or os/exec), a
-// [Permission] gate that applies the session's mode, and a [Workspace] that
-// confines every path to the session's roots. acp/server supplies the
-// editor-backed implementations; this package supplies the local ones.
-//
-// Failures the model should see (a bad path, a missing match, a command
-// that exits non-zero) are results with IsError set. Execute returns a Go
-// error only when the turn cannot go on (the context was cancelled, the
-// connection is gone).
+// This file defines what a tool is: its interface, a call, its progress and
+// its result.
+
 package tools
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Kind is the ACP tool kind shown as an icon by editors.
@@ -121,7 +109,7 @@ type Result struct {
 
 // Errorf returns an error result for the model.
 func Errorf(format string, args ...any) *Result {
-	return &Result{Output: sprintf(format, args...), IsError: true}
+	return &Result{Output: fmt.Sprintf(format, args...), IsError: true}
 }
 
 // ContentType selects the variant of [Content].
@@ -147,7 +135,10 @@ type Content struct {
 	Path    string  `json:"path,omitempty"`
 	OldText *string `json:"oldText,omitempty"`
 	NewText string  `json:"newText,omitempty"`
-	// TerminalID is set for ContentTerminal.
+	// TerminalID is set for ContentTerminal. Text, on a terminal item,
+	// is the finished command's output as text, shown where the terminal
+	// is gone: a session's record keeps it, not the terminal, so a replay
+	// on a later connection still shows what the command printed.
 	TerminalID string `json:"terminalId,omitempty"`
 	// SessionID is set for ContentSession.
 	SessionID string `json:"sessionId,omitempty"`

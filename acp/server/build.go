@@ -1,25 +1,23 @@
-// This file assembles an open session: its workspace, file system,
-// runner, permission policy, tool layer, delegation scope and agent.
+// This file turns a session request into a live session: it checks what
+// the client sent and hands session.New the configuration, with the
+// editor-backed file system, runner and permission asker.
 
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
-	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
-	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // _meta keys a parent dshd sets on session/new for a subagent child.
@@ -55,196 +53,174 @@ func dedupe(dirs []string) []string {
 	return out
 }
 
-// checkMCP refuses transports the daemon does not advertise.
-func (c *Conn) checkMCP(servers []acp.McpServer) error {
+// usableMCP splits a session's MCP entries into those the daemon can
+// connect and warnings for the rest: a transport it does not advertise
+// is a warning for the client, never a failed session. What is wrong
+// with a usable entry (a command not found) the connector reports.
+func (c *Conn) usableMCP(servers []acp.McpServer) (usable []acp.McpServer, warnings []string) {
 	o := &c.srv.opts
 	for i, s := range servers {
+		kind := ""
 		switch s.(type) {
 		case *acp.McpServerHTTP:
-			if o.ConnectMCP == nil || !o.MCPHTTP {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "http MCP servers are not supported"})
+			if !o.MCPHTTP {
+				kind = "http"
 			}
 		case *acp.McpServerSSE:
-			if o.ConnectMCP == nil || !o.MCPSSE {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d]", i), "reason": "sse MCP servers are not supported"})
-			}
-		case *acp.McpServerStdio:
-			if !filepath.IsAbs(s.(*acp.McpServerStdio).Command) {
-				return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("mcpServers[%d].command", i), "reason": "must be an absolute path"})
+			if !o.MCPSSE {
+				kind = "sse"
 			}
 		}
+		if o.ConnectMCP == nil {
+			kind = "any"
+		}
+		if kind != "" {
+			warnings = append(warnings, fmt.Sprintf("MCP server %q (mcpServers[%d]) is not used: this daemon does not connect %s MCP servers", s.ServerName(), i, kind))
+			continue
+		}
+		usable = append(usable, s)
 	}
-	return nil
+	return usable, warnings
 }
 
-// depthFromMeta reads the delegation depth a parent dshd passed.
-func (c *Conn) depthFromMeta(meta acp.Meta) (depth, maxDepth int) {
-	maxDepth = c.srv.opts.MaxDepth
+// depthFromMeta reads the delegation depth and limit a parent dshd
+// passed. given is the parent's limit, recorded with the session so that
+// it still binds when the session is loaded or resumed; nil when there is
+// none.
+func depthFromMeta(meta acp.Meta) (depth int, given *int) {
 	if v, ok := meta[metaDepth].(float64); ok && v > 0 {
 		depth = int(v)
 	}
-	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 && int(v) < maxDepth {
-		maxDepth = int(v)
+	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 {
+		limit := int(v)
+		given = &limit
 	}
-	return depth, maxDepth
+	return depth, given
 }
 
-// open builds the live parts of a session around s and registers it on
-// the connection. history is the conversation to continue.
-func (c *Conn) open(ctx context.Context, s *session.Session, cwd string, dirs []string, servers []acp.McpServer, history []llm.Message, depth, maxDepth int) (*liveSession, []string, error) {
-	o := &c.srv.opts
-	ws, err := tools.NewWorkspace(cwd, dirs)
-	if err != nil {
-		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": err.Error()})
+// depthLimit is the limit in force for a session: the daemon's own,
+// lowered (never raised) by the one its parent gave.
+func (c *Conn) depthLimit(given *int) int {
+	limit := c.srv.opts.MaxDepth
+	if given != nil && *given < limit {
+		limit = *given
 	}
-	id := acp.SessionID(s.ID())
-	st := s.State()
-	mode, err := tools.ParseMode(st.Mode)
+	return limit
+}
+
+// noDelegation is the delegation of a session whose depth limit is 0: its
+// agent is not offered the delegating tools at all.
+type noDelegation struct{}
+
+func (noDelegation) Attach(_ *session.Session, ts agent.ToolSet) agent.ToolSet {
+	return withoutDelegators{ts}
+}
+
+// withoutDelegators is a tool set without its subagents.Delegator tools.
+type withoutDelegators struct{ ts agent.ToolSet }
+
+func (w withoutDelegators) Tools() []tools.Tool {
+	all := w.ts.Tools()
+	out := make([]tools.Tool, 0, len(all))
+	for _, tl := range all {
+		if _, delegates := tl.(subagents.Delegator); !delegates {
+			out = append(out, tl)
+		}
+	}
+	return out
+}
+
+func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
+	tl, ok := w.ts.Get(name)
+	if _, delegates := tl.(subagents.Delegator); delegates {
+		return nil, false
+	}
+	return tl, ok
+}
+
+// open builds the live session over stored (its journal, new or
+// reopened) and registers it on the connection. On failure the journal is
+// closed.
+func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int) (*session.Session, error) {
+	o := &c.srv.opts
+	mode, err := permission.ParseMode(stored.State.Mode)
 	if err != nil {
 		mode = o.Mode
 	}
-	model := st.Model
+	model := stored.State.Model
 	if model == "" {
 		model = o.DefaultModel
 	}
-	ls := &liveSession{s: s, cwd: cwd, dirs: dirs, depth: depth, maxDepth: maxDepth}
-	ls.titled.Store(st.Title != "")
-	ls.policy = tools.NewPolicy(mode, &asker{c: c, ls: ls})
-	ls.reg = tools.NewRegistry(o.Tools)
-
 	caps := c.clientCaps()
-	env := &tools.Env{
-		Workspace:  ws,
-		FS:         c.fileSystem(caps, id),
-		Runner:     c.runner(caps, id),
-		Permission: ls.policy,
+	ask := &asker{c: c}
+	// A subagents.Scope reads a MaxDepth of 0 as the default limit, so a
+	// limit of 0 is no scope at all.
+	var delegation session.Delegation = noDelegation{}
+	var ex *exposure
+	if maxDepth > 0 {
+		scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
+		if c.optedIn() {
+			ex = &exposure{c: c}
+			scope.Expose = ex
+		}
+		delegation = scope
 	}
-	var warnings []string
-	if len(servers) > 0 && o.ConnectMCP != nil {
-		ls.closeMCP, warnings = o.ConnectMCP(ctx, cwd, dirs, servers, ls.reg)
-	}
-
-	system := func(ctx context.Context) (string, error) {
-		return c.systemPrompt(ls, cwd)
-	}
-	compact, _ := prompt.Template(prompt.Compaction)
-	ls.agent = agent.New(agent.Options{
-		ID:              string(id),
-		Model:           o.Model,
-		ModelID:         model,
-		MaxTokens:       o.MaxTokens,
-		ContextWindow:   c.contextWindow(model),
-		MaxTurnRequests: o.MaxTurnRequests,
-		System:          system,
-		CompactPrompt:   compact,
-		Tools:           ls.reg,
-		Env:             env,
-		History:         agent.NewHistory(history...),
-		Registry:        o.Agents,
-		Logger:          c.log.With("session", id),
-		OnMessage: func(m llm.Message) {
-			if err := s.RecordMessage(m); err != nil {
-				c.log.Warn("journal append failed", "session", id, "err", err)
-			}
-		},
-		OnReset: func(msgs []llm.Message) {
-			if err := s.RecordReset(msgs); err != nil {
-				c.log.Warn("journal append failed", "session", id, "err", err)
-			}
-		},
-	})
-	s.SetAgent(ls.agent)
-	ls.scope = &subagents.Scope{
-		Service:               o.Subagents,
-		SessionID:             string(id),
-		Agent:                 ls.agent,
-		Depth:                 depth,
-		MaxDepth:              maxDepth,
+	cfg := session.Config{
+		ID:                    string(id),
 		Cwd:                   cwd,
 		AdditionalDirectories: dirs,
 		Model:                 o.Model,
 		ModelID:               model,
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
-		Tools:                 ls.reg,
-		Env:                   env,
-		SystemPrompt:          system,
+		MaxTurnRequests:       o.MaxTurnRequests,
+		Tools:                 o.Tools,
+		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
+		Runner:                c.runner(caps, id),
+		Mode:                  mode,
+		Asker:                 ask,
+		Now:                   o.Now,
+		Delegation:            delegation,
+		History:               agent.NewHistory(stored.Messages...),
+		ContextUsed:           lastUsage(id, stored.Updates),
+		Stored:                stored,
 		Registry:              o.Agents,
+		Logger:                c.log.With("session", id),
 	}
-	if raw, err := json.Marshal(servers); err == nil && len(servers) > 0 {
-		ls.scope.MCPServers = raw
-	}
-	if c.optedIn() {
-		ls.scope.Expose = &exposure{c: c, root: ls}
-	}
-	env.Scope = ls.scope
-
-	if err := c.srv.claim(id, c); err != nil {
-		ls.agent.Close()
-		if ls.closeMCP != nil {
-			ls.closeMCP()
+	if len(servers) > 0 {
+		if raw, err := json.Marshal(servers); err == nil {
+			cfg.MCPServers = raw
 		}
-		return nil, nil, err
+		usable, warnings := c.usableMCP(servers)
+		cfg.ConnectMCP = func(ctx context.Context, layer *tools.Registry) (func(), []string) {
+			if len(usable) == 0 {
+				return nil, warnings
+			}
+			closer, more := o.ConnectMCP(ctx, cwd, dirs, usable, layer)
+			return closer, append(warnings, more...)
+		}
+	}
+	s, err := session.New(ctx, cfg)
+	if err != nil {
+		stored.Close()
+		var we *session.WorkspaceError
+		if errors.As(err, &we) {
+			return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": we.Err.Error()})
+		}
+		return nil, acp.ErrInternal.Errorf("opening the session: %v", err)
+	}
+	ask.s = s
+	if ex != nil {
+		ex.root = s
+	}
+	if err := c.srv.claim(id, c); err != nil {
+		s.Close()
+		return nil, err
 	}
 	c.mu.Lock()
-	c.sessions[id] = ls
+	c.sessions[id] = s
 	c.mu.Unlock()
-	return ls, warnings, nil
-}
-
-// systemPrompt renders the system template for a turn, rescuing {{cwd}}
-// if a template override forgot to register it, and appends AGENTS.md.
-func (c *Conn) systemPrompt(ls *liveSession, cwd string) (string, error) {
-	tmpl, err := systemTemplate()
-	if err != nil {
-		return "", err
-	}
-	vars := prompt.SystemVars(cwd, ls.agent.ModelID(), c.srv.opts.Now())
-	out, err := prompt.RenderWith(tmpl, vars, func(name string) (string, bool) {
-		if name == prompt.VarCwd {
-			return cwd, true
-		}
-		return "", false
-	})
-	if err != nil {
-		return "", err
-	}
-	if extra := ls.instructions.get(cwd); extra != "" {
-		out = strings.TrimRight(out, "\n") + "\n\n" + extra
-	}
-	return out, nil
-}
-
-// systemTemplate is the embedded system prompt template, read once.
-var systemTemplate = sync.OnceValues(func() (string, error) { return prompt.Template(prompt.System) })
-
-// instructions caches a session's AGENTS.md section, re-read only when the
-// file's size or modification time changes (a turn must not pay a read).
-type instructions struct {
-	mu      sync.Mutex
-	size    int64
-	mod     time.Time
-	present bool
-	text    string
-}
-
-func (in *instructions) get(cwd string) string {
-	fi, err := os.Stat(filepath.Join(cwd, prompt.ProjectInstructionsFile))
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if err != nil {
-		in.present, in.text = false, ""
-		return ""
-	}
-	if in.present && fi.Size() == in.size && fi.ModTime().Equal(in.mod) {
-		return in.text
-	}
-	text, err := prompt.ProjectInstructions(cwd)
-	if err != nil {
-		return ""
-	}
-	in.present, in.size, in.mod, in.text = true, fi.Size(), fi.ModTime(), text
-	return text
+	return s, nil
 }
 
 // contextWindow is the configured window, else the model's, else 128000.
@@ -259,4 +235,27 @@ func (c *Conn) contextWindow(model string) int {
 		}
 	}
 	return 128000
+}
+
+// lastUsage is the context usage the session last reported (its last
+// recorded usage_update), so a reopened session's meter shows what the
+// conversation holds rather than zero; 0 when it never reported one.
+func lastUsage(id acp.SessionID, updates []json.RawMessage) int64 {
+	for i := len(updates) - 1; i >= 0; i-- {
+		raw := updates[i]
+		if !bytes.Contains(raw, []byte(acp.UpdateUsageUpdate)) {
+			continue
+		}
+		var n struct {
+			SessionID acp.SessionID `json:"sessionId"`
+			Update    struct {
+				Kind string `json:"sessionUpdate"`
+				Used int64  `json:"used"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(raw, &n) == nil && n.SessionID == id && n.Update.Kind == acp.UpdateUsageUpdate {
+			return n.Update.Used
+		}
+	}
+	return 0
 }

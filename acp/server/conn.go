@@ -15,10 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dshd/dshd/acp"
-	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/session"
-	"github.com/dshd/dshd/subagents"
-	"github.com/dshd/dshd/tools"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -39,7 +36,7 @@ type Conn struct {
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	authed   bool
-	sessions map[acp.SessionID]*liveSession
+	sessions map[acp.SessionID]*session.Session
 	children map[acp.SessionID]*child // exposed subagent sessions
 	nextID   uint64
 	// idBase makes minted ids unique across connections, so a child id
@@ -51,23 +48,6 @@ type Conn struct {
 
 var _ acp.Agent = (*Conn)(nil)
 
-// liveSession is an open session on this connection.
-type liveSession struct {
-	s      *session.Session
-	agent  *agent.Agent
-	policy *tools.Policy
-	reg    *tools.Registry
-	scope  *subagents.Scope
-	cwd    string
-	dirs   []string
-	// closeMCP closes the session's MCP connections.
-	closeMCP func()
-	// hidden sessions were created by a parent dshd for a subagent.
-	depth, maxDepth int
-	titled          atomic.Bool
-	instructions    instructions
-}
-
 func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
@@ -75,7 +55,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		log:      s.log,
 		ctx:      ctx,
 		cancel:   cancel,
-		sessions: map[acp.SessionID]*liveSession{},
+		sessions: map[acp.SessionID]*session.Session{},
 		children: map[acp.SessionID]*child{},
 		authed:   s.opts.Token == "",
 		idBase:   randomBase(),
@@ -88,15 +68,15 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 func (c *Conn) shutdown() {
 	c.mu.Lock()
 	c.closing = true
-	sessions := make([]*liveSession, 0, len(c.sessions))
-	for id, ls := range c.sessions {
-		sessions = append(sessions, ls)
+	sessions := make([]*session.Session, 0, len(c.sessions))
+	for id, s := range c.sessions {
+		sessions = append(sessions, s)
 		delete(c.sessions, id)
 	}
 	c.mu.Unlock()
 	c.cancel()
-	for _, ls := range sessions {
-		c.closeSession(ls)
+	for _, s := range sessions {
+		c.closeSession(s)
 	}
 	c.turns.Wait()
 	c.peer.Close()
@@ -104,14 +84,11 @@ func (c *Conn) shutdown() {
 
 // closeSession cancels the session's turn, waits for it, then frees the
 // session's resources.
-func (c *Conn) closeSession(ls *liveSession) {
-	if err := ls.s.Close(); err != nil {
-		c.log.Warn("closing session journal", "session", ls.s.ID(), "err", err)
+func (c *Conn) closeSession(s *session.Session) {
+	if err := s.Close(); err != nil {
+		c.log.Warn("closing session journal", "session", s.ID(), "err", err)
 	}
-	if ls.closeMCP != nil {
-		ls.closeMCP()
-	}
-	c.srv.release(acp.SessionID(ls.s.ID()), c)
+	c.srv.release(acp.SessionID(s.ID()), c)
 }
 
 // optedIn reports whether the client asked to see subagent sessions.
@@ -130,14 +107,14 @@ func (c *Conn) clientCaps() acp.ClientCapabilities {
 // lookup finds an open session. A child id is refused with -32602 (a
 // client may not drive a subagent session); anything else unknown is
 // -32002.
-func (c *Conn) lookup(id acp.SessionID) (*liveSession, error) {
+func (c *Conn) lookup(id acp.SessionID) (*session.Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.authed {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "authenticate with the daemon token first"})
 	}
-	if ls, ok := c.sessions[id]; ok {
-		return ls, nil
+	if s, ok := c.sessions[id]; ok {
+		return s, nil
 	}
 	if _, ok := c.children[id]; ok || isChildID(id) {
 		return nil, childRefused(id)
@@ -167,9 +144,9 @@ func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpd
 		return
 	}
 	if journal != nil {
-		if err := journal.RecordUpdate(b); err != nil {
-			c.log.Warn("journal append failed", "session", journal.ID(), "err", err)
-		}
+		// An update that cannot be saved is still sent: it stops the turn,
+		// whose answer tells the client the turn was not saved.
+		_ = journal.RecordUpdate(b)
 	}
 	if err := c.peer.SessionUpdateRaw(c.ctx, b); err != nil {
 		c.log.Debug("session/update not delivered", "session", id, "err", err)

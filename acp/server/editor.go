@@ -6,22 +6,27 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // fileSystem picks, per direction, the editor (when it offers the method)
-// or the local disk.
-func (c *Conn) fileSystem(caps acp.ClientCapabilities, id acp.SessionID) tools.FileSystem {
+// or the session's local disk.
+func (c *Conn) fileSystem(caps acp.ClientCapabilities, id acp.SessionID, local tools.FileSystem) tools.FileSystem {
 	if !caps.FS.ReadTextFile && !caps.FS.WriteTextFile {
-		return c.srv.opts.FS
+		return local
 	}
-	return &editorFS{c: c, session: id, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, local: c.srv.opts.FS}
+	return &editorFS{c: c, session: id, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, local: local}
 }
 
 // editorFS reads and writes through the client so the agent sees unsaved
@@ -48,12 +53,69 @@ func (f *editorFS) ReadTextFile(ctx context.Context, path string, line, limit in
 	}
 	resp, err := f.c.peer.ReadTextFile(ctx, req)
 	if err != nil {
-		if errors.Is(err, acp.ErrResourceNotFound) {
+		if missing(path, err) {
 			return "", fmt.Errorf("%s: %w", path, tools.ErrNotExist)
 		}
 		return "", editorError("reading "+path, err)
 	}
 	return resp.Content, nil
+}
+
+// missing reports whether the editor's failed read of path means the file
+// does not exist. Editors say so in different ways: -32002 as ACP asks,
+// or -32603 with a reason such as "ENOENT: no such file or directory"
+// (the TS SDK's default). A failure without such a reason counts when no
+// file is on the disk either, so write_file can still create one; a file
+// that is there keeps the editor's error.
+func missing(path string, err error) bool {
+	if errors.Is(err, acp.ErrResourceNotFound) {
+		return true
+	}
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ctxError(err) {
+		return false
+	}
+	for _, s := range errorTexts(ae) {
+		s = strings.ToLower(s)
+		for _, w := range notFoundWords {
+			if strings.Contains(s, w) {
+				return true
+			}
+		}
+	}
+	_, serr := os.Lstat(path)
+	return errors.Is(serr, fs.ErrNotExist)
+}
+
+// notFoundWords are how error reasons say that a file is missing.
+var notFoundWords = []string{"not found", "no such file", "enoent", "does not exist", "doesn't exist", "not exist", "cannot find"}
+
+func ctxError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// errorTexts returns the human text of a peer's error: its message and
+// whatever its data carries — a string, or the reason, details, error or
+// message field, as different SDKs put it.
+func errorTexts(ae *acp.Error) []string {
+	out := []string{ae.Message}
+	var data any = ae.Data
+	if raw, ok := ae.Data.(json.RawMessage); ok {
+		if json.Unmarshal(raw, &data) != nil {
+			data = nil
+		}
+	}
+	switch d := data.(type) {
+	case string:
+		out = append(out, d)
+	case map[string]any:
+		for _, k := range []string{"reason", "details", "error", "message"} {
+			if s, ok := d[k].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) error {
@@ -71,12 +133,11 @@ func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) erro
 func editorError(what string, err error) error {
 	var ae *acp.Error
 	if errors.As(err, &ae) {
-		msg := ae.Message
-		if s, ok := ae.Data.(string); ok && s != "" {
-			msg += ": " + s
-		} else if m, ok := ae.Data.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok {
-				msg += ": " + r
+		texts := errorTexts(ae)
+		msg := texts[0]
+		for _, t := range texts[1:] {
+			if t != "" && !strings.Contains(msg, t) {
+				msg += ": " + t
 			}
 		}
 		return fmt.Errorf("the editor failed %s: %s (code %d)", what, msg, ae.Code)
@@ -97,6 +158,12 @@ func (c *Conn) runner(caps acp.ClientCapabilities, id acp.SessionID) tools.Runne
 type terminalRunner struct {
 	c       *Conn
 	session acp.SessionID
+}
+
+// DescribeSandbox words where the command runs for its permission
+// question: the client's terminal, confined (or not) as the client says.
+func (r *terminalRunner) DescribeSandbox(tools.Command) (string, error) {
+	return "runs in the client's terminal: the client decides how it is confined (a parent dshd runs it in its own sandbox)", nil
 }
 
 // terminalPoll is how often a running terminal's output is fetched.
@@ -193,6 +260,11 @@ loop:
 		if status == nil {
 			status = final.ExitStatus
 		}
+		// What the command printed since the last poll (all of it, for a
+		// command that ended before the first): output sees everything.
+		if len(final.Output) > sent && output != nil {
+			output(final.Output[sent:])
+		}
 	}
 	if status != nil {
 		if status.ExitCode != nil {
@@ -209,12 +281,13 @@ loop:
 	return res, nil
 }
 
-// asker puts permission questions to the editor. Requests from a
+// asker puts permission questions to the editor and translates its
+// answers; tools/permission decides what they mean. Requests from a
 // subagent child are routed to the child's session when the editor sees
 // children, or mirrored as a parent tool call otherwise.
 type asker struct {
-	c  *Conn
-	ls *liveSession
+	c *Conn
+	s *session.Session // set once the session is built, before any turn
 }
 
 var permissionOptions = []acp.PermissionOption{
@@ -224,17 +297,17 @@ var permissionOptions = []acp.PermissionOption{
 	{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionRejectAlways},
 }
 
-func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 	c := a.c
-	sessionID := acp.SessionID(a.ls.s.ID())
+	sessionID := acp.SessionID(a.s.ID())
 	toolCallID := req.ToolCallID
 	title := req.Title
-	var onDone func(tools.Answer)
+	var onDone func(permission.Answer)
 	// A client answers "cancelled" only when it cancelled the work the
 	// question belongs to. Its session/cancel may still be queued behind
 	// this answer (answers are matched on the read loop), so the answer
 	// itself cancels that work: the root turn, or the exposed child.
-	cancelWork := func() { a.ls.s.Cancel() }
+	cancelWork := func() { a.s.Cancel() }
 
 	if req.Requester != "" {
 		if ch := c.child(acp.SessionID(req.Requester)); ch != nil {
@@ -247,7 +320,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			// tool call was announced, and show it blocked meanwhile.
 			sessionID = ch.id
 			c.childState(ch, stateRequiresAction())
-			onDone = func(tools.Answer) { c.childState(ch, stateRunning()) }
+			onDone = func(permission.Answer) { c.childState(ch, stateRunning()) }
 		} else {
 			// Mirror the child's call on the parent first (the editor has
 			// never seen the child's ids), then ask with the mirror's id.
@@ -255,8 +328,8 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 			if !strings.HasPrefix(title, "Subagent: ") {
 				title = "Subagent: " + title
 			}
-			tr := &translator{c: c, journal: a.ls.s, session: sessionID}
-			c.send(a.ls.s, sessionID, &acp.ToolCall{
+			tr := &translator{c: c, journal: a.s, session: sessionID}
+			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
 				Kind:       acp.ToolKind(req.Kind),
@@ -264,12 +337,12 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 				Content:    tr.content(req.Content),
 				Locations:  locations(req.Locations),
 			})
-			onDone = func(ans tools.Answer) {
+			onDone = func(ans permission.Answer) {
 				st := acp.ToolCallStatusCompleted
-				if ans != tools.AllowOnce && ans != tools.AllowAlways {
+				if ans != permission.AllowOnce && ans != permission.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.ls.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
 			}
 		}
 	}
@@ -286,44 +359,57 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (tools.Ans
 		Options: permissionOptions,
 	}
 	resp, err := c.peer.RequestPermission(ctx, preq)
-	ans := tools.AnswerCancelled
+	ans := permission.AnswerCancelled
 	if err == nil {
 		ans = answerOf(resp)
-		if ans == tools.AnswerCancelled {
+		if ans == permission.AnswerCancelled {
 			cancelWork()
 		}
 	}
 	if onDone != nil {
 		onDone(ans)
 	}
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, acp.ErrRequestCancelled) {
-			return tools.AnswerCancelled, nil
-		}
+	switch {
+	case errors.Is(err, acp.ErrRequestCancelled):
+		// The client cancelled the request itself: its answer is
+		// "cancelled".
+		return permission.AnswerCancelled, nil
+	case err != nil:
+		// Whether a failure while the turn was being cancelled counts as
+		// cancelled is the policy's rule, not the asker's.
 		return "", editorError("asking permission", err)
 	}
 	return ans, nil
 }
 
+// metaRefused, true on a rejection, says no person gave it (a parent
+// dshd whose binding refuses every request of this agent).
+const metaRefused = "dshd.dev/refused"
+
 // answerOf maps the client's choice; an unknown option counts as a
 // rejection (dshd policy).
-func answerOf(resp *acp.RequestPermissionResponse) tools.Answer {
+func answerOf(resp *acp.RequestPermissionResponse) permission.Answer {
+	if refused, _ := resp.Meta[metaRefused].(bool); refused {
+		if _, selected := resp.Outcome.(*acp.SelectedPermissionOutcome); selected {
+			return permission.AnswerRefused
+		}
+	}
 	switch o := resp.Outcome.(type) {
 	case *acp.CancelledPermissionOutcome:
-		return tools.AnswerCancelled
+		return permission.AnswerCancelled
 	case *acp.SelectedPermissionOutcome:
 		for _, opt := range permissionOptions {
 			if opt.OptionID == o.OptionID {
 				switch opt.Kind {
 				case acp.PermissionAllowOnce:
-					return tools.AllowOnce
+					return permission.AllowOnce
 				case acp.PermissionAllowAlways:
-					return tools.AllowAlways
+					return permission.AllowAlways
 				case acp.PermissionRejectAlways:
-					return tools.RejectAlways
+					return permission.RejectAlways
 				}
 			}
 		}
 	}
-	return tools.RejectOnce
+	return permission.RejectOnce
 }

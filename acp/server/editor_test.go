@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/acp"
-	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 const editorScript = `{"rules": [
@@ -67,7 +67,7 @@ func TestEditorFileSystem(t *testing.T) {
 	})
 
 	t.Run("write_file writes through the editor", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: tools.ModeYolo})
+		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: permission.ModeYolo})
 		var got *acp.WriteTextFileRequest
 		h.ed.set(func(e *editor) {
 			e.readFile = func(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
@@ -93,7 +93,7 @@ func TestEditorTerminalRunner(t *testing.T) {
 	caps := acp.ClientCapabilities{Terminal: true}
 
 	t.Run("a command runs in an editor terminal that is released", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: tools.ModeYolo})
+		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: permission.ModeYolo})
 		var created *acp.CreateTerminalRequest
 		zero := uint32(0)
 		h.ed.set(func(e *editor) {
@@ -133,7 +133,7 @@ func TestEditorTerminalRunner(t *testing.T) {
 	})
 
 	t.Run("cancel kills and releases the terminal", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: tools.ModeYolo})
+		h := newHarness(t, hopts{script: editorScript, caps: caps, mode: permission.ModeYolo})
 		waiting := make(chan struct{})
 		var once sync.Once
 		h.ed.set(func(e *editor) {
@@ -189,7 +189,7 @@ func TestPermissionFlows(t *testing.T) {
 	}
 
 	t.Run("allow_once allows this call only", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: tools.ModeAsk})
+		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
 		var asked int
 		h.ed.set(func(e *editor) { e.permission = answer("allow_once", &asked) })
 		sid := h.newSession()
@@ -201,7 +201,7 @@ func TestPermissionFlows(t *testing.T) {
 	})
 
 	t.Run("allow_always is remembered", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: tools.ModeAsk})
+		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
 		var asked int
 		h.ed.set(func(e *editor) { e.permission = answer("allow_always", &asked) })
 		sid := h.newSession()
@@ -213,7 +213,7 @@ func TestPermissionFlows(t *testing.T) {
 	})
 
 	t.Run("reject fails the tool call and writes nothing", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: tools.ModeAsk})
+		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
 		var asked int
 		h.ed.set(func(e *editor) { e.permission = answer("reject_once", &asked) })
 		sid := h.newSession()
@@ -224,7 +224,7 @@ func TestPermissionFlows(t *testing.T) {
 	})
 
 	t.Run("the request names the announced tool call", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: tools.ModeAsk})
+		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
 		var req *acp.RequestPermissionRequest
 		var before []acp.SessionUpdate
 		h.ed.set(func(e *editor) {
@@ -249,7 +249,7 @@ func TestPermissionFlows(t *testing.T) {
 	})
 
 	t.Run("cancel during a pending request cancels the turn and ignores a late answer", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: tools.ModeAsk})
+		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
 		pending := make(chan struct{})
 		late := make(chan struct{})
 		answered := make(chan struct{})

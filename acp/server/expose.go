@@ -12,21 +12,22 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 )
 
 // child is an announced subagent session.
 type child struct {
 	id     acp.SessionID
-	parent acp.SessionID // immediate parent: a session or another child
-	root   *liveSession  // the client's session whose journal records it
-	cancel func()        // nil: the client may not cancel it
+	parent acp.SessionID    // immediate parent: a session or another child
+	root   *session.Session // the client's session whose journal records it
+	cancel func()           // nil: the client may not cancel it
 }
 
 // exposure implements subagents.Exposure for one client session tree.
 type exposure struct {
 	c    *Conn
-	root *liveSession
+	root *session.Session // set once the session is built, before any child
 }
 
 var _ subagents.Exposure = (*exposure)(nil)
@@ -67,7 +68,7 @@ func (e *exposure) Announce(parent string, a subagents.Announcement) (string, er
 	if a.Cwd != "" {
 		u.Cwd = acp.Set(a.Cwd)
 	}
-	c.send(e.root.s, pid, u)
+	c.send(e.root, pid, u)
 	return string(id), nil
 }
 
@@ -79,14 +80,14 @@ func (e *exposure) Message(parent, childID, text string) {
 	out := acp.MessageID(fmt.Sprintf("mo_%d", n))
 	in := acp.MessageID(fmt.Sprintf("mi_%d", n))
 	content := []acp.ContentBlock{acp.TextBlock(text)}
-	c.send(e.root.s, acp.SessionID(parent), &acp.SessionMessage{
+	c.send(e.root, acp.SessionID(parent), &acp.SessionMessage{
 		MessageID:          out,
 		SenderSessionID:    acp.Set(acp.SessionID(parent)),
 		RecipientSessionID: acp.Set(acp.SessionID(childID)),
 		RecipientMessageID: acp.Set(in),
 		Content:            acp.Set(content),
 	})
-	c.send(e.root.s, acp.SessionID(childID), &acp.SessionMessage{
+	c.send(e.root, acp.SessionID(childID), &acp.SessionMessage{
 		MessageID:          in,
 		SenderSessionID:    acp.Set(acp.SessionID(parent)),
 		RecipientSessionID: acp.Set(acp.SessionID(childID)),
@@ -97,7 +98,7 @@ func (e *exposure) Message(parent, childID, text string) {
 
 // Emit sends one of the child's events on the child's stream.
 func (e *exposure) Emit(childID string, ev agent.Event) {
-	tr := &translator{c: e.c, journal: e.root.s, session: acp.SessionID(childID), optedIn: true}
+	tr := &translator{c: e.c, journal: e.root, session: acp.SessionID(childID), optedIn: true}
 	tr.emit(ev)
 }
 
@@ -110,9 +111,7 @@ func (e *exposure) EmitRaw(childID string, update json.RawMessage) {
 	if err != nil {
 		return
 	}
-	if err := e.root.s.RecordUpdate(params); err != nil {
-		e.c.log.Warn("journal append failed", "session", e.root.s.ID(), "err", err)
-	}
+	_ = e.root.RecordUpdate(params) // a failure stops the turn, whose answer says so
 	e.c.sendRaw(params)
 }
 
@@ -133,7 +132,7 @@ func (e *exposure) Forget(childID string) {
 }
 
 func (c *Conn) childState(ch *child, st acp.StateUpdate) {
-	c.send(ch.root.s, ch.parent, &acp.SubagentUpdate{SessionID: ch.id, State: acp.Set(st)})
+	c.send(ch.root, ch.parent, &acp.SubagentUpdate{SessionID: ch.id, State: acp.Set(st)})
 }
 
 func stateRunning() acp.StateUpdate        { return &acp.RunningState{} }

@@ -26,6 +26,8 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
 
 	"github.com/dshd/dshd/acp/rpc"
@@ -48,7 +50,7 @@ type hopts struct {
 	model  llm.Model
 	script string
 	caps   acp.ClientCapabilities
-	mode   tools.Mode
+	mode   permission.Mode
 }
 
 // harness is a server with one connected fake editor.
@@ -82,7 +84,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		model = o.model
 	}
 	base := tools.NewRegistry(nil)
-	for _, tl := range tools.Builtins(nil) {
+	for _, tl := range builtin.Builtins(nil) {
 		if _, err := base.Register(tl); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
@@ -18,14 +17,12 @@ import (
 	"github.com/dshd/dshd/acp/rpc"
 )
 
-// maxTitle is the length of a title taken from a first prompt.
-const maxTitle = 80
-
 // Prompt runs one turn. It registers the turn, detaches from the
-// dispatcher, runs the agent, and answers only after every update of the
-// turn was written.
+// dispatcher, runs the session's turn with its events translated into
+// session/update, and answers only after every update of the turn was
+// written.
 func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ls, err := c.lookup(req.SessionID)
+	s, err := c.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +40,14 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		return nil, notFound(req.SessionID)
 	}
 	defer c.turns.Done()
-	turn, err := ls.s.BeginTurn(c.ctx)
+	turn, err := s.BeginTurn(c.ctx)
 	if err != nil {
-		if errors.Is(err, session.ErrBusy) {
+		var ns *session.NotSavedError
+		switch {
+		case errors.Is(err, session.ErrBusy):
 			return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "turn already in progress"})
+		case errors.As(err, &ns):
+			return nil, notSavedError(ns, false)
 		}
 		return nil, notFound(req.SessionID)
 	}
@@ -59,30 +60,42 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	rpc.Detach(ctx)
 
 	id := req.SessionID
-	c.recordPrompt(ls, req.Prompt)
-	if ls.titled.CompareAndSwap(false, true) {
-		title := makeTitle(in.Text)
-		if title != "" {
-			_ = ls.s.SetState(session.State{Title: title})
-			_ = c.srv.opts.Store.SetTitle(string(id), title)
-			c.send(ls.s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
-		}
+	c.recordPrompt(s, req.Prompt)
+	if title := s.TitleFromPrompt(in.Text); title != "" {
+		c.send(s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
 	}
 
-	tr := &translator{c: c, journal: ls.s, session: id, optedIn: c.optedIn()}
-	res, runErr := ls.agent.Prompt(turn.Ctx, in, tr.emit)
-	cancelled := turn.Ctx.Err() != nil
-	if err := ls.s.EndTurn(turn); err != nil {
-		c.log.Warn("journal sync failed", "session", id, "err", err)
-	}
-	if runErr != nil {
-		if cancelled {
-			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
+	res, err := turn.Run(in, tr.emit)
+	if err != nil {
+		c.log.Warn("turn failed", "session", id, "err", err)
+		var ns *session.NotSavedError
+		if errors.As(err, &ns) {
+			return nil, notSavedError(ns, true)
 		}
-		c.log.Warn("turn failed", "session", id, "err", runErr)
-		return nil, turnError(runErr)
+		return nil, turnError(err)
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil
+}
+
+// notSavedError is the JSON-RPC error of a prompt whose turn could not be
+// saved (ran), or that was not run because the session cannot save
+// (!ran): acknowledged means durable, so such a prompt never answers a
+// stop reason. data.saved says whether the session saves again.
+func notSavedError(ns *session.NotSavedError, ran bool) error {
+	cause := ns.Err.Error()
+	var msg string
+	switch {
+	case ns.Lost:
+		msg = "The session cannot be saved any more, records were lost (" + cause + "); close it and load it again to continue from what was saved"
+	case ns.Recovered:
+		msg = "The turn was stopped because it could not be saved (" + cause + "); the session saves again, what the turn did so far is saved"
+	case ran:
+		msg = "The turn was not saved: " + cause + "; the session refuses new prompts until it can save again"
+	default:
+		msg = "The prompt was not run: the session cannot save (" + cause + ")"
+	}
+	return &acp.Error{Code: acp.ErrInternal.Code, Message: msg, Data: map[string]any{"reason": cause, "saved": ns.Recovered}}
 }
 
 // turnError is the JSON-RPC error for a failed turn: a clear message, the
@@ -111,7 +124,7 @@ func firstLine(s string) string {
 // no answer).
 func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	c.mu.Lock()
-	ls, ok := c.sessions[n.SessionID]
+	s, ok := c.sessions[n.SessionID]
 	ch := c.children[n.SessionID]
 	authed := c.authed
 	c.mu.Unlock()
@@ -120,7 +133,7 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	}
 	switch {
 	case ok:
-		ls.s.Cancel()
+		s.Cancel()
 	case ch != nil && ch.cancel != nil:
 		ch.cancel()
 	default:
@@ -129,36 +142,15 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 	return nil
 }
 
-// makeTitle takes a session title from the first prompt's first line.
-func makeTitle(text string) string {
-	text = strings.TrimSpace(text)
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		text = strings.TrimSpace(text[:i])
-	}
-	if utf8.RuneCountInString(text) > maxTitle {
-		cut, n := 0, 0 // where the first maxTitle-1 runes end; no []rune of a huge prompt
-		for cut = range text {
-			if n == maxTitle-1 {
-				break
-			}
-			n++
-		}
-		text = strings.TrimSpace(text[:cut]) + "…"
-	}
-	return text
-}
-
 // recordPrompt journals the user's prompt as user_message_chunk updates,
 // so a load replays it; they are not sent during the live turn.
-func (c *Conn) recordPrompt(ls *liveSession, blocks []acp.ContentBlock) {
-	id := acp.SessionID(ls.s.ID())
-	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", ls.s.ID(), c.srv.opts.Now().UnixNano()))
+func (c *Conn) recordPrompt(s *session.Session, blocks []acp.ContentBlock) {
+	id := acp.SessionID(s.ID())
+	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", s.ID(), c.srv.opts.Now().UnixNano()))
 	for _, b := range blocks {
 		n := &acp.SessionNotification{SessionID: id, Update: &acp.UserMessageChunk{Content: b, MessageID: msgID}}
 		if raw, err := marshalNotification(n); err == nil {
-			if err := ls.s.RecordUpdate(raw); err != nil {
-				c.log.Warn("journal append failed", "session", id, "err", err)
-			}
+			_ = s.RecordUpdate(raw) // a failure stops the turn, whose answer says so
 		}
 	}
 }

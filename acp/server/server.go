@@ -1,6 +1,9 @@
 // Package server is dshd's ACP agent: it maps ACP methods onto sessions and
 // is the only package that turns agent events into session/update
-// notifications.
+// notifications. For each method it decodes the request, finds the
+// session and calls it; it builds no session itself — it hands
+// agent/session's New a Config with the editor-side adapters (fs/*,
+// terminal/*, the permission asker) and the subagent exposure.
 //
 // A [Server] is the daemon: its options, the session store, the tools and
 // subagent providers every session shares, and the set of live sessions. It
@@ -29,6 +32,8 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
+	"github.com/dshd/dshd/tools/permission"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -49,6 +54,11 @@ type Options struct {
 	Model        llm.Model
 	DefaultModel string
 	Models       func() []llm.Info
+	// ModelsReady, when set, is closed once Models has its final list (a
+	// background GET /models ended, whatever its outcome); sessions whose
+	// selector was sent before then get it again if the list changed. Nil:
+	// Models' list is final from the start.
+	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
 	// HasKey reports whether it is set. When HasKey returns false,
 	// initialize advertises an auth method saying which variable to set and
@@ -65,7 +75,7 @@ type Options struct {
 	Agents *agent.Registry
 
 	// Mode is the permission mode of new sessions (default ask).
-	Mode tools.Mode
+	Mode permission.Mode
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
@@ -82,13 +92,13 @@ type Options struct {
 	// take its defaults).
 	Limits rpc.Limits
 
-	// Runner and FS are the local fallbacks used when the client offers no
-	// terminal or fs methods (default: tools.NewLocalRunner, tools.NewLocalFS).
+	// Runner is the local fallback used when the client offers no
+	// terminal methods (default: localrun.New). Without fs methods
+	// a session reads and writes through its workspace.NewLocalFS.
 	Runner tools.Runner
-	FS     tools.FileSystem
 
 	// ConnectMCP connects a session's MCP servers into its tool layer; nil
-	// accepts the entries but connects nothing.
+	// connects none, and each entry is a warning for the client.
 	ConnectMCP MCPConnector
 	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
 	// are advertised as mcpCapabilities.
@@ -135,7 +145,7 @@ func New(opts Options) (*Server, error) {
 		opts.Version = "dev"
 	}
 	if opts.Mode == "" {
-		opts.Mode = tools.ModeAsk
+		opts.Mode = permission.ModeAsk
 	}
 	if opts.MaxDepth == 0 && !opts.NoDelegation {
 		opts.MaxDepth = subagents.DefaultMaxDepth
@@ -147,10 +157,7 @@ func New(opts Options) (*Server, error) {
 		opts.Agents = &agent.Registry{}
 	}
 	if opts.Runner == nil {
-		opts.Runner = tools.NewLocalRunner(nil)
-	}
-	if opts.FS == nil {
-		opts.FS = tools.NewLocalFS()
+		opts.Runner = localrun.New(nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -214,6 +221,22 @@ func (s *Server) claim(id acp.SessionID, c *Conn) error {
 	defer s.mu.Unlock()
 	if other, ok := s.live[id]; ok && other != c {
 		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+	}
+	s.live[id] = c
+	return nil
+}
+
+// reserve marks id live on c for a load; it fails when any connection,
+// c included, holds it already.
+func (s *Server) reserve(id acp.SessionID, c *Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[id]; ok {
+		reason := "the session is open on another connection"
+		if other == c {
+			reason = "the session is already open on this connection"
+		}
+		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
 	}
 	s.live[id] = c
 	return nil

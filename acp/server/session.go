@@ -28,48 +28,47 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	if err := c.checkMCP(req.McpServers); err != nil {
-		return nil, err
-	}
-	depth, maxDepth := c.depthFromMeta(req.Meta)
+	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
 	id := "s_" + uuid.NewString()
-	s, err := session.New(c.srv.opts.Store, session.Meta{
+	stored, err := session.Create(c.srv.opts.Store, session.Meta{
 		SessionID:             id,
 		Cwd:                   req.Cwd,
 		AdditionalDirectories: dirs,
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
+		MaxDepth:              given,
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	ls, warnings, err := c.open(ctx, s, req.Cwd, dirs, req.McpServers, nil, depth, maxDepth)
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
 	if err != nil {
-		s.Close()
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
 	}
 	resp := &acp.NewSessionResponse{
 		SessionID:     acp.SessionID(id),
-		Modes:         c.modeState(ls),
-		ConfigOptions: c.configOptions(ls),
+		Modes:         c.modeState(s),
+		ConfigOptions: c.configOptions(s),
 	}
-	c.afterSetup(ctx, ls, warnings)
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
 // afterSetup sends what follows a session's setup response: MCP warnings
 // and the usage state, written right after the response (the client
-// learns the session id from it).
-func (c *Conn) afterSetup(ctx context.Context, ls *liveSession, warnings []string) {
-	id := acp.SessionID(ls.s.ID())
+// learns the session id from it), and later the model selector again
+// when the model list arrives after the response's options (sent).
+func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
+	id := acp.SessionID(s.ID())
 	send := func() {
-		for _, w := range warnings {
+		for _, w := range s.Warnings() {
 			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
 		}
-		c.send(nil, id, &acp.UsageUpdate{Used: uint64(ls.agent.ContextUsed()), Size: uint64(ls.agent.ContextWindow())})
+		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
+		c.watchModels(s, sent)
 	}
 	rpc.AfterReply(ctx, send)
 }
@@ -77,77 +76,107 @@ func (c *Conn) afterSetup(ctx context.Context, ls *liveSession, warnings []strin
 // LoadSession reopens a session and replays its conversation before
 // answering.
 func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
-	ls, ld, warnings, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
+	s, updates, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return nil, err
 	}
-	c.replay(ls, ld.Updates)
-	resp := &acp.LoadSessionResponse{Modes: c.modeState(ls), ConfigOptions: c.configOptions(ls)}
-	c.afterSetup(ctx, ls, warnings)
+	c.replay(s, updates)
+	resp := &acp.LoadSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
 // ResumeSession reopens a session without replaying anything.
 func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
-	ls, _, warnings, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
+	s, _, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return nil, err
 	}
-	resp := &acp.ResumeSessionResponse{Modes: c.modeState(ls), ConfigOptions: c.configOptions(ls)}
-	c.afterSetup(ctx, ls, warnings)
+	resp := &acp.ResumeSessionResponse{Modes: c.modeState(s), ConfigOptions: c.configOptions(s)}
+	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
 
-// reopen is the shared part of load and resume.
-func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*liveSession, *session.Loaded, []string, error) {
+// reopen is the shared part of load and resume: it returns the live
+// session and its recorded updates.
+func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, []json.RawMessage, error) {
 	if err := c.requireAuth(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if isChildID(id) {
-		return nil, nil, nil, childRefused(id)
+		return nil, nil, childRefused(id)
 	}
 	if err := checkDirs(cwd, dirs); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := c.checkMCP(servers); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	c.mu.Lock()
-	_, open := c.sessions[id]
+	live := c.sessions[id]
 	c.mu.Unlock()
-	if open {
-		return nil, nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+	if live != nil {
+		return c.reopenLive(live, cwd)
 	}
 	store := c.srv.opts.Store
 	if !store.Exists(string(id)) {
-		return nil, nil, nil, notFound(id)
+		return nil, nil, notFound(id)
 	}
-	s, ld, err := session.Open(store, string(id))
+	// The session is claimed before its files are touched: a load refused
+	// because another connection holds it (or is loading it) changes
+	// nothing on disk.
+	if err := c.srv.reserve(id, c); err != nil {
+		return nil, nil, err
+	}
+	s, stored, err := c.load(ctx, id, cwd, dedupe(dirs), servers)
+	if err != nil {
+		c.srv.release(id, c)
+		return nil, nil, err
+	}
+	return s, c.endInterrupted(s, stored.Updates), nil
+}
+
+// load opens a claimed session's journal and builds the live session over
+// it; only then are its new directories recorded.
+func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, *session.Stored, error) {
+	store := c.srv.opts.Store
+	stored, err := session.Load(store, string(id))
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
-			return nil, nil, nil, notFound(id)
+			return nil, nil, notFound(id)
 		}
-		return nil, nil, nil, acp.ErrInternal.Errorf("opening the session: %v", err)
+		return nil, nil, acp.ErrInternal.Errorf("opening the session: %v", err)
 	}
-	if ld.Meta.Cwd != "" && ld.Meta.Cwd != cwd {
-		s.Close()
-		return nil, nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + ld.Meta.Cwd})
+	if stored.Meta.Cwd != "" && stored.Meta.Cwd != cwd {
+		stored.Close()
+		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	dirs = dedupe(dirs)
-	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
-	ls, warnings, err := c.open(ctx, s, cwd, dirs, servers, ld.Messages, ld.Meta.Depth, c.srv.opts.MaxDepth)
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
 	if err != nil {
-		s.Close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return ls, ld, warnings, nil
+	// A failure is kept and written later (see session.Store.Update).
+	_ = store.Update(string(id), func(i *session.Info) { i.AdditionalDirectories = dirs })
+	return s, stored, nil
+}
+
+// reopenLive is load and resume of a session already open on this
+// connection, as clients that reload a thread send: the live session and
+// what it has recorded so far, replayed again. Its MCP servers stay the
+// ones it was opened with.
+func (c *Conn) reopenLive(s *session.Session, cwd string) (*session.Session, []json.RawMessage, error) {
+	if s.Cwd() != cwd {
+		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + s.Cwd()})
+	}
+	updates, err := s.RecordedUpdates()
+	if err != nil {
+		return nil, nil, acp.ErrInternal.Errorf("reading the session: %v", err)
+	}
+	return s, updates, nil
 }
 
 // replay sends a session's recorded updates in their original order. A
 // client that did not opt in to subagent sessions gets only the parent's
 // own traffic.
-func (c *Conn) replay(ls *liveSession, updates []json.RawMessage) {
-	id := acp.SessionID(ls.s.ID())
+func (c *Conn) replay(s *session.Session, updates []json.RawMessage) {
+	id := acp.SessionID(s.ID())
 	optedIn := c.optedIn()
 	for _, raw := range updates {
 		if !optedIn {
@@ -169,7 +198,7 @@ func (c *Conn) replay(ls *liveSession, updates []json.RawMessage) {
 
 // CloseSession cancels the session's work, waits for it, and frees it.
 func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
-	ls, err := c.lookup(req.SessionID)
+	s, err := c.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +207,7 @@ func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (
 	c.mu.Unlock()
 	// Waiting for the turn to end must not hold up later messages.
 	rpc.Detach(ctx)
-	c.closeSession(ls)
+	c.closeSession(s)
 	return &acp.CloseSessionResponse{}, nil
 }
 
@@ -218,12 +247,12 @@ func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest)
 		return nil, childRefused(req.SessionID)
 	}
 	c.mu.Lock()
-	ls, open := c.sessions[req.SessionID]
+	s, open := c.sessions[req.SessionID]
 	delete(c.sessions, req.SessionID)
 	c.mu.Unlock()
 	if open {
 		rpc.Detach(ctx) // waiting for the turn must not hold later messages
-		c.closeSession(ls)
+		c.closeSession(s)
 	}
 	c.srv.mu.Lock()
 	_, elsewhere := c.srv.live[req.SessionID]

@@ -52,8 +52,15 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 		// The loaded session continues the conversation.
 		h.mustPrompt(sid, "second words", acp.StopReasonEndTurn)
-		_, err := h.client.LoadSession(h.ctx, &acp.LoadSessionRequest{SessionID: sid, Cwd: h.cwd})
-		wantCode(t, "load of an open session", err, -32602)
+		// Loading it again on this connection replays it again (clients
+		// reload threads), the second turn included.
+		h.ed.reset()
+		if _, err := h.client.LoadSession(h.ctx, &acp.LoadSessionRequest{SessionID: sid, Cwd: h.cwd}); err != nil {
+			t.Fatalf("load of an open session: %v", err)
+		}
+		if users := ofType[*acp.UserMessageChunk](h.ed.of(sid)); len(users) != 2 {
+			t.Fatalf("the reload replayed %d user chunks, want 2", len(users))
+		}
 		if _, err := h.client.CloseSession(h.ctx, &acp.CloseSessionRequest{SessionID: sid}); err != nil {
 			t.Fatal(err)
 		}

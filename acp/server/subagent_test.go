@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/acp"
-	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 const subagentScript = `{"rules": [
@@ -274,7 +274,7 @@ func noSessionContent(t *testing.T, cs []acp.ToolCallContent) {
 }
 
 func TestFallbackPermissionIsMirroredAsAParentToolCallFirst(t *testing.T) {
-	h := newHarness(t, hopts{script: subagentScript, mode: tools.ModeAsk})
+	h := newHarness(t, hopts{script: subagentScript, mode: permission.ModeAsk})
 	var req *acp.RequestPermissionRequest
 	var before []acp.SessionUpdate
 	h.ed.set(func(e *editor) {

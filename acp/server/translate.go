@@ -7,6 +7,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
@@ -21,9 +22,57 @@ type translator struct {
 }
 
 func (t *translator) emit(ev agent.Event) {
-	if u := t.update(ev); u != nil {
-		t.c.send(t.journal, t.session, u)
+	u := t.update(ev)
+	if u == nil {
+		return
 	}
+	if e, ok := ev.(agent.ToolCallUpdated); ok && t.journal != nil && hasTerminal(e.Content) {
+		// An editor terminal lives only as long as this connection: the
+		// record keeps the command's output instead, the client gets the
+		// terminal.
+		t.record(t.recorded(e, u.(*acp.ToolCallUpdate)))
+		t.c.send(nil, t.session, u)
+		return
+	}
+	t.c.send(t.journal, t.session, u)
+}
+
+// record journals u as an update of the session. A record that cannot
+// be saved stops the turn, as in send.
+func (t *translator) record(u acp.SessionUpdate) {
+	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: t.session, Update: u})
+	if err != nil {
+		t.c.log.Error("cannot encode a session update", "session", t.session, "update", u.UpdateType(), "err", err)
+		return
+	}
+	_ = t.journal.RecordUpdate(b)
+}
+
+func hasTerminal(cs []tools.Content) bool {
+	for _, c := range cs {
+		if c.Type == tools.ContentTerminal {
+			return true
+		}
+	}
+	return false
+}
+
+// recorded is the journal's copy of a tool call update that shows a
+// terminal: each terminal item becomes the command's output as text, or
+// is left out while the command runs (its output is not known yet). An
+// update left with no content keeps the content it had (nil, not empty).
+func (t *translator) recorded(e agent.ToolCallUpdated, live *acp.ToolCallUpdate) *acp.ToolCallUpdate {
+	u := *live
+	u.Content = nil
+	for _, c := range e.Content {
+		switch {
+		case c.Type != tools.ContentTerminal:
+			u.Content = append(u.Content, t.content([]tools.Content{c})...)
+		case c.Text != "":
+			u.Content = append(u.Content, acp.ToolText(c.Text))
+		}
+	}
+	return &u
 }
 
 // update maps one event; nil means nothing to send.
@@ -72,7 +121,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size)}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call)}}
 	}
 	return nil
 }
@@ -171,4 +220,25 @@ func stripSubagentTraffic(raw, update json.RawMessage) json.RawMessage {
 		return b
 	}
 	return raw
+}
+
+// metaUsage is the _meta key of a usage_update that carries the token
+// usage of the model call it follows, so a parent dshd can count an acp
+// child's tokens (used says only what the context holds).
+const metaUsage = "dshd.dev/usage"
+
+func callUsage(u llm.Usage) *acp.Usage {
+	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	if u.ReasoningTokens > 0 {
+		n := uint64(u.ReasoningTokens)
+		out.ThoughtTokens = &n
+	}
+	if u.CachedInputTokens > 0 {
+		n := uint64(u.CachedInputTokens)
+		out.CachedReadTokens = &n
+	}
+	return out
 }

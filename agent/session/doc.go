@@ -1,16 +1,47 @@
-// Package session holds a session: its agent, its modes and config
-// options, and its journal.
+// Package session is a live session and its durable journal.
+//
+// A [Session] is one conversation. [New] is the one place one is built,
+// from a [Config]: the client's sessions (acp/server), in-process subagent
+// children (subagents/internal/inproc, from [Session.ChildConfig]) and
+// test parents all go through it. A session owns its agent, its tool layer
+// (over the daemon-wide tools; MCP tools are connected into it), its tools'
+// environment (the workspace, the editor-side or local file system and
+// runner), its permission policy — the mode and remembered answers of
+// tools/permission, asking the editor through an Asker — or, for a child,
+// the gate it was given, its delegation scope (Config.Delegation binds the
+// subagent tool to it), and its journal. It runs one turn at a time
+// ([Session.BeginTurn], [Turn.Run]) and keeps its state: the permission
+// mode ([Session.SetMode]), the model ([Session.SetModel]) and the title it
+// takes from its first prompt. ACP's modes and config options are how
+// acp/server shows that state; they are not kept here.
 //
 // The journal is what makes a session survive the daemon. Each session has
 // one append-only JSONL file, <id>.jsonl, in a state directory
 // ($XDG_STATE_HOME/dshd/sessions by default, see [DefaultDir]). Every line
-// is one [Record]: a kind ("meta" first, then "update", "message" and
-// "state" records), a time, and data the journal never interprets. A
+// is one [Record]: a kind ("meta" first, then "update", "message", "reset"
+// and "state" records), a time, and data the journal never interprets. A
 // record is written with a single write of a whole line, so a crash can
 // tear at most the last line; [OpenJournal] returns every complete record,
 // logs and skips a torn or corrupt line, and the next append starts on a
-// fresh line. [Journal.Sync] makes everything appended so far durable; the
-// session calls it at the end of every turn and at every tool completion.
+// fresh line. [Journal.Sync] makes everything appended so far durable; a
+// session calls it once per turn, when the turn ends ([Turn.Run]), before
+// the turn's answer is sent, and closing the journal syncs it too; nothing
+// else syncs (not a tool's completion, not a mode change). A daemon
+// killed mid-turn therefore keeps
+// every record the OS received (each is one write), and loses to a machine
+// crash at most what was appended since the last turn ended.
+//
+// Acknowledged means durable. A record that cannot be written, or a sync
+// that fails (a full disk), makes the journal return a [*NotSavedError]
+// until a Sync has written and synced everything again: it keeps the
+// records it could not write in memory, in order (up to 64 MiB), and
+// after a failed sync writes the bytes since the last good one again,
+// checked against their checksum. Such a record stops the running turn,
+// [Turn.Run] then returns the NotSavedError instead of a result, and
+// [Session.BeginTurn] refuses new turns until the journal is saved again.
+// A store keeps at most [DefaultOpenJournals] journal files open; the
+// journal written least recently gives its file back and reopens it when
+// it next writes, so idle sessions hold no descriptors.
 //
 // Beside each journal a small sidecar, <id>.json, holds what session/list
 // needs ([Info]: cwd, additional directories, title, creation and update
@@ -18,8 +49,13 @@
 // never reads a journal. A [Store] owns a state directory: it creates,
 // opens, lists and deletes sessions and keeps the sidecars current,
 // rewriting them atomically (temp file and rename). A sidecar lost or
-// damaged by a crash is rebuilt from its journal.
+// damaged by a crash is rebuilt from its journal; a change that could not
+// be written is made with the next one or after the journal's next sync. [Create] and [Load] open
+// a session's journal in its store before the live session is built over
+// it.
 //
 // One process should write a given session at a time; the files are not
-// locked. The journal and store start no goroutines.
+// locked. The journal, the store and the session start no goroutines of
+// their own; a session's turn runs on its caller's goroutine, and its
+// agent's goroutines end before [Turn.Run] returns.
 package session

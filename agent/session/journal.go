@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -102,10 +104,18 @@ func JournalPath(dir, id string) string { return filepath.Join(dir, id+".jsonl")
 // JournalOptions configures [CreateJournal] and [OpenJournal]. The zero
 // value is ready to use.
 type JournalOptions struct {
-	// Logger receives warnings about skipped lines; nil discards them.
+	// Logger receives warnings about skipped lines and failed writes; nil
+	// discards them.
 	Logger *slog.Logger
 	// Now stamps appended records; nil means time.Now.
 	Now func() time.Time
+
+	// files, set by a Store, bounds how many journal files are open; nil:
+	// the journal keeps its file open until it is closed.
+	files *fileCache
+	// open opens the file; nil is the real file system (tests inject
+	// failing writes and syncs).
+	open openFunc
 }
 
 func (o *JournalOptions) logger() *slog.Logger {
@@ -122,33 +132,57 @@ func (o *JournalOptions) now() func() time.Time {
 	return o.Now
 }
 
+// maxPending bounds the records a journal holds in memory while it cannot
+// write them; beyond it they are lost (see [NotSavedError.Lost]).
+const maxPending = 64 << 20
+
 // Journal is an open session journal. Its methods are safe for concurrent
-// use. It holds its file open only from an Append to the Sync that makes
-// it durable, and only while it is among the maxOpenJournals most
-// recently written (files.go), so idle sessions hold no descriptor.
+// use.
+//
+// Appended records reach the file at once, each with one write of a whole
+// line; [Journal.Sync] makes them durable. When a write or a sync fails (a
+// full disk), the journal says so: Append and Sync return a
+// [*NotSavedError] until a Sync has written and synced everything again.
+// Meanwhile records are kept in order in memory (up to 64 MiB), and a
+// failed sync's records are written again from the file, checked against
+// the checksum kept of them, before they count as durable. Everything up
+// to the last successful Sync stays durable whatever fails after it.
 type Journal struct {
 	id     string
 	path   string
 	now    func() time.Time
 	logger *slog.Logger
+	files  *fileCache
+	open   openFunc
 	// onSync, set by a Store, learns the time of the last record each time
 	// appended records become durable.
 	onSync func(last time.Time, closing bool)
 
-	mu     sync.Mutex
-	f      *os.File // open while records await a Sync; nil otherwise
+	mu sync.Mutex
+	// f is nil while the file is given back to the cache, and once closed.
+	f      journalFile
+	elem   *list.Element // the journal's place in files; guarded by files.mu
 	closed bool
-	// deleted is set when reopening found the file gone (Store.Delete):
-	// records then go nowhere, as they went to the unlinked file when the
-	// journal kept it open.
-	deleted bool
-	elem    *list.Element // in openJournals while f is open; under its lock
+	// size is where the next record goes: the end of the last whole record
+	// written (or of what the file held when it was opened). synced is how
+	// much of it is durable; sum is the CRC-32 of the bytes in between.
+	size, synced int64
+	sum          uint32
 	// freshLine is set while the file does not end with a newline (a torn
-	// last line, or a failed write): the next record starts with one.
+	// last line): the next record starts with one.
 	freshLine bool
-	unsynced  bool
-	last      time.Time
-	buf       []byte
+	// err is why appended records are not all saved; nil when they are in
+	// the file (and, after a Sync, on disk). rewrite says a sync failed,
+	// so the bytes after synced must be written again. pending holds the
+	// records appended since a failure, whole lines, oldest first. lost
+	// is set once records are gone for good.
+	err          error
+	rewrite      bool
+	pending      [][]byte
+	pendingBytes int
+	lost         error
+	last         time.Time
+	buf          []byte
 }
 
 // CreateJournal creates the journal of session id in dir, which must
@@ -160,14 +194,15 @@ func CreateJournal(dir, id string, meta any, opts *JournalOptions) (*Journal, er
 		return nil, err
 	}
 	path := JournalPath(dir, id)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	j := newJournal(id, path, opts)
+	f, err := j.open(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("%w: %q", ErrExists, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: create journal: %w", err)
 	}
-	j := newJournal(id, path, f, opts)
+	j.f = f
 	err = j.Append(KindMeta, meta)
 	if err == nil {
 		err = j.Sync()
@@ -176,7 +211,7 @@ func CreateJournal(dir, id string, meta any, opts *JournalOptions) (*Journal, er
 		err = syncDir(dir)
 	}
 	if err != nil {
-		j.Close()
+		j.discard()
 		os.Remove(path)
 		return nil, fmt.Errorf("session: create journal: %w", err)
 	}
@@ -192,34 +227,47 @@ func OpenJournal(dir, id string, opts *JournalOptions) (*Journal, []Record, erro
 		return nil, nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	path := JournalPath(dir, id)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	j := newJournal(id, path, opts)
+	f, err := j.open(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: open journal: %w", err)
 	}
-	j := newJournal(id, path, nil, opts)
-	recs, clean, err := readRecords(f, j.logger)
-	f.Close()
+	recs, size, clean, err := readRecords(io.NewSectionReader(f, 0, math.MaxInt64), j.logger)
 	if err != nil {
+		f.Close()
 		return nil, nil, fmt.Errorf("session: read journal: %w", err)
 	}
+	j.mu.Lock()
+	j.f = f
+	j.size, j.synced = size, size
 	j.freshLine = !clean
 	if n := len(recs); n > 0 {
 		j.last = recs[n-1].Time
 	}
+	victim := j.use()
+	j.mu.Unlock()
+	victim.release()
 	return j, recs, nil
 }
 
-func newJournal(id, path string, f *os.File, opts *JournalOptions) *Journal {
-	return &Journal{
+func newJournal(id, path string, opts *JournalOptions) *Journal {
+	j := &Journal{
 		id:     id,
 		path:   path,
-		f:      f,
 		now:    opts.now(),
 		logger: opts.logger().With("session", id),
+		open:   openOSFile,
 	}
+	if opts != nil {
+		j.files = opts.files
+		if opts.open != nil {
+			j.open = opts.open
+		}
+	}
+	return j
 }
 
 // ID returns the session id.
@@ -232,114 +280,111 @@ func (j *Journal) Path() string { return j.path }
 // the current time. The record reaches the file (the OS, not yet the disk)
 // with one write of one whole line before Append returns, so it survives
 // the process being killed; [Journal.Sync] makes it survive the machine.
+// When it cannot be written, or an earlier record could not be, Append
+// returns a [*NotSavedError] and keeps the record for the Sync that
+// writes everything again.
 func (j *Journal) Append(kind string, data any) error {
 	if kind == "" {
 		return errors.New("session: append: empty record kind")
 	}
-	// data is encoded straight into the record below (already encoded
-	// JSON, an update from the connection's encoder, is only compacted),
-	// so a large record is not copied twice.
-	pre, isRaw := data.(json.RawMessage)
-	isRaw = isRaw && len(pre) > 0
-	var err error
 	k, _ := json.Marshal(kind) // a string always marshals
 	now := j.now().UTC()
 
-	var victims []*Journal
-	defer func() { evict(victims) }() // after the unlock below
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.closed {
+		j.mu.Unlock()
 		return ErrClosed
 	}
-	if victims, err = j.file(); err != nil {
-		return fmt.Errorf("session: append %s: reopen the journal: %w", kind, err)
-	}
-	if j.deleted {
-		return nil
-	}
-	b := j.buf[:0]
-	if j.freshLine {
-		b = append(b, '\n')
-	}
+	// buf holds a newline, then the record: the newline is written only
+	// when the file ends with a torn line.
+	b := append(j.buf[:0], '\n')
 	b = append(b, `{"k":`...)
 	b = append(b, k...)
 	if !now.IsZero() {
 		b = append(b, `,"t":"`...)
-		b, err = now.AppendText(b)
-		if err != nil {
-			return fmt.Errorf("session: append %s: %w", kind, err)
-		}
+		b, _ = now.AppendText(b) // UTC times of years 0–9999 always format
 		b = append(b, '"')
 	}
 	b = append(b, `,"d":`...)
-	w := bytes.NewBuffer(b)
-	if isRaw {
-		err = json.Compact(w, pre)
-	} else if err = json.NewEncoder(w).Encode(data); err == nil {
-		w.Truncate(w.Len() - 1) // Encode writes json.Marshal's bytes and a newline
-	}
+	b, err := appendData(b, data)
 	if err != nil {
+		j.mu.Unlock()
 		return fmt.Errorf("session: append %s: %w", kind, err)
 	}
-	b = append(w.Bytes(), "}\n"...)
+	b = append(b, "}\n"...)
 	j.buf = b
-
-	n, err := j.f.Write(b)
 	if cap(b) > 64<<10 {
 		j.buf = nil // a huge record's buffer is not kept for the session's life
 	}
-	if n > 0 {
-		j.unsynced = true
-		// A short write leaves a torn line: start the next one afresh.
-		j.freshLine = b[n-1] != '\n'
-	}
-	if err != nil {
-		return fmt.Errorf("session: append %s: %w", kind, err)
-	}
-	j.last = now
-	return nil
-}
 
-// Sync makes every record appended so far durable (fsync). It is cheap
-// when nothing was appended since the last Sync.
-func (j *Journal) Sync() error {
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
-		return ErrClosed
+	switch {
+	case j.lost != nil:
+		err = j.notSaved()
+	case j.err != nil:
+		j.keep(b[1:])
+		err = j.notSaved()
+	default:
+		if werr := j.write(b); werr != nil {
+			j.fail(werr)
+			j.keep(b[1:])
+			err = j.notSaved()
+		}
 	}
-	if !j.unsynced || j.deleted {
-		j.park()
-		j.mu.Unlock()
-		return nil
+	if j.lost == nil {
+		j.last = now
 	}
-	err := j.reopen()
-	if err == nil {
-		err = datasync(j.f)
-	}
-	if err == nil {
-		j.unsynced = false
-		j.park()
-	}
-	last, onSync := j.last, j.onSync
+	victim := j.use()
 	j.mu.Unlock()
+	victim.release()
+	return err
+}
+
+// appendData appends data's JSON to b, encoded straight into the record
+// so that a large one is not copied twice; already encoded JSON (an update
+// from the connection's encoder) is only compacted. The bytes are
+// json.Marshal's, but for HTML characters in raw JSON, which stay as sent.
+func appendData(b []byte, data any) ([]byte, error) {
+	w := bytes.NewBuffer(b)
+	if raw, ok := data.(json.RawMessage); ok && len(raw) > 0 {
+		err := json.Compact(w, raw)
+		return w.Bytes(), err
+	}
+	if err := json.NewEncoder(w).Encode(data); err != nil {
+		return b, err
+	}
+	w.Truncate(w.Len() - 1) // Encode ends with a newline
+	return w.Bytes(), nil
+}
+
+// write writes one record at the journal's end: b is a newline and the
+// record's line. A failed write leaves size where it was, so the record
+// is written there again later; a partly written one is cut off.
+func (j *Journal) write(b []byte) error {
+	if !j.freshLine {
+		b = b[1:]
+	}
+	if err := j.ensureOpen(); err != nil {
+		return err
+	}
+	n, err := j.f.WriteAt(b, j.size)
 	if err != nil {
-		return fmt.Errorf("session: sync journal: %w", err)
+		if n > 0 {
+			_ = j.f.Truncate(j.size) // best effort: the next write lands there anyway
+		}
+		return err
 	}
-	if onSync != nil {
-		onSync(last, false)
-	}
+	j.sum = crc32.Update(j.sum, crc32.IEEETable, b)
+	j.size += int64(n)
+	j.freshLine = false
 	return nil
 }
 
-// reopen opens the file of an evicted journal to sync it; under j.mu. A
-// failed sync keeps the file open, so the next Sync retries on it.
-func (j *Journal) reopen() error {
+// ensureOpen opens the file again after the cache took it back.
+func (j *Journal) ensureOpen() error {
 	if j.f != nil {
 		return nil
 	}
-	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := j.open(j.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -347,30 +392,207 @@ func (j *Journal) reopen() error {
 	return nil
 }
 
-// Close syncs and closes the journal. Closing again returns nil.
+// use tells the cache the journal used its file and returns the journal
+// that must give its file back, if any. j.mu is held.
+func (j *Journal) use() *Journal {
+	if j.files == nil || j.f == nil {
+		return nil
+	}
+	return j.files.use(j)
+}
+
+// release closes the file of a journal the cache pushed out, unless it
+// used its file again meanwhile. It runs without any other journal's lock
+// held.
+func (j *Journal) release() {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || !j.files.evicted(j) {
+		return
+	}
+	if err := j.f.Close(); err != nil {
+		// What was written may not have reached the file: write it again.
+		j.fail(err)
+		j.rewrite = true
+	}
+	j.f = nil
+}
+
+// fail records why records are not saved; the first failure of a run of
+// them is logged.
+func (j *Journal) fail(err error) {
+	if j.err == nil {
+		j.logger.Warn("journal cannot be saved; the session refuses new turns until it can", "path", j.path, "err", err)
+	}
+	j.err = err
+}
+
+// keep holds a record that could not be written, for the next Sync. Past
+// maxPending the held records are dropped and the journal is lost.
+func (j *Journal) keep(line []byte) {
+	if j.pendingBytes+len(line) > maxPending {
+		j.lose(fmt.Errorf("more than %d MiB of records could not be written: %w", maxPending>>20, j.err))
+		return
+	}
+	j.pending = append(j.pending, bytes.Clone(line))
+	j.pendingBytes += len(line)
+}
+
+// lose gives up on records that can never be written: from now on the
+// journal refuses every record, since any written after a gap would make
+// the session's history inconsistent.
+func (j *Journal) lose(cause error) {
+	j.logger.Error("journal records lost; the session cannot be saved any more (load it again to continue from what was saved)", "path", j.path, "err", cause)
+	j.lost = cause
+	j.pending, j.pendingBytes = nil, 0
+}
+
+// notSaved is the error of a journal that is not saved. j.mu is held.
+func (j *Journal) notSaved() error {
+	if j.lost != nil {
+		return &NotSavedError{Err: j.lost, Lost: true}
+	}
+	return &NotSavedError{Err: j.err}
+}
+
+// Err returns nil when every record appended so far is in the file, and
+// otherwise the [*NotSavedError] Append and Sync return.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil && j.lost == nil {
+		return nil
+	}
+	return j.notSaved()
+}
+
+// Sync makes every record appended so far durable (fdatasync). It is
+// cheap when nothing was appended since the last Sync. After a failure it
+// first writes what is missing again; it returns a [*NotSavedError] until
+// everything is written and synced.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return ErrClosed
+	}
+	synced, err := j.sync()
+	last, onSync := j.last, j.onSync
+	victim := j.use()
+	j.mu.Unlock()
+	victim.release()
+	if err != nil {
+		return err
+	}
+	if synced && onSync != nil {
+		onSync(last, false)
+	}
+	return nil
+}
+
+// sync is Sync with j.mu held; synced reports whether records became
+// durable.
+func (j *Journal) sync() (synced bool, err error) {
+	if j.lost != nil {
+		return false, j.notSaved()
+	}
+	if j.err == nil && j.size == j.synced {
+		return false, nil
+	}
+	if j.err != nil {
+		if err := j.writeAgain(); err != nil {
+			j.err = err
+			return false, j.notSaved()
+		}
+		if j.lost != nil {
+			return false, j.notSaved()
+		}
+	}
+	err = j.ensureOpen()
+	if err == nil {
+		err = j.f.Datasync()
+	}
+	if err != nil {
+		j.fail(err)
+		j.rewrite = true
+		return false, j.notSaved()
+	}
+	if j.err != nil {
+		j.logger.Info("journal saved again", "path", j.path)
+	}
+	j.err, j.rewrite = nil, false
+	j.synced, j.sum = j.size, 0
+	return true, nil
+}
+
+// writeAgain writes what a failure left out: after a failed sync, the
+// bytes since the last good one (read back from the file and checked
+// against their checksum, then written in place, so the next sync writes
+// them out again), then the records held in memory.
+func (j *Journal) writeAgain() error {
+	if err := j.ensureOpen(); err != nil {
+		return err
+	}
+	if j.rewrite {
+		if err := j.rewriteUnsynced(); err != nil {
+			return err
+		}
+		j.rewrite = false
+	}
+	for len(j.pending) > 0 {
+		line := j.pending[0]
+		b := make([]byte, 0, len(line)+1)
+		b = append(append(b, '\n'), line...)
+		if err := j.write(b); err != nil {
+			return err
+		}
+		j.pending[0] = nil
+		j.pending = j.pending[1:]
+		j.pendingBytes -= len(line)
+	}
+	j.pending = nil
+	return nil
+}
+
+// rewriteUnsynced writes the bytes between synced and size again where
+// they are. When they no longer match what was written (the OS dropped
+// them after the failed sync) they are lost.
+func (j *Journal) rewriteUnsynced() error {
+	buf := make([]byte, min(j.size-j.synced, 64<<10))
+	var sum uint32
+	for off := j.synced; off < j.size; {
+		b := buf[:min(int64(len(buf)), j.size-off)]
+		if _, err := j.f.ReadAt(b, off); err != nil {
+			return err
+		}
+		sum = crc32.Update(sum, crc32.IEEETable, b)
+		if _, err := j.f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+	}
+	if sum != j.sum {
+		j.lose(fmt.Errorf("the records written after the last sync changed in the file after a failed sync: %w", j.err))
+	}
+	return nil
+}
+
+// Close syncs and closes the journal. Closing again returns nil. Records
+// that cannot be saved by then are lost, and Close says so.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
 		return nil
 	}
-	j.closed = true
-	var syncErr, closeErr error
-	synced := false
-	if j.unsynced && !j.deleted {
-		if syncErr = j.reopen(); syncErr == nil {
-			syncErr = j.f.Sync()
-		}
-		synced = syncErr == nil
-	}
-	openJournals.forget(j)
-	if j.f != nil {
-		closeErr = j.f.Close()
-		j.f = nil
-	}
+	_, syncErr := j.sync()
+	closeErr := j.discardLocked()
 	last, onSync := j.last, j.onSync
 	j.mu.Unlock()
-	if onSync != nil && (synced || syncErr == nil) {
+	if onSync != nil && syncErr == nil {
 		onSync(last, true)
 	}
 	if err := errors.Join(syncErr, closeErr); err != nil {
@@ -379,10 +601,58 @@ func (j *Journal) Close() error {
 	return nil
 }
 
-// readRecords reads every record of a journal. clean reports whether the
-// input is empty or ends with a newline, that is whether a record appended
-// after it starts on a line of its own.
-func readRecords(r io.Reader, logger *slog.Logger) (recs []Record, clean bool, err error) {
+// discard closes the journal without saving anything more.
+func (j *Journal) discard() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_ = j.discardLocked()
+}
+
+func (j *Journal) discardLocked() error {
+	j.closed = true
+	j.pending, j.pendingBytes = nil, 0
+	if j.files != nil {
+		j.files.drop(j)
+	}
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+// NotSavedError says that records of a journal could not be written or
+// made durable, and why.
+type NotSavedError struct {
+	// Err is the failed write or sync (a full disk is syscall.ENOSPC).
+	Err error
+	// Lost reports that records are gone for good: the journal can never
+	// be whole again and refuses every further record. Loading the
+	// session again continues from what was saved.
+	Lost bool
+	// Recovered, set by [Turn.Run], reports that the turn stopped because
+	// a record could not be written, but the journal was written and
+	// synced again when the turn ended: the session saves again.
+	Recovered bool
+}
+
+func (e *NotSavedError) Error() string {
+	switch {
+	case e.Lost:
+		return "session: records were lost: " + e.Err.Error()
+	case e.Recovered:
+		return "session: a record could not be saved (" + e.Err.Error() + "); the journal is saved again"
+	}
+	return "session: not saved: " + e.Err.Error()
+}
+
+func (e *NotSavedError) Unwrap() error { return e.Err }
+
+// readRecords reads every record of a journal. size is how many bytes it
+// read; clean reports whether the input is empty or ends with a newline,
+// that is whether a record appended after it starts on a line of its own.
+func readRecords(r io.Reader, logger *slog.Logger) (recs []Record, size int64, clean bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	clean = true
 	var offset int64
@@ -404,10 +674,10 @@ func readRecords(r io.Reader, logger *slog.Logger) (recs []Record, clean bool, e
 			offset += int64(len(line))
 		}
 		if err == io.EOF {
-			return recs, clean, nil
+			return recs, offset, clean, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 	}
 }

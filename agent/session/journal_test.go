@@ -185,7 +185,7 @@ func recordEnds(data []byte) []int {
 func TestJournalTornLastLine(t *testing.T) {
 	data := goldenBytes(t)
 	dir := t.TempDir()
-	all, _, err := readRecords(bytes.NewReader(data), slog.New(slog.DiscardHandler))
+	all, _, _, err := readRecords(bytes.NewReader(data), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
-// This file implements the live session: its agent, its turn, its state
-// (mode, model, title) and what it writes to its journal.
+// This file implements the live session: what it owns (its agent, tool
+// layer, permission policy, environment and journal), its state (mode,
+// model, title) and its lifetime. Its turns are in turn.go.
 
 package session
 
@@ -7,21 +8,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshd/dshd/agent"
-	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
-// ErrBusy is returned by BeginTurn while a turn is running.
-var ErrBusy = errors.New("session: a turn is already in progress")
-
-// ErrSessionClosed is returned by BeginTurn on a closed session.
-var ErrSessionClosed = errors.New("session: closed")
-
-// KindReset is a journal record holding a whole new conversation (after
-// compaction); messages before it are superseded.
-const KindReset = "reset"
+// ErrNoPolicy is returned by SetMode on a session whose permission gate
+// was given (a subagent child's follows its parent's).
+var ErrNoPolicy = errors.New("session: the session has no permission policy of its own")
 
 // State is the part of a session that survives a restart besides its
 // conversation: its permission mode, model and title. Zero fields are
@@ -30,124 +28,6 @@ type State struct {
 	Mode  string `json:"mode,omitempty"`
 	Model string `json:"model,omitempty"`
 	Title string `json:"title,omitempty"`
-}
-
-// Loaded is what reopening a session recovered from its journal.
-type Loaded struct {
-	Meta Meta
-	// Messages is the conversation, for the agent's history.
-	Messages []llm.Message
-	// Updates are the recorded session/update params (JSON), in order, for
-	// a session/load replay.
-	Updates []json.RawMessage
-	// State is the last mode, model and title.
-	State State
-}
-
-// Session is one conversation: an agent, its journal and its turn. The
-// zero value is not usable; create one with New or Open.
-type Session struct {
-	id      string
-	meta    Meta
-	journal *Journal
-
-	mu     sync.Mutex
-	agent  *agent.Agent
-	state  State
-	turn   *Turn
-	closed bool
-}
-
-// Turn is a running prompt turn.
-type Turn struct {
-	// Ctx is the turn's context; it ends when the turn is cancelled.
-	Ctx        context.Context
-	cancel     context.CancelFunc
-	done       chan struct{}
-	finishOnce sync.Once
-}
-
-// Cancel cancels the turn.
-func (t *Turn) Cancel() { t.cancel() }
-
-// Done is closed once the turn has ended.
-func (t *Turn) Done() <-chan struct{} { return t.done }
-
-// New creates a session and its journal in store.
-func New(store *Store, meta Meta, state State) (*Session, error) {
-	j, err := store.Create(meta)
-	if err != nil {
-		return nil, err
-	}
-	s := &Session{id: meta.SessionID, meta: meta, journal: j, state: state}
-	if err := j.Append(KindState, state); err != nil {
-		j.Close()
-		return nil, err
-	}
-	if state.Title != "" {
-		_ = store.SetTitle(meta.SessionID, state.Title)
-	}
-	return s, nil
-}
-
-// Open reopens a session from its journal.
-func Open(store *Store, id string) (*Session, *Loaded, error) {
-	j, recs, err := store.Open(id)
-	if err != nil {
-		return nil, nil, err
-	}
-	ld := &Loaded{}
-	for _, r := range recs {
-		switch r.Kind {
-		case KindMeta:
-			_ = r.Decode(&ld.Meta)
-		case KindMessage:
-			var m llm.Message
-			if r.Decode(&m) == nil {
-				ld.Messages = append(ld.Messages, m)
-			}
-		case KindReset:
-			var msgs []llm.Message
-			if r.Decode(&msgs) == nil {
-				ld.Messages = msgs
-			}
-		case KindUpdate:
-			ld.Updates = append(ld.Updates, r.Data)
-		case KindState:
-			var st State
-			if r.Decode(&st) == nil {
-				ld.State.merge(st)
-			}
-		}
-	}
-	ld.Messages = repairHistory(ld.Messages)
-	return &Session{id: id, meta: ld.Meta, journal: j, state: ld.State}, ld, nil
-}
-
-// repairHistory makes a history valid for a model after a crash: every
-// assistant tool call gets an answer right after its message, so the next
-// request is accepted.
-func repairHistory(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
-	for i := 0; i < len(msgs); i++ {
-		m := msgs[i]
-		out = append(out, m)
-		if m.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
-			continue
-		}
-		have := map[string]bool{}
-		for i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
-			i++
-			have[msgs[i].ToolCallID] = true
-			out = append(out, msgs[i])
-		}
-		for _, c := range m.ToolCalls {
-			if !have[c.ID] {
-				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "The daemon stopped before this tool call finished."})
-			}
-		}
-	}
-	return out
 }
 
 func (s *State) merge(o State) {
@@ -162,112 +42,134 @@ func (s *State) merge(o State) {
 	}
 }
 
+// Session is one live conversation. It owns its agent, its tool layer, its
+// permission policy (or a child's gate), its tools' environment and, when
+// recorded, its journal. Build one with [New]; its methods are safe for
+// concurrent use.
+type Session struct {
+	id     string
+	cfg    Config // as built: what a child inherits (ChildConfig)
+	log    *slog.Logger
+	stored *Stored // nil: nothing is recorded
+
+	agent    *agent.Agent
+	reg      *tools.Registry
+	env      *tools.Env
+	policy   *permission.Policy // nil when the gate was given
+	gate     tools.Permission
+	closeMCP func()
+	warnings []string
+	system   func(context.Context) (string, error) // SystemPrompt's
+
+	instructions InstructionsCache
+	titled       atomic.Bool
+
+	mu     sync.Mutex
+	turn   *Turn
+	closed bool
+}
+
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
-// Meta returns what the session was created with.
-func (s *Session) Meta() Meta { return s.meta }
-
-// SetAgent attaches the session's agent.
-func (s *Session) SetAgent(a *agent.Agent) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.agent = a
-}
-
 // Agent returns the session's agent.
-func (s *Session) Agent() *agent.Agent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.agent
-}
+func (s *Session) Agent() *agent.Agent { return s.agent }
 
-// State returns the session's mode, model and title.
-func (s *Session) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
+// Tools returns the session's tool set: Config.Tools, under a layer of the
+// session's own when it connected MCP servers.
+func (s *Session) Tools() *tools.Registry { return s.reg }
 
-// SetState records a change of mode, model or title (zero fields are
-// unchanged).
-func (s *Session) SetState(st State) error {
-	s.mu.Lock()
-	s.state.merge(st)
-	s.mu.Unlock()
-	return s.journal.Append(KindState, st)
-}
+// Env returns the environment the session's tools run in.
+func (s *Session) Env() *tools.Env { return s.env }
 
-// BeginTurn starts a turn whose context derives from parent. A second turn
-// while one runs fails with ErrBusy.
-func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrSessionClosed
+// Cwd returns the session's working directory.
+func (s *Session) Cwd() string { return s.cfg.Cwd }
+
+// AdditionalDirectories returns the session's other roots.
+func (s *Session) AdditionalDirectories() []string { return s.cfg.AdditionalDirectories }
+
+// MCPServers returns the session's MCP server entries (ACP JSON).
+func (s *Session) MCPServers() json.RawMessage { return s.cfg.MCPServers }
+
+// Warnings returns what went wrong while the session was set up (MCP
+// servers that could not be used), for the client.
+func (s *Session) Warnings() []string { return s.warnings }
+
+// setState records a change of mode, model or title (zero fields are
+// unchanged) in the journal, where Load finds the last of each.
+func (s *Session) setState(st State) {
+	if s.stored != nil {
+		s.record(KindState, st)
 	}
-	if s.turn != nil {
-		return nil, ErrBusy
+}
+
+// Mode returns the permission mode of the session's own policy, or ""
+// for a session whose gate was given.
+func (s *Session) Mode() permission.Mode {
+	if s.policy == nil {
+		return ""
 	}
-	ctx, cancel := context.WithCancel(parent)
-	t := &Turn{Ctx: ctx, cancel: cancel, done: make(chan struct{})}
-	s.turn = t
-	return t, nil
+	return s.policy.Mode()
 }
 
-// EndTurn makes the journal durable and frees the session for the next
-// turn. Done is closed separately, by Finish, once the turn's answer has
-// reached the client: whoever waits on Done (session/close) must not
-// answer before the prompt does.
-func (s *Session) EndTurn(t *Turn) error {
-	s.mu.Lock()
-	if s.turn == t {
-		s.turn = nil
+// SetMode changes the permission mode from the next permission check on
+// and records it. An unknown mode is an error and changes nothing.
+func (s *Session) SetMode(m permission.Mode) error {
+	if s.policy == nil {
+		return ErrNoPolicy
 	}
-	s.mu.Unlock()
-	t.cancel()
-	return s.journal.Sync()
-}
-
-// Finish closes t's Done channel; it is idempotent.
-func (t *Turn) Finish() { t.finishOnce.Do(func() { close(t.done) }) }
-
-// Running returns the running turn, or nil.
-func (s *Session) Running() *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turn
-}
-
-// Cancel cancels the running turn, if any, and returns it.
-func (s *Session) Cancel() *Turn {
-	t := s.Running()
-	if t != nil {
-		t.Cancel()
+	if err := s.policy.SetMode(m); err != nil {
+		return err
 	}
-	return t
+	s.setState(State{Mode: string(m)})
+	return nil
 }
 
-// RecordUpdate appends a session/update params object to the journal.
+// SetModel changes the model from the next model call on and records it.
+func (s *Session) SetModel(id string) {
+	s.agent.SetModelID(id)
+	s.setState(State{Model: id})
+}
+
+// RecordUpdate appends a session/update params object to the journal; a
+// session that records nothing drops it. An update that cannot be saved
+// stops the running turn (see [Turn.Run]) and returns a
+// [*NotSavedError]; the caller sends it all the same, since the turn's
+// answer tells the client it was not saved.
 func (s *Session) RecordUpdate(params json.RawMessage) error {
-	return s.journal.Append(KindUpdate, params)
+	if s.stored == nil {
+		return nil
+	}
+	return s.recorded(s.stored.journal.Append(KindUpdate, params))
 }
 
-// RecordMessage appends a conversation message to the journal.
-func (s *Session) RecordMessage(m llm.Message) error {
-	return s.journal.Append(KindMessage, m)
+// recorded handles the result of appending a record. A record that cannot
+// be saved stops the running turn: it would go on doing work whose record
+// nobody could load, and its answer says why it stopped (the journal has
+// logged the failure). Other failures (a value that does not marshal) are
+// logged.
+func (s *Session) recorded(err error) error {
+	var ns *NotSavedError
+	switch {
+	case err == nil, errors.Is(err, ErrClosed):
+	case errors.As(err, &ns):
+		s.mu.Lock()
+		t := s.turn
+		if t != nil && t.notSaved == nil {
+			t.notSaved = err
+		}
+		s.mu.Unlock()
+		if t != nil {
+			t.cancel()
+		}
+	default:
+		s.log.Warn("journal append failed", "session", s.id, "err", err)
+	}
+	return err
 }
 
-// RecordReset appends a whole new conversation (after compaction).
-func (s *Session) RecordReset(msgs []llm.Message) error {
-	return s.journal.Append(KindReset, msgs)
-}
-
-// Sync makes everything recorded so far durable.
-func (s *Session) Sync() error { return s.journal.Sync() }
-
-// Close cancels the running turn, waits for it to end, and closes the
-// journal. It is idempotent.
+// Close cancels the running turn, waits for it to end, closes the agent
+// and the MCP connections, and closes the journal. It is idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -276,14 +178,17 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	t := s.turn
-	a := s.agent
 	s.mu.Unlock()
 	if t != nil {
 		t.Cancel()
 		<-t.done
 	}
-	if a != nil {
-		a.Close()
+	s.agent.Close()
+	if s.closeMCP != nil {
+		s.closeMCP()
 	}
-	return s.journal.Close()
+	if s.stored == nil {
+		return nil
+	}
+	return s.stored.journal.Close()
 }

@@ -6,6 +6,7 @@ package session
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,10 @@ type Meta struct {
 	// started it and how deep it is (1 for a direct child).
 	ParentID string `json:"parentId,omitempty"`
 	Depth    int    `json:"depth,omitempty"`
+	// MaxDepth is the delegation depth limit an ACP parent set for the
+	// session's subtree; it binds whenever the session is open. Nil: the
+	// daemon's own limit.
+	MaxDepth *int `json:"maxDepth,omitempty"`
 	// Hidden keeps a session out of List even without a parent here, for
 	// a session an ACP parent created in this daemon for its subagent.
 	Hidden bool `json:"hidden,omitempty"`
@@ -101,6 +106,14 @@ type StoreOptions struct {
 	Logger *slog.Logger
 	// Now stamps records and creation times; nil means time.Now.
 	Now func() time.Time
+	// OpenJournals is how many journal files the store keeps open at once
+	// (0: [DefaultOpenJournals]); a journal beyond it reopens its file when
+	// it next writes.
+	OpenJournals int
+
+	// open opens journal files; nil is the real file system (tests inject
+	// failures).
+	open openFunc
 }
 
 // Store is a state directory of session journals and their sidecars. Its
@@ -109,8 +122,13 @@ type Store struct {
 	dir    string
 	logger *slog.Logger
 	now    func() time.Time
+	files  *fileCache
+	open   openFunc
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
+	// later holds, per session, the sidecar changes a failed rewrite (a
+	// full disk) left out, oldest first; guarded by mu.
+	later map[string][]func(*Info)
 
 	// cache holds each sidecar as List last read it, keyed by id, with the
 	// file's identity; a sidecar whose file is still the same inode with
@@ -145,7 +163,7 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("session: state directory: %w", err)
 	}
-	return &Store{dir: abs, logger: o.Logger, now: o.Now, cache: make(map[string]cachedInfo)}, nil
+	return &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}, nil
 }
 
 // Dir returns the state directory.
@@ -154,7 +172,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) sidecarPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 func (s *Store) journalOptions() *JournalOptions {
-	return &JournalOptions{Logger: s.logger, Now: s.now}
+	return &JournalOptions{Logger: s.logger, Now: s.now, files: s.files, open: s.open}
 }
 
 // Create starts the journal of meta.SessionID with meta as its first
@@ -216,9 +234,10 @@ func (s *Store) Open(id string) (*Journal, []Record, error) {
 
 // attach makes j keep its session's sidecar current. The sidecar's update
 // time is rewritten at most once per sidecarInterval while the journal is
-// open (a turn pays one fsync, not a
-// sidecar rewrite too), and always when it closes, so a listing is at most
-// that far behind a live session.
+// open (a turn pays one fsync, not a sidecar rewrite too), and always when
+// it closes, so a listing is at most that far behind a live session. A
+// sync also rewrites a sidecar whose last change could not be written: the
+// disk takes writes again.
 func (s *Store) attach(j *Journal) {
 	id := j.ID()
 	var mu sync.Mutex
@@ -226,7 +245,10 @@ func (s *Store) attach(j *Journal) {
 	j.onSync = func(last time.Time, closing bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !last.After(written) || (!closing && last.Sub(written) < sidecarInterval) {
+		s.mu.Lock()
+		behind := len(s.later[id]) > 0
+		s.mu.Unlock()
+		if !behind && (!last.After(written) || (!closing && last.Sub(written) < sidecarInterval)) {
 			return
 		}
 		err := s.Update(id, func(i *Info) {
@@ -234,8 +256,7 @@ func (s *Store) attach(j *Journal) {
 				i.UpdatedAt = last
 			}
 		})
-		if err != nil && !errors.Is(err, ErrNotFound) { // deleted sessions stay deleted
-			s.logger.Warn("cannot update session sidecar", "session", id, "err", err)
+		if err != nil { // logged by Update; deleted sessions stay deleted
 			return
 		}
 		written = last
@@ -264,20 +285,33 @@ func (s *Store) Info(id string) (Info, error) {
 
 // Update changes the sidecar of session id with fn and rewrites it
 // atomically. It never creates a sidecar: a missing one is ErrNotFound.
-// fn must not change SessionID.
+// fn must not change SessionID. When the sidecar cannot be read or
+// rewritten (a full disk), Update returns the error and keeps fn: it is
+// applied, in order, before the next change of that sidecar, and after the
+// session's journal next syncs (the disk takes writes again).
 func (s *Store) Update(id string, fn func(*Info)) error {
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	fns := append(s.later[id], fn)
+	delete(s.later, id)
 	info, err := s.readInfo(id)
-	if err != nil {
-		return err
+	if err == nil {
+		for _, fn := range fns {
+			fn(&info)
+		}
+		info.SessionID = id
+		err = s.writeInfo(&info)
 	}
-	fn(&info)
-	info.SessionID = id
-	return s.writeInfo(&info)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		if len(fns) == 1 {
+			s.logger.Warn("cannot update session sidecar; trying again after the next change or sync", "session", id, "err", err)
+		}
+		s.later[id] = fns
+	}
+	return err
 }
 
 // Touch sets the last activity time of session id.
@@ -297,8 +331,8 @@ func (s *Store) SetTitle(id, title string) error {
 }
 
 // Delete removes the journal and sidecar of session id. An unknown (or
-// invalid) id is not an error. The later records of a Journal still open
-// on a deleted session go nowhere.
+// invalid) id is not an error. Deleting an open session leaves its
+// Journal writing to an unlinked file.
 func (s *Store) Delete(id string) error {
 	if !ValidID(id) {
 		return nil
@@ -308,6 +342,7 @@ func (s *Store) Delete(id string) error {
 	// The sidecar goes first: a crash in between leaves a journal that
 	// List does not show, never a listed session without a journal.
 	s.forget(id)
+	delete(s.later, id)
 	err1 := os.Remove(s.sidecarPath(id))
 	err2 := os.Remove(JournalPath(s.dir, id))
 	var errs []error
@@ -456,7 +491,7 @@ func (s *Store) repairInfo(id string, cause error) (Info, error) {
 	if err != nil {
 		return Info{}, errors.Join(cause, err)
 	}
-	recs, _, err := readRecords(f, s.logger.With("session", id))
+	recs, _, _, err := readRecords(f, s.logger.With("session", id))
 	f.Close()
 	if err != nil {
 		return Info{}, errors.Join(cause, err)
@@ -466,7 +501,11 @@ func (s *Store) repairInfo(id string, cause error) (Info, error) {
 		return Info{}, errors.Join(cause, errors.New("journal has no meta record"))
 	}
 	s.logger.Warn("rebuilt session sidecar", "session", id, "err", cause)
-	return info, s.writeInfo(&info)
+	if err := s.writeInfo(&info); err != nil {
+		// Listed all the same; the next List rebuilds it again.
+		s.logger.Warn("cannot write the rebuilt session sidecar", "session", id, "err", err)
+	}
+	return info, nil
 }
 
 // infoFromRecords rebuilds a sidecar from a journal: the meta record, the
@@ -530,19 +569,30 @@ func (s *Store) writeInfo(info *Info) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, "."+info.SessionID+".json.*.tmp")
+	open := s.open
+	if open == nil {
+		open = openOSFile
+	}
+	var f journalFile
+	var tmp string
+	for range 10 {
+		tmp = filepath.Join(s.dir, "."+info.SessionID+".json."+rand.Text()[:8]+".tmp")
+		if f, err = open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("session: write sidecar: %w", err)
 	}
-	_, err = f.Write(b)
+	_, err = f.WriteAt(b, 0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), s.sidecarPath(info.SessionID))
+		err = os.Rename(tmp, s.sidecarPath(info.SessionID))
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(tmp)
 		return fmt.Errorf("session: write sidecar: %w", err)
 	}
 	return nil

@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -186,7 +185,7 @@ func dialTCP(t testing.TB, addr string) net.Conn {
 }
 
 func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreServed(t *testing.T) {
-	p, addr := serveTokenTCP(t, opts{}, "--write-timeout-seconds", "1")
+	p, addr := serveTokenTCP(t, opts{}, "--write-timeout", "1s")
 	ctx := testCtx(t)
 	flooder := dialTCP(t, addr)
 	type result struct {
@@ -236,7 +235,7 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 }
 
 func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testing.T) {
-	p := start(t, opts{}, "--model", "scripted", "--state-dir", t.TempDir(), "--write-timeout-seconds", "1")
+	p := start(t, opts{}, "--model", "scripted", "--state-dir", t.TempDir(), "--write-timeout", "1s")
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}` + "\n"
 	if _, err := io.WriteString(p.stdin, init); err != nil {
 		t.Fatal(err)
@@ -344,7 +343,7 @@ func peakHeap(t testing.TB, log string) int64 {
 }
 
 func TestConnectionsThatNeverAuthenticateAreClosedAtTheHandshakeDeadline(t *testing.T) {
-	p, addr := serveTokenTCP(t, opts{}, "--handshake-timeout-seconds", "1")
+	p, addr := serveTokenTCP(t, opts{}, "--handshake-timeout", "1s")
 	var ncs []net.Conn
 	for range 5 {
 		nc := dialTCP(t, addr)
@@ -366,7 +365,7 @@ func TestConnectionsThatNeverAuthenticateAreClosedAtTheHandshakeDeadline(t *test
 }
 
 func TestIdleSocketConnectionsAreClosed(t *testing.T) {
-	p, path := serveUnix(t, "--idle-timeout-seconds", "1")
+	p, path := serveUnix(t, "--idle-timeout", "1s")
 	nc, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -452,34 +451,6 @@ func TestTheDaemonSurvivesRunningOutOfDescriptors(t *testing.T) {
 	p.stop(t)
 }
 
-func TestIdleSessionsHoldNoDescriptor(t *testing.T) {
-	p, path := serveUnixPrefixed(t, prlimit(t, 256, 256))
-	ctx := testCtx(t)
-	c := dialClosing(t, "unix", path)
-	c.initialize(ctx, nil)
-	var sids []string
-	for i := range 300 { // far more sessions than descriptors
-		raw, err := c.callErr(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
-		if err != nil {
-			t.Fatalf("session/new #%d: %v", i, err)
-		}
-		var r struct{ SessionID string }
-		json.Unmarshal(raw, &r)
-		sids = append(sids, r.SessionID)
-	}
-	for _, sid := range []string{sids[0], sids[len(sids)/2], sids[len(sids)-1]} {
-		if got := c.prompt(ctx, sid, "hello"); got != "end_turn" {
-			t.Fatalf("stop reason %q", got)
-		}
-	}
-	other := dialClosing(t, "unix", path)
-	other.initialize(ctx, nil)
-	other.newSession(ctx, t.TempDir())
-	c.closer.Close()
-	other.closer.Close()
-	p.stop(t)
-}
-
 // serveUnixPrefixed starts a unix socket daemon under a command prefix.
 func serveUnixPrefixed(t testing.TB, prefix []string, extra ...string) (*proc, string) {
 	t.Helper()
@@ -544,13 +515,13 @@ func TestATokenShorterThan16CharactersIsRefusedAtStart(t *testing.T) {
 
 func TestTheTokenIsNotTakenFromTheCommandLine(t *testing.T) {
 	code, _, stderr := runDshd(t, nil, "serve", "--listen", "tcp:127.0.0.1:"+freePort(t), "--token", abuseToken)
-	if code == 0 || !strings.Contains(stderr, "unknown flag: --token") {
+	if code == 0 || !strings.Contains(stderr, "--token: unknown flag") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 }
 
 func TestFailedAuthenticationsCloseTheConnectionAndRefuseTheSource(t *testing.T) {
-	p, addr := serveTokenTCP(t, opts{}, "--auth-penalty-seconds", "600")
+	p, addr := serveTokenTCP(t, opts{}, "--auth-penalty", "10m")
 	ctx := testCtx(t)
 	nc := dialTCP(t, addr)
 	c := newWire(t, nc, nc, nc)

@@ -134,7 +134,7 @@ func TestServeHelpListsEverySetting(t *testing.T) {
 	}
 	help := stdout + stderr
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	config.AddFlags(fs)
+	config.AddFlags(fs, config.Serve)
 	n := 0
 	fs.VisitAll(func(f *pflag.Flag) {
 		n++

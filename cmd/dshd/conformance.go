@@ -32,6 +32,10 @@ func newConformanceCmd(stdout, stderr io.Writer) *cobra.Command {
 Every case starts CMD ARGS afresh, drives it as a fake client, and checks the
 items of the conformance checklists (acp-v1.md, acp-subagents.md §15). The
 table has one row per checklist item; the exit status is 1 when a case fails.
+Checks of dshd's own documented policy (items marked policy) and uses of
+draft features report "advice", which never sets the exit status. A finding
+in the initialize or session setup results is reported once, not in every
+case.
 
 Cases that need a capability the agent does not advertise are skipped. Cases
 that drive dshd's scripted model (tools, subagents) run only when the agent
@@ -73,11 +77,8 @@ against the official JSON schema.`,
 			if err := conformance.WriteTable(stdout, results); err != nil {
 				return err
 			}
-			failed := false
-			for _, r := range results {
-				failed = failed || r.Status == conformance.Fail
-			}
-			if failed || verbose || all {
+			failed := conformance.Failed(results)
+			if failed || verbose || all || conformance.CountCases(results)[conformance.Advice] > 0 {
 				fmt.Fprintln(stdout)
 				if err := conformance.WriteDetails(stdout, results, verbose || all); err != nil {
 					return err

@@ -1,6 +1,10 @@
 // This file implements `dshd prompt "TEXT"`: one headless turn for scripts
 // and CI. The daemon runs in-process behind a pipe and this command is its
-// ACP client: the answer goes to stdout, tool activity to stderr.
+// ACP client: the answer goes to stdout, tool activity to stderr. It could
+// drive a session directly, but speaking ACP is what makes --json print
+// the very session/update stream an editor gets (the same translation,
+// title and usage updates and permission questions), for microseconds of
+// pipe; the session is built the one way, by the server (session.New).
 
 package main
 
@@ -79,7 +83,7 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 			return nil
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlags(cmd.Flags(), config.Prompt)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "write a JSONL stream of events to stdout")
 	cmd.Flags().BoolVar(&allow, "yes", false, "answer every permission request with allow (default: reject; or use --mode yolo)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working directory (default: the current directory)")

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,9 +44,6 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if st.Token, err = resolveToken(st, os.LookupEnv); err != nil {
 				return err
 			}
-			if err := checkLimits(st); err != nil {
-				return err
-			}
 			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
 			if err != nil {
 				return err
@@ -74,14 +70,14 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				RequireAuth:        st.Token != "",
 				MaxUnauthenticated: st.MaxUnauthenticated,
 				MaxAuthFailures:    st.MaxAuthFailures,
-				AuthPenalty:        time.Duration(st.AuthPenaltySeconds) * time.Second,
+				AuthPenalty:        st.AuthPenalty,
 				Logger:             log,
 			})
 			log.Info("dshd listening", "addr", st.Listen)
 			return d.Server.Serve(ctx, l)
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlags(cmd.Flags(), config.Serve)
 	return cmd
 }
 
@@ -107,35 +103,6 @@ func resolveToken(st *config.Settings, lookupEnv func(string) (string, bool)) (s
 		return "", fmt.Errorf("the token is %d characters long; it must have at least %d", len(tok), minTokenLen)
 	}
 	return tok, nil
-}
-
-// checkLimits refuses limit settings that cannot be meant.
-func checkLimits(st *config.Settings) error {
-	for _, s := range []struct {
-		name     string
-		v        int
-		positive bool
-	}{
-		{"max-line-bytes", st.MaxLineBytes, true},
-		{"preauth-max-line-bytes", st.PreauthMaxLineBytes, true},
-		{"max-queued-input-bytes", st.MaxQueuedInputBytes, true},
-		{"max-queued-output-bytes", st.MaxQueuedOutputBytes, true},
-		{"max-connections", st.MaxConnections, true},
-		{"max-unauthenticated", st.MaxUnauthenticated, true},
-		{"max-auth-failures", st.MaxAuthFailures, true},
-		{"auth-penalty-seconds", st.AuthPenaltySeconds, true},
-		{"handshake-timeout-seconds", st.HandshakeTimeoutSeconds, false},
-		{"write-timeout-seconds", st.WriteTimeoutSeconds, false},
-		{"idle-timeout-seconds", st.IdleTimeoutSeconds, false},
-	} {
-		switch {
-		case s.v < 0:
-			return fmt.Errorf("--%s must not be negative", s.name)
-		case s.positive && s.v == 0:
-			return fmt.Errorf("--%s must be positive", s.name)
-		}
-	}
-	return nil
 }
 
 // stdio joins the process's stdin and stdout into one connection.

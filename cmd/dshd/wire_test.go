@@ -91,7 +91,12 @@ func dialWire(t testing.TB, network, addr string) *wire {
 		t.Fatalf("dial %s %s: %v", network, addr, err)
 	}
 	c := newWire(t, nc, nc, nc)
-	t.Cleanup(func() { <-c.done })
+	// Closed before waiting: a test that fails midway leaves the daemon
+	// holding the connection open.
+	t.Cleanup(func() {
+		nc.Close()
+		<-c.done
+	})
 	return c
 }
 

@@ -1,6 +1,9 @@
 // This file measures the server in-process, wired as the daemon wires it:
 // per-turn overhead on an instant scripted model, the heap of idle
-// sessions, and the stream's notification rate.
+// sessions, and the stream's notification rate. It speaks ACP to the
+// server over a pipe on purpose: the figure is the ACP server's own cost
+// per turn (decode, session, translation, journal, encode), the goal the
+// README names.
 
 package main
 
@@ -23,6 +26,7 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/subagent"
 
 	acprpc "github.com/dshd/dshd/acp/rpc"
@@ -48,7 +52,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 	model := m.Instant()
 	infos, _ := model.Models(context.Background())
 	base := tools.NewRegistry(nil)
-	for _, t := range tools.Builtins(nil) {
+	for _, t := range builtin.Builtins(nil) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}

@@ -175,9 +175,8 @@ func benchChain(b *testing.B, inner string) {
 		b.Fatal(err)
 	}
 	defer first.Dispose()
-	res, _ := first.Wait(context.Background())
-	if strings.Contains(res.Output, "there is no tool named") {
-		b.Skip("the dshd daemon does not register the acp provider yet")
+	if res, _ := first.Wait(context.Background()); !strings.Contains(res.Output, "B reporting") {
+		b.Fatalf("the chain did not run: %+v", res)
 	}
 	for b.Loop() {
 		run, err := first.(subagents.Resumable).Resume(context.Background(), "delegate down")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/dshd/dshd/internal/suggest"
 )
 
 // Binding option keys (`--subagent TOOL=acp,key=value,...`). A flag value
@@ -29,6 +31,10 @@ const (
 	KeyArgs = "args"
 	// KeyEnv sets environment variables: words of the form NAME=VALUE.
 	KeyEnv = "env"
+	// KeyPassEnv passes variables of the daemon's environment that
+	// [SensitiveEnvName] would hold back (an agent's API key): words
+	// naming them; a name that is not set is skipped.
+	KeyPassEnv = "pass-env"
 	// KeyUnsetEnv removes environment variables: words naming them.
 	KeyUnsetEnv = "unset-env"
 	// KeyCwd is "session" (default) or an absolute path.
@@ -63,6 +69,7 @@ type target struct {
 	command          string
 	args             []string
 	setEnv           []string // NAME=value, in order
+	passEnv          []string // names taken from the daemon's environment
 	unsetEnv         []string
 	// cwd is "" for the parent session's cwd, else absolute.
 	cwd          string
@@ -74,14 +81,29 @@ type target struct {
 // stdio reports whether the target is a command on stdio.
 func (t *target) stdio() bool { return t.network == "" }
 
+// optionKeys are the binding options the provider takes, in the order
+// messages show them.
+var optionKeys = []string{KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
+	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP}
+
+// OptionKeys lists the binding options the provider takes.
+func (p *Provider) OptionKeys() []string { return slices.Clone(optionKeys) }
+
+// CheckOptions reports the first binding option that cannot work (an
+// unknown key or named agent, a bad address, an unterminated quote, a
+// duration that is none, a token variable that is not set), so that a
+// daemon refuses the binding at start; it starts and dials nothing. A
+// named agent is checked with opts {"agent": NAME}.
+func (p *Provider) CheckOptions(opts map[string]string) error {
+	_, err := p.resolveTarget(opts)
+	return err
+}
+
 // resolveTarget builds the target of a binding.
 func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
-		switch k {
-		case KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
-			KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP:
-		default:
-			return nil, fmt.Errorf("unknown acp binding option %q (known: agent, command, args, env, unset-env, cwd, address, token, token-env, timeout, start-timeout, forward-mcp)", k)
+		if !slices.Contains(optionKeys, k) {
+			return nil, fmt.Errorf("unknown acp binding option %q (known: %s)%s", k, strings.Join(optionKeys, ", "), suggest.DidYouMean(k, optionKeys))
 		}
 	}
 	var a AgentConfig
@@ -90,11 +112,12 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		cfg, found := p.o.Agents[name]
 		if !found {
 			known := slices.Sorted(maps.Keys(p.o.Agents))
-			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)", name, listOrNone(known))
+			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)%s", name, listOrNone(known), suggest.DidYouMean(name, known))
 		}
 		a, label = cfg, name
 		a.Args = slices.Clone(cfg.Args)
 		a.Env = maps.Clone(cfg.Env)
+		a.PassEnv = slices.Clone(cfg.PassEnv)
 		a.Unset = slices.Clone(cfg.Unset)
 	}
 	argsSet := a.Args != nil
@@ -124,12 +147,17 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			a.Env[name] = value
 		}
 	}
-	if v, ok := opts[KeyUnsetEnv]; ok {
-		words, err := splitWords(v)
-		if err != nil {
-			return nil, fmt.Errorf("unset-env: %w", err)
+	for _, l := range []struct {
+		key string
+		dst *[]string
+	}{{KeyPassEnv, &a.PassEnv}, {KeyUnsetEnv, &a.Unset}} {
+		if v, ok := opts[l.key]; ok {
+			words, err := splitWords(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", l.key, err)
+			}
+			*l.dst = append(*l.dst, words...)
 		}
-		a.Unset = append(a.Unset, words...)
 	}
 	if v, ok := opts[KeyCwd]; ok {
 		a.Cwd = v
@@ -180,6 +208,7 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		timeout:      a.Timeout,
 		startTimeout: a.StartTimeout,
 		forwardMCP:   a.ForwardMCP,
+		passEnv:      a.PassEnv,
 		unsetEnv:     a.Unset,
 	}
 	if t.startTimeout <= 0 {
@@ -202,9 +231,14 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		}
 		t.setEnv = append(t.setEnv, name+"="+a.Env[name])
 	}
-	for _, name := range a.Unset {
-		if !validEnvName(name) {
-			return nil, fmt.Errorf("unset-env: %q is not a variable name", name)
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{KeyPassEnv, a.PassEnv}, {KeyUnsetEnv, a.Unset}} {
+		for _, name := range l.names {
+			if !validEnvName(name) {
+				return nil, fmt.Errorf("%s: %q is not a variable name", l.key, name)
+			}
 		}
 	}
 	switch {
@@ -248,9 +282,9 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 			}
 			t.setEnv = append(slices.Clone(p.o.DefaultEnv), t.setEnv...)
 		}
-		// The child inherits the daemon's environment, and a socket
-		// daemon's DSHD_LISTEN would make it listen too instead of
-		// serving its stdio.
+		// The child inherits the daemon's environment (less what looks
+		// like a credential), and a socket daemon's DSHD_LISTEN would make
+		// it listen too instead of serving its stdio.
 		t.unsetEnv = append(slices.Clone(t.unsetEnv), selfUnset...)
 		if label == "" {
 			label = "dshd"
@@ -267,21 +301,21 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// parseDuration reads a Go duration or a number of seconds.
+// parseDuration reads a Go duration or a number of seconds, above zero: a
+// zero timeout would cut every run off before it starts.
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
-		}
-		return time.Duration(n * float64(time.Second)), nil
-	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (like 90s or 2m) or a number of seconds", s)
+	if n, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+		d, err = time.Duration(n*float64(time.Second)), nil
 	}
-	if d < 0 {
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (like 90s or 2m) or a number of seconds", s)
+	case d < 0:
 		return 0, fmt.Errorf("%q is negative", s)
+	case d == 0:
+		return 0, fmt.Errorf("%q: want more than zero", s)
 	}
 	return d, nil
 }
@@ -365,27 +399,50 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
+// SensitiveEnvName reports whether an environment variable's name looks
+// like it holds a credential: it contains KEY, SECRET or TOKEN in any
+// case. Such variables of the daemon's environment are not passed to an
+// agent process unless its binding names them (env=, pass-env=), so an
+// agent gets only the credentials it was given.
+func SensitiveEnvName(name string) bool {
+	up := strings.ToUpper(name)
+	return strings.Contains(up, "KEY") || strings.Contains(up, "SECRET") || strings.Contains(up, "TOKEN")
+}
+
 // environ returns the child's environment: the daemon's, without the
-// unset names, with the set entries replacing or adding.
+// unset names and without what [SensitiveEnvName] holds back, then the
+// pass-env names taken from the daemon's environment, then the set
+// entries, which replace either. An unset name removes all three.
 func (t *target) environ() []string {
-	drop := map[string]bool{}
+	unset := map[string]bool{}
 	for _, n := range t.unsetEnv {
-		drop[n] = true
+		unset[n] = true
 	}
+	explicit := map[string]bool{}
 	for _, kv := range t.setEnv {
 		name, _, _ := strings.Cut(kv, "=")
-		drop[name] = true
+		explicit[name] = true
+	}
+	passed := map[string]bool{}
+	for _, n := range t.passEnv {
+		passed[n] = true
 	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !drop[name] {
+		if !unset[name] && !explicit[name] && !passed[name] && !SensitiveEnvName(name) {
 			env = append(env, kv)
+		}
+	}
+	for _, name := range t.passEnv {
+		if v, ok := os.LookupEnv(name); ok && !unset[name] && !explicit[name] {
+			env = append(env, name+"="+v)
+			explicit[name] = true // a name listed twice is passed once
 		}
 	}
 	for _, kv := range t.setEnv {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(t.unsetEnv, name) {
+		if !unset[name] {
 			env = append(env, kv)
 		}
 	}

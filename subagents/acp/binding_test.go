@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -36,15 +37,18 @@ func TestSplitWords_ReadsWordsAsAShellWould(t *testing.T) {
 }
 
 func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
-	p := New(&Options{
+	p, err := New(&Options{
 		Self:        "/usr/bin/dshd",
 		DefaultArgs: []string{"serve", "--model", "m"},
 		DefaultEnv:  []string{"FROM_DEFAULT=1"},
 		Agents: map[string]AgentConfig{
-			"codex": {Command: "codex-acp", Args: []string{"--x"}, Env: map[string]string{"A": "1"}, Unset: []string{"OPENAI_BASE_URL"}, Timeout: time.Minute},
+			"codex": {Command: "codex-acp", Args: []string{"--x"}, Env: map[string]string{"A": "1"}, PassEnv: []string{"OPENAI_API_KEY"}, Unset: []string{"OPENAI_BASE_URL"}, Timeout: time.Minute},
 			"far":   {Address: "tcp:10.0.0.5:7000", Token: "t0"},
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Run("the default is this program with the default arguments", func(t *testing.T) {
 		tg, err := p.resolveTarget(nil)
 		if err != nil || tg.command != "/usr/bin/dshd" || !slices.Equal(tg.args, []string{"serve", "--model", "m"}) || !slices.Equal(tg.setEnv, []string{"FROM_DEFAULT=1"}) || tg.startTimeout != DefaultStartTimeout {
@@ -62,12 +66,13 @@ func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
 		}
 	})
 	t.Run("a named agent with binding overrides", func(t *testing.T) {
-		tg, err := p.resolveTarget(map[string]string{"agent": "codex", "env": "B=2 'C=x y'", "unset-env": "HOME", "timeout": "90s", "cwd": "/srv/work", "forward-mcp": ""})
+		tg, err := p.resolveTarget(map[string]string{"agent": "codex", "env": "B=2 'C=x y'", "pass-env": "GH_TOKEN", "unset-env": "HOME", "timeout": "90s", "cwd": "/srv/work", "forward-mcp": ""})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tg.label != "codex" || tg.command != "codex-acp" || !slices.Equal(tg.args, []string{"--x"}) ||
 			!slices.Equal(tg.setEnv, []string{"A=1", "B=2", "C=x y"}) || !slices.Equal(tg.unsetEnv, []string{"OPENAI_BASE_URL", "HOME"}) ||
+			!slices.Equal(tg.passEnv, []string{"OPENAI_API_KEY", "GH_TOKEN"}) ||
 			tg.timeout != 90*time.Second || tg.cwd != "/srv/work" || !tg.forwardMCP {
 			t.Fatalf("target = %+v", tg)
 		}
@@ -89,6 +94,8 @@ func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
 		{"env": "no-equals"},
 		{"env": "1BAD=x"},
 		{"unset-env": "A-B"},
+		{"pass-env": "A-B"},
+		{"pass-env": "'open"},
 		{"forward-mcp": "maybe"},
 		{"start-timeout": "-1"},
 		{"address": "tcp:host"},
@@ -114,6 +121,50 @@ func TestEnviron_SetsAndUnsetsOverTheDaemonsEnvironment(t *testing.T) {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "ACPPROVIDER_DROP=") {
 			t.Fatalf("env keeps %s", kv)
+		}
+	}
+}
+
+// Mirrors dsh's buildChildEnv case "drops credential-shaped ambient vars
+// but keeps the explicit extras", with dshd's unset-env and pass-env.
+func TestEnviron_DropsCredentialShapedAmbientVarsButKeepsTheExplicitExtras(t *testing.T) {
+	t.Setenv("ACPPROVIDER_TEST_SECRET_TOKEN", "leak-me")
+	t.Setenv("ACPPROVIDER_PASSED_KEY", "passed")
+	t.Setenv("ACPPROVIDER_PASSED_BUT_UNSET_KEY", "x")
+	t.Setenv("ACPPROVIDER_SET_OVER_PASSED_TOKEN", "ambient")
+	tg := &target{
+		setEnv:   []string{"DEEPSEEK_API_KEY=explicit", "ACPPROVIDER_SET_OVER_PASSED_TOKEN=explicit"},
+		passEnv:  []string{"ACPPROVIDER_PASSED_KEY", "ACPPROVIDER_PASSED_KEY", "ACPPROVIDER_PASSED_BUT_UNSET_KEY", "ACPPROVIDER_SET_OVER_PASSED_TOKEN", "ACPPROVIDER_NOT_SET_KEY"},
+		unsetEnv: []string{"ACPPROVIDER_PASSED_BUT_UNSET_KEY"},
+	}
+	env := map[string][]string{}
+	for _, kv := range tg.environ() {
+		name, v, _ := strings.Cut(kv, "=")
+		env[name] = append(env[name], v)
+	}
+	for name, want := range map[string][]string{
+		"ACPPROVIDER_TEST_SECRET_TOKEN":     nil,
+		"DEEPSEEK_API_KEY":                  {"explicit"},
+		"ACPPROVIDER_PASSED_KEY":            {"passed"},
+		"ACPPROVIDER_PASSED_BUT_UNSET_KEY":  nil,
+		"ACPPROVIDER_SET_OVER_PASSED_TOKEN": {"explicit"},
+		"ACPPROVIDER_NOT_SET_KEY":           nil,
+		"PATH":                              {os.Getenv("PATH")},
+	} {
+		if !slices.Equal(env[name], want) {
+			t.Errorf("%s = %q, want %q", name, env[name], want)
+		}
+	}
+}
+
+func TestSensitiveEnvName_MatchesKeySecretAndTokenInAnyCase(t *testing.T) {
+	for name, want := range map[string]bool{
+		"DEEPSEEK_API_KEY": true, "openai_api_key": true, "GH_TOKEN": true, "Client_Secret": true,
+		"AWS_SECRET_ACCESS_KEY": true, "DSHD_TOKEN": true, "KEYRING": true,
+		"PATH": false, "HOME": false, "DSHD_LISTEN": false, "SSH_AUTH_SOCK": false, "": false,
+	} {
+		if got := SensitiveEnvName(name); got != want {
+			t.Errorf("SensitiveEnvName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -196,5 +247,43 @@ func TestShellQuote_OneWord(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCheckOptions_RefusesAtStartWhatWouldFailWhenTheModelCallsTheTool(t *testing.T) {
+	p, err := New(&Options{Self: "/usr/bin/dshd", Agents: map[string]AgentConfig{
+		"codex":  {Command: "codex-acp"},
+		"broken": {Address: "farm:7777"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts map[string]string
+		want string // "" for no error
+	}{
+		{map[string]string{KeyAgent: "codex", KeyTimeout: "90s"}, ""},
+		{map[string]string{KeyCommand: "x", KeyArgs: `serve "--a b"`}, ""},
+		{map[string]string{KeyAgent: "codx"}, `no agent named "codx" is configured (configured: broken, codex); did you mean "codex"?`},
+		{map[string]string{KeyAgent: "broken"}, `address "farm:7777": want unix:PATH or tcp:HOST:PORT`},
+		{map[string]string{"comand": "x"}, `did you mean "command"?`},
+		{map[string]string{KeyArgs: "'serve"}, "args: unterminated ' quote"},
+		{map[string]string{KeyAddress: "nowhere"}, `address "nowhere": want unix:PATH or tcp:HOST:PORT`},
+		{map[string]string{KeyTimeout: "abc"}, `timeout: "abc" is not a duration`},
+		{map[string]string{KeyTimeout: "0"}, `timeout: "0": want more than zero`},
+		{map[string]string{KeyStartTimeout: "0s"}, `start-timeout: "0s": want more than zero`},
+		{map[string]string{KeyPassEnv: "OPENAI_API_KEY GH_TOKEN"}, ""},
+		{map[string]string{KeyPassEnv: "A-B"}, `pass-env: "A-B" is not a variable name`},
+	} {
+		err := p.CheckOptions(tc.opts)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.opts, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+	if !slices.Equal(p.OptionKeys(), optionKeys) {
+		t.Errorf("OptionKeys = %v", p.OptionKeys())
 	}
 }

@@ -62,6 +62,9 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
+	// used is the context the agent reported last in a run (not after
+	// setup): where the next run's growth starts. Guarded by mu.
+	used uint64
 
 	runs runkit.Runs[*run]
 }
@@ -73,13 +76,19 @@ func invalid(format string, args ...any) error {
 // Start connects to the agent (starting it for a stdio binding), opens a
 // session in the parent session's cwd and sends the task. It returns once
 // the child's session exists and, when the editor sees children, is
-// announced; a failure leaves nothing behind.
+// announced. A request it cannot serve (a bad binding, schema or cwd) is
+// an error. Like a failure mid-turn, a failure to reach the agent (its
+// program does not start, the handshake or session/new fails or times
+// out) is not: the run returned has ended with StopError and the reason,
+// and left nothing behind. A ctx that ends before or while starting gives
+// a run that ended StopAborted; when it ended before, no process was
+// started.
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	if parent == nil {
 		return nil, invalid("a start request needs a parent scope")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {
@@ -120,17 +129,20 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if c.requester == "" {
 		c.requester = id
 	}
+	if ctx.Err() != nil {
+		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
 	pr, err := p.acquire(startCtx, t, c.clientCaps(), cwd)
 	if err != nil {
-		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+		return c.failedStart(ctx, err), nil
 	}
 	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
 	if err != nil {
 		p.releasePeer(pr)
-		return nil, fmt.Errorf("%s could not be started: %w", t.label, err)
+		return c.failedStart(ctx, err), nil
 	}
 	c.peer, c.session = pr, sess
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -160,6 +172,43 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	r.begin()
 	return r, nil
 }
+
+// failedStart is the run of a start that could not reach the agent: ended
+// aborted when ctx ended meanwhile, else with StopError and the reason,
+// which is also logged (a result alone could hide a broken binding).
+func (c *child) failedStart(ctx context.Context, err error) subagents.Run {
+	if ctx.Err() != nil {
+		c.log.Debug("start cancelled", "err", err)
+		return settledRun(c.id, subagents.Result{StopReason: subagents.StopAborted})
+	}
+	c.log.Warn("the agent could not be started", "err", err)
+	return settledRun(c.id, subagents.Result{
+		StopReason: subagents.StopError,
+		Diagnostic: runkit.Cut(fmt.Sprintf("the agent %s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
+	})
+}
+
+// settled is a run that ended before a child existed. There is nothing
+// to cancel or dispose, and nothing to resume.
+type settled struct {
+	*runkit.Run
+	id string
+}
+
+func settledRun(id string, res subagents.Result) *settled {
+	r := &settled{Run: runkit.NewRun(), id: id}
+	r.Finish(res)
+	return r
+}
+
+// ID returns the run's id.
+func (r *settled) ID() string { return r.id }
+
+// Cancel does nothing: the run has ended.
+func (r *settled) Cancel() {}
+
+// Dispose does nothing: the run holds nothing.
+func (r *settled) Dispose() error { return nil }
 
 // clientCaps are the client capabilities the parent can honestly offer:
 // fs and terminal only when its environment has them, subagents only when
@@ -323,6 +372,19 @@ func (c *child) observe(u acp.SessionUpdate) {
 	if r, ok := c.runs.Current(); ok {
 		r.observe(u)
 	}
+}
+
+// contextUsed is the context the agent reported last in a run.
+func (c *child) contextUsed() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+func (c *child) setContextUsed(n uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used = n
 }
 
 // closeSession closes sess where the agent supports session/close.

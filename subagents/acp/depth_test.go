@@ -50,22 +50,12 @@ func chainBinding(t *testing.T) map[string]string {
 	return map[string]string{"command": dshdBin, "args": quote(dshdArgs(t, "chain.json", "--subagent", inner)...)}
 }
 
-// skipUnwired skips a test whose child dshd has no acp provider yet (the
-// daemon registers it; until then its subagent tool does not exist).
-func skipUnwired(t *testing.T, output string) {
-	t.Helper()
-	if strings.Contains(output, "there is no tool named") {
-		t.Skip("the dshd daemon does not register the acp provider yet (cmd/dshd/internal/daemon)")
-	}
-}
-
 func TestChain_ThreeLevelsOfDshd(t *testing.T) {
 	p := newProvider(t, nil)
 	exp := &st.Exposure{}
 	parent := newParent(t, parentOpts{expose: exp})
 	run := start(t, p, subagents.StartRequest{Prompt: "delegate down the chain", Parent: parent.Scope, Options: chainBinding(t)})
 	res := wait(t, run)
-	skipUnwired(t, res.Output)
 	if res.StopReason != subagents.StopCompleted || !strings.Contains(res.Output, "B reporting from the end of the chain") {
 		t.Fatalf("result = %+v", res)
 	}
@@ -102,7 +92,6 @@ func TestChain_CancelAtTheTopStopsEveryLevel(t *testing.T) {
 	}()
 	select {
 	case res := <-done:
-		skipUnwired(t, res.Output)
 		t.Fatalf("the chain ended before it was cancelled: %+v", res)
 	case <-running:
 	case <-time.After(watchdog):

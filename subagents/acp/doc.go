@@ -9,7 +9,11 @@
 // parent session's cwd (with the delegation depth in _meta, and the
 // parent's MCP servers when the binding forwards them), then one
 // session/prompt with the task. The child's agent_message_chunk text is the
-// run's output. The parent serves the child's requests with its own
+// run's output. A failure to reach the agent (its program does not start,
+// the handshake or session/new fails or times out) is, like a crash
+// mid-turn, a run that ended with StopError and the reason, never an error
+// from Start; a start whose context is already done starts no process and
+// ends aborted. The parent serves the child's requests with its own
 // environment, so a child never gets more than its parent: fs/* through
 // the parent's workspace confinement, file system and permission gate,
 // terminal/* on the parent's runner, session/request_permission through the
@@ -20,13 +24,20 @@
 //
 // It imports subagents and acp and never another provider.
 //
+// The package is named acpprovider, not acp, so that it never shadows the
+// acp wire package it is written against. Its folder is subagents/acp;
+// every import names it with that one alias:
+//
+//	acpprovider "github.com/dshd/dshd/subagents/acp"
+//
 // # Bindings
 //
 // A binding's options (`--subagent TOOL=acp,key=value,...`) choose the
 // agent: agent=NAME (a named agent of [Options.Agents]; the other keys
 // override it), command= and args= (a program on stdio; args are
 // shell-like words), address= (unix:PATH or tcp:HOST:PORT) with token= or
-// token-env=, env= and unset-env=, cwd= ("session" or an absolute path),
+// token-env=, env=, pass-env= and unset-env=, cwd= ("session" or an
+// absolute path),
 // timeout= and start-timeout=, forward-mcp=. With none of command, address
 // and agent, the child is this program (`dshd serve` with
 // [Options.DefaultArgs]). See the Key constants.
@@ -40,9 +51,13 @@
 // A stdio child runs in its own process group (so a signal reaches every
 // helper it started) with stdin, stdout and stderr on pipes the provider
 // owns; stdout is checked line by line and anything that is not a JSON
-// object ends the run. Teardown is: session/close when advertised, close
-// stdin, wait a grace period, SIGTERM to the group, wait, SIGKILL to the
-// group, reap. On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
+// object ends the run. Its environment is the daemon's without the
+// variables named like credentials ([SensitiveEnvName]: KEY, SECRET or
+// TOKEN in any case), plus what the binding passes explicitly (env=,
+// pass-env=; for this program, the model's API key). Teardown is:
+// session/close when advertised, close stdin, wait [Options.EOFGrace],
+// SIGTERM to the group, wait [Options.TermGrace], SIGKILL to the group,
+// reap. On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
 // dies with the parent even when the parent is killed. The kernel sends
 // that signal when the OS thread that forked the child exits, not the
 // process, so children are forked from one dedicated goroutine locked to

@@ -106,7 +106,13 @@ type pipeRWC struct {
 // subagent_acp to a child dshd on childScript, and opens a session.
 func startParentDshd(t *testing.T, cl *topClient, childScript string) *parentDshd {
 	t.Helper()
-	binding := "subagent_acp=acp,command=" + dshdBin + ",args=" + strings.Join(dshdArgs(t, childScript), " ")
+	return startParentDshdWith(t, cl, "subagent_acp=acp,command="+dshdBin+",args="+strings.Join(dshdArgs(t, childScript), " "))
+}
+
+// startParentDshdWith runs `dshd serve` on parent.json with binding and
+// opens a session.
+func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDshd {
+	t.Helper()
 	cmd := exec.Command(dshdBin, dshdArgs(t, "parent.json", "--subagent", binding)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -193,13 +199,12 @@ func TestE2E_AGrandchildsPermissionQuestionReachesTheTopClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skipUnwired(t, toolOutputs(cl, pd.session))
 	if resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("stop reason %s", resp.StopReason)
 	}
 	b, err := os.ReadFile(filepath.Join(pd.cwd, "report.txt"))
 	if err != nil || string(b) != "from the grandchild" {
-		t.Fatalf("report.txt = %q, %v", b, err)
+		t.Fatalf("report.txt = %q, %v; the parent's tool said %q", b, err, toolOutputs(cl, pd.session))
 	}
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
@@ -235,8 +240,7 @@ func TestE2E_CancelAtTheTopLeavesNoProcessBehind(t *testing.T) {
 	}()
 	select {
 	case resp := <-answered:
-		skipUnwired(t, toolOutputs(cl, pd.session))
-		t.Fatalf("the turn ended before it was cancelled: %+v", resp)
+		t.Fatalf("the turn ended before it was cancelled: %+v; the parent's tool said %q", resp, toolOutputs(cl, pd.session))
 	case <-cl.running:
 	}
 	if err := pd.conn.Cancel(t.Context(), &acp.CancelNotification{SessionID: pd.session}); err != nil {
@@ -278,11 +282,52 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := toolResult(cl, s.SessionID)
-	if strings.HasPrefix(out, "Error: there is no tool named") {
-		skipUnwired(t, out)
-	}
 	// The child ran and answered with its final message.
 	if !strings.HasPrefix(out, "Parent done:") {
 		t.Fatalf("the parent's tool said %q", out)
+	}
+}
+
+// The seed's "resolves error (not reject) when the spawn command does not
+// exist", followed to the model: the tool call fails with the reason, the
+// parent's model reads it and finishes its turn, and the editor is never
+// shown a child that did not exist.
+func TestE2E_ANonexistentCommandIsAFailedToolCallTheModelReads(t *testing.T) {
+	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
+	pd := startParentDshdWith(t, cl, "subagent_acp=acp,command=/nonexistent/acp-agent-binary")
+	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go do the thing")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %s", resp.StopReason)
+	}
+	out := toolResult(cl, pd.session)
+	for _, want := range []string{"The subagent run failed", "could not be started", "/nonexistent/acp-agent-binary"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tool result %q lacks %q", out, want)
+		}
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	failed, said := false, ""
+	for _, n := range cl.updates {
+		switch u := n.Update.(type) {
+		case *acp.ToolCallUpdate:
+			failed = failed || u.Status == acp.ToolCallStatusFailed
+		case *acp.AgentMessageChunk:
+			if tc, ok := u.Content.(*acp.TextContent); ok && n.SessionID == pd.session {
+				said += tc.Text
+			}
+		case *acp.SubagentUpdate:
+			t.Errorf("a child that never started was announced: %+v", u)
+		}
+	}
+	if !failed {
+		t.Error("the tool call did not end failed")
+	}
+	_, read, _ := strings.Cut(said, "Parent done: ")
+	if !strings.Contains(read, "The subagent run failed. The agent acp-agent-binary could not be started") || !strings.Contains(read, "/nonexistent/acp-agent-binary") {
+		t.Errorf("the parent's model did not read the failure; it said %q", said)
 	}
 }

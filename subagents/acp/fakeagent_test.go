@@ -25,6 +25,12 @@ package acpprovider_test
 //	caps             answer the client capabilities it was offered
 //	permwrite P TEXT ask permission to edit P, then write it
 //	session          answer what session/new got: cwd, roots, MCP servers, _meta, and the process's cwd
+//	env NAME...      answer "NAME=value" or "NAME unset" for each name, from its own environment
+//	stop REASON TEXT send TEXT, then end the turn with stop reason REASON
+//	think TEXT       send a thought, then TEXT
+//	deaf             send "ready", then ignore session/cancel
+//	crashoncancel    send "ready", then exit hard when cancelled instead of answering
+//	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
 
 import (
 	"context"
@@ -59,7 +65,22 @@ const (
 	modeNoResume = "noresume" // advertises neither resume nor load
 	modeLoadOnly = "loadonly" // advertises load but not resume
 	modeParent   = "parent"   // a parent process: starts a fake agent child, prints its pid, waits to be killed
-	fakeAddrEnv  = "ACPPROVIDER_FAKE_ADDR"
+	// modeFlush flushes slowly on stdin EOF: it waits flushTime, writes
+	// the file fakeMarkerEnv names, and exits; SIGTERM kills it at once.
+	modeFlush = "flush"
+	// modeTermFlush ignores stdin EOF; on SIGTERM it writes the file
+	// fakeMarkerEnv names and exits.
+	modeTermFlush = "termflush"
+	// modeSlowNew announces each session/new on the FIFO fakeFIFOEnv
+	// names and never answers it.
+	modeSlowNew   = "slownew"
+	fakeAddrEnv   = "ACPPROVIDER_FAKE_ADDR"
+	fakeMarkerEnv = "ACPPROVIDER_FAKE_MARKER"
+	fakeFIFOEnv   = "ACPPROVIDER_FAKE_FIFO"
+	// flushTime is how long a flushing fake takes: far longer than the
+	// SIGTERM grace of the test that uses it, far shorter than its EOF
+	// grace.
+	flushTime = 300 * time.Millisecond
 	// fakeNoHelperEnv, when set, keeps a stubborn fake from starting its
 	// helper.
 	fakeNoHelperEnv = "ACPPROVIDER_FAKE_NOHELPER"
@@ -95,6 +116,31 @@ func fakeAgentMain(mode string) int {
 		for {
 			time.Sleep(time.Hour)
 		}
+	case modeTermFlush:
+		terms := make(chan os.Signal, 1)
+		signal.Notify(terms, syscall.SIGTERM)
+		go func() {
+			<-terms
+			os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("sigterm"), 0o644)
+			os.Exit(0)
+		}()
+		fa := newFake(mode)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
+		fa.client.Store(conn)
+		<-conn.Done()
+		for {
+			time.Sleep(time.Hour)
+		}
+	case modeFlush:
+		fa := newFake(mode)
+		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
+		fa.client.Store(conn)
+		<-conn.Done()
+		time.Sleep(flushTime)
+		if err := os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("flushed"), 0o644); err != nil {
+			return 1
+		}
+		return 0
 	case modeListen:
 		return fakeListen(os.Getenv(fakeAddrEnv))
 	case modeParent:
@@ -204,6 +250,15 @@ func (f *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResp
 }
 
 func (f *fakeAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if f.mode == modeSlowNew {
+		rpc.Detach(ctx)
+		if fifo, err := os.OpenFile(os.Getenv(fakeFIFOEnv), os.O_WRONLY, 0); err == nil {
+			fifo.WriteString("session/new\n")
+			fifo.Close()
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if f.token != "" && !f.authed.Load() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "authenticate first"})
 	}
@@ -428,6 +483,39 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		} else {
 			f.say(id, "written")
 		}
+	case "env":
+		var out []string
+		for _, name := range strings.Fields(arg) {
+			if v, ok := os.LookupEnv(name); ok {
+				out = append(out, name+"="+v)
+			} else {
+				out = append(out, name+" unset")
+			}
+		}
+		f.say(id, strings.Join(out, " "))
+	case "stop":
+		reason, said, _ := strings.Cut(arg, " ")
+		if said != "" {
+			f.say(id, said)
+		}
+		return &acp.PromptResponse{StopReason: acp.StopReason(reason)}, nil
+	case "think":
+		f.update(id, &acp.AgentThoughtChunk{Content: acp.TextBlock("thinking it over")})
+		f.say(id, arg)
+	case "deaf":
+		f.say(id, "ready")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "crashoncancel":
+		f.say(id, "ready")
+		<-cancelled
+		os.Exit(1)
+	case "used":
+		for _, w := range strings.Fields(arg) {
+			n, _ := strconv.ParseUint(w, 10, 64)
+			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000})
+		}
+		f.say(id, "ok")
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {
@@ -537,7 +625,10 @@ func (f *fakeAgent) relay(ctx context.Context, cl *rpc.AgentSideConn, id acp.Ses
 // fakeParent starts an acp child and waits to be killed: the child must
 // not outlive it.
 func fakeParent() int {
-	p := acpprovider.New(nil)
+	p, err := acpprovider.New(nil)
+	if err != nil {
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "acpprovider-parent-")
 	if err != nil {
 		return 1

@@ -12,6 +12,7 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // resolve confines a path the child named to the parent's workspace.
@@ -19,7 +20,7 @@ func (c *child) resolve(p string) (string, error) {
 	path, err := c.env.Workspace.Resolve(p)
 	if err != nil {
 		reason := err.Error()
-		if errors.Is(err, tools.ErrOutsideWorkspace) {
+		if errors.Is(err, workspace.ErrOutside) {
 			reason = "outside the session's workspace"
 		}
 		return "", acp.ErrInvalidParams.WithData(map[string]any{"path": p, "reason": reason})
@@ -55,7 +56,7 @@ func (c *child) writeFile(ctx context.Context, req *acp.WriteTextFileRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if !c.grants.takeEdit(path) {
+	if workspace.IsControl(path) || !c.grants.takeEdit(path) {
 		var old *string
 		if text, err := c.env.FS.ReadTextFile(ctx, path, 0, 0); err == nil {
 			old = &text
@@ -69,7 +70,7 @@ func (c *child) writeFile(ctx context.Context, req *acp.WriteTextFileRequest) (*
 			ToolName:  gateEdit,
 			Title:     title,
 			Kind:      tools.KindEdit,
-			Effect:    tools.EffectEdit,
+			Effect:    tools.EditEffect(path),
 			Content:   []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: req.Content}},
 			Locations: []tools.Location{{Path: path}},
 		})

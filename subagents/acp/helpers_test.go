@@ -15,6 +15,7 @@ import (
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
 )
 
 // isolateEnv keeps children from reading the user's config or state, or
@@ -41,8 +42,11 @@ func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
 	if o != nil {
 		opts = *o
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 300 * time.Millisecond
+	if opts.EOFGrace == 0 {
+		opts.EOFGrace = 300 * time.Millisecond
+	}
+	if opts.TermGrace == 0 {
+		opts.TermGrace = 300 * time.Millisecond
 	}
 	if opts.CancelGrace == 0 {
 		opts.CancelGrace = 2 * time.Second
@@ -53,7 +57,10 @@ func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
 	if opts.Self == "" {
 		opts.Self = dshdBin
 	}
-	p := acpprovider.New(&opts)
+	p, err := acpprovider.New(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -127,7 +134,7 @@ func newParent(t testing.TB, o parentOpts) *st.Parent {
 	t.Helper()
 	p := st.NewParent(t, st.ParentOptions{Expose: o.expose, Permission: o.gate, Depth: o.depth, MaxDepth: o.max})
 	if o.runner {
-		p.Env.Runner = tools.NewLocalRunner(nil)
+		p.Env.Runner = localrun.New(nil)
 	}
 	return p
 }

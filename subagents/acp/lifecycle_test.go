@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
@@ -120,10 +121,11 @@ func TestGarbage_AChildPrintingGarbageOnStdoutEndsWithError(t *testing.T) {
 		}
 		run.Dispose()
 	})
-	t.Run("a banner before initialize fails the start", func(t *testing.T) {
-		_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: fakeBinding(modeBanner)})
-		if err == nil || !strings.Contains(err.Error(), "Welcome to the fake agent") {
-			t.Fatalf("Start = %v", err)
+	t.Run("a banner before initialize fails the run before it starts", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: fakeBinding(modeBanner)})
+		res := wait(t, run)
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "Welcome to the fake agent") {
+			t.Fatalf("result = %+v", res)
 		}
 	})
 	checkNoProcesses(t)
@@ -134,10 +136,10 @@ func TestStartTimeout_AChildThatNeverAnswersInitialize(t *testing.T) {
 	parent := newParent(t, parentOpts{})
 	opts := fakeBinding(modeNoInit)
 	opts["start-timeout"] = "300ms"
-	_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: opts})
-	t.Logf("start error: %v", err)
-	if err == nil || !strings.Contains(err.Error(), "did not answer initialize within 300ms") {
-		t.Fatalf("Start = %v", err)
+	run := start(t, p, subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: opts})
+	res := wait(t, run)
+	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "did not answer initialize within 300ms") {
+		t.Fatalf("result = %+v", res)
 	}
 	checkNoProcesses(t)
 }
@@ -160,7 +162,7 @@ func TestTimeout_AHungChildEndsWithError(t *testing.T) {
 }
 
 func TestDispose_KillsTheWholeGroupOfAStubbornChild(t *testing.T) {
-	p := newProvider(t, &acpprovider.Options{StopGrace: 100_000_000})
+	p := newProvider(t, &acpprovider.Options{EOFGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond})
 	parent := newParent(t, parentOpts{})
 	progress := newProgressLog()
 	run := start(t, p, subagents.StartRequest{Prompt: "pid", Parent: parent.Scope, Options: fakeBinding(modeStubborn), Progress: progress.report})

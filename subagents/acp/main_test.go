@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,9 +61,10 @@ func TestMain(m *testing.M) {
 
 // buildDshd builds cmd/dshd from the module root into out.
 func buildDshd(out string) error {
+	// go test puts its own $GOROOT/bin first on PATH.
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return err
 	}
 	root, err := moduleRoot()
 	if err != nil {

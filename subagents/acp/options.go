@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -20,9 +21,15 @@ const Name = "acp"
 // Defaults of [Options].
 const (
 	DefaultStartTimeout = 30 * time.Second
-	DefaultStopGrace    = 2 * time.Second
-	DefaultCancelGrace  = 5 * time.Second
-	DefaultHoldUnknown  = 2 * time.Second
+	// DefaultEOFGrace is wider than DefaultTermGrace: an agent's own
+	// teardown on stdin EOF may wait out a helper's SIGTERM grace (a
+	// child dshd gives its commands two seconds) and then flush.
+	DefaultEOFGrace  = 6 * time.Second
+	DefaultTermGrace = 3 * time.Second
+	// DefaultCancelGrace stays within the seed's bound of 4 s for a
+	// cancelled run to settle when its agent ignores session/cancel.
+	DefaultCancelGrace = 3 * time.Second
+	DefaultHoldUnknown = 2 * time.Second
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -37,23 +44,29 @@ type Options struct {
 	// dir, thinking, max tokens, context window, and "--mode ask" so the
 	// child puts every action to its parent's permission gate).
 	DefaultArgs []string
-	// DefaultEnv are extra NAME=value entries for Self's environment (the
-	// daemon's own environment is always inherited).
+	// DefaultEnv are extra NAME=value entries for Self's environment. The
+	// daemon's own environment is inherited except what looks like a
+	// credential ([SensitiveEnvName]), so the daemon puts its model's API
+	// key here.
 	DefaultEnv []string
 	// Agents are the named agents a binding can select with agent=NAME
 	// (the config file's "agents").
 	Agents map[string]AgentConfig
 
+	// The durations below are zero for their default; a negative one is
+	// refused by [New].
+
 	// StartTimeout bounds starting a child: process start, initialize,
 	// authenticate and session/new (default [DefaultStartTimeout]); an
 	// agent or binding may set its own.
 	StartTimeout time.Duration
-	// StopGrace is how long a child process gets after its stdin closes,
-	// and again after SIGTERM, before its process group is killed (default
-	// [DefaultStopGrace]).
-	StopGrace time.Duration
+	// EOFGrace is how long a child process gets to exit after its stdin
+	// closes before its process group gets SIGTERM (default
+	// [DefaultEOFGrace]); TermGrace is how long it then gets before the
+	// group is killed (default [DefaultTermGrace]).
+	EOFGrace, TermGrace time.Duration
 	// CancelGrace is how long a cancelled child has to answer its prompt
-	// before the run ends without its answer (default
+	// before the run ends aborted without its answer (default
 	// [DefaultCancelGrace]).
 	CancelGrace time.Duration
 	// HoldUnknown is how long a message naming a session id the provider
@@ -85,8 +98,12 @@ type AgentConfig struct {
 	// Token authenticates to a socket daemon that asks for one.
 	Token string
 	// Env sets and Unset removes environment variables of the command.
-	Env   map[string]string
-	Unset []string
+	// The command inherits the daemon's environment except the variables
+	// whose names look like credentials ([SensitiveEnvName]); PassEnv
+	// names those it gets anyway (Env may also set them).
+	Env     map[string]string
+	PassEnv []string
+	Unset   []string
 	// Cwd is "session" (the default: the parent session's cwd) or an
 	// absolute path, used as the child session's cwd and the process's
 	// working directory.
@@ -113,8 +130,9 @@ type Provider struct {
 
 var _ subagents.Provider = (*Provider)(nil)
 
-// New returns the acp provider. opts may be nil; it is copied.
-func New(opts *Options) *Provider {
+// New returns the acp provider. opts may be nil; it is copied. A negative
+// duration is an error naming the setting.
+func New(opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -122,20 +140,24 @@ func New(opts *Options) *Provider {
 	o.DefaultArgs = slices.Clone(o.DefaultArgs)
 	o.DefaultEnv = slices.Clone(o.DefaultEnv)
 	o.Agents = maps.Clone(o.Agents)
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = DefaultStartTimeout
-	}
-	if o.StopGrace <= 0 {
-		o.StopGrace = DefaultStopGrace
-	}
-	if o.CancelGrace <= 0 {
-		o.CancelGrace = DefaultCancelGrace
-	}
-	if o.HoldUnknown <= 0 {
-		o.HoldUnknown = DefaultHoldUnknown
-	}
-	if o.ProgressInterval <= 0 {
-		o.ProgressInterval = time.Second
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"StartTimeout", &o.StartTimeout, DefaultStartTimeout},
+		{"EOFGrace", &o.EOFGrace, DefaultEOFGrace},
+		{"TermGrace", &o.TermGrace, DefaultTermGrace},
+		{"CancelGrace", &o.CancelGrace, DefaultCancelGrace},
+		{"HoldUnknown", &o.HoldUnknown, DefaultHoldUnknown},
+		{"ProgressInterval", &o.ProgressInterval, time.Second},
+	} {
+		switch {
+		case *d.v < 0:
+			return nil, fmt.Errorf("acp provider: %s is %s; want a positive duration, or 0 for the default (%s)", d.name, *d.v, d.def)
+		case *d.v == 0:
+			*d.v = d.def
+		}
 	}
 	if o.ClientName == "" {
 		o.ClientName = "dshd"
@@ -149,7 +171,7 @@ func New(opts *Options) *Provider {
 	}
 	p := &Provider{o: o, log: log.With("provider", Name)}
 	p.pool.p = p
-	return p
+	return p, nil
 }
 
 // Name returns "acp".

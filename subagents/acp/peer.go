@@ -244,7 +244,7 @@ func (pr *peer) shutdown() {
 		pr.conn.Close()
 		<-pr.watched
 		if pr.proc != nil {
-			pr.proc.stop(pr.p.o.StopGrace)
+			pr.proc.stop(pr.p.o.EOFGrace, pr.p.o.TermGrace)
 		}
 	})
 }

@@ -11,7 +11,12 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
+
+// metaRefused marks a rejection no person gave (the binding denies every
+// request) on the answer to session/request_permission.
+const metaRefused = "dshd.dev/refused"
 
 // Tool names the parent's gate remembers "always" answers under: every
 // acp child's edits, and every acp child's other actions.
@@ -69,24 +74,31 @@ func (c *child) permission(ctx context.Context, rt *route, req *acp.RequestPermi
 			outcome = acp.Selected(id)
 			c.grants.add(preq.Effect, preq.Locations, c.env)
 		}
-	case tools.Rejected:
+	case tools.Rejected, tools.Refused:
 		if id, ok := pickOption(req.Options, acp.PermissionRejectOnce, acp.PermissionRejectAlways); ok {
 			outcome = acp.Selected(id)
 		}
 	}
-	return &acp.RequestPermissionResponse{Outcome: outcome}, nil
+	resp := &acp.RequestPermissionResponse{Outcome: outcome}
+	if d == tools.Refused {
+		// Nobody was asked: a dshd agent tells its model so.
+		resp.Meta = acp.Meta{metaRefused: true}
+	}
+	return resp, nil
 }
 
-// decide runs req through the parent's gate; a parent without one allows
-// (it has no policy to apply), a binding pinned to deny rejects.
+// decide runs req through the parent's gate (tools/permission decides); a
+// parent without one allows (it has no policy to apply), a binding pinned
+// to deny rejects.
 func (c *child) decide(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
 	if c.deny {
-		return tools.DenyAll.Check(ctx, req)
+		return permission.DenyAll.Check(ctx, req)
 	}
-	if c.env == nil || c.env.Permission == nil {
-		return tools.Allowed, nil
+	var gate tools.Permission
+	if c.env != nil {
+		gate = c.env.Permission
 	}
-	return c.env.Permission.Check(ctx, req)
+	return permission.Decide(ctx, gate, req)
 }
 
 // effectOf is what the gate weighs: edits as edits, anything else the

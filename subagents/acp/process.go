@@ -116,12 +116,12 @@ func describeExit(ps *os.ProcessState) string {
 }
 
 // stop ends the child and everything in its process group (see
-// subproc.Child.Stop) and returns when the child was reaped and its pipes
-// are closed.
-func (pr *process) stop(grace time.Duration) {
-	pr.child.Stop(grace)
+// subproc.Child.StopGraces) and returns when the child was reaped and its
+// pipes are closed.
+func (pr *process) stop(eofGrace, termGrace time.Duration) {
+	pr.child.StopGraces(eofGrace, termGrace)
 	// Every writer of stderr is gone unless one left the group.
-	if !waitFor(pr.errDone, grace) {
+	if !waitFor(pr.errDone, termGrace) {
 		pr.child.Stderr.Close()
 		<-pr.errDone
 	}
@@ -233,6 +233,21 @@ func (t *tailBuffer) Write(p []byte) {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	t.buf = append(t.buf, p...)
+}
+
+// Replace makes s the kept bytes (its tail, when longer than the limit);
+// truncated says whether s itself lost bytes before it.
+func (t *tailBuffer) Replace(s string, truncated bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(s) > t.limit {
+		s, truncated = s[len(s)-t.limit:], true
+	}
+	t.buf = append(t.buf[:0], s...)
+	t.total = int64(len(s))
+	if truncated {
+		t.total++
+	}
 }
 
 // String returns the kept bytes, starting on a character boundary.

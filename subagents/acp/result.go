@@ -55,6 +55,49 @@ func usageOf(u *acp.Usage) llm.Usage {
 	return out
 }
 
+// metaUsage is the _meta key under which a dshd agent's usage_update
+// carries the token usage of the model call it follows.
+const metaUsage = "dshd.dev/usage"
+
+// usageTally is a run's token usage as the agent's usage_updates tell it,
+// for an agent whose prompt response has none: the sum of the per-call
+// usage a dshd agent attaches, else (any other agent) how far the context
+// grew since the child's previous run ended — the only count a plain
+// usage_update has.
+type usageTally struct {
+	before   uint64 // the context at the end of the child's previous run
+	calls    llm.Usage
+	perCall  bool
+	lastUsed uint64
+	sawUsed  bool
+}
+
+func (t *usageTally) add(u *acp.UsageUpdate) {
+	t.lastUsed, t.sawUsed = u.Used, true
+	v, ok := u.Meta[metaUsage]
+	if !ok {
+		return
+	}
+	b, err := json.Marshal(v)
+	var call acp.Usage
+	if err != nil || json.Unmarshal(b, &call) != nil {
+		return
+	}
+	t.calls.Add(usageOf(&call))
+	t.perCall = true
+}
+
+// total is the run's usage.
+func (t *usageTally) total() llm.Usage {
+	switch {
+	case t.perCall:
+		return t.calls
+	case t.sawUsed && t.lastUsed > t.before:
+		return llm.Usage{TotalTokens: int64(t.lastUsed - t.before)}
+	}
+	return llm.Usage{}
+}
+
 // wireMessage is a peer error's message and, when it has one, the reason
 // in its data, scrubbed.
 func wireMessage(err error) string {

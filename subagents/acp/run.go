@@ -38,6 +38,7 @@ type run struct {
 	cur      []byte        // its text; guarded by mu
 	prev     []byte        // the last earlier message with text; guarded by mu
 	toolSeen bool          // a tool call came after cur began; guarded by mu
+	usage    usageTally    // what the agent's usage_updates said; guarded by mu
 }
 
 var (
@@ -58,6 +59,7 @@ func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
 // turn.
 func (r *run) begin() {
 	c := r.c
+	r.usage.before = c.contextUsed()
 	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.up, subagents.State{State: subagents.StateRunning})
@@ -146,6 +148,14 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	}
 	res := r.result(stop, diag)
 	res.Usage = usageOf(resp.Usage)
+	r.mu.Lock()
+	if resp.Usage == nil {
+		res.Usage = r.usage.total()
+	}
+	if r.usage.sawUsed {
+		c.setContextUsed(r.usage.lastUsed)
+	}
+	r.mu.Unlock()
 	if stop == subagents.StopCompleted && c.schema != nil {
 		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
@@ -204,6 +214,10 @@ func (r *run) observe(u acp.SessionUpdate) {
 	case *acp.ToolCall:
 		r.mu.Lock()
 		r.toolSeen = len(r.cur) > 0
+		r.mu.Unlock()
+	case *acp.UsageUpdate:
+		r.mu.Lock()
+		r.usage.add(u)
 		r.mu.Unlock()
 	}
 	if r.progress != nil {

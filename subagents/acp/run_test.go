@@ -108,12 +108,6 @@ func TestStart_RefusesWhatItCannotDo(t *testing.T) {
 			t.Fatalf("Start = %v", err)
 		}
 	})
-	t.Run("a command that does not exist fails the start", func(t *testing.T) {
-		_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "x", Parent: parent.Scope, Options: map[string]string{"command": "/nonexistent/agent"}})
-		if err == nil || !strings.Contains(err.Error(), "/nonexistent/agent") {
-			t.Fatalf("Start = %v", err)
-		}
-	})
 	checkNoProcesses(t)
 }
 
@@ -157,5 +151,26 @@ func TestRun_OutputSchemaValidatesTheFinalText(t *testing.T) {
 func TestMain_TheFakeAgentBinaryExists(t *testing.T) {
 	if _, err := os.Stat(os.Args[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRun_UsageComesFromTheAgentsUsageUpdates: an agent whose prompt
+// response has no usage still reports its context in usage_update; the
+// run's usage is what the context grew by over the run, turn after turn.
+func TestRun_UsageComesFromTheAgentsUsageUpdates(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	run := start(t, p, subagents.StartRequest{Prompt: "used 1200 1500", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Usage.TotalTokens != 1500 {
+		t.Fatalf("result = %+v, want 1500 tokens", res)
+	}
+	next, err := run.(subagents.Resumable).Resume(t.Context(), "used 1900 2100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Dispose()
+	if res := wait(t, next); res.Usage.TotalTokens != 600 {
+		t.Fatalf("resumed result = %+v, want the 600 tokens the context grew by", res)
 	}
 }

@@ -139,6 +139,20 @@ func TestServe_FilesGoThroughTheParentsWorkspaceAndGate(t *testing.T) {
 			t.Fatalf("gate saw %+v", reqs)
 		}
 	})
+	t.Run("a write to .git is put to the gate as a control edit even after the child's question", func(t *testing.T) {
+		gate := &recGate{}
+		parent := newParent(t, parentOpts{gate: gate})
+		if err := os.Mkdir(filepath.Join(parent.Scope.Cwd, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(parent.Scope.Cwd, ".git", "config")
+		if res := ask(t, p, parent, "permwrite "+path+" payload", fakeBinding(modeAgent)); res.Output != "written" {
+			t.Fatalf("answer %q", res.Output)
+		}
+		if reqs := gate.requests(); len(reqs) != 2 || reqs[1].Effect != tools.EffectControl {
+			t.Fatalf("gate saw %+v", reqs)
+		}
+	})
 }
 
 func TestServe_PermissionQuestionsReachTheParentsGate(t *testing.T) {

@@ -137,9 +137,9 @@ func TestSocket_TCPDaemonsGetTheirToken(t *testing.T) {
 			if tc.token != "" {
 				opts["token"] = tc.token
 			}
-			_, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "echo x", Parent: parent.Scope, Options: opts})
-			if err == nil || !strings.Contains(err.Error(), "authentication") && !strings.Contains(err.Error(), "authenticate") {
-				t.Fatalf("Start = %v", err)
+			res := ask(t, p, parent, "echo x", opts)
+			if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "authentication") && !strings.Contains(res.Diagnostic, "authenticate") {
+				t.Fatalf("result = %+v", res)
 			}
 		})
 	}

@@ -51,24 +51,12 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	if err != nil {
 		return nil, err
 	}
-	line := strings.TrimSpace(req.Command + " " + strings.Join(req.Args, " "))
-	if !c.grants.takeExec() {
-		err := c.gateAction(ctx, tools.PermissionRequest{
-			ToolName: gateExecute,
-			Title:    "Run " + runkit.Cut(line, 200),
-			Kind:     tools.KindExecute,
-			Effect:   tools.EffectExecute,
-			Content:  []tools.Content{tools.TextContent(line)},
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	limit := defaultTerminalOutput
 	if req.OutputByteLimit != nil {
 		limit = int(min(*req.OutputByteLimit, maxTerminalOutput))
 	}
-	cmd := tools.Command{Command: req.Command, Args: req.Args, Dir: dir, OutputLimit: max(limit, 1)}
+	// The parent's workspace roots: its sandbox lets the command write there.
+	cmd := tools.Command{Command: req.Command, Args: req.Args, Dir: dir, Roots: c.env.Workspace.Roots(), OutputLimit: max(limit, 1)}
 	if len(req.Args) == 0 {
 		// The runner hands an argument-less command to the shell; quote it
 		// so it still names one program, as terminal/create means.
@@ -76,6 +64,23 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	}
 	for _, e := range req.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	if !c.grants.takeExec() {
+		// The whole command, its cwd and the parent's sandbox.
+		q, err := tools.AskCommand(c.env.Runner, cmd)
+		if err != nil {
+			return nil, err
+		}
+		err = c.gateAction(ctx, tools.PermissionRequest{
+			ToolName: gateExecute,
+			Title:    "Run " + q.Title,
+			Kind:     tools.KindExecute,
+			Effect:   tools.EffectExecute,
+			Content:  q.Content,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	t := c.terms.start(c.ctx, c.env.Runner, cmd, limit)
 	return &acp.CreateTerminalResponse{TerminalID: t.id}, nil
@@ -101,6 +106,11 @@ func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.C
 		defer close(t.done)
 		defer cancel()
 		res, err := runner.Run(ctx, cmd, nil, func(chunk string) { t.out.Write([]byte(chunk)) })
+		if res.Output != "" {
+			// The result's output is the command's own tail: it holds
+			// what a runner printed last, even one that streamed little.
+			t.out.Replace(res.Output, res.Truncated)
+		}
 		if err != nil && res.ExitCode == nil && res.Signal == "" && !errors.Is(err, context.Canceled) {
 			// It never ran: report it as a shell would.
 			t.out.Write([]byte(runkit.Cut(err.Error(), 500) + "\n"))

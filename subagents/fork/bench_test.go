@@ -17,11 +17,10 @@ import (
 func BenchmarkForkStart(b *testing.B) {
 	for _, n := range []int{10, 1_000, 100_000} {
 		b.Run(fmt.Sprintf("parent=%d", n), func(b *testing.B) {
-			p := setup(b, st.ParentOptions{History: history(n)})
-			p.Scope.SystemPrompt = func(ctx context.Context) (string, error) {
+			p := setup(b, st.ParentOptions{History: history(n), SystemFunc: func(ctx context.Context) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()
-			}
+			}})
 			req := subagents.StartRequest{Prompt: "x", Parent: p.Scope}
 			// Children are disposed in batches, off the clock, so thousands
 			// of parked children do not weigh on the figure.

@@ -126,8 +126,7 @@ func TestFork_OnlyTheParentsCompletedTurnsAreShared(t *testing.T) {
 		return st.Reply{Text: "parent done"}
 	})
 	p := setup(t, st.ParentOptions{History: history(2), Model: model})
-	st.Register(t, p.Tools, &st.Tool{ToolName: "forker", Fn: func(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-		sc := call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "forker", Fn: func(ctx context.Context, call *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
 		run, err := sc.Service.Start(ctx, fork.Name, subagents.StartRequest{Prompt: "side task", Parent: sc})
 		if err != nil {
 			return nil, err
@@ -154,15 +153,16 @@ func TestFork_TheChildSharesThePrefixAndNothingItAppendsReachesTheParent(t *test
 	gate := make(chan struct{})
 	p := setup(t, st.ParentOptions{History: history(10), Model: st.Model(func(context.Context, *llm.Request) st.Reply {
 		return st.Reply{Text: "child answer"}
-	})})
-	// Hold the child's turn at its system prompt, before it appends anything.
-	p.Scope.SystemPrompt = func(ctx context.Context) (string, error) {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-		}
-		return "sys", nil
-	}
+	}),
+		// Hold the child's turn at its system prompt (the parent's), before
+		// it appends anything.
+		SystemFunc: func(ctx context.Context) (string, error) {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+			}
+			return "sys", nil
+		}})
 	parentLen := p.Agent.CompletedHistory().Len()
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	child, ok := p.Registry.Get(run.ID())
@@ -189,16 +189,15 @@ func TestFork_TheChildSharesThePrefixAndNothingItAppendsReachesTheParent(t *test
 func TestFork_StartCostsTheSameMemoryAtAnyParentLength(t *testing.T) {
 	const starts = 50
 	perStart := func(n int) uint64 {
-		p := setup(t, st.ParentOptions{History: history(n)})
 		block := make(chan struct{})
 		defer close(block)
-		p.Scope.SystemPrompt = func(ctx context.Context) (string, error) {
+		p := setup(t, st.ParentOptions{History: history(n), SystemFunc: func(ctx context.Context) (string, error) {
 			select {
 			case <-block:
 			case <-ctx.Done():
 			}
 			return "", ctx.Err()
-		}
+		}})
 		runs := make([]subagents.Run, 0, starts)
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -228,8 +227,8 @@ func TestFork_StartCostsTheSameMemoryAtAnyParentLength(t *testing.T) {
 func TestSteer_AMessageSentBeforeTheTurnStartsIsNotLost(t *testing.T) {
 	rec := &recorder{}
 	gate := make(chan struct{})
-	p := setup(t, st.ParentOptions{Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "done"} })})
-	p.Scope.SystemPrompt = func(context.Context) (string, error) { <-gate; return "sys", nil }
+	p := setup(t, st.ParentOptions{Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "done"} }),
+		SystemFunc: func(context.Context) (string, error) { <-gate; return "sys", nil }})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	if err := run.(subagents.Steerable).SendMessage(t.Context(), "early note"); err != nil {
 		t.Fatal(err)
@@ -247,10 +246,10 @@ func TestSteer_AMessageSentBeforeTheTurnStartsIsNotLost(t *testing.T) {
 	}
 }
 
-func TestFork_NeedsTheParentsAgent(t *testing.T) {
+func TestFork_NeedsTheParentsSession(t *testing.T) {
 	p := setup(t, st.ParentOptions{})
 	sc := *p.Scope
-	sc.Agent = nil
+	sc.Session = nil
 	_, err := p.Service.Start(t.Context(), fork.Name, subagents.StartRequest{Prompt: "x", Parent: &sc})
 	if !errors.Is(err, subagents.ErrInvalidRequest) {
 		t.Fatalf("err = %v", err)

@@ -102,10 +102,11 @@ func TestExposure_TheEditorsCancelStopsTheChildWhichGoesIdleCancelled(t *testing
 		return st.Reply{Block: make(chan struct{})}
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
+	result := collect(t, run)
 	recv(t, called)
 	a, _ := ex.Announcement("s_main/sa1")
 	a.Cancel()
-	res := wait(t, run)
+	res := recv(t, result)
 	states := ex.States("s_main/sa1")
 	if res.StopReason != subagents.StopAborted || states[len(states)-1].StopReason != subagents.StopAborted {
 		t.Fatalf("result %s, states %+v", res.StopReason, states)
@@ -142,8 +143,8 @@ func TestExposure_AnExposedChildsScopeCarriesItsSessionSoItsChildrenNestUnderIt(
 		}
 		return st.Reply{Text: "ok"}
 	})})
-	st.Register(t, p.Tools, &st.Tool{ToolName: "probe", Fn: func(_ context.Context, call *tools.Call) (*tools.Result, error) {
-		scopes <- call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "probe", Fn: func(_ context.Context, _ *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
+		scopes <- sc
 		return &tools.Result{Output: "ok"}, nil
 	}})
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "x"}))

@@ -13,6 +13,8 @@ import (
 	"github.com/dshd/dshd/subagents"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // writer is a model whose child writes out.txt with write_file, then
@@ -34,8 +36,8 @@ type askLog struct {
 	reqs []tools.PermissionRequest
 }
 
-func (l *askLog) asker(answer tools.Answer) tools.Asker {
-	return tools.AskerFunc(func(_ context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (l *askLog) asker(answer permission.Answer) permission.Asker {
+	return permission.AskerFunc(func(_ context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.reqs = append(l.reqs, req)
@@ -52,27 +54,27 @@ func (l *askLog) all() []tools.PermissionRequest {
 func TestPermission_AChildsRequestsReachTheParentsGateLabelledWithTheChild(t *testing.T) {
 	cases := []struct {
 		name      string
-		answer    tools.Answer
+		answer    permission.Answer
 		exposed   bool
 		wantFile  bool
 		wantLabel func(p *st.Parent, res subagents.Result) string
 	}{
-		{"a request the user allows lets the child write in the parent's cwd", tools.AllowOnce, false, true,
+		{"a request the user allows lets the child write in the parent's cwd", permission.AllowOnce, false, true,
 			func(*st.Parent, subagents.Result) string { return "tc_parent_1" }},
-		{"a request the user rejects stays rejected for the child", tools.RejectOnce, false, false,
+		{"a request the user rejects stays rejected for the child", permission.RejectOnce, false, false,
 			func(*st.Parent, subagents.Result) string { return "tc_parent_1" }},
-		{"an exposed child's request is labelled with its session", tools.AllowOnce, true, true,
+		{"an exposed child's request is labelled with its session", permission.AllowOnce, true, true,
 			func(_ *st.Parent, res subagents.Result) string { return res.ChildSessionID }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			log := &askLog{}
-			o := st.ParentOptions{Model: writer(nil), Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tc.answer))}
+			o := st.ParentOptions{Model: writer(nil), Permission: permission.NewPolicy(permission.ModeAsk, log.asker(tc.answer))}
 			if tc.exposed {
 				o.Expose = &st.Exposure{}
 			}
 			p := setup(t, o)
-			st.Register(t, p.Tools, tools.NewWriteFile())
+			st.Register(t, p.Tools, builtin.NewWriteFile())
 			res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", ToolCallID: "tc_parent_1"}))
 			asked := log.all()
 			if len(asked) != 1 {
@@ -91,9 +93,9 @@ func TestPermission_AChildsRequestsReachTheParentsGateLabelledWithTheChild(t *te
 
 func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 	log := &askLog{}
-	policy := tools.NewPolicy(tools.ModeAsk, log.asker(tools.RejectAlways))
+	policy := permission.NewPolicy(permission.ModeAsk, log.asker(permission.RejectAlways))
 	p := setup(t, st.ParentOptions{Model: writer(nil), Permission: policy})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	// The user said "never" to write_file for the parent; the child is
 	// refused without being asked again.
 	if d, _ := policy.Check(t.Context(), tools.PermissionRequest{ToolName: "write_file", Effect: tools.EffectEdit}); d != tools.Rejected {
@@ -114,8 +116,8 @@ func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(t *testing.T) {
 	log := &askLog{}
 	rec := &recorder{}
-	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: tools.NewPolicy(tools.ModeYolo, log.asker(tools.AllowOnce))})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: permission.NewPolicy(permission.ModeYolo, log.asker(permission.AllowOnce))})
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", DenyPermissions: true}))
 	if len(log.all()) != 0 {
 		t.Fatal("a child pinned to deny asked the user")
@@ -123,8 +125,8 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 	if _, err := os.Stat(filepath.Join(p.Scope.Cwd, "out.txt")); err == nil {
 		t.Fatal("a child pinned to deny wrote a file, although its parent runs in yolo")
 	}
-	if res.StopReason != subagents.StopCompleted || !strings.Contains(res.Output, "reject") {
-		t.Fatalf("result = %+v", res)
+	if res.StopReason != subagents.StopCompleted || !strings.Contains(res.Output, "refused without asking anyone") || strings.Contains(res.Output, "user") {
+		t.Fatalf("result = %+v, want a refusal that asked nobody", res)
 	}
 	if sys := st.System(rec.all()[0]); !strings.Contains(sys, prompt.FixedPermissionsNote) || strings.Contains(sys, prompt.AskPermissionsNote) {
 		t.Fatalf("the child was not told its scope is fixed:\n%s", sys)
@@ -133,13 +135,18 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 
 func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 	log := &askLog{}
-	p := setup(t, st.ParentOptions{Model: writer(nil), MaxDepth: 3, Permission: tools.NewPolicy(tools.ModeAsk, log.asker(tools.AllowOnce)), Expose: &st.Exposure{}})
-	st.Register(t, p.Tools, tools.NewWriteFile())
+	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
+		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
+			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
+		}
+		return writer(nil)(ctx, req)
+	})
+	p := setup(t, st.ParentOptions{Model: nestOnce, MaxDepth: 3, Permission: permission.NewPolicy(permission.ModeAsk, log.asker(permission.AllowOnce)), Expose: &st.Exposure{}})
+	st.Register(t, p.Tools, builtin.NewWriteFile())
 	labels := make(chan string, 2)
 	// The child starts a grandchild directly from a tool, as the subagent
 	// tool would.
-	st.Register(t, p.Tools, &st.Tool{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-		sc := call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "nest", Fn: func(ctx context.Context, call *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
 		run, err := sc.Service.Start(ctx, "spawn", subagents.StartRequest{Prompt: "write", Parent: sc})
 		if err != nil {
 			return nil, err
@@ -150,13 +157,6 @@ func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 		labels <- res.ChildSessionID
 		return &tools.Result{Output: res.Output}, err
 	}})
-	nestOnce := st.Model(func(ctx context.Context, req *llm.Request) st.Reply {
-		if strings.Contains(st.LastUser(req), "nest") && len(st.ToolResults(req)) == 0 {
-			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "n1", Name: "nest", Arguments: "{}"}}}
-		}
-		return writer(nil)(ctx, req)
-	})
-	p.Scope.Model = nestOnce
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "nest"}))
 	child, grandchild := recv(t, labels), recv(t, labels)
 	asked := log.all()

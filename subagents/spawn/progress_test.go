@@ -111,12 +111,13 @@ func TestSteer_SendMessageReachesTheRunningChild(t *testing.T) {
 	if !ok {
 		t.Fatal("a spawn run is not steerable")
 	}
+	result := collect(t, run)
 	recv(t, first)
 	if err := steer.SendMessage(t.Context(), "also check the tests"); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	wait(t, run)
+	recv(t, result)
 	reqs := rec.all()
 	if got := st.LastUser(reqs[len(reqs)-1]); got != "also check the tests" {
 		t.Fatalf("the model's last user message = %q", got)

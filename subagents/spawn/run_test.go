@@ -105,9 +105,10 @@ func TestCancel_ARunCancelledByItsOwnerEndsAborted(t *testing.T) {
 		return st.Reply{Block: make(chan struct{}), Text: "never"}
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
+	result := collect(t, run)
 	recv(t, called)
 	run.Cancel()
-	res := wait(t, run)
+	res := recv(t, result)
 	if res.StopReason != subagents.StopAborted || res.Diagnostic != "" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -136,6 +137,7 @@ func TestDispose_IsIdempotentCancelsWhatRemainsAndClosesTheChild(t *testing.T) {
 		return st.Reply{Block: make(chan struct{})}
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
+	result := collect(t, run)
 	recv(t, called)
 	if err := run.Dispose(); err != nil {
 		t.Fatal(err)
@@ -146,7 +148,7 @@ func TestDispose_IsIdempotentCancelsWhatRemainsAndClosesTheChild(t *testing.T) {
 	if _, ok := p.Registry.Get(run.ID()); ok {
 		t.Fatal("child still registered")
 	}
-	if res := wait(t, run); res.StopReason != subagents.StopAborted {
+	if res := recv(t, result); res.StopReason != subagents.StopAborted {
 		t.Fatalf("a disposed running child ended %s", res.StopReason)
 	}
 }

@@ -1,4 +1,5 @@
-// This file implements the spawn provider on the shared in-process machinery.
+// This file implements the spawn provider on the shared in-process
+// machinery.
 
 package spawn
 
@@ -38,12 +39,12 @@ func New(opts *Options) subagents.Provider {
 	if opts != nil {
 		o = *opts
 	}
+	sys := newSystem(o.SystemTemplate, o.SkipProjectInstructions, time.Now)
 	return inproc.New(inproc.Config{
-		Name:                    Name,
-		SystemTemplate:          o.SystemTemplate,
-		SkipProjectInstructions: o.SkipProjectInstructions,
-		MaxTurnRequests:         o.MaxTurnRequests,
-		ProgressInterval:        o.ProgressInterval,
-		Logger:                  o.Logger,
+		Name:             Name,
+		Begin:            sys.begin,
+		MaxTurnRequests:  o.MaxTurnRequests,
+		ProgressInterval: o.ProgressInterval,
+		Logger:           o.Logger,
 	})
 }

@@ -181,11 +181,10 @@ func TestSpawn_ProjectInstructionsReachTheChildAsTheyAreNow(t *testing.T) {
 
 func TestSpawn_ModelAndMaxTokensInheritUnlessTheRequestOverrides(t *testing.T) {
 	rec := &recorder{}
-	p := setup(t, st.ParentOptions{ModelID: "big", Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+	p := setup(t, st.ParentOptions{ModelID: "big", MaxTokens: 999, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
 		rec.add(req)
 		return st.Reply{Text: "ok"}
 	})})
-	p.Scope.MaxTokens = 999
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "a"}))
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "b", Model: "small", MaxTokens: 7}))
 	reqs := rec.all()
@@ -236,22 +235,26 @@ func TestSpawn_ChildGetsItsOwnScopeOneDeeperAndCanDelegateWithinTheLimit(t *test
 		}
 		return st.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "probe", Arguments: "{}"}}}
 	})})
-	st.Register(t, p.Tools, &st.Tool{ToolName: "probe", Fn: func(_ context.Context, call *tools.Call) (*tools.Result, error) {
-		scopes <- call.Env.Scope.(*subagents.Scope)
+	st.Register(t, p.Tools, &st.Delegating{ToolName: "probe", Fn: func(_ context.Context, _ *tools.Call, sc *subagents.Scope) (*tools.Result, error) {
+		scopes <- sc
 		return &tools.Result{Output: "probed"}, nil
 	}})
 	depth := 1
 	run := start(t, p, subagents.StartRequest{Prompt: "a", DepthLimit: &depth})
+	result := collect(t, run)
 	sc := recv(t, scopes)
-	wait(t, run)
-	if sc == p.Scope || sc.Depth != 1 || sc.MaxDepth != 2 || sc.Service != p.Service || sc.Registry != p.Registry || sc.Cwd != p.Scope.Cwd {
+	recv(t, result)
+	if sc == p.Scope || sc.Depth != 1 || sc.MaxDepth != 2 || sc.Service != p.Service || sc.Cwd != p.Scope.Cwd {
 		t.Fatalf("child scope = %+v", sc)
 	}
-	if sc.Agent == nil || sc.Agent.ID() != run.ID() || sc.SessionID != p.Scope.SessionID {
-		t.Fatalf("child scope agent/session = %v/%q", sc.Agent, sc.SessionID)
+	// The scope is the child's own: its session's agent is the run's, and
+	// it is listed in the parent's registry.
+	listed, ok := p.Registry.Get(run.ID())
+	if sc.Session == nil || sc.Session.Agent().ID() != run.ID() || !ok || listed != sc.Session.Agent() || sc.SessionID != p.Scope.SessionID {
+		t.Fatalf("child scope session = %v/%q", sc.Session, sc.SessionID)
 	}
-	if sc.Env.Workspace != p.Env.Workspace || sc.Env.Scope != sc {
-		t.Fatal("the child's env does not share the parent's workspace or hold its own scope")
+	if sc.Env.Workspace != p.Env.Workspace || sc.Env != sc.Session.Env() {
+		t.Fatal("the child's env does not share the parent's workspace or is not its session's")
 	}
 }
 

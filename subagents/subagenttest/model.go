@@ -122,16 +122,6 @@ func ToolResults(req *llm.Request) []string {
 	return out
 }
 
-// HasTool reports whether the request offers a tool called name.
-func HasTool(req *llm.Request, name string) bool {
-	for _, t := range req.Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // IsChild reports whether the request comes from a subagent child: its
 // system prompt is the subagent template's or says so.
 func IsChild(req *llm.Request) bool {

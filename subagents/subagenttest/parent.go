@@ -1,4 +1,4 @@
-// This file builds a real top-level agent and its delegation scope.
+// This file builds a real top-level session and its delegation scope.
 
 package subagenttest
 
@@ -8,19 +8,24 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // ParentOptions configure [NewParent]. Zero values get test defaults.
 type ParentOptions struct {
-	// ID is the parent agent's id (default "parent").
+	// ID is the parent session's id (default "parent").
 	ID string
-	// SessionID is the parent's session id (default "s_main").
+	// SessionID is the id the editor knows the parent by (default
+	// "s_main").
 	SessionID string
 	// Model is the backend parent and children share (default [Echo]).
 	Model   llm.Model
 	ModelID string // default "test-model"
+	// MaxTokens caps the parent's (and by default its children's) output.
+	MaxTokens int
 	// Service is where providers are found (default a new one).
 	Service *subagents.Service
 	// Tools is the parent's registry (default an empty one).
@@ -28,29 +33,50 @@ type ParentOptions struct {
 	// Permission is the parent's gate (default nil: allow everything).
 	Permission tools.Permission
 	Expose     subagents.Exposure
-	// System is the parent's system prompt (default "You are the parent agent.").
-	System   string
-	History  agent.History
-	Depth    int
-	MaxDepth int
+	// System is the parent's system prompt (default "You are the parent
+	// agent."); SystemFunc, when set, is its source instead.
+	System     string
+	SystemFunc func(ctx context.Context) (string, error)
+	History    agent.History
+	Depth      int
+	MaxDepth   int
 	// Registry lists live agents (default a new one).
 	Registry *agent.Registry
 	// Dir is the session's cwd (default t.TempDir()).
 	Dir string
 }
 
-// Parent is a live top-level agent with the scope its tools see.
+// Parent is a live top-level session with the scope its tools see.
 type Parent struct {
+	Session  *session.Session
 	Agent    *agent.Agent
 	Scope    *subagents.Scope
 	Env      *tools.Env
 	Service  *subagents.Service
 	Tools    *tools.Registry
 	Registry *agent.Registry
+	sees     *seen
 }
 
-// NewParent builds a real agent in a temporary workspace and its scope. The
-// agent is closed when the test ends.
+// Tool returns the tool called name as the parent's agent runs it: bound
+// to the parent's scope when it delegates.
+func (p *Parent) Tool(name string) (tools.Tool, bool) { return p.sees.ts.Get(name) }
+
+// seen is the parent's delegation, remembering the tool set the agent
+// sees.
+type seen struct {
+	*subagents.Scope
+	ts agent.ToolSet
+}
+
+func (d *seen) Attach(s *session.Session, ts agent.ToolSet) agent.ToolSet {
+	d.ts = d.Scope.Attach(s, ts)
+	return d.ts
+}
+
+// NewParent builds a real session in a temporary workspace, through
+// session.New as the daemon builds one, and its scope. The session is
+// closed when the test ends.
 func NewParent(tb testing.TB, o ParentOptions) *Parent {
 	tb.Helper()
 	if o.ID == "" {
@@ -74,44 +100,45 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 	if o.System == "" {
 		o.System = "You are the parent agent."
 	}
+	if o.SystemFunc == nil {
+		system := o.System
+		o.SystemFunc = func(context.Context) (string, error) { return system, nil }
+	}
 	if o.Registry == nil {
 		o.Registry = &agent.Registry{}
 	}
 	if o.Dir == "" {
 		o.Dir = tb.TempDir()
 	}
-	ws, err := tools.NewWorkspace(o.Dir, nil)
-	if err != nil {
-		tb.Fatalf("workspace: %v", err)
-	}
-	system := o.System
-	sysFn := func(context.Context) (string, error) { return system, nil }
 	scope := &subagents.Scope{
-		Service:      o.Service,
-		SessionID:    o.SessionID,
-		Depth:        o.Depth,
-		MaxDepth:     o.MaxDepth,
-		Cwd:          ws.Cwd(),
-		Model:        o.Model,
-		ModelID:      o.ModelID,
-		Tools:        o.Tools,
-		Expose:       o.Expose,
-		Registry:     o.Registry,
-		SystemPrompt: sysFn,
+		Service:   o.Service,
+		SessionID: o.SessionID,
+		Depth:     o.Depth,
+		MaxDepth:  o.MaxDepth,
+		Expose:    o.Expose,
 	}
-	env := &tools.Env{Workspace: ws, FS: tools.NewLocalFS(), Permission: o.Permission, Scope: scope}
-	scope.Env = env
-	a := agent.New(agent.Options{
-		ID:       o.ID,
-		Model:    o.Model,
-		ModelID:  o.ModelID,
-		System:   sysFn,
-		Tools:    o.Tools,
-		Env:      env,
-		History:  o.History,
-		Registry: o.Registry,
-	})
-	scope.Agent = a
-	tb.Cleanup(a.Close)
-	return &Parent{Agent: a, Scope: scope, Env: env, Service: o.Service, Tools: o.Tools, Registry: o.Registry}
+	sees := &seen{Scope: scope}
+	cfg := session.Config{
+		ID:         o.ID,
+		Cwd:        o.Dir,
+		Model:      o.Model,
+		ModelID:    o.ModelID,
+		MaxTokens:  o.MaxTokens,
+		Tools:      o.Tools,
+		Permission: o.Permission,
+		System:     o.SystemFunc,
+		Delegation: sees,
+		History:    o.History,
+		Registry:   o.Registry,
+	}
+	if o.Permission == nil {
+		// No gate: a policy that never asks.
+		cfg.Mode = permission.ModeYolo
+	}
+	s, err := session.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("session: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return &Parent{Session: s, Agent: s.Agent(), Scope: scope, Env: s.Env(), Service: o.Service, Tools: o.Tools, Registry: o.Registry, sees: sees}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -52,4 +53,38 @@ func Register(tb interface {
 		tb.Fatalf("register %s: %v", tool.Name(), err)
 	}
 	tb.Cleanup(unregister)
+}
+
+// Delegating is a tool that starts runs itself, as the subagent tool
+// does: Fn gets the scope of the agent that calls it, bound by that
+// agent's session.
+type Delegating struct {
+	ToolName string
+	Fn       func(ctx context.Context, call *tools.Call, sc *subagents.Scope) (*tools.Result, error)
+}
+
+var _ subagents.Delegator = (*Delegating)(nil)
+
+// Name implements [tools.Tool].
+func (t *Delegating) Name() string { return t.ToolName }
+
+// Description implements [tools.Tool].
+func (t *Delegating) Description() string { return "A test tool that delegates." }
+
+// InputSchema implements [tools.Tool].
+func (t *Delegating) InputSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+
+// Kind implements [tools.Tool].
+func (t *Delegating) Kind() tools.Kind { return tools.KindOther }
+
+// Execute implements [tools.Tool]: outside a session there is no scope.
+func (t *Delegating) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return t.Fn(ctx, call, nil)
+}
+
+// BindScope implements [subagents.Delegator].
+func (t *Delegating) BindScope(sc *subagents.Scope) tools.Tool {
+	return &Tool{ToolName: t.ToolName, Fn: func(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+		return t.Fn(ctx, call, sc)
+	}}
 }

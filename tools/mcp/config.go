@@ -38,8 +38,10 @@ type ServerConfig struct {
 	// Transport is TransportStdio (or ""), TransportHTTP or TransportSSE.
 	Transport string
 
-	// Command, Args and Env describe a stdio server. Command should be
-	// absolute (ACP requires it); a bare name is looked up in our PATH.
+	// Command, Args and Env describe a stdio server. Command is a path
+	// (absolute, or relative to the session's cwd) or a bare name, which
+	// is looked up in the PATH the server gets: Env's PATH, else ours
+	// (editors send "npx" or "python3", though ACP asks for a path).
 	Command string
 	Args    []string
 	Env     []EnvVar

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // everythingServer configures @modelcontextprotocol/server-everything,
@@ -94,8 +95,8 @@ func TestServerEverything(t *testing.T) {
 	})
 
 	t.Run("a tool that is not read-only asks, and runs only when allowed", func(t *testing.T) {
-		a := &asker{answers: []tools.Answer{tools.RejectOnce, tools.AllowOnce}}
-		env := &tools.Env{Permission: tools.NewPolicy(tools.ModeAsk, a)}
+		a := &asker{answers: []permission.Answer{permission.RejectOnce, permission.AllowOnce}}
+		env := &tools.Env{Permission: permission.NewPolicy(permission.ModeAsk, a)}
 		input := map[string]any{"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8gd29ybGQ=", "outputType": "resource"}
 		res := run(t, reg, "mcp__everything__gzip-file-as-resource", env, input)
 		if !res.IsError || !strings.Contains(res.Output, "rejected") {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	"go.uber.org/goleak"
 )
 
@@ -83,7 +84,7 @@ func run(t testing.TB, reg *tools.Registry, name string, env *tools.Env, input a
 func runCtx(ctx context.Context, t testing.TB, reg *tools.Registry, name string, env *tools.Env, input any, rep tools.Reporter) (*tools.Result, error) {
 	t.Helper()
 	if env == nil {
-		env = &tools.Env{Permission: tools.NewPolicy(tools.ModeYolo, nil)}
+		env = &tools.Env{Permission: permission.NewPolicy(permission.ModeYolo, nil)}
 	}
 	b, err := json.Marshal(input)
 	if err != nil {
@@ -125,20 +126,20 @@ func exists(pid int) bool {
 	return err == nil
 }
 
-// asker is a fake tools.Asker that records the questions and answers each
+// asker is a fake permission.Asker that records the questions and answers each
 // with the next queued answer.
 type asker struct {
 	mu        sync.Mutex
-	answers   []tools.Answer
+	answers   []permission.Answer
 	questions []tools.PermissionRequest
 }
 
-func (a *asker) Ask(_ context.Context, req tools.PermissionRequest) (tools.Answer, error) {
+func (a *asker) Ask(_ context.Context, req tools.PermissionRequest) (permission.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.questions = append(a.questions, req)
 	if len(a.answers) == 0 {
-		return tools.RejectOnce, nil
+		return permission.RejectOnce, nil
 	}
 	ans := a.answers[0]
 	a.answers = a.answers[1:]

@@ -116,7 +116,13 @@ func (s *server) transport() (sdk.Transport, error) {
 	switch s.cfg.transport() {
 	case TransportStdio:
 		env := buildEnv(s.opts.InheritEnv, s.opts.lookupEnv, s.cfg.Env)
-		p, err := startProcess(&s.cfg, s.opts.Cwd, env, s.opts.KillGrace, s.log, s.red)
+		cmd, err := lookPath(s.cfg.Command, env)
+		if err != nil {
+			return nil, s.red.errorf(ErrStart, "%v", err)
+		}
+		cfg := s.cfg
+		cfg.Command = cmd
+		p, err := startProcess(&cfg, s.opts.Cwd, env, s.opts.KillGrace, s.log, s.red)
 		if err != nil {
 			return nil, s.red.errorf(ErrStart, "cannot run %s: %v", s.cfg.Command, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 func TestStdioServer(t *testing.T) {
@@ -151,8 +152,8 @@ func TestStdioServer(t *testing.T) {
 
 func TestPermission(t *testing.T) {
 	_, reg := mustConnect(t, nil, helperServer(t, "helper", "tools"))
-	a := &asker{answers: []tools.Answer{tools.RejectOnce, tools.AllowOnce}}
-	env := &tools.Env{Permission: tools.NewPolicy(tools.ModeAsk, a)}
+	a := &asker{answers: []permission.Answer{permission.RejectOnce, permission.AllowOnce}}
+	env := &tools.Env{Permission: permission.NewPolicy(permission.ModeAsk, a)}
 
 	t.Run("a rejected call is an error result and never reaches the server", func(t *testing.T) {
 		res := run(t, reg, "mcp__helper__count", env, map[string]any{})
@@ -185,12 +186,12 @@ func TestPermission(t *testing.T) {
 
 	t.Run("a permission request cancelled with the turn ends the call as cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
-		blocking := tools.AskerFunc(func(ctx context.Context, _ tools.PermissionRequest) (tools.Answer, error) {
+		blocking := permission.AskerFunc(func(ctx context.Context, _ tools.PermissionRequest) (permission.Answer, error) {
 			cancel()
 			<-ctx.Done()
-			return tools.AnswerCancelled, nil
+			return permission.AnswerCancelled, nil
 		})
-		env := &tools.Env{Permission: tools.NewPolicy(tools.ModeAsk, blocking)}
+		env := &tools.Env{Permission: permission.NewPolicy(permission.ModeAsk, blocking)}
 		_, err := runCtx(ctx, t, reg, "mcp__helper__count", env, map[string]any{}, tools.Discard)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err %v, want context.Canceled", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,7 +43,7 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 		name:   name,
 		remote: d.Name,
 		title:  d.Title,
-		schema: inputSchema(d.InputSchema),
+		schema: tools.ObjectSchema(d.InputSchema),
 	}
 	if a := d.Annotations; a != nil {
 		t.readOnly = a.ReadOnlyHint
@@ -56,33 +57,6 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	}
 	t.desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
 	return t
-}
-
-// inputSchema returns the server's schema as JSON, made an object schema
-// when the server sent none or one without a type.
-func inputSchema(v any) json.RawMessage {
-	m, ok := v.(map[string]any)
-	if !ok {
-		if b, err := json.Marshal(v); err == nil && len(b) > 0 && b[0] == '{' {
-			_ = json.Unmarshal(b, &m)
-		}
-	}
-	if m == nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	if _, ok := m["type"]; !ok {
-		c := make(map[string]any, len(m)+1)
-		for k, v := range m {
-			c[k] = v
-		}
-		c["type"] = "object"
-		m = c
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	return b
 }
 
 func (t *mcpTool) Name() string                 { return t.name }
@@ -146,31 +120,15 @@ func arguments(input json.RawMessage) (json.RawMessage, *tools.Result) {
 	return trimmed, nil
 }
 
-// permit asks call.Env's Permission about req: nil, nil means go on; a
-// result is the model-facing rejection; an error ends the call.
+// permit asks the call's permission gate about req (tools/permission
+// decides): nil, nil means go on; a result is the model-facing rejection;
+// an error ends the call.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	req.ToolCallID = call.ID
-	req.RawInput = call.Input
-	if call.Env == nil || call.Env.Permission == nil {
-		return nil, nil
-	}
-	d, err := call.Env.Permission.Check(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	d, err := permission.Permit(ctx, call, req)
+	if d == tools.Allowed || err != nil {
 		return nil, err
 	}
-	switch d {
-	case tools.Allowed:
-		return nil, nil
-	case tools.Cancelled:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, tools.ErrCancelled
-	}
-	return tools.Errorf("the user rejected this call of %s; do not retry it as it is — ask the user or try something else", req.Title), nil
+	return tools.Errorf("%s", permission.Rejection(d, "this call of "+req.Title)), nil
 }
 
 // call runs one tools/call. The call ends when ctx ends (the SDK then

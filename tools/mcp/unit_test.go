@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -169,26 +168,6 @@ func TestMapResult(t *testing.T) {
 			got := mapResult("s", tt.res, tt.max)
 			if got.Output != tt.want || got.IsError != tt.isError {
 				t.Errorf("got %q (error %v), want %q (error %v)", got.Output, got.IsError, tt.want, tt.isError)
-			}
-		})
-	}
-}
-
-func TestInputSchema(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want string
-	}{
-		{"no schema becomes an empty object schema", nil, `{"type":"object","properties":{}}`},
-		{"a schema without a type gets one", map[string]any{"properties": map[string]any{}}, `{"properties":{},"type":"object"}`},
-		{"a raw JSON schema is kept", json.RawMessage(`{"type":"object","required":["a"]}`), `{"required":["a"],"type":"object"}`},
-		{"a schema that is not an object is replaced", "nonsense", `{"type":"object","properties":{}}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := string(inputSchema(tt.in)); got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
 	}

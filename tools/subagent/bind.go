@@ -95,7 +95,7 @@ func BindWith(svc *subagents.Service, reg *tools.Registry, b Binding, opts *Bind
 		case subagents.EventProviderRemoved:
 			bn.sync(false)
 		}
-	})
+	}, subagents.EventProviderAdded, subagents.EventProviderRemoved)
 	bn.sync(false)
 	var once sync.Once
 	return func() {

@@ -1,12 +1,16 @@
 package subagent_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -76,4 +80,66 @@ func contains(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// plainProvider is a provider that takes no options of its own.
+type plainProvider struct{ name string }
+
+func (p plainProvider) Name() string                         { return p.name }
+func (p plainProvider) Capabilities() subagents.Capabilities { return subagents.Capabilities{} }
+func (p plainProvider) InheritsParentContext() bool          { return false }
+func (p plainProvider) Start(context.Context, subagents.StartRequest) (subagents.Run, error) {
+	return nil, errors.New("not started in these tests")
+}
+
+// optionProvider takes the options keys, and refuses the value "bad".
+type optionProvider struct {
+	plainProvider
+	keys []string
+}
+
+func (p optionProvider) OptionKeys() []string { return p.keys }
+
+func (p optionProvider) CheckOptions(opts map[string]string) error {
+	for k, v := range opts {
+		if v == "bad" {
+			return fmt.Errorf("%s=%s cannot work", k, v)
+		}
+	}
+	return nil
+}
+
+func TestCheck_HoldsABindingToTheProvidersADaemonHas(t *testing.T) {
+	svc := subagents.NewService(nil)
+	for _, p := range []subagents.Provider{plainProvider{"spawn"}, optionProvider{plainProvider{"acp"}, []string{"command", "address"}}} {
+		dispose, err := svc.RegisterProvider(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dispose)
+	}
+	for _, tc := range []struct {
+		binding string
+		want    string // "" for no error, else substrings
+	}{
+		{"x=spawn,model=m,deny-permissions", ""},
+		{"x=acp,command=codex-acp", ""},
+		{"x=nonsense", `unknown provider "nonsense" (dshd has spawn, acp)`},
+		{"x=spwan", `did you mean "spawn"?`},
+		{"x=spawn,tools=read_file", `unknown option "tools" for provider spawn (it takes model, system-prompt, deny-permissions)`},
+		{"x=acp,comand=y", `did you mean "command"?`},
+		{"x=acp,address=bad", "address=bad cannot work"},
+	} {
+		b, err := subagent.ParseBinding(tc.binding)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.binding, err)
+		}
+		err = subagent.Check(b, svc)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.binding, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.binding, err, tc.want)
+		}
+	}
 }

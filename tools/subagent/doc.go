@@ -18,6 +18,12 @@
 // done), always disposes it, turns the turn's cancellation into the run's,
 // and reports any ending other than completed as an error result.
 //
+// The tool is registered once per binding, daemon-wide, and is a
+// [subagents.Delegator]: each session binds it to the calling agent's
+// [subagents.Scope] (subagents.Scope.Attach), and a call delegates from
+// that scope. Outside a session it has no scope, and a call is an error
+// result.
+//
 // The package imports subagents and tools, never a provider. It starts no
 // goroutines of its own; the service delivers provider events to it.
 package subagent

@@ -43,7 +43,7 @@ func world(t *testing.T, o st.ParentOptions, bindings ...subagent.Binding) *st.P
 // call runs the named tool directly, as the parent's turn would.
 func call(t *testing.T, ctx context.Context, p *st.Parent, name, description, prompt string, report tools.Reporter) *tools.Result {
 	t.Helper()
-	tl, ok := p.Tools.Get(name)
+	tl, ok := p.Tool(name)
 	if !ok {
 		t.Fatalf("no tool %q", name)
 	}
@@ -129,7 +129,7 @@ func TestExecute_ACompletedRunReturnsTheChildsAnswer(t *testing.T) {
 	if raw.StopReason != subagents.StopCompleted || raw.Usage.TotalTokens != 7 {
 		t.Fatalf("rawOutput = %+v", raw)
 	}
-	tl, _ := p.Tools.Get("subagent")
+	tl, _ := p.Tool("subagent")
 	if title := tl.(tools.Titler).Title(json.RawMessage(`{"description":"Find the answer","prompt":"x"}`)); title != "Subagent: Find the answer" {
 		t.Fatalf("title = %q", title)
 	}
@@ -274,10 +274,9 @@ func TestExecute_TheBindingsAgentOptionsApplyToEveryChild(t *testing.T) {
 
 func TestExecute_WithoutADelegationScopeTheCallIsAnErrorResult(t *testing.T) {
 	p := world(t, st.ParentOptions{})
+	// The tool as registered, outside any session's binding.
 	tl, _ := p.Tools.Get("subagent")
-	env := *p.Env
-	env.Scope = nil
-	res, err := tl.Execute(t.Context(), &tools.Call{ID: "1", Input: json.RawMessage(`{"description":"d","prompt":"p"}`), Env: &env, Report: tools.Discard})
+	res, err := tl.Execute(t.Context(), &tools.Call{ID: "1", Input: json.RawMessage(`{"description":"d","prompt":"p"}`), Env: p.Env, Report: tools.Discard})
 	if err != nil || !res.IsError || !strings.Contains(res.Output, "no subagent scope") {
 		t.Fatalf("result = %+v, %v", res, err)
 	}

@@ -33,10 +33,25 @@ type tool struct {
 }
 
 var (
-	_ tools.Tool     = (*tool)(nil)
-	_ tools.Titler   = (*tool)(nil)
-	_ tools.Parallel = (*tool)(nil)
+	_ subagents.Delegator = (*tool)(nil)
+	_ tools.Titler        = (*tool)(nil)
+	_ tools.Parallel      = (*tool)(nil)
 )
+
+// bound is the tool as one agent runs it: bound to that agent's scope by
+// its session (subagents.Scope.Attach).
+type bound struct {
+	*tool
+	scope *subagents.Scope
+}
+
+// BindScope returns the tool bound to the delegating agent's scope.
+func (t *tool) BindScope(sc *subagents.Scope) tools.Tool { return &bound{tool: t, scope: sc} }
+
+// Execute runs one delegation from the bound scope.
+func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return b.run(ctx, call, b.scope)
+}
 
 func (t *tool) Name() string                 { return t.b.ToolName }
 func (t *tool) Description() string          { return wordings()[boolIndex(t.inherit)].description }
@@ -46,9 +61,9 @@ func (t *tool) Kind() tools.Kind             { return tools.KindOther }
 // ParallelSafe reports true: several subagents of one response run at once.
 func (t *tool) ParallelSafe() bool { return true }
 
-// input is what the model sends.
+// input is what the model sends; its schema is built in wording.go.
 type input struct {
-	Description string `json:"description"`
+	Description string `json:"description" jsonschema:"A short summary of the task in 3-7 words, shown to the user (for example \"Find the config loader\")."`
 	Prompt      string `json:"prompt"`
 }
 
@@ -68,18 +83,20 @@ type RawOutput struct {
 	Usage      llm.Usage            `json:"usage"`
 }
 
-// Execute runs one delegation: start, wait, always dispose.
-func (t *tool) Execute(ctx context.Context, call *tools.Call) (out *tools.Result, err error) {
+// Execute is the tool outside any session: it has no scope to delegate
+// from, so a call is an error result (after the arguments are checked).
+func (t *tool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return t.run(ctx, call, nil)
+}
+
+// run runs one delegation from scope: start, wait, always dispose.
+func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope) (out *tools.Result, err error) {
 	var in input
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tools.Errorf("the arguments must be an object with the string fields description and prompt: %v", err), nil
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return tools.Errorf("prompt is required: give the subagent its task"), nil
-	}
-	var scope *subagents.Scope
-	if call.Env != nil {
-		scope, _ = call.Env.Scope.(*subagents.Scope)
 	}
 	if scope == nil {
 		return tools.Errorf("this agent cannot delegate: it has no subagent scope"), nil
@@ -115,8 +132,15 @@ func (t *tool) Execute(ctx context.Context, call *tools.Call) (out *tools.Result
 	}()
 	// The turn's cancellation becomes the run's; the run then ends
 	// aborted and Wait returns, so the child is flushed before we answer.
-	stop := context.AfterFunc(ctx, run.Cancel)
-	defer stop()
+	// A turn cancelled already cancels the run here, before Wait: a run
+	// cancelled before anyone waited for it settles without running
+	// (AfterFunc would cancel it from another goroutine, too late).
+	if ctx.Err() != nil {
+		run.Cancel()
+	} else {
+		stop := context.AfterFunc(ctx, run.Cancel)
+		defer stop()
+	}
 	res, werr := run.Wait(context.WithoutCancel(ctx))
 	if werr != nil {
 		return tools.Errorf("%s: the run could not be followed to its end: %v", headlineError, werr), nil

@@ -7,6 +7,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/tools"
 )
 
 var (
@@ -19,9 +23,6 @@ var (
 	//go:embed prompt_inherit.md
 	promptInherit string
 )
-
-// descriptionParam describes the description parameter.
-const descriptionParam = "A short summary of the task in 3-7 words, shown to the user (for example \"Find the config loader\")."
 
 // wording is what the model is told about a binding's tool.
 type wording struct {
@@ -36,18 +37,9 @@ func wordingFor(inherit bool) wording {
 	if inherit {
 		desc, prompt = descriptionInherit, promptInherit
 	}
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"description": map[string]any{"type": "string", "description": descriptionParam},
-			"prompt":      map[string]any{"type": "string", "description": strings.TrimSpace(prompt)},
-		},
-		"required":             []string{"description", "prompt"},
-		"additionalProperties": false,
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		panic(err) // a static literal; cannot fail
-	}
-	return wording{description: strings.TrimSpace(desc), schema: raw}
+	// The prompt's description depends on the provider's context contract.
+	schema := tools.SchemaFor[input](func(s *jsonschema.Schema) {
+		s.Properties["prompt"].Description = strings.TrimSpace(prompt)
+	})
+	return wording{description: strings.TrimSpace(desc), schema: schema}
 }

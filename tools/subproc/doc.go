@@ -1,16 +1,16 @@
 // Package subproc has one job: run a child process in a process group of
-// its own and end that group completely. Bash commands (tools.LocalRunner),
-// MCP stdio servers (tools/mcp) and acp subagent children (subagents/acp)
-// use it, each keeping only what is its own: how it reads the child's
-// output and how it words an exit.
+// its own and end that group completely. Commands (tools/localrun, through
+// tools/sandbox), MCP stdio servers (tools/mcp) and acp subagent children
+// (subagents/acp) use it, each keeping only what is its own: how it reads
+// the child's output and how it words an exit.
 //
 // [Start] starts a command with its stdin, stdout and stderr on pipes the
 // caller owns, in its own group (optionally its own session), and reaps it
 // on a goroutine; [Child.Stop] is the polite-then-firm teardown: close
 // stdin, wait a grace period, SIGTERM to the group, wait, SIGKILL to the
 // group, reap, and then end whatever the leader left behind in its group.
-// [Prepare] and [Group] serve a caller that starts and waits for the
-// command itself (through exec.CommandContext, say).
+// [Launch] and [Group] serve a caller that sets the command's streams up
+// and waits for it itself (through exec.CommandContext, say).
 //
 // A group counts as alive only while a member runs: where pid 1 does not
 // reap orphans (many containers), a dead grandchild stays a zombie forever

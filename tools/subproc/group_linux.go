@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// setDeathSignal asks the kernel to SIGKILL the child when its parent
+// setDeathSignal asks the kernel to send sig to the child when its parent
 // dies, even by SIGKILL. The kernel fires it when the OS thread that forked
 // the child exits, not the process: such children are therefore forked
 // only by the spawner's goroutine (see spawner).
-func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }
+func setDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) { attr.Pdeathsig = sig }
 
 // deathSignalNeedsThread is true where setDeathSignal ties the child to
 // the forking thread.

@@ -8,6 +8,7 @@ package subproc
 import (
 	"os"
 	"os/exec"
+	"strconv"
 )
 
 const deathSignalNeedsThread = false
@@ -27,5 +28,12 @@ func (g Group) Signal(Signal) error {
 // the child is waited for.
 func (g Group) Alive() bool { return false }
 
+// SignalName names a signal by its number: there are no conventional
+// names here.
+func SignalName(n int) string { return "SIG" + strconv.Itoa(n) }
+
 // ExitSignal is false: a process ends by exiting here.
 func ExitSignal(*os.ProcessState) (string, bool) { return "", false }
+
+// awaitExit returns at once: the caller's wait both waits and reaps.
+func awaitExit(int) {}

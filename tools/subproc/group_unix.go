@@ -13,19 +13,25 @@ import (
 	"syscall"
 )
 
+// prepare adds the group, session and death signal to cmd's SysProcAttr,
+// keeping whatever else the caller set there (namespaces, say).
 func prepare(cmd *exec.Cmd, o Options) {
-	attr := &syscall.SysProcAttr{Setsid: o.NewSession, Setpgid: !o.NewSession}
-	if o.DieWithParent {
-		setDeathSignal(attr)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr = attr
+	attr := cmd.SysProcAttr
+	attr.Setsid, attr.Setpgid = o.NewSession, !o.NewSession
+	if o.DieWithParent {
+		setDeathSignal(attr, o.DeathSignal.sys())
+	}
 }
 
+// sys is the system's signal; the zero Signal is SIGKILL.
 func (s Signal) sys() syscall.Signal {
-	if s == Kill {
-		return syscall.SIGKILL
+	if s == Term {
+		return syscall.SIGTERM
 	}
-	return syscall.SIGTERM
+	return syscall.SIGKILL
 }
 
 // Signal sends sig to every process of the group. An empty group is
@@ -61,10 +67,13 @@ func ExitSignal(ps *os.ProcessState) (string, bool) {
 	if !ok || !ws.Signaled() {
 		return "", false
 	}
-	return signalName(ws.Signal()), true
+	return SignalName(int(ws.Signal())), true
 }
 
-func signalName(sig syscall.Signal) string {
+// SignalName returns the conventional name of signal number n
+// ("SIGTERM"), or "SIG" and the number for one without a common name.
+func SignalName(n int) string {
+	sig := syscall.Signal(n)
 	switch sig {
 	case syscall.SIGHUP:
 		return "SIGHUP"

@@ -38,10 +38,15 @@ type Options struct {
 	// process it runs can open /dev/tty and hang on a prompt. Otherwise it
 	// only gets its own process group (setpgid).
 	NewSession bool
-	// DieWithParent has the kernel SIGKILL the child when this process
-	// dies, even by SIGKILL. Only [Start] honours it, and only on Linux;
-	// elsewhere a child outlives a killed parent (Stop still ends it).
+	// DieWithParent has the kernel signal the child when this process
+	// dies, even by SIGKILL. Only [Start] and [Launch] honour it, and only
+	// on Linux; elsewhere a child outlives a killed parent (Stop still
+	// ends it).
 	DieWithParent bool
+	// DeathSignal is the signal DieWithParent sends; zero means Kill. A
+	// child that must clean up after itself (a sandbox helper ending what
+	// it started) asks for Term.
+	DeathSignal Signal
 	// KillLeftovers SIGKILLs the rest of the group as soon as the leader
 	// has exited by itself, so nothing it left behind keeps our pipes
 	// open. (The group id cannot be handed to a new process while any
@@ -52,14 +57,33 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Prepare sets cmd up to start in a process group of its own as opts says
-// (nil: the zero Options), for a caller that starts and waits for cmd
-// itself. DieWithParent is not honoured: only Start forks from the thread
-// it needs.
-func Prepare(cmd *exec.Cmd, opts *Options) {
+// Launch starts cmd, whose standard streams the caller has set up, in a
+// process group of its own as opts says (nil: the zero Options),
+// honouring DieWithParent. The returned wait reaps cmd (it calls
+// cmd.Wait, so exec's Cancel and WaitDelay apply) and must be called
+// exactly once; the group is [GroupOf](cmd).
+func Launch(cmd *exec.Cmd, opts *Options) (wait func() error, err error) {
 	o := orZero(opts)
-	o.DieWithParent = false
 	prepare(cmd, o)
+	release, err := startCmd(cmd, o)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		awaitExit(cmd.Process.Pid)
+		err := cmd.Wait()
+		release()
+		return err
+	}, nil
+}
+
+// startCmd starts a prepared cmd, from the forking thread when it must die
+// with us; release must be called once it was reaped.
+func startCmd(cmd *exec.Cmd, o Options) (release func(), err error) {
+	if o.DieWithParent && deathSignalNeedsThread {
+		return forker.start(cmd)
+	}
+	return func() {}, cmd.Start()
 }
 
 // orZero returns *opts, or the zero Options for nil.
@@ -76,8 +100,8 @@ type Group struct {
 	leader *os.Process
 }
 
-// GroupOf returns the group of cmd, which must have been prepared with
-// [Prepare] (or started by [Start]); before cmd starts it is empty.
+// GroupOf returns the group of cmd, which must have been started by
+// [Launch] (or [Start]); before cmd starts it is empty.
 func GroupOf(cmd *exec.Cmd) Group { return Group{leader: cmd.Process} }
 
 // End stops what is left of the group: SIGTERM, up to grace for it to
@@ -161,12 +185,7 @@ func Start(cmd *exec.Cmd, opts *Options) (_ *Child, err error) {
 		return nil, err
 	}
 	prepare(cmd, o)
-	if o.DieWithParent && deathSignalNeedsThread {
-		c.release, err = forker.start(cmd)
-	} else {
-		c.release, err = func() {}, cmd.Start()
-	}
-	if err != nil {
+	if c.release, err = startCmd(cmd, o); err != nil {
 		return nil, err
 	}
 	c.group = GroupOf(cmd)
@@ -176,6 +195,7 @@ func Start(cmd *exec.Cmd, opts *Options) (_ *Child, err error) {
 }
 
 func (c *Child) reap(killLeftovers bool) {
+	awaitExit(c.cmd.Process.Pid)
 	c.err = c.cmd.Wait()
 	if killLeftovers {
 		_ = c.group.Signal(Kill)
@@ -224,18 +244,24 @@ func (c *Child) State() *os.ProcessState {
 	}
 }
 
-// Stop ends the child and its group: close its stdin, wait up to grace,
-// SIGTERM the group, wait up to grace, SIGKILL the group; once the leader
-// is reaped, whatever it left in its group gets SIGTERM, grace and
-// SIGKILL. It is idempotent and returns when the child was reaped (unless
-// it survives SIGKILL, which is logged) and its group is gone or killed.
-func (c *Child) Stop(grace time.Duration) {
+// Stop is [Child.StopGraces] with one grace for both waits.
+func (c *Child) Stop(grace time.Duration) { c.StopGraces(grace, grace) }
+
+// StopGraces ends the child and its group: close its stdin, wait up to
+// eofGrace, SIGTERM the group, wait up to termGrace, SIGKILL the group;
+// once the leader is reaped, whatever it left in its group gets SIGTERM,
+// termGrace and SIGKILL. The two waits differ because a child's own
+// teardown on EOF may itself wait out a helper's SIGTERM grace. It is
+// idempotent (with [Child.Stop] too) and returns when the child was reaped
+// (unless it survives SIGKILL, which is logged) and its group is gone or
+// killed.
+func (c *Child) StopGraces(eofGrace, termGrace time.Duration) {
 	c.stopOnce.Do(func() {
 		_ = c.Stdin.Close()
-		if !c.WaitExit(grace) {
+		if !c.WaitExit(eofGrace) {
 			c.log.Debug("child did not exit after its stdin closed; sending SIGTERM to its group")
 			_ = c.group.Signal(Term)
-			if !c.WaitExit(grace) {
+			if !c.WaitExit(termGrace) {
 				c.log.Warn("child ignored SIGTERM; killing its group")
 				_ = c.group.Signal(Kill)
 				if !c.WaitExit(killWait) {
@@ -243,6 +269,6 @@ func (c *Child) Stop(grace time.Duration) {
 				}
 			}
 		}
-		c.group.End(grace)
+		c.group.End(termGrace)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,7 +161,7 @@ func TestStart_AProgramThatCannotStartLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-func TestGroup_ThePreparedCommandsGroupIsSignalledWhole(t *testing.T) {
+func TestLaunch_TheCommandsGroupIsSignalledWholeAndKeepsTheCallersAttributes(t *testing.T) {
 	var zero Group
 	if zero.Alive() || zero.Signal(Kill) != nil {
 		t.Fatal("the zero group is not empty")
@@ -168,19 +169,22 @@ func TestGroup_ThePreparedCommandsGroupIsSignalledWhole(t *testing.T) {
 	zero.End(time.Hour) // nothing to end: returns at once
 
 	cmd := exec.Command("/bin/sh", "-c", `sleep 1000 & exec sleep 1000`)
-	Prepare(cmd, &Options{NewSession: true, DieWithParent: true})
-	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setsid || cmd.SysProcAttr.Pdeathsig != 0 {
-		t.Fatalf("SysProcAttr = %+v", cmd.SysProcAttr)
-	}
-	if err := cmd.Start(); err != nil {
+	// An attribute of the caller's own survives (the sandbox sets
+	// namespaces here).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()), NoSetGroups: true}}
+	wait, err := Launch(cmd, &Options{NewSession: true, DieWithParent: true, DeathSignal: Term})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if a := cmd.SysProcAttr; !a.Setsid || a.Credential == nil || a.Pdeathsig != deathSignalWanted(syscall.SIGTERM) {
+		t.Fatalf("SysProcAttr = %+v", a)
 	}
 	g := GroupOf(cmd)
 	if !g.Alive() {
 		t.Fatal("a running group is not alive")
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- wait() }()
 	within(t, "End", func() { g.End(watchdog) })
 	within(t, "the leader's reap", func() { <-waited })
 	if g.Alive() {
@@ -192,11 +196,23 @@ func TestGroup_ThePreparedCommandsGroupIsSignalledWhole(t *testing.T) {
 
 	// exec.Cmd.Cancel takes os.ErrProcessDone as "nothing left to stop".
 	done := exec.Command("/bin/true")
-	Prepare(done, nil)
-	if err := done.Run(); err != nil {
+	wait, err = Launch(done, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
 	if err := GroupOf(done).Signal(Term); !errors.Is(err, os.ErrProcessDone) {
 		t.Fatalf("signalling an empty group = %v, want os.ErrProcessDone", err)
 	}
+}
+
+// deathSignalWanted is the Pdeathsig a DieWithParent child gets here: sig
+// on Linux, none elsewhere.
+func deathSignalWanted(sig syscall.Signal) syscall.Signal {
+	if deathSignalNeedsThread {
+		return sig
+	}
+	return 0
 }

@@ -3,8 +3,11 @@
 package openai
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -249,6 +252,83 @@ func OpenRouter() Options {
 			ReasoningField: "reasoning",
 		},
 	}
+}
+
+// Generic returns the options of an OpenAI-compatible server the client
+// knows nothing more about: no thinking switch, no reasoning sent back,
+// usage requested, reasoning read under either name. It has no base URL.
+func Generic() Options {
+	return Options{Compat: &Compat{SendStreamOptions: true}}
+}
+
+// GenericPreset is the name of [Generic] among the presets.
+const GenericPreset = "openai-compatible"
+
+// A preset is a named backend: its options and the environment variable
+// its API key is read from ("" for servers without keys).
+type preset struct {
+	name    string
+	options func() Options
+	keyEnv  string
+}
+
+var presets = []preset{
+	{"deepseek", DeepSeek, "DEEPSEEK_API_KEY"},
+	{"openai", OpenAI, "OPENAI_API_KEY"},
+	{"openrouter", OpenRouter, "OPENROUTER_API_KEY"},
+	{"ollama", Ollama, ""},
+	{"vllm", VLLM, ""},
+	{"llamacpp", LlamaCpp, ""},
+	{GenericPreset, Generic, ""},
+}
+
+// PresetNames lists the backends [PresetFor] knows, DeepSeek first.
+func PresetNames() []string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.name
+	}
+	return names
+}
+
+// PresetFor picks a client's options and the environment variable its key
+// is read from. A named backend keeps its behaviour whatever baseURL says:
+// DeepSeek behind a proxy or gateway still gets DeepSeek's key variable,
+// thinking switch and reasoning passback. Without a name, a baseURL on a
+// DeepSeek host (or none) means DeepSeek and any other means [Generic],
+// since nothing says that server is DeepSeek. A non-empty baseURL replaces
+// the preset's.
+func PresetFor(name, baseURL string) (opts Options, keyEnv string, err error) {
+	if name == "" {
+		name = "deepseek"
+		if baseURL != "" && !deepSeekHost(baseURL) {
+			name = GenericPreset
+		}
+	}
+	for _, p := range presets {
+		if p.name != name {
+			continue
+		}
+		opts = p.options()
+		if baseURL != "" {
+			opts.BaseURL = baseURL
+		}
+		if opts.BaseURL == "" {
+			return Options{}, "", fmt.Errorf("backend %s needs the server's base URL", name)
+		}
+		return opts, p.keyEnv, nil
+	}
+	return Options{}, "", fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(PresetNames(), ", "))
+}
+
+// deepSeekHost reports whether rawURL points at DeepSeek's own API.
+func deepSeekHost(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "deepseek.com" || strings.HasSuffix(h, ".deepseek.com")
 }
 
 // resolved holds the options with every default applied.

@@ -1,5 +1,5 @@
-// This file implements the in-process Provider: it builds a child agent
-// from the parent's scope and starts its run.
+// This file implements the in-process Provider: it builds a child session
+// from the parent's, through session.New, and starts its run.
 
 package inproc
 
@@ -8,41 +8,47 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent"
-	"github.com/dshd/dshd/prompt"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
-	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
 )
 
 // Config configures a [Provider]. Zero values are defaults.
 type Config struct {
 	// Name is the provider's name ("spawn", "fork").
 	Name string
-	// Inherit seeds the child with the parent's completed turns and system
-	// prompt (fork); otherwise the child starts empty (spawn).
+	// Inherit reports that the child sees the parent's conversation
+	// (fork); it is what InheritsParentContext answers.
 	Inherit bool
-	// SystemTemplate replaces the embedded subagent template for children
-	// whose request has no SystemPrompt (spawn only).
-	SystemTemplate string
-	// SkipProjectInstructions leaves AGENTS.md out of a spawned child's
-	// system prompt.
-	SkipProjectInstructions bool
+	// Begin says how a child of parent starts: what makes a fork a fork,
+	// or a fresh child fresh. It runs in Start after every check, before
+	// anything is created; an error fails Start as an invalid request.
+	Begin func(parent *session.Session, req subagents.StartRequest, modelID string) (Beginning, error)
 	// MaxTurnRequests caps the child's model calls per turn (the agent's
 	// default when zero).
 	MaxTurnRequests int
 	// ProgressInterval is the least time between two fallback progress
 	// reports (default one second).
 	ProgressInterval time.Duration
-	// Now returns the time for the prompt's date (time.Now by default).
-	Now    func() time.Time
-	Logger *slog.Logger
+	Logger           *slog.Logger
+}
+
+// Beginning is how a child starts.
+type Beginning struct {
+	// History is the conversation the child continues (a fork's shared
+	// prefix); empty for a fresh child.
+	History agent.History
+	// System is the child's system prompt source.
+	System func(ctx context.Context) (string, error)
+	// Frame is the text before the task in the child's first message ("").
+	Frame string
 }
 
 // Provider runs children in this process.
@@ -50,11 +56,6 @@ type Provider struct {
 	cfg Config
 	log *slog.Logger
 	seq atomic.Uint64
-
-	defaultTemplate string
-	basesMu         sync.Mutex
-	bases           map[baseKey]string // guarded by basesMu
-	instructions    instructionsCache
 }
 
 var _ subagents.Provider = (*Provider)(nil)
@@ -64,19 +65,11 @@ func New(cfg Config) *Provider {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// The embedded template always exists; a failure here is a build error.
-	tmpl, err := prompt.Template(prompt.Subagent)
-	if err != nil {
-		panic(err)
-	}
-	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name), defaultTemplate: tmpl, bases: make(map[baseKey]string)}
+	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name)}
 }
 
 // Name returns the configured name.
@@ -95,21 +88,21 @@ func invalid(format string, args ...any) error {
 	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// Start builds the child and starts its turn. It returns once the child
-// exists: its agent is created and registered and, when the editor sees
-// children, it is announced with its task and marked running. Every check
-// that can fail runs before anything is created or announced.
+// Start builds the child and returns once it exists: its session is built
+// and its agent registered and, when the editor sees children, it is
+// announced with its task and marked running. Its turn begins with the
+// owner's first Wait. Every check that can fail runs before anything is
+// created or announced; a ctx that has already ended then gets a run that
+// settled aborted, and nothing is created.
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	switch {
 	case parent == nil:
 		return nil, invalid("a start request needs a parent scope")
-	case parent.Model == nil:
-		return nil, invalid("the parent scope has no model")
-	case p.cfg.Inherit && parent.Agent == nil:
-		return nil, invalid("a forked child needs the parent's agent")
+	case parent.Session == nil:
+		return nil, invalid("the parent scope has no session")
 	}
-	if err := subagents.CheckCapabilities(p.Capabilities(), req); err != nil {
+	if err := subagents.CheckCapabilities(p, req); err != nil {
 		return nil, err
 	}
 	if err := subagents.CheckDepth(req); err != nil {
@@ -124,65 +117,50 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 			return nil, invalid("output schema: %v", err)
 		}
 	}
-	toolReg := parent.Tools
+	// The child starts as its parent's session is now: the same
+	// workspace, file system, runner, model (the editor may have switched
+	// it since the parent began), limits, tools and registry.
+	cfg := parent.Session.ChildConfig()
 	if req.ToolFilter != nil {
-		if toolReg == nil {
-			toolReg = tools.NewRegistry(nil)
-		}
-		filtered, err := toolReg.Filter(req.ToolFilter.Allow, req.ToolFilter.Deny)
+		filtered, err := cfg.Tools.Filter(req.ToolFilter.Allow, req.ToolFilter.Deny)
 		if err != nil {
 			return nil, invalid("tool filter: %v", err)
 		}
-		toolReg = filtered
+		cfg.Tools = filtered
 	}
-	modelID := req.Model
-	if modelID == "" {
-		// The parent's current model: the editor may have switched it
-		// since the scope was made.
-		modelID = parent.ModelID
-		if parent.Agent != nil {
-			modelID = parent.Agent.ModelID()
-		}
+	if req.Model != "" {
+		cfg.ModelID = req.Model
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = parent.MaxTokens
+	if req.MaxTokens > 0 {
+		cfg.MaxTokens = req.MaxTokens
+	}
+	begin, err := p.cfg.Begin(parent.Session, req, cfg.ModelID)
+	if err != nil {
+		return nil, invalid("%v", err)
 	}
 	name := req.Name
 	if name == "" {
 		name = p.cfg.Name
 	}
-
-	var history agent.History
-	system := parent.SystemPrompt
-	if p.cfg.Inherit {
-		history = parent.Agent.CompletedHistory()
-	} else {
-		text, err := p.childSystem(req, parent.Cwd, modelID, p.cfg.Now())
-		if err != nil {
-			return nil, invalid("%v", err)
-		}
-		system = func(context.Context) (string, error) { return text, nil }
+	id := parent.Session.ID() + "/" + p.cfg.Name + "-" + strconv.FormatUint(p.seq.Add(1), 10)
+	if ctx.Err() != nil {
+		// The caller's turn is already cancelled: no child is built,
+		// registered or shown, and nothing runs.
+		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
 
-	parentID := parent.SessionID
-	if parent.Agent != nil {
-		parentID = parent.Agent.ID()
-	}
 	c := &child{
 		p:                p,
-		id:               parentID + "/" + p.cfg.Name + "-" + strconv.FormatUint(p.seq.Add(1), 10),
+		id:               id,
 		parent:           parent,
 		expose:           parent.Expose,
 		schema:           schema,
-		log:              p.log,
-		system:           system,
 		progressInterval: p.cfg.ProgressInterval,
 		schemaRaw:        req.OutputSchema,
 	}
 	c.log = p.log.With("run", c.id)
 	c.runs.Hold()
-	r := c.newRun(ctx, childInput(p.cfg.Inherit, req), req.Progress)
+	r := c.newRun(ctx, childInput(begin.Frame, req), req.Progress)
 
 	// The editor learns of the child before the child exists or does
 	// anything, so no traffic can precede the announcement.
@@ -200,20 +178,10 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 
 	scope := &subagents.Scope{
-		Service:               parent.Service,
-		SessionID:             parent.SessionID,
-		Depth:                 depth,
-		MaxDepth:              subtreeLimit,
-		Cwd:                   parent.Cwd,
-		AdditionalDirectories: parent.AdditionalDirectories,
-		Model:                 parent.Model,
-		ModelID:               modelID,
-		MaxTokens:             maxTokens,
-		ContextWindow:         parent.ContextWindow,
-		Tools:                 toolReg,
-		SystemPrompt:          system,
-		MCPServers:            parent.MCPServers,
-		Registry:              parent.Registry,
+		Service:   parent.Service,
+		SessionID: parent.SessionID,
+		Depth:     depth,
+		MaxDepth:  subtreeLimit,
 	}
 	requester := req.ToolCallID
 	if c.session != "" {
@@ -224,68 +192,27 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if requester == "" {
 		requester = c.id
 	}
-	env := childEnv(parent.Env, scope, requester, req.DenyPermissions)
-	scope.Env = env
-
-	opts := agent.Options{
-		ID:              c.id,
-		Model:           parent.Model,
-		ModelID:         modelID,
-		MaxTokens:       maxTokens,
-		ContextWindow:   parent.ContextWindow,
-		MaxTurnRequests: p.cfg.MaxTurnRequests,
-		System:          c.turnStarting,
-		Env:             env,
-		History:         history,
-		Registry:        parent.Registry,
-		Logger:          p.log,
+	cfg.ID = c.id
+	cfg.MaxTurnRequests = p.cfg.MaxTurnRequests
+	cfg.History = begin.History
+	cfg.System = begin.System
+	cfg.TurnStarting = c.turnStarting
+	cfg.Permission = permission.ForChild(cfg.Permission, requester, req.DenyPermissions)
+	cfg.Delegation = scope
+	cfg.Logger = p.log
+	s, err := session.New(ctx, cfg)
+	if err != nil {
+		r.cancel()
+		if c.expose != nil {
+			c.expose.Forget(c.session)
+		}
+		return nil, fmt.Errorf("subagents: building the child: %w", err)
 	}
-	if toolReg != nil {
-		opts.Tools = toolReg
-	}
-	c.agent = agent.New(opts)
-	scope.Agent = c.agent
+	c.sess, c.agent = s, s.Agent()
 
 	if c.expose != nil {
 		c.expose.Message(parent.SessionID, c.session, req.Prompt)
 	}
 	r.begin()
 	return r, nil
-}
-
-// childEnv returns the child's environment: the parent's workspace, file
-// system and runner (so the child always works in the parent session's
-// cwd), its own scope, and a permission gate that can never allow more
-// than the parent's: DenyAll when permissions are pinned to deny,
-// otherwise the parent's own gate (its mode and remembered answers apply)
-// with requests labelled as the child's.
-func childEnv(parent *tools.Env, scope *subagents.Scope, requester string, deny bool) *tools.Env {
-	var env tools.Env
-	if parent != nil {
-		env = *parent
-	}
-	env.Plan = nil
-	env.Scope = scope
-	switch {
-	case deny:
-		env.Permission = tools.DenyAll
-	case env.Permission != nil:
-		env.Permission = requesterGate{inner: env.Permission, requester: requester}
-	}
-	return &env
-}
-
-// requesterGate forwards to the parent's gate, labelling the request with
-// the child it comes from. A label already set by a deeper descendant is
-// kept: the request belongs to the child that made it.
-type requesterGate struct {
-	inner     tools.Permission
-	requester string
-}
-
-func (g requesterGate) Check(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {
-	if req.Requester == "" {
-		req.Requester = g.requester
-	}
-	return g.inner.Check(ctx, req)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 )
@@ -31,36 +32,69 @@ type child struct {
 	session          string // the editor's id for the child; "" when not exposed
 	schema           *jsonschema.Resolved
 	schemaRaw        json.RawMessage
-	system           func(context.Context) (string, error)
 	progressInterval time.Duration
 	log              *slog.Logger
-	agent            *agent.Agent
+	sess             *session.Session
+	agent            *agent.Agent // sess's
 
 	runs runkit.Runs[*run]
+
+	// The child stays in the agent registry (its session open) while a
+	// start observer has yet to see one of its runs: see hold.
+	reachMu    sync.Mutex
+	holds      int  // guarded by reachMu
+	closeWaits bool // released, closing once holds is zero; guarded by reachMu
 }
 
-// turnStarting is the child agent's system prompt source. The agent calls
-// it at the start of each turn, once the turn is running, which makes it
-// the moment queued steering messages can be handed over.
-func (c *child) turnStarting(ctx context.Context) (string, error) {
+// turnStarting is called at the start of each of the child's turns, once
+// the turn is running, which makes it the moment queued steering messages
+// can be handed over.
+func (c *child) turnStarting() {
 	if r, ok := c.runs.Current(); ok {
 		r.markStarted()
 	}
-	if c.system == nil {
-		return "", nil
-	}
-	return c.system(ctx)
 }
 
 // release drops one run's hold on the child and closes the child with the
-// last one.
+// last one: at once, or when the last start observer holding it lets go.
 func (c *child) release() {
 	if !c.runs.Release() {
 		return
 	}
-	c.agent.Close()
 	if c.expose != nil {
 		c.expose.Forget(c.session)
+	}
+	c.reachMu.Lock()
+	held := c.holds > 0
+	c.closeWaits = held
+	c.reachMu.Unlock()
+	if !held {
+		c.sess.Close()
+	}
+}
+
+// hold keeps the child's session open, and so its agent in the registry,
+// until release is called, even if every run lets go of it first. The
+// child's turns have ended by then (Dispose waits for them), so closing it
+// late only keeps it listed a little longer.
+func (c *child) hold() (release func()) {
+	c.reachMu.Lock()
+	c.holds++
+	c.reachMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.reachMu.Lock()
+			c.holds--
+			last := c.holds == 0 && c.closeWaits
+			if last {
+				c.closeWaits = false
+			}
+			c.reachMu.Unlock()
+			if last {
+				c.sess.Close()
+			}
+		})
 	}
 }
 
@@ -76,9 +110,10 @@ type run struct {
 
 	cancelled atomic.Bool
 
-	mu      sync.Mutex
-	started bool     // the turn is running; guarded by mu
-	pending []string // steering sent before it was; guarded by mu
+	mu       sync.Mutex
+	launched bool     // the turn was launched, or can no longer be; guarded by mu
+	started  bool     // the turn is running; guarded by mu
+	pending  []string // steering sent before it was; guarded by mu
 
 	// Written only from emit, which the agent serialises, and read after
 	// the turn ended.
@@ -92,6 +127,8 @@ var (
 	_ subagents.Run       = (*run)(nil)
 	_ subagents.Steerable = (*run)(nil)
 	_ subagents.Resumable = (*run)(nil)
+	_ subagents.Settling  = (*run)(nil)
+	_ subagents.Reachable = (*run)(nil)
 )
 
 // newRun prepares a run of c. Its context is detached from ctx's
@@ -106,21 +143,33 @@ func (c *child) newRun(ctx context.Context, input string, progress func(subagent
 	return r
 }
 
-// begin makes r the child's current run, marks it running for the editor
-// and starts its turn.
+// begin makes r the child's current run and marks it running for the
+// editor. Its turn is launched by the owner's first Wait.
 func (r *run) begin() {
 	c := r.c
 	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.session, subagents.State{State: subagents.StateRunning})
 	}
-	go r.loop()
 }
 
-// loop runs the turn and publishes its end: the idle state (exposed) or
-// the final progress (fallback) goes out before Wait can return.
-func (r *run) loop() {
-	res := r.turn()
+// launch starts the turn, once. The turn begins when the run's owner first
+// waits for it, not in Start: Start returns to a caller that may cancel at
+// once, and a turn already under way could finish before that Cancel —
+// while one not yet launched never runs (Cancel settles it instead).
+func (r *run) launch() {
+	r.mu.Lock()
+	first := !r.launched
+	r.launched = true
+	r.mu.Unlock()
+	if first {
+		go func() { r.end(r.turn()) }()
+	}
+}
+
+// end publishes the run's end: the idle state (exposed) or the final
+// progress (fallback) goes out before Wait can return.
+func (r *run) end(res subagents.Result) {
 	if c := r.c; c.expose != nil {
 		c.expose.State(c.session, runkit.IdleState(res))
 	}
@@ -128,6 +177,13 @@ func (r *run) loop() {
 		r.progress.finish()
 	}
 	r.Finish(res)
+}
+
+// Wait launches the turn the first time and returns its result once it
+// ended.
+func (r *run) Wait(ctx context.Context) (subagents.Result, error) {
+	r.launch()
+	return r.Run.Wait(ctx)
 }
 
 func (r *run) turn() (res subagents.Result) {
@@ -194,11 +250,23 @@ func (r *run) markStarted() {
 func (r *run) ID() string { return r.c.id }
 
 // Cancel stops the child's turn and, through its context, every
-// descendant; the run ends aborted.
+// descendant; the run ends aborted. A run whose turn was not launched yet
+// settles aborted at once, without running it.
 func (r *run) Cancel() {
+	r.mu.Lock()
 	r.cancelled.Store(true)
+	unlaunched := !r.launched
+	r.launched = true
+	r.mu.Unlock()
 	r.cancel()
+	if unlaunched {
+		r.end(subagents.Result{StopReason: subagents.StopAborted, ChildSessionID: r.c.session})
+	}
 }
+
+// HoldReachable keeps the child in the agent registry until release, for
+// the service's start observers.
+func (r *run) HoldReachable() (release func()) { return r.c.hold() }
 
 // Dispose cancels what remains, waits until the turn and everything it
 // started have ended, and closes the child unless a resumed run still
@@ -248,7 +316,7 @@ func (r *run) Resume(ctx context.Context, prompt string) (subagents.Run, error) 
 	}
 	input := prompt
 	if len(c.schemaRaw) > 0 {
-		input = childInput(false, subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})
+		input = childInput("", subagents.StartRequest{Prompt: prompt, OutputSchema: c.schemaRaw})
 	}
 	next := c.newRun(ctx, input, nil)
 	if c.expose != nil {

@@ -78,6 +78,32 @@ func (r *Run) DisposeOnce(cancel, release func()) {
 // Disposed reports whether DisposeOnce ran.
 func (r *Run) Disposed() bool { return r.disposed.Load() }
 
+// Settled is the run of a Start that ended before any child existed, for
+// instance because its context had already ended: it has its result from
+// the start, and nothing to cancel, dispose or resume.
+type Settled struct {
+	*Run
+	id string
+}
+
+var _ subagents.Run = (*Settled)(nil)
+
+// NewSettled returns a run called id that ended with res.
+func NewSettled(id string, res subagents.Result) *Settled {
+	s := &Settled{Run: NewRun(), id: id}
+	s.Finish(res)
+	return s
+}
+
+// ID returns the run's id.
+func (s *Settled) ID() string { return s.id }
+
+// Cancel does nothing: the run has ended.
+func (s *Settled) Cancel() {}
+
+// Dispose does nothing: there is no child.
+func (s *Settled) Dispose() error { return nil }
+
 // Member is what [Runs] needs of a provider's run: a comparable handle
 // (a pointer) that ends, can be cancelled, and knows whether it was
 // disposed. A type embedding *[Run] and defining Cancel is one.

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,9 @@ import (
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/mcp"
+	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -70,19 +74,23 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 
 	base := tools.NewRegistry(nil)
-	for _, t := range tools.Builtins(nil) {
+	for _, t := range builtin.Builtins(nil) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}
 	}
 	agents := &agent.Registry{}
 	svc := subagents.NewService(&subagents.ServiceOptions{Logger: log})
-	acpProvider := acpprovider.New(&acpprovider.Options{
+	acpProvider, err := acpprovider.New(&acpprovider.Options{
 		DefaultArgs: childArgs(st),
+		DefaultEnv:  childEnv(b, lookupEnv),
 		Agents:      namedAgents(st.Agents),
 		Version:     version.String(),
 		Logger:      log,
 	})
+	if err != nil {
+		return nil, err
+	}
 	d.closers = append(d.closers, func() { acpProvider.Close() })
 	for _, p := range []subagents.Provider{
 		spawn.New(&spawn.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
@@ -95,7 +103,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		}
 		d.closers = append(d.closers, dispose)
 	}
-	bindings, err := parseBindings(st.Subagents)
+	bindings, err := parseBindings(st, svc, acpProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +115,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
-	mode, err := tools.ParseMode(st.Mode)
+	mode, err := permission.ParseMode(st.Mode)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := commandRunner(st, b.keyEnv, bindings, log, lookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +132,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Model:           b.model,
 		DefaultModel:    b.modelID,
 		Models:          b.catalog.list,
+		ModelsReady:     b.catalog.ready,
 		KeyEnv:          b.keyEnv,
 		HasKey:          b.hasKey,
 		Tools:           base,
+		Runner:          runner,
 		Subagents:       svc,
 		Agents:          agents,
 		Mode:            mode,
@@ -150,11 +164,16 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 // child runs in ask mode, so every action it takes is put to the parent's
 // permission gate, which applies the parent's own mode.
 func childArgs(st *config.Settings) []string {
-	args := []string{"serve", "--mode", "ask", "--backend", st.Backend, "--log-level", st.LogLevel, "--log-format", st.LogFormat}
+	args := []string{"serve", "--mode", "ask", "--log-level", st.LogLevel, "--log-format", st.LogFormat}
 	add := func(flag, v string) {
 		if v != "" {
 			args = append(args, flag, v)
 		}
+	}
+	if st.IsSet("backend") {
+		// Only a backend the user named: without one, a model URL means a
+		// generic server, and the child must read it the same way.
+		add("--backend", st.Backend)
 	}
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
@@ -178,6 +197,19 @@ func childArgs(st *config.Settings) []string {
 	return args
 }
 
+// childEnv is what a child dshd gets on top of the daemon's environment:
+// the model's API key, which the acp provider otherwise holds back with
+// every variable named like a credential.
+func childEnv(b *backend, lookupEnv func(string) (string, bool)) []string {
+	if b.keyEnv == "" {
+		return nil
+	}
+	if v, ok := lookupEnv(b.keyEnv); ok {
+		return []string{b.keyEnv + "=" + v}
+	}
+	return nil
+}
+
 // namedAgents converts the config file's agents.
 func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig {
 	out := make(map[string]acpprovider.AgentConfig, len(in))
@@ -188,6 +220,7 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 			Address:      a.Address,
 			Token:        a.Token,
 			Env:          a.Env,
+			PassEnv:      a.PassEnv,
 			Unset:        a.Unset,
 			Cwd:          a.Cwd,
 			Timeout:      time.Duration(a.TimeoutSeconds) * time.Second,
@@ -198,15 +231,27 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 	return out
 }
 
-func parseBindings(flags []string) ([]subagent.Binding, error) {
-	if len(flags) == 0 {
+// parseBindings reads the subagent bindings and checks them, and the named
+// agents, against the providers: every provider is registered by now, so a
+// name none has, an option it does not take or a value it cannot use is a
+// mistake to report at start.
+func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acpprovider.Provider) ([]subagent.Binding, error) {
+	for _, name := range slices.Sorted(maps.Keys(st.Agents)) {
+		if err := acpProvider.CheckOptions(map[string]string{acpprovider.KeyAgent: name}); err != nil {
+			return nil, st.Invalid("agents."+name, err)
+		}
+	}
+	if len(st.Subagents) == 0 {
 		return subagent.DefaultBindings(), nil
 	}
 	var out []subagent.Binding
-	for _, f := range flags {
+	for i, f := range st.Subagents {
 		b, err := subagent.ParseBinding(f)
+		if err == nil {
+			err = subagent.Check(b, svc)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("--subagent %q: %w", f, err)
+			return nil, st.Invalid(fmt.Sprintf("subagent[%d]", i), err)
 		}
 		out = append(out, b)
 	}
@@ -248,7 +293,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 			m = scripted.Default()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--model %s: %w", st.Model, err)
+			return nil, st.Invalid("model", err)
 		}
 		infos, _ := m.Models(context.Background())
 		id := "scripted"
@@ -258,33 +303,13 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 		return &backend{model: m, modelID: id, catalog: staticCatalog(infos)}, nil
 	}
 
-	var opts openai.Options
-	keyEnv := ""
-	backendName := st.Backend
-	if st.ModelURL != "" && backendName == "deepseek" && !strings.Contains(st.ModelURL, "deepseek.com") {
-		backendName = "openai-compatible"
+	backendName := ""
+	if st.IsSet("backend") {
+		backendName = st.Backend
 	}
-	switch backendName {
-	case "deepseek":
-		opts, keyEnv = openai.DeepSeek(), "DEEPSEEK_API_KEY"
-	case "openai":
-		opts, keyEnv = openai.OpenAI(), "OPENAI_API_KEY"
-	case "openrouter":
-		opts, keyEnv = openai.OpenRouter(), "OPENROUTER_API_KEY"
-	case "ollama":
-		opts = openai.Ollama()
-	case "vllm":
-		opts = openai.VLLM()
-	case "llamacpp":
-		opts = openai.LlamaCpp()
-	case "openai-compatible":
-		opts = openai.VLLM() // generic: reads either reasoning field, sends no thinking switch
-		opts.BaseURL = ""
-	default:
-		return nil, fmt.Errorf("backend %q: want deepseek, openai, openrouter, ollama, vllm or llamacpp", st.Backend)
-	}
-	if st.ModelURL != "" {
-		opts.BaseURL = st.ModelURL
+	opts, keyEnv, err := openai.PresetFor(backendName, st.ModelURL)
+	if err != nil {
+		return nil, st.Invalid("backend", err)
 	}
 	if st.Model != "" {
 		opts.DefaultModel = st.Model
@@ -316,7 +341,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 			return ok && v != ""
 		}
 	}
-	b.catalog = &catalog{fetch: func(ctx context.Context) ([]llm.Info, error) {
+	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
 		if b.hasKey != nil && !b.hasKey() {
 			return nil, errors.New("no API key")
 		}
@@ -330,6 +355,8 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 // delays a session.
 type catalog struct {
 	fetch func(context.Context) ([]llm.Info, error)
+	// ready is closed when the fetch ended (nil for a static list).
+	ready chan struct{}
 	log   *slog.Logger
 	once  sync.Once
 	mu    sync.Mutex
@@ -342,6 +369,7 @@ func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {
 		c.once.Do(func() {
 			go func() {
+				defer close(c.ready)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				infos, err := c.fetch(ctx)

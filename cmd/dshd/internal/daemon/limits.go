@@ -15,23 +15,23 @@ import (
 // timeout applies to socket connections only: a stdio connection is the
 // editor's own process, idle for as long as its user is.
 func connLimits(st *config.Settings) rpc.Limits {
-	seconds := func(n int) time.Duration {
-		if n <= 0 {
+	never := func(d time.Duration) time.Duration {
+		if d <= 0 {
 			return -1
 		}
-		return time.Duration(n) * time.Second
+		return d
 	}
 	l := rpc.Limits{
 		MaxLineSize:        st.MaxLineBytes,
 		PreAuthMaxLineSize: st.PreauthMaxLineBytes,
-		HandshakeTimeout:   seconds(st.HandshakeTimeoutSeconds),
+		HandshakeTimeout:   never(st.HandshakeTimeout),
 		MaxQueuedInput:     st.MaxQueuedInputBytes,
 		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
-		WriteTimeout:       seconds(st.WriteTimeoutSeconds),
+		WriteTimeout:       never(st.WriteTimeout),
 		MaxAuthFailures:    st.MaxAuthFailures,
 	}
 	if st.Listen != "" {
-		l.IdleTimeout = seconds(st.IdleTimeoutSeconds)
+		l.IdleTimeout = never(st.IdleTimeout)
 	}
 	return l
 }

@@ -1,0 +1,117 @@
+// This file opens a session's journal in its store, new or existing,
+// before the live session is built over it.
+
+package session
+
+import (
+	"encoding/json"
+
+	"github.com/dshd/dshd/agent/llm"
+)
+
+// KindReset is a journal record holding a whole new conversation (after
+// compaction); messages before it are superseded.
+const KindReset = "reset"
+
+// Loaded is what a session's journal holds.
+type Loaded struct {
+	Meta Meta
+	// Messages is the conversation, for the agent's history.
+	Messages []llm.Message
+	// Updates are the recorded session/update params (JSON), in order, for
+	// a session/load replay.
+	Updates []json.RawMessage
+	// State is the last mode, model and title.
+	State State
+}
+
+// Stored is a session's journal, open in its store, and what it holds. It
+// becomes a live session's with Config.Stored; until then its owner
+// closes it.
+type Stored struct {
+	Loaded
+	store   *Store
+	journal *Journal
+}
+
+// Close closes the journal of a session that was never built.
+func (st *Stored) Close() error { return st.journal.Close() }
+
+// Create starts the journal of a new session in store: meta, then its
+// initial state. A title in state is listed at once.
+func Create(store *Store, meta Meta, state State) (*Stored, error) {
+	j, err := store.Create(meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.Append(KindState, state); err != nil {
+		j.Close()
+		return nil, err
+	}
+	if state.Title != "" {
+		_ = store.SetTitle(meta.SessionID, state.Title)
+	}
+	return &Stored{Loaded: Loaded{Meta: meta, State: state}, store: store, journal: j}, nil
+}
+
+// Load reopens the journal of session id and reads it back: its meta, its
+// conversation (repaired when the daemon stopped mid-call), its recorded
+// updates and its last state.
+func Load(store *Store, id string) (*Stored, error) {
+	j, recs, err := store.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	ld := Loaded{}
+	for _, r := range recs {
+		switch r.Kind {
+		case KindMeta:
+			_ = r.Decode(&ld.Meta)
+		case KindMessage:
+			var m llm.Message
+			if r.Decode(&m) == nil {
+				ld.Messages = append(ld.Messages, m)
+			}
+		case KindReset:
+			var msgs []llm.Message
+			if r.Decode(&msgs) == nil {
+				ld.Messages = msgs
+			}
+		case KindUpdate:
+			ld.Updates = append(ld.Updates, r.Data)
+		case KindState:
+			var st State
+			if r.Decode(&st) == nil {
+				ld.State.merge(st)
+			}
+		}
+	}
+	ld.Messages = repairHistory(ld.Messages)
+	return &Stored{Loaded: ld, store: store, journal: j}, nil
+}
+
+// repairHistory makes a history valid for a model after a crash: every
+// assistant tool call gets an answer right after its message, so the next
+// request is accepted.
+func repairHistory(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		out = append(out, m)
+		if m.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		have := map[string]bool{}
+		for i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
+			i++
+			have[msgs[i].ToolCallID] = true
+			out = append(out, msgs[i])
+		}
+		for _, c := range m.ToolCalls {
+			if !have[c.ID] {
+				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "The daemon stopped before this tool call finished."})
+			}
+		}
+	}
+	return out
+}

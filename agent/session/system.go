@@ -1,0 +1,102 @@
+// This file builds a session's system prompt and keeps the one cache of
+// project instructions (AGENTS.md) that sessions and spawned children use.
+
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/prompt"
+)
+
+// SystemPrompt returns the session's system prompt source, which runs at
+// the start of each turn: Config.System, or by default the embedded system
+// template rendered for the session (its cwd, the agent's current model,
+// today) followed by the project's AGENTS.md. A fork gives its child this
+// very function, so the child sees the parent's prefix byte for byte.
+func (s *Session) SystemPrompt() func(ctx context.Context) (string, error) { return s.system }
+
+// defaultSystemPrompt renders the embedded system template for the
+// session, then its project's AGENTS.md.
+func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
+	tmpl, err := systemTemplate()
+	if err != nil {
+		return "", err
+	}
+	cwd := s.cfg.Cwd
+	vars := prompt.SystemVars(cwd, s.agent.ModelID(), s.cfg.Now())
+	// A template override that forgot to register {{cwd}} still gets it.
+	out, err := prompt.RenderWith(tmpl, vars, func(name string) (string, bool) {
+		if name == prompt.VarCwd {
+			return cwd, true
+		}
+		return "", false
+	})
+	if err != nil {
+		return "", err
+	}
+	if extra := s.instructions.Get(cwd); extra != "" {
+		out = strings.TrimRight(out, "\n") + "\n\n" + extra
+	}
+	return out, nil
+}
+
+// systemTemplate is the embedded system prompt template, read once.
+var systemTemplate = sync.OnceValues(func() (string, error) { return prompt.Template(prompt.System) })
+
+// compactTemplate is the embedded compaction instruction, read once ("" if
+// it were missing: the agent then uses its own).
+var compactTemplate = sync.OnceValue(func() string {
+	t, _ := prompt.Template(prompt.Compaction)
+	return t
+})
+
+// maxInstructionDirs bounds an [InstructionsCache]; it is cleared when
+// full.
+const maxInstructionDirs = 256
+
+// InstructionsCache keeps each directory's AGENTS.md section
+// ([prompt.ProjectInstructions]) and reads the file again only when its
+// size or modification time changes, so a turn does not pay a read. The
+// zero value is ready to use and safe for concurrent use.
+type InstructionsCache struct {
+	mu      sync.Mutex
+	entries map[string]instructionsEntry
+}
+
+type instructionsEntry struct {
+	size    int64
+	modTime time.Time
+	text    string
+}
+
+// Get returns cwd's AGENTS.md section, or "" when there is none (or it
+// cannot be read).
+func (c *InstructionsCache) Get(cwd string) string {
+	st, err := os.Stat(filepath.Join(cwd, prompt.ProjectInstructionsFile))
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	c.mu.Lock()
+	e, ok := c.entries[cwd]
+	c.mu.Unlock()
+	if ok && e.size == st.Size() && e.modTime.Equal(st.ModTime()) {
+		return e.text
+	}
+	text, err := prompt.ProjectInstructions(cwd)
+	if err != nil {
+		return ""
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= maxInstructionDirs {
+		c.entries = make(map[string]instructionsEntry)
+	}
+	c.entries[cwd] = instructionsEntry{size: st.Size(), modTime: st.ModTime(), text: text}
+	c.mu.Unlock()
+	return text
+}

@@ -1,0 +1,100 @@
+// End-to-end test of a subagent bound with deny-permissions (issue 11,
+// item 16): what it may not do is refused without asking anyone, and it
+// is told so, not that a user rejected it.
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+)
+
+const denyScript = `{"rules": [
+  {"user": "(?m)^Write the note", "step": 0, "toolCalls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": "x"}}]},
+  {"user": "(?m)^Write the note", "step": 1, "text": "CHILD-GOT: {{tool}}"},
+  {"user": "delegate", "step": 0, "toolCalls": [{"name": "reader", "arguments": {"description": "note", "prompt": "Write the note"}}]},
+  {"user": "delegate", "step": 1, "text": "PARENT-GOT: {{tool}}"}
+]}`
+
+func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
+	ctx := testCtx(t)
+	_, c := stdioDaemon(t, writeScript(t, denyScript), t.TempDir(), "--subagent", "reader=spawn,deny-permissions")
+	var asked atomic.Int32
+	c.handleRequests(func(m *msg) (any, *rpcErr) {
+		if m.Method == "session/request_permission" {
+			asked.Add(1)
+			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
+		}
+		return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+	})
+	c.initialize(ctx, nil)
+	sid := c.newSession(ctx, t.TempDir())
+	if stop := c.prompt(ctx, sid, "delegate it"); stop != "end_turn" {
+		t.Fatalf("stop reason %q", stop)
+	}
+	got := text(c.updates(sid))
+	_, child, ok := strings.Cut(got, "CHILD-GOT:")
+	if !ok {
+		t.Fatalf("no child answer in %q", got)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("the editor was asked %d times for a child that may not ask", n)
+	}
+	if strings.Contains(child, "user") {
+		t.Fatalf("the child was told about a user: %q", child)
+	}
+	if !strings.Contains(child, "without asking") {
+		t.Fatalf("the child was told %q, want that it was refused without asking anyone", child)
+	}
+}
+
+// TestADenyPermissionsACPChildIsNotToldAUserRejectedIt: a child dshd
+// asks its parent, whose binding refuses without asking anyone; the
+// parent says so in its answer, and the child tells its model that.
+func TestADenyPermissionsACPChildIsNotToldAUserRejectedIt(t *testing.T) {
+	ctx := testCtx(t)
+	srv := fakeModel(t)
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		tool := ""
+		for _, m := range c.Messages {
+			if m.Role == "tool" {
+				_ = json.Unmarshal(m.Content, &tool)
+			}
+		}
+		child := strings.Contains(c.LastUserText(), "child task")
+		switch {
+		case child && tool == "":
+			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"note.txt","content":"x"}`}}}
+		case child:
+			return openaitest.Text("child saw: " + tool)
+		case tool == "":
+			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "ro", Arguments: `{"description":"d","prompt":"child task"}`}}}
+		}
+		return openaitest.Text("parent done")
+	})
+	p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo", "--subagent", "ro=acp,deny-permissions")
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	cwd := t.TempDir()
+	sid := w.newSession(ctx, cwd)
+	if stop := w.prompt(ctx, sid, "delegate this"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, p.stderr)
+	}
+	got := childToolResult(srv)
+	if !strings.Contains(got, "refused without asking anyone") || strings.Contains(got, "user") {
+		t.Fatalf("the child's model was told %q, want a refusal that asked nobody; stderr:\n%s", got, p.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "note.txt")); err == nil {
+		t.Fatal("the refused child wrote the file")
+	}
+}

@@ -1,0 +1,52 @@
+//go:build linux
+
+// End-to-end test of descriptors: idle sessions do not each hold their
+// journal open, so a daemon with few descriptors serves many sessions.
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
+	const nofile, sessions = 512, 600
+	path := socketPath(t)
+	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
+	lim := unix.Rlimit{Cur: nofile, Max: nofile}
+	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
+		t.Fatalf("prlimit: %v", err)
+	}
+	ctx := testCtx(t)
+	cwd := t.TempDir()
+	c := dialWire(t, "unix", path)
+	c.initialize(ctx, nil)
+	sids := make([]string, sessions)
+	for i := range sids {
+		raw, err := c.callErr(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+		if err != nil {
+			t.Fatalf("session/new number %d under %d descriptors: %v; stderr:\n%s", i+1, nofile, err, p.stderr)
+		}
+		var res newResult
+		_ = json.Unmarshal(raw, &res)
+		sids[i] = res.SessionID
+	}
+	for _, i := range []int{0, sessions / 2, sessions - 1} {
+		if got := c.prompt(ctx, sids[i], fmt.Sprint("prompt ", i)); got != "end_turn" {
+			t.Fatalf("prompt on session %d: %q", i, got)
+		}
+	}
+	// Another client is still served.
+	other := dialWire(t, "unix", path)
+	other.initialize(ctx, nil)
+	if got := other.prompt(ctx, other.newSession(ctx, cwd), "still served"); got != "end_turn" {
+		t.Fatalf("a second client's prompt: %q", got)
+	}
+	c.closer.Close()
+	other.closer.Close()
+	p.stop(t)
+}

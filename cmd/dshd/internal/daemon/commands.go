@@ -1,0 +1,72 @@
+// This file wires the command runner: the sandbox commands run in and the
+// environment they get, without any of dshd's own secrets.
+
+package daemon
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/tools/cmdenv"
+	"github.com/dshd/dshd/tools/localrun"
+	"github.com/dshd/dshd/tools/sandbox"
+	"github.com/dshd/dshd/tools/subagent"
+)
+
+// commandRunner builds the local runner of every session's commands (and
+// of the terminals acp children ask for): the configured sandbox, and the
+// configured environment policy applied to dshd's own environment once.
+func commandRunner(st *config.Settings, keyEnv string, bindings []subagent.Binding, log *slog.Logger, lookupEnv func(string) (string, bool)) (*localrun.Runner, error) {
+	sb, err := sandbox.New(&sandbox.Config{
+		Mode:          sandbox.Mode(st.Sandbox),
+		NoNetwork:     !st.SandboxNetwork,
+		WritableRoots: st.SandboxWritable,
+		ReadableRoots: st.SandboxReadable,
+		NoCaches:      !st.SandboxCaches,
+		Fallback:      sandbox.Fallback(st.SandboxFallback),
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := commandEnv(st, keyEnv, bindings, lookupEnv)
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return localrun.New(&localrun.Options{Env: p.Apply(os.Environ()), Sandbox: sb, Logger: log}), nil
+}
+
+// commandEnv is the environment policy of commands: the configured one,
+// plus dshd's own secrets, by name and by value: the token, the model key
+// and every token a binding or named agent holds or names.
+func commandEnv(st *config.Settings, keyEnv string, bindings []subagent.Binding, lookupEnv func(string) (string, bool)) cmdenv.Policy {
+	p := cmdenv.Policy{
+		Inherit:         cmdenv.Inherit(st.CommandEnv),
+		KeepSecretNames: st.CommandEnvSecret,
+		Exclude:         st.CommandEnvDrop,
+		IncludeOnly:     st.CommandEnvOnly,
+		Set:             st.CommandEnvSet,
+		SecretValues:    []string{st.Token},
+	}
+	secretName := func(name string) {
+		if name == "" {
+			return
+		}
+		p.Secrets = append(p.Secrets, name)
+		if v, ok := lookupEnv(name); ok {
+			p.SecretValues = append(p.SecretValues, v)
+		}
+	}
+	secretName("DSHD_TOKEN")
+	secretName(keyEnv)
+	for _, b := range bindings {
+		secretName(b.Options[acpprovider.KeyTokenEnv])
+		p.SecretValues = append(p.SecretValues, b.Options[acpprovider.KeyToken])
+	}
+	for _, a := range st.Agents {
+		p.SecretValues = append(p.SecretValues, a.Token)
+	}
+	return p
+}

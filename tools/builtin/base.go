@@ -1,0 +1,138 @@
+// This file holds what every built-in tool shares: its static description,
+// the permission round trip, and text helpers.
+
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/workspace"
+)
+
+// toolBase implements the static half of [Tool], [Parallel] included.
+type toolBase struct {
+	name        string
+	description string
+	// schema is built on first use: reflecting over every tool's params
+	// at construction would cost the daemon's cold start.
+	schema   func() json.RawMessage
+	kind     tools.Kind
+	parallel bool
+}
+
+func (b *toolBase) Name() string                 { return b.name }
+func (b *toolBase) Description() string          { return b.description }
+func (b *toolBase) InputSchema() json.RawMessage { return b.schema() }
+func (b *toolBase) Kind() tools.Kind             { return b.kind }
+func (b *toolBase) ParallelSafe() bool           { return b.parallel }
+
+// lazySchema returns a function that builds T's schema on first use and
+// then returns it (see tools.SchemaFor).
+func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
+	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
+}
+
+// permit asks the call's permission gate about req (tools/permission
+// decides). It returns nil when the call may go on; otherwise either the
+// result the model should see (the user rejected it) or the error that
+// ends the call (cancelled, or the gate failed). A nil Permission allows
+// everything, as the agent loop does.
+func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
+	d, err := permission.Permit(ctx, call, req)
+	if d == tools.Allowed || err != nil {
+		return nil, err
+	}
+	return tools.Errorf("%s", permission.Rejection(d, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))), nil
+}
+
+// envOf returns the call's environment, or an error result when the caller
+// forgot one; tools need at least a Workspace.
+func envOf(call *tools.Call) (*tools.Env, *tools.Result) {
+	if call.Env == nil || call.Env.Workspace == nil {
+		return nil, tools.Errorf("internal error: the tool has no workspace")
+	}
+	return call.Env, nil
+}
+
+// fsOf returns env's FileSystem, the local disk when none is set.
+func fsOf(env *tools.Env) tools.FileSystem {
+	if env.FS != nil {
+		return env.FS
+	}
+	return workspace.NewLocalFS(env.Workspace)
+}
+
+// pathError is the model-facing text of a failed Resolve.
+func pathError(err error) *tools.Result {
+	if errors.Is(err, workspace.ErrOutside) {
+		return tools.Errorf("%v; only files under the session's directories can be used", err)
+	}
+	return tools.Errorf("%v", err)
+}
+
+// titleArg returns the key argument of a raw input for a title, or "".
+func titleArg(input json.RawMessage, key string) string {
+	var m map[string]any
+	if json.Unmarshal(input, &m) != nil {
+		return ""
+	}
+	s, _ := m[key].(string)
+	return oneLine(s, 80)
+}
+
+// oneLine flattens s to its first line, at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
+	}
+	return s
+}
+
+// countLines returns the number of lines of s, a last line without a
+// newline included.
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// decodeInput decodes a call's input into T, refusing unknown fields so a
+// misnamed argument is reported instead of silently ignored. Empty input
+// and null decode as {}. The error is worded for the model.
+func decodeInput[T any](input json.RawMessage) (T, error) {
+	var v T
+	in := bytes.TrimSpace(input)
+	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
+		return v, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("invalid arguments: %v", err)
+	}
+	return v, nil
+}

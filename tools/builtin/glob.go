@@ -1,0 +1,160 @@
+// This file implements the glob tool.
+
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/search"
+)
+
+// GlobName is the glob tool's name.
+const GlobName = "glob"
+
+// GlobParams are glob's arguments.
+type GlobParams struct {
+	Pattern string `json:"pattern" jsonschema:"The glob pattern, e.g. **/*.go or src/**/*.{ts,tsx}"`
+	Path    string `json:"path,omitempty" jsonschema:"The directory to search in (default: the working directory)"`
+}
+
+// GlobOptions configures glob; the zero value is usable.
+type GlobOptions struct {
+	// MaxResults caps the paths returned; 0 means 1000.
+	MaxResults int
+}
+
+//go:embed glob.md
+var globDescription string
+
+type globTool struct {
+	toolBase
+	opts GlobOptions
+}
+
+// NewGlob returns the glob tool; opts may be nil.
+func NewGlob(opts *GlobOptions) tools.Tool {
+	t := &globTool{}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.MaxResults <= 0 {
+		t.opts.MaxResults = 1000
+	}
+	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
+	t.toolBase = toolBase{name: GlobName, description: desc, schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
+	return t
+}
+
+// Title is "Find <pattern>", with the directory when one is given.
+func (t *globTool) Title(input json.RawMessage) string {
+	p, err := decodeInput[GlobParams](input)
+	if err != nil || p.Pattern == "" {
+		return "Find files"
+	}
+	title := "Find " + oneLine(p.Pattern, 80)
+	if p.Path != "" {
+		title += " in " + oneLine(p.Path, 80)
+	}
+	return title
+}
+
+func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	p, err := decodeInput[GlobParams](call.Input)
+	if err != nil {
+		return tools.Errorf("%v", err), nil
+	}
+	if p.Pattern == "" {
+		return tools.Errorf("pattern is required"), nil
+	}
+	env, res := envOf(call)
+	if res != nil {
+		return res, nil
+	}
+	pat, err := search.CompileGlob(filepath.ToSlash(p.Pattern))
+	if err != nil {
+		return tools.Errorf("bad pattern %q: %v", p.Pattern, err), nil
+	}
+	dir, res := searchDir(env, p.Path)
+	if res != nil {
+		return res, nil
+	}
+	w, prefix, err := newWalker(env, dir)
+	if err != nil {
+		return tools.Errorf("cannot search %s: %v", env.Workspace.Display(dir), err), nil
+	}
+	defer w.Root.Close()
+	kept := search.NewFirstK[string](t.opts.MaxResults)
+	sub := func(rel string) string { return strings.TrimPrefix(rel[len(prefix):], "/") }
+	w.EnterDir = func(rel string) bool {
+		s := sub(rel)
+		return pat.MayMatchBelow(s) && kept.WantsDir(s)
+	}
+	w.Visit = func(rel string, d fs.DirEntry, _ *search.Dir) {
+		s := sub(rel)
+		if pat.Match(s) {
+			shown := env.Workspace.Display(filepath.Join(dir, filepath.FromSlash(s)))
+			if d.IsDir() {
+				shown += "/"
+			}
+			kept.Add(s, 1, shown)
+		}
+	}
+	if err := w.Run(ctx); err != nil {
+		return nil, err
+	}
+	items, capped := kept.Sorted()
+	if len(items) == 0 {
+		return &tools.Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, nil
+	}
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.V)
+		b.WriteByte('\n')
+	}
+	summary := fmt.Sprintf("%d paths", len(items))
+	if capped {
+		fmt.Fprintf(&b, "\n[capped at %d paths; there may be more: narrow the pattern or the path]\n", t.opts.MaxResults)
+		summary = fmt.Sprintf("%d paths (capped)", len(items))
+	}
+	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}, nil
+}
+
+// searchDir resolves the directory a search starts in (the cwd when p is
+// empty) and checks that it is one.
+func searchDir(env *tools.Env, p string) (string, *tools.Result) {
+	if p == "" {
+		p = "."
+	}
+	dir, err := env.Workspace.Resolve(p)
+	if err != nil {
+		return "", pathError(err)
+	}
+	fi, err := env.Workspace.Stat(dir)
+	switch {
+	case err != nil:
+		return "", tools.Errorf("%s: %v", env.Workspace.Display(dir), err)
+	case !fi.IsDir():
+		return "", tools.Errorf("%s is not a directory", env.Workspace.Display(dir))
+	}
+	return dir, nil
+}
+
+// newWalker returns a walker over dir, confined to the root containing
+// it, that reads the .gitignore files from that root down to dir, and the
+// slash path of dir relative to the root (the prefix of every path it
+// reports). The caller closes the walker's Root.
+func newWalker(env *tools.Env, dir string) (*search.Walker, string, error) {
+	root, rel, err := env.Workspace.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return &search.Walker{Root: root, Start: rel, Gitignore: true}, rel, nil
+}

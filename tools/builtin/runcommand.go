@@ -1,0 +1,267 @@
+// This file implements the run_command tool.
+
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/localrun"
+)
+
+// RunCommandName is the run_command tool's name.
+const RunCommandName = "run_command"
+
+// RunCommandParams are run_command's arguments.
+type RunCommandParams struct {
+	Command string `json:"command" jsonschema:"The shell command line to run"`
+	Cwd     string `json:"cwd,omitempty" jsonschema:"The directory to run in (default: the working directory)"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"Timeout in seconds"`
+}
+
+// RunCommandOptions configures run_command; the zero value is usable.
+type RunCommandOptions struct {
+	// DefaultTimeout applies when a call gives none; 0 means 2 minutes.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps a call's timeout; 0 means 10 minutes.
+	MaxTimeout time.Duration
+	// OutputLimit is the number of output bytes (the tail) kept and
+	// returned; 0 means 30000.
+	OutputLimit int
+	// ProgressInterval is the least time between two progress reports of
+	// a command's output; 0 means 250 ms. The first output is reported at
+	// once.
+	ProgressInterval time.Duration
+}
+
+//go:embed runcommand.md
+var runCommandDescription string
+
+type runCommand struct {
+	toolBase
+	opts RunCommandOptions
+}
+
+// NewRunCommand returns the run_command tool; opts may be nil.
+func NewRunCommand(opts *RunCommandOptions) tools.Tool {
+	t := &runCommand{}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.DefaultTimeout <= 0 {
+		t.opts.DefaultTimeout = 2 * time.Minute
+	}
+	if t.opts.MaxTimeout <= 0 {
+		t.opts.MaxTimeout = 10 * time.Minute
+	}
+	t.opts.DefaultTimeout = min(t.opts.DefaultTimeout, t.opts.MaxTimeout)
+	if t.opts.OutputLimit <= 0 {
+		t.opts.OutputLimit = 30000
+	}
+	if t.opts.ProgressInterval <= 0 {
+		t.opts.ProgressInterval = 250 * time.Millisecond
+	}
+	desc := strings.NewReplacer(
+		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
+		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
+		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
+	).Replace(runCommandDescription)
+	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: lazySchema[RunCommandParams](nil), kind: tools.KindExecute}
+	return t
+}
+
+// Title is the command line itself.
+func (t *runCommand) Title(input json.RawMessage) string {
+	if c := titleArg(input, "command"); c != "" {
+		return c
+	}
+	return "Run command"
+}
+
+var defaultRunner = localrun.New(nil)
+
+func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	p, err := decodeInput[RunCommandParams](call.Input)
+	if err != nil {
+		return tools.Errorf("%v", err), nil
+	}
+	if strings.TrimSpace(p.Command) == "" {
+		return tools.Errorf("command is required"), nil
+	}
+	if p.Timeout < 0 {
+		return tools.Errorf("timeout must not be negative"), nil
+	}
+	env, res := envOf(call)
+	if res != nil {
+		return res, nil
+	}
+	dir, res := searchDir(env, p.Cwd)
+	if res != nil {
+		return res, nil
+	}
+	timeout := t.opts.DefaultTimeout
+	if p.Timeout > 0 {
+		timeout = min(time.Duration(p.Timeout)*time.Second, t.opts.MaxTimeout)
+	}
+	runner := env.Runner
+	if runner == nil {
+		runner = defaultRunner
+	}
+	cmd := tools.Command{Command: p.Command, Dir: dir, Roots: env.Workspace.Roots(), Timeout: timeout, OutputLimit: t.opts.OutputLimit}
+	// The question shows every line, the cwd and the sandbox.
+	q, err := tools.AskCommand(runner, cmd)
+	if err != nil {
+		return tools.Errorf("cannot run the command: %v", err), nil
+	}
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
+		Content: q.Content,
+	}); res != nil || err != nil {
+		return res, err
+	}
+
+	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval}
+	result, err := runner.Run(ctx, cmd, prog.started, prog.output)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return tools.Errorf("cannot run the command: %v", err), nil
+	}
+
+	var b strings.Builder
+	if result.Truncated {
+		fmt.Fprintf(&b, "[output truncated: showing the last %d bytes]\n", len(result.Output))
+	}
+	b.WriteString(result.Output)
+	if result.Output != "" && !strings.HasSuffix(result.Output, "\n") {
+		b.WriteByte('\n')
+	}
+	status := ""
+	isErr := true
+	switch {
+	case result.TimedOut:
+		status = fmt.Sprintf("timed out after %s; the command and its children were stopped", timeout)
+	case result.Signal != "":
+		status = "killed by " + result.Signal
+	case result.ExitCode != nil && *result.ExitCode == 0:
+		status, isErr = "exit code 0", false
+	case result.ExitCode != nil:
+		status = "exit code " + strconv.Itoa(*result.ExitCode)
+	default:
+		status = "exit status unknown"
+	}
+	if result.Output == "" {
+		b.WriteString("(no output)\n")
+	}
+	b.WriteString("[" + status + "]\n")
+
+	shown := fence(result.Output, "console") + "\n" + status
+	content := []tools.Content{tools.TextContent(shown)}
+	if id := prog.terminal(); id != "" {
+		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id, Text: shown}}
+	}
+	return &tools.Result{
+		Output:  b.String(),
+		IsError: isErr,
+		Content: content,
+		RawOutput: map[string]any{
+			"exitCode":  result.ExitCode,
+			"signal":    result.Signal,
+			"timedOut":  result.TimedOut,
+			"truncated": result.Truncated,
+		},
+	}, nil
+}
+
+// progress publishes a running command: its terminal when the runner has
+// one, otherwise the tail of its output, at most once per interval.
+type progress struct {
+	report   tools.Reporter
+	interval time.Duration
+
+	mu         sync.Mutex
+	terminalID string    // guarded by mu
+	tail       []byte    // the last progressTail bytes of output; guarded by mu
+	last       time.Time // guarded by mu
+}
+
+func (p *progress) started(id string) {
+	p.mu.Lock()
+	p.terminalID = id
+	p.mu.Unlock()
+	if id != "" {
+		p.report.Update(tools.Progress{Content: []tools.Content{{Type: tools.ContentTerminal, TerminalID: id}}})
+	}
+}
+
+func (p *progress) output(chunk string) {
+	p.mu.Lock()
+	if p.terminalID != "" {
+		p.mu.Unlock()
+		return
+	}
+	p.keep(chunk)
+	now := time.Now()
+	if !p.last.IsZero() && now.Sub(p.last) < p.interval {
+		p.mu.Unlock()
+		return
+	}
+	p.last = now
+	tail := p.tail
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	text := string(tail)
+	p.mu.Unlock()
+	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(fence(text, "console"))}})
+}
+
+// progressTail is how much of a command's output its progress shows.
+const progressTail = 8 << 10
+
+// keep appends chunk to the tail and drops what falls out of it; the
+// front may then start inside a character, which output trims.
+func (p *progress) keep(chunk string) {
+	if len(chunk) >= progressTail {
+		p.tail = append(p.tail[:0], chunk[len(chunk)-progressTail:]...)
+		return
+	}
+	if over := len(p.tail) + len(chunk) - progressTail; over > 0 {
+		p.tail = p.tail[:copy(p.tail, p.tail[over:])]
+	}
+	p.tail = append(p.tail, chunk...)
+}
+
+func (p *progress) terminal() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.terminalID
+}
+
+// fence wraps s in a Markdown code fence longer than any backtick run in
+// it, so editors that render text as Markdown show it verbatim.
+func fence(s, lang string) string {
+	n, run := 3, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", n)
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return f + lang + "\n" + s + f
+}

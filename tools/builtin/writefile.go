@@ -1,0 +1,112 @@
+// This file implements the write_file tool.
+
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
+)
+
+// WriteFileName is the write_file tool's name.
+const WriteFileName = "write_file"
+
+// WriteFileParams are write_file's arguments.
+type WriteFileParams struct {
+	Path    string `json:"path" jsonschema:"The file to write: relative to the working directory, or absolute"`
+	Content string `json:"content" jsonschema:"The complete new content of the file"`
+}
+
+//go:embed writefile.md
+var writeFileDescription string
+
+type writeFile struct{ toolBase }
+
+// NewWriteFile returns the write_file tool.
+func NewWriteFile() tools.Tool {
+	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: lazySchema[WriteFileParams](nil), kind: tools.KindEdit}}
+}
+
+// Title is "Write <path>".
+func (t *writeFile) Title(input json.RawMessage) string {
+	if p := titleArg(input, "path"); p != "" {
+		return "Write " + p
+	}
+	return "Write file"
+}
+
+func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	p, err := decodeInput[WriteFileParams](call.Input)
+	if err != nil {
+		return tools.Errorf("%v", err), nil
+	}
+	if p.Path == "" {
+		return tools.Errorf("path is required"), nil
+	}
+	env, res := envOf(call)
+	if res != nil {
+		return res, nil
+	}
+	path, err := env.Workspace.Resolve(p.Path)
+	if err != nil {
+		return pathError(err), nil
+	}
+	file, err := openTarget(fsOf(env), path)
+	if err != nil {
+		return readError(env, path, err), nil
+	}
+	defer file.Close()
+	var old *string
+	switch text, err := file.ReadTextFile(ctx); {
+	case err == nil:
+		old = &text
+	case errors.Is(err, tools.ErrNotExist):
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, workspace.ErrTooLarge):
+		return tools.Errorf("%s is too large to replace with write_file", env.Workspace.Display(path)), nil
+	default:
+		return readError(env, path, err), nil
+	}
+	shown := env.Workspace.Display(path)
+	if old != nil && *old == p.Content {
+		return &tools.Result{Output: shown + " already has this content; nothing written", Locations: []tools.Location{{Path: path}}}, nil
+	}
+	verb := "Write"
+	if old == nil {
+		verb = "Create"
+	}
+	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: p.Content}}
+	loc := []tools.Location{{Path: path}}
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: t.name, Title: verb + " " + shown, Kind: tools.KindEdit, Effect: tools.EditEffect(path),
+		Content: diff, Locations: loc,
+	}); res != nil || err != nil {
+		return res, err
+	}
+	if err := file.Commit(ctx, p.Content); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return tools.Errorf("cannot write %s: %v", shown, err), nil
+	}
+	done := "Wrote"
+	if old == nil {
+		done = "Created"
+	}
+	out := fmt.Sprintf("%s %s (%s, %s)", done, shown, plural(countLines(p.Content), "line"), plural(len(p.Content), "byte"))
+	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
+}
+
+// plural is "1 line", "2 lines", "0 lines".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

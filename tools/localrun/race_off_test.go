@@ -1,0 +1,5 @@
+//go:build !race
+
+package localrun
+
+const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package tools
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package tools
-
-// raceEnabled is true when the race detector instruments the build; tests
-// that move gigabytes move less then.
-const raceEnabled = true

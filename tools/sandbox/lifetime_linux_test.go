@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// procState returns a process's state letter and command name from
+// /proc, ok false once it is gone.
+func procState(pid int) (state byte, comm string, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, "", false
+	}
+	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || closing < open || closing+2 >= len(b) {
+		return 0, "", false
+	}
+	return b[closing+2], string(b[open+1 : closing]), true
+}
+
+// running reports whether pid runs; a zombie has ended.
+func running(pid int) bool {
+	st, _, ok := procState(pid)
+	return ok && st != 'Z' && st != 'X'
+}
+
+// awaitEnd waits, on a pidfd, until pid has ended.
+func awaitEnd(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // already gone
+	}
+	defer unix.Close(fd)
+	within(t, "the end of pid "+strconv.Itoa(pid), func() {
+		for running(pid) {
+			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
+		}
+	})
+}
+
+func TestLifetime_NothingACommandStartedOutlivesAParentKilledBySIGKILL(t *testing.T) {
+	for _, mode := range []string{"ns", "plain"} {
+		t.Run(mode, func(t *testing.T) {
+			parent := exec.Command(exe(t), "parent", mode)
+			out, err := parent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent.Stderr = os.Stderr
+			if err := parent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
+			lines := bufio.NewScanner(out)
+			var ready, helper bool
+			within(t, "the command to start", func() {
+				for !(ready && helper) && lines.Scan() {
+					ready = ready || lines.Text() == "ready"
+					helper = helper || strings.HasPrefix(lines.Text(), "helper ")
+				}
+			})
+			if !ready || !helper {
+				t.Fatalf("the parent did not start its command")
+			}
+			// The helper, sh and its two children (forked, if perhaps
+			// not yet sleep).
+			procs := descendants(parent.Process.Pid)
+			if len(procs) != 4 {
+				t.Fatalf("the parent has %d descendants, want 4: %v", len(procs), procs)
+			}
+			if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = parent.Wait()
+			for _, p := range procs {
+				awaitEnd(t, p)
+			}
+		})
+	}
+}
+
+func TestLifetime_LeftoversEndWithTheCommandAndWithCancel(t *testing.T) {
+	for _, noNS := range []bool{false, true} {
+		s := newSandbox(t, Config{Mode: Off, NoNamespaces: noNS})
+		// The background sleep holds the output open: EOF (the end of
+		// Wait) means it is gone.
+		r := sh(t, s, "", nil, `sleep 300 & echo $!`)
+		if r.err != nil || r.st.Code != 0 {
+			t.Fatalf("%v %+v %s", r.err, r.st, r.out)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(r.out))
+		if err != nil {
+			t.Fatalf("the command said %q", r.out)
+		}
+		if !noNS {
+			continue // that pid is the namespace's, not ours
+		}
+		if running(pid) {
+			t.Fatalf("the background sleep %d survived its command", pid)
+		}
+	}
+}
