@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,12 @@ type Options struct {
 type Input struct {
 	Text   string
 	Images []llm.Image
+	// Model, when set, is the model this turn asks for (a slash command's
+	// model); the agent's model is unchanged.
+	Model string
+	// Tools, when set, are the only tools this turn offers and runs (a
+	// slash command's allowed-tools).
+	Tools []string
 }
 
 // Result is the outcome of a turn that did not fail.
@@ -291,7 +298,7 @@ func (a *Agent) Prompt(ctx context.Context, in Input, emit func(Event)) (Result,
 		emit(e)
 	}
 
-	t := &turn{a: a, ctx: ctx, emit: send}
+	t := &turn{a: a, ctx: ctx, emit: send, model: in.Model, only: in.Tools}
 	defer func() {
 		a.mu.Lock()
 		a.turnStart = -1
@@ -310,7 +317,13 @@ type turn struct {
 	streamed []byte
 	last     *llm.Message
 	system   string
+	// model and only are the turn's own model and tools (Input).
+	model string
+	only  []string
 }
+
+// offers reports whether the turn offers the tool name.
+func (t *turn) offers(name string) bool { return t.only == nil || slices.Contains(t.only, name) }
 
 func (t *turn) run(in Input) (Result, error) {
 	a := t.a
@@ -422,9 +435,15 @@ func (t *turn) request() *llm.Request {
 	msgs := a.hist.Messages()
 	model := a.modelID
 	a.mu.Unlock()
+	if t.model != "" {
+		model = t.model
+	}
 	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens}
 	if a.opts.Tools != nil {
 		for _, tl := range a.opts.Tools.Tools() {
+			if !t.offers(tl.Name()) {
+				continue
+			}
 			req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Name(), Description: tl.Description(), Parameters: tl.InputSchema()})
 		}
 	}

@@ -78,6 +78,11 @@ func (t *turn) maybeCompact() error {
 // summarise asks the model for a summary of msgs, rendered as a plain
 // transcript so that the request fits even when msgs do not.
 func (t *turn) summarise(msgs []llm.Message) (string, error) {
+	return t.summariseWith(msgs, t.a.opts.CompactPrompt)
+}
+
+// summariseWith is summarise with the summariser's instruction given.
+func (t *turn) summariseWith(msgs []llm.Message, instruction string) (string, error) {
 	a := t.a
 	budget := a.opts.ContextWindow * 2 // characters, about half the window in tokens
 	var b strings.Builder
@@ -91,7 +96,7 @@ func (t *turn) summarise(msgs []llm.Message) (string, error) {
 	}
 	req := &llm.Request{
 		Model:     a.ModelID(),
-		System:    a.opts.CompactPrompt,
+		System:    instruction,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: b.String()}},
 		MaxTokens: a.opts.MaxTokens,
 	}

@@ -102,7 +102,7 @@ func (t *turn) prepare(pc *pendingCall) {
 	}
 	var tool tools.Tool
 	ok := false
-	if a.opts.Tools != nil {
+	if a.opts.Tools != nil && t.offers(pc.call.Name) {
 		tool, ok = a.opts.Tools.Get(pc.call.Name)
 	}
 	valid := json.Valid([]byte(args))

@@ -111,6 +111,9 @@ type StartRequest struct {
 	// DenyPermissions pins the child's permission requests to "deny": each
 	// is rejected at once and the child is told its scope is fixed.
 	DenyPermissions bool
+	// Budget bounds the child and all its descendants; zero fields are
+	// unbounded.
+	Budget Budget
 
 	// Parent is the delegating agent's scope; required.
 	Parent *Scope
@@ -125,6 +128,20 @@ type StartRequest struct {
 	// acp binding's command or socket), passed through unchanged; in-process
 	// providers ignore them.
 	Options map[string]string
+}
+
+// Budget bounds a child together with every descendant it starts, from a
+// definition's maxTurns and maxTokens or a binding's max-turns and
+// max-tokens. The fields travel with the StartRequest; enforcing them
+// across the tree (in process and across dshd processes) is issue 12
+// item 8 and not done yet.
+type Budget struct {
+	// MaxTurns bounds the model round trips of the child and its
+	// descendants.
+	MaxTurns int `json:"maxTurns,omitempty"`
+	// MaxTokens bounds the tokens (input and output) of the child and its
+	// descendants.
+	MaxTokens int `json:"maxTokens,omitempty"`
 }
 
 // Progress is the fallback view of a running child, shown in the parent's

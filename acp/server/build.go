@@ -165,6 +165,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		}
 		delegation = scope
 	}
+	ws, mistakes := c.openWorkspace(cwd)
+	ws.pending = mistakes
+	toolLayer := o.Tools
+	if ws.defs != nil {
+		toolLayer = ws.defs.Tools()
+	}
 	cfg := session.Config{
 		ID:                    string(id),
 		Cwd:                   cwd,
@@ -174,7 +180,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
-		Tools:                 o.Tools,
+		Tools:                 toolLayer,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
 		Mode:                  mode,
@@ -202,6 +208,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	s, err := session.New(ctx, cfg)
 	if err != nil {
+		ws.close()
 		stored.Close()
 		var we *session.WorkspaceError
 		if errors.As(err, &we) {
@@ -215,10 +222,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	}
 	if err := c.srv.claim(id, c); err != nil {
 		s.Close()
+		ws.close()
 		return nil, err
 	}
 	c.mu.Lock()
 	c.sessions[id] = s
+	c.workspaces[id] = ws
 	c.mu.Unlock()
 	return s, nil
 }

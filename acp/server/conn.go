@@ -38,7 +38,9 @@ type Conn struct {
 	authed   bool
 	sessions map[acp.SessionID]*session.Session
 	children map[acp.SessionID]*child // exposed subagent sessions
-	nextID   uint64
+	// workspaces are what each session's workspace defines for it.
+	workspaces map[acp.SessionID]*wsState
+	nextID     uint64
 	// idBase makes minted ids unique across connections, so a child id
 	// replayed from an earlier connection is never minted again.
 	idBase  string
@@ -51,14 +53,15 @@ var _ acp.Agent = (*Conn)(nil)
 func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
-		srv:      s,
-		log:      s.log,
-		ctx:      ctx,
-		cancel:   cancel,
-		sessions: map[acp.SessionID]*session.Session{},
-		children: map[acp.SessionID]*child{},
-		authed:   s.opts.Token == "",
-		idBase:   randomBase(),
+		srv:        s,
+		log:        s.log,
+		ctx:        ctx,
+		cancel:     cancel,
+		sessions:   map[acp.SessionID]*session.Session{},
+		children:   map[acp.SessionID]*child{},
+		workspaces: map[acp.SessionID]*wsState{},
+		authed:     s.opts.Token == "",
+		idBase:     randomBase(),
 	}
 	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: s.opts.Token != ""})
 	return c
@@ -88,6 +91,11 @@ func (c *Conn) closeSession(s *session.Session) {
 	if err := s.Close(); err != nil {
 		c.log.Warn("closing session journal", "session", s.ID(), "err", err)
 	}
+	c.mu.Lock()
+	ws := c.workspaces[acp.SessionID(s.ID())]
+	delete(c.workspaces, acp.SessionID(s.ID()))
+	c.mu.Unlock()
+	ws.close()
 	c.srv.release(acp.SessionID(s.ID()), c)
 }
 

@@ -65,8 +65,19 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		c.send(s, id, &acp.SessionInfoUpdate{Title: acp.Set(title), UpdatedAt: acp.Set(c.srv.opts.Now().UTC().Format(time.RFC3339))})
 	}
 
+	ws := c.workspace(id)
+	c.refreshWorkspace(s, ws)
+	in, command := slashCommand(ws, in)
 	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
-	res, err := turn.Run(in, tr.emit)
+	var res agent.Result
+	if command != nil {
+		// A command that acts on the session is the turn's work; what it
+		// says is the agent's message.
+		say := func(text string) { c.send(s, id, &acp.AgentMessageChunk{Content: acp.TextBlock(text)}) }
+		res, err = turn.Do(func(ctx context.Context, _ *agent.Agent) (agent.Result, error) { return command(ctx, s, say) })
+	} else {
+		res, err = turn.Run(in, tr.emit)
+	}
 	if err != nil {
 		c.log.Warn("turn failed", "session", id, "err", err)
 		var ns *session.NotSavedError

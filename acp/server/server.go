@@ -5,6 +5,13 @@
 // agent/session's New a Config with the editor-side adapters (fs/*,
 // terminal/*, the permission asker) and the subagent exposure.
 //
+// It also gives each session what its workspace defines (workspace.go):
+// the agent definitions' tool layer (subagents/definition) under the
+// session's own, and the slash commands (prompt/commands), advertised with
+// available_commands_update and looked at again at each turn's start. A
+// prompt that is a command becomes the command's prompt, or, for /compact
+// and /agents, the turn runs the command instead of the model.
+//
 // A [Server] is the daemon: its options, the session store, the tools and
 // subagent providers every session shares, and the set of live sessions. It
 // serves any number of connections ([Server.ServeConn]), each with its own
@@ -30,7 +37,9 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
@@ -71,6 +80,13 @@ type Options struct {
 	Tools *tools.Registry
 	// Subagents is the provider service the subagent tools use.
 	Subagents *subagents.Service
+	// Definitions, when set, gives each session the tools of its
+	// workspace's (and the user's) agent definitions, in a layer between
+	// Tools and the session's own.
+	Definitions *definition.Library
+	// UserCommands are the user's command file directories; every session
+	// also reads its workspace's (prompt/commands).
+	UserCommands []commands.Source
 	// Agents lists live agents.
 	Agents *agent.Registry
 

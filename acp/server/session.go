@@ -63,9 +63,15 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 // when the model list arrives after the response's options (sent).
 func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
+	ws := c.workspace(id)
 	send := func() {
 		for _, w := range s.Warnings() {
 			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
+		}
+		if ws != nil {
+			c.reportMistakes(s, ws.pending)
+			ws.pending = nil
+			c.send(nil, id, commandsUpdate(ws))
 		}
 		c.send(nil, id, &acp.UsageUpdate{Used: uint64(s.Agent().ContextUsed()), Size: uint64(s.Agent().ContextWindow())})
 		c.watchModels(s, sent)

@@ -71,8 +71,15 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 // a [*NotSavedError] instead of a result, Recovered when the sync wrote
 // everything after all.
 func (t *Turn) Run(in agent.Input, emit func(agent.Event)) (agent.Result, error) {
+	return t.Do(func(ctx context.Context, a *agent.Agent) (agent.Result, error) { return a.Prompt(ctx, in, emit) })
+}
+
+// Do runs fn as the turn's work in place of a model turn (a slash command
+// that acts on the session, such as /compact) and ends the turn as Run
+// does.
+func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, error)) (agent.Result, error) {
 	s := t.s
-	res, err := s.agent.Prompt(t.Ctx, in, emit)
+	res, err := fn(t.Ctx, s.agent)
 	cancelled := t.Ctx.Err() != nil
 	s.mu.Lock()
 	if s.turn == t {

@@ -112,6 +112,10 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if cwd == "" {
 		return nil, invalid("the parent session has no working directory")
 	}
+	text, err := taskText(req, cwd, time.Now())
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
 	name := req.Name
 	if name == "" {
 		name = Name
@@ -148,7 +152,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
 
 	own := &route{c: c, down: sess}
-	r := c.newRun(taskText(req), req.Progress)
+	r := c.newRun(text, req.Progress)
 	if c.expose != nil {
 		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.runs.CancelCurrent}
 		if cwd != parent.Cwd {
@@ -314,17 +318,27 @@ func (c *child) mcpServers(pr *peer) []acp.McpServer {
 }
 
 // taskText is what the child is sent: its task, with the binding's
-// instructions and, when a schema was asked for, the answer format.
-func taskText(req subagents.StartRequest) string {
+// instructions (its system prompt, rendered with the subagent variables:
+// another agent's own system prompt is not ours to replace) and, when a
+// schema was asked for, the answer format.
+func taskText(req subagents.StartRequest, cwd string, now time.Time) (string, error) {
+	instructions := req.Persona
+	if req.SystemPrompt != "" {
+		rendered, err := prompt.Render(req.SystemPrompt, prompt.SubagentVars(cwd, req.Model, now, req.DenyPermissions))
+		if err != nil {
+			return "", fmt.Errorf("the child's instructions: %w", err)
+		}
+		instructions = strings.TrimSpace(strings.TrimSpace(rendered) + "\n\n" + req.Persona)
+	}
 	var b strings.Builder
-	framed := req.DenyPermissions || req.Persona != ""
+	framed := req.DenyPermissions || instructions != ""
 	if req.DenyPermissions {
 		b.WriteString(prompt.FixedPermissionsNote)
 		b.WriteString("\n\n")
 	}
-	if req.Persona != "" {
+	if instructions != "" {
 		b.WriteString("# Instructions for this task\n\n")
-		b.WriteString(req.Persona)
+		b.WriteString(instructions)
 		b.WriteString("\n\n")
 	}
 	if framed {
@@ -332,7 +346,7 @@ func taskText(req subagents.StartRequest) string {
 	}
 	b.WriteString(req.Prompt)
 	b.WriteString(answerFormat(req.OutputSchema))
-	return b.String()
+	return b.String(), nil
 }
 
 // answerFormat asks for a final answer that validates against schema.

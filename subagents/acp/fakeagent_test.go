@@ -30,6 +30,10 @@ package acpprovider_test
 //	think TEXT       send a thought, then TEXT
 //	deaf             send "ready", then ignore session/cancel
 //	crashoncancel    send "ready", then exit hard when cancelled instead of answering
+//	prompt           answer the whole prompt text received
+//	answers A || B   send A; answer the session's next prompt with B, if that
+//	                 prompt says the answer did not match the schema (the
+//	                 context is 1000 tokens after A, 1400 after B)
 //	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
 
 import (
@@ -202,10 +206,11 @@ type fakeAgent struct {
 	cancels  map[acp.SessionID]chan struct{}
 	sessions map[acp.SessionID]bool
 	news     map[acp.SessionID]*acp.NewSessionRequest
+	queued   map[acp.SessionID][]string // the next prompts' answers (answers)
 }
 
 func newFake(mode string) *fakeAgent {
-	return &fakeAgent{mode: mode, cancels: map[acp.SessionID]chan struct{}{}, sessions: map[acp.SessionID]bool{}, news: map[acp.SessionID]*acp.NewSessionRequest{}, shared: &fakeShared{}}
+	return &fakeAgent{mode: mode, cancels: map[acp.SessionID]chan struct{}{}, sessions: map[acp.SessionID]bool{}, news: map[acp.SessionID]*acp.NewSessionRequest{}, queued: map[acp.SessionID][]string{}, shared: &fakeShared{}}
 }
 
 func (f *fakeAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
@@ -362,8 +367,24 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	f.mu.Unlock()
 	rpc.Detach(ctx)
 	cl := f.client.Load()
+	f.mu.Lock()
+	queued := f.queued[id]
+	if len(queued) > 0 {
+		f.queued[id] = queued[1:]
+	}
+	f.mu.Unlock()
+	if len(queued) > 0 {
+		if strings.Contains(text, "does not match the required JSON Schema") {
+			f.update(id, &acp.UsageUpdate{Used: 1400, Size: 100000})
+			f.say(id, queued[0])
+		} else {
+			f.say(id, "the correction did not say what was wrong")
+		}
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	}
 	// The first line of the task is the command; the provider may frame
 	// it and append more.
+	whole := text
 	if _, task, ok := strings.Cut(text, "# Task\n\n"); ok {
 		text = task
 	}
@@ -510,6 +531,15 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, "ready")
 		<-cancelled
 		os.Exit(1)
+	case "prompt":
+		f.say(id, whole)
+	case "answers":
+		parts := strings.Split(arg, " || ")
+		f.mu.Lock()
+		f.queued[id] = parts[1:]
+		f.mu.Unlock()
+		f.update(id, &acp.UsageUpdate{Used: 1000, Size: 100000})
+		f.say(id, parts[0])
 	case "used":
 		for _, w := range strings.Fields(arg) {
 			n, _ := strconv.ParseUint(w, 10, 64)

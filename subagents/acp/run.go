@@ -28,6 +28,12 @@ type run struct {
 	stopCall context.CancelFunc
 	progress *progressSink // nil when exposed or nobody listens
 
+	// schemaErr is why the last answer did not match the output schema;
+	// perPrompt, that the last usage came from the prompt's response.
+	// Both are written and read by the turn goroutine only.
+	schemaErr error
+	perPrompt bool
+
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
 	cancelOnce sync.Once
@@ -101,9 +107,41 @@ func (r *run) turn() subagents.Result {
 		})
 		defer timer.Stop()
 	}
+	res := r.prompt(pr, sess, r.text)
+	if r.schemaErr != nil {
+		// One corrective turn: the child is told what is wrong with its
+		// answer and asked for it again, in the same session.
+		first := res.Usage
+		text := runkit.Correction(r.schemaErr)
+		r.schemaErr = nil
+		r.mu.Lock()
+		r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
+		r.mu.Unlock()
+		if r.cancelled.Load() {
+			return r.result(subagents.StopAborted, "")
+		}
+		r.c.log.Debug("the answer does not match the output schema; one corrective turn")
+		if c.expose != nil {
+			c.expose.Message(c.parent.SessionID, c.up, text)
+		}
+		res = r.prompt(pr, sess, text)
+		if r.perPrompt {
+			// A prompt response's usage is that prompt's; the tally of
+			// usage_updates already covers the whole run.
+			res.Usage.Add(first)
+		}
+		if r.schemaErr != nil {
+			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
+		}
+	}
+	return res
+}
+
+// prompt sends one session/prompt and maps its answer.
+func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result {
 	raw, err := pr.conn.Call(r.ctx, acp.MethodSessionPrompt, &acp.PromptRequest{
 		SessionID: sess,
-		Prompt:    []acp.ContentBlock{acp.TextBlock(r.text)},
+		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
 	r.mu.Lock()
 	if r.grace != nil {
@@ -148,6 +186,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	}
 	res := r.result(stop, diag)
 	res.Usage = usageOf(resp.Usage)
+	r.perPrompt = resp.Usage != nil
 	r.mu.Lock()
 	if resp.Usage == nil {
 		res.Usage = r.usage.total()
@@ -159,6 +198,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 	if stop == subagents.StopCompleted && c.schema != nil {
 		s, err := runkit.Structured(c.schema, res.Output)
 		if err != nil {
+			r.schemaErr = err
 			res.StopReason = subagents.StopError
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema: "+err.Error(), runkit.MaxDiagnostic)
 		} else {

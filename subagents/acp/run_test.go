@@ -139,10 +139,21 @@ func TestRun_OutputSchemaValidatesTheFinalText(t *testing.T) {
 			t.Fatalf("result = %+v", res)
 		}
 	})
-	t.Run("an invalid answer is an error", func(t *testing.T) {
-		run := start(t, p, subagents.StartRequest{Prompt: `chunks {"n": "three"}`, Parent: parent.Scope, Options: fakeBinding(modeAgent), OutputSchema: schema})
+	t.Run("an invalid answer gets one corrective turn, which it uses", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: `answers {"n": "three"} || {"n": 3}`, Parent: parent.Scope, Options: fakeBinding(modeAgent), OutputSchema: schema})
 		res := wait(t, run)
-		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "output schema") {
+		if res.StopReason != subagents.StopCompleted || string(res.Structured) != `{"n": 3}` {
+			t.Fatalf("result = %+v", res)
+		}
+		if res.Usage.TotalTokens != 1400 {
+			t.Fatalf("usage over both turns = %d tokens, want the 1400 the context grew by", res.Usage.TotalTokens)
+		}
+	})
+	t.Run("an answer invalid twice is an error", func(t *testing.T) {
+		run := start(t, p, subagents.StartRequest{Prompt: `answers {"n": "three"} || {"n": "still three"}`, Parent: parent.Scope, Options: fakeBinding(modeAgent), OutputSchema: schema})
+		res := wait(t, run)
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "does not match the output schema, also after it was told why") ||
+			res.Output != `{"n": "still three"}` {
 			t.Fatalf("result = %+v", res)
 		}
 	})
@@ -151,6 +162,21 @@ func TestRun_OutputSchemaValidatesTheFinalText(t *testing.T) {
 func TestMain_TheFakeAgentBinaryExists(t *testing.T) {
 	if _, err := os.Stat(os.Args[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRun_TheBindingsSystemPromptReachesTheAgentAsRenderedInstructions(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	run := start(t, p, subagents.StartRequest{Prompt: "prompt", Parent: parent.Scope, Options: fakeBinding(modeAgent),
+		SystemPrompt: "You review code in {{cwd}}.", Persona: "Be brief."})
+	res := wait(t, run)
+	want := "# Instructions for this task\n\nYou review code in " + parent.Scope.Cwd + ".\n\nBe brief.\n\n# Task\n\nprompt"
+	if res.StopReason != subagents.StopCompleted || res.Output != want {
+		t.Fatalf("the agent got %q, want %q", res.Output, want)
+	}
+	if _, err := p.Start(t.Context(), subagents.StartRequest{Prompt: "x", Parent: parent.Scope, Options: fakeBinding(modeAgent), SystemPrompt: "{{nope}}"}); err == nil {
+		t.Fatal("a system prompt that does not render started a child")
 	}
 }
 

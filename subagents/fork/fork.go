@@ -6,6 +6,7 @@
 package fork
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -51,7 +52,16 @@ func New(opts *Options) subagents.Provider {
 // copied, and with their token estimate, so nothing walks them — under the
 // parent's system prompt, kept byte-identical so the shared prefix stays
 // cacheable; the task arrives framed as the child's next user message.
-func begin(parent *session.Session, req subagents.StartRequest, _ string) (inproc.Beginning, error) {
+func begin(parent *session.Session, req subagents.StartRequest, modelID string) (inproc.Beginning, error) {
+	if req.SystemPrompt != "" {
+		// The child keeps the parent's system prompt (the shared prefix),
+		// so the binding's own arrives as the task's instructions.
+		text, err := prompt.Render(req.SystemPrompt, prompt.SubagentVars(parent.Cwd(), modelID, time.Now(), req.DenyPermissions))
+		if err != nil {
+			return inproc.Beginning{}, fmt.Errorf("the child's instructions: %w", err)
+		}
+		req.Persona = strings.TrimSpace(strings.TrimSpace(text) + "\n\n" + req.Persona)
+	}
 	return inproc.Beginning{
 		History: parent.Agent().CompletedHistory(),
 		System:  parent.SystemPrompt(),
@@ -71,7 +81,7 @@ const taskHeading = "\n\n# Task\n\n"
 // frame is what comes before the task in a fork's first message: the
 // fork framing, the fixed-permissions note when the child's permissions
 // are pinned to deny (its system prompt, the parent's, cannot say so),
-// and the persona.
+// and the persona (with the binding's system prompt, rendered).
 func frame(req subagents.StartRequest) string {
 	if !req.DenyPermissions && req.Persona == "" {
 		return forkFrame + taskHeading // a constant: Start builds nothing

@@ -255,3 +255,19 @@ func TestFork_NeedsTheParentsSession(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestFork_ABindingsSystemPromptIsTheTasksInstructionsUnderTheParentsSystemPrompt(t *testing.T) {
+	rec := &recorder{}
+	p := setup(t, st.ParentOptions{System: "You are the parent agent.", History: history(2),
+		Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "ok"} })})
+	wait(t, start(t, p, subagents.StartRequest{Prompt: "check m1", SystemPrompt: "You only read, in {{cwd}}.", Persona: "Be brief."}))
+	req := rec.all()[0]
+	task := req.Messages[len(req.Messages)-1].Content
+	if st.System(req) != "You are the parent agent." ||
+		!strings.Contains(task, "# Instructions for this task\n\nYou only read, in "+p.Scope.Cwd+".\n\nBe brief.\n\n# Task\n\ncheck m1") {
+		t.Fatalf("system %q, task %q", st.System(req), task)
+	}
+	if _, err := p.Service.Start(t.Context(), "fork", subagents.StartRequest{Prompt: "x", Parent: p.Scope, SystemPrompt: "{{nope}}"}); err == nil {
+		t.Fatal("a system prompt that does not render started a child")
+	}
+}

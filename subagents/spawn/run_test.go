@@ -219,6 +219,31 @@ func TestOutputSchema_TheFinalAnswerMustBeValidJSONAgainstTheSchema(t *testing.T
 			}
 		})
 	}
+	t.Run("an invalid answer gets one corrective turn that says why", func(t *testing.T) {
+		rec := &recorder{}
+		p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+			rec.add(req)
+			if strings.Contains(st.LastUser(req), "does not match the required JSON Schema") && strings.Contains(st.LastUser(req), "count") {
+				return st.Reply{Text: `{"count": 3}`}
+			}
+			return st.Reply{Text: `{"count": "three"}`}
+		})})
+		res := wait(t, start(t, p, subagents.StartRequest{Prompt: "count", OutputSchema: schema}))
+		if res.StopReason != subagents.StopCompleted || string(res.Structured) != `{"count": 3}` || len(rec.all()) != 2 {
+			t.Fatalf("result = %+v after %d model calls", res, len(rec.all()))
+		}
+	})
+	t.Run("an answer invalid after the correction fails and says so", func(t *testing.T) {
+		rec := &recorder{}
+		p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+			rec.add(req)
+			return st.Reply{Text: `{"count": "three"}`}
+		})})
+		res := wait(t, start(t, p, subagents.StartRequest{Prompt: "count", OutputSchema: schema}))
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "also after it was told why") || len(rec.all()) != 2 {
+			t.Fatalf("result = %+v after %d model calls", res, len(rec.all()))
+		}
+	})
 	t.Run("an invalid schema fails Start before any child exists", func(t *testing.T) {
 		p := setup(t, st.ParentOptions{})
 		_, err := p.Service.Start(t.Context(), "spawn", subagents.StartRequest{Prompt: "x", Parent: p.Scope, OutputSchema: json.RawMessage(`{"type":`)})

@@ -157,7 +157,7 @@ func (bn *binder) sync(fresh bool) {
 		bn.unregister()
 		bn.unregister = nil
 	}
-	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit}
+	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit, description: describe(bn.b.Description, inherit)}
 	unregister, err := bn.reg.Register(t)
 	if err != nil {
 		bn.log.Error("subagent tool could not be registered", "err", err)

@@ -4,14 +4,15 @@
 package subagent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/dshd/dshd/internal/suggest"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 )
@@ -34,10 +35,28 @@ type Binding struct {
 	Provider string
 	// ToolName is the model-facing name (default [DefaultToolName]). Two
 	// bindings on one registry need distinct names.
-	ToolName     string
+	ToolName string
+	// Description, when set, is the head of the tool's description (what
+	// the agent is for); the wording derived from the provider follows it.
+	Description  string
 	AgentOptions AgentOptions
 	// DenyPermissions pins the children's permission requests to "deny".
 	DenyPermissions bool
+	// Tools restricts the children's tools (the ToolFilter start-time
+	// capability); nil gives them the parent's.
+	Tools *subagents.ToolFilter
+	// OutputSchema is a JSON Schema the children's final answer must be
+	// valid against (the OutputSchema capability); OutputSchemaFile is
+	// where it was read from, for messages and String.
+	OutputSchema     json.RawMessage
+	OutputSchemaFile string
+	// MaxDepth, when set, is how many levels of subagents the children may
+	// start below themselves (the DepthLimit capability; 0 forbids them to
+	// delegate).
+	MaxDepth *int
+	// Budget bounds each child with its descendants (carried in the start
+	// request; see [subagents.Budget]).
+	Budget subagents.Budget
 	// Options are provider-specific settings (for example an acp
 	// provider's command), passed through as given.
 	Options map[string]string
@@ -68,20 +87,41 @@ func (b Binding) normalized() (Binding, error) {
 	return b, nil
 }
 
-// Binding option keys every binding takes, whatever its provider.
+// Binding option keys every binding takes, whatever its provider. Each
+// means the same as the agent definition key in parentheses.
 const (
-	KeyModel           = "model"
-	KeySystemPrompt    = "system-prompt"
-	KeyDenyPermissions = "deny-permissions"
+	KeyDescription     = "description"      // description
+	KeyModel           = "model"            // model
+	KeySystemPrompt    = "system-prompt"    // the body
+	KeyDenyPermissions = "deny-permissions" // permissions: deny
+	KeyTools           = "tools"            // tools
+	KeyDenyTools       = "deny-tools"       // disallowedTools
+	KeyOutputSchema    = "output-schema"    // outputSchema
+	KeyMaxDepth        = "max-depth"        // maxDepth
+	KeyMaxTurns        = "max-turns"        // maxTurns
+	KeyMaxTokens       = "max-tokens"       // maxTokens
 )
 
 // bindingKeys lists them, in the order messages show them.
-var bindingKeys = []string{KeyModel, KeySystemPrompt, KeyDenyPermissions}
+var bindingKeys = []string{KeyDescription, KeyModel, KeySystemPrompt, KeyDenyPermissions, KeyTools, KeyDenyTools,
+	KeyOutputSchema, KeyMaxDepth, KeyMaxTurns, KeyMaxTokens}
 
 // ParseBinding parses the --subagent flag syntax
-// TOOLNAME=PROVIDER[,key=value...]. The keys model, system-prompt and
-// deny-permissions (true/false, or bare for true) set the fields of the
-// same name; any other key goes to Options for the provider, which
+// TOOLNAME=PROVIDER[,key=value...]. The keys every binding takes:
+//
+//	description=TEXT     the head of the tool's description
+//	model=ID             the children's model (default: the parent's)
+//	system-prompt=TEXT   the children's system prompt ({{var}} template)
+//	deny-permissions     children's permission requests are denied (=true/false)
+//	tools=a|b            the only tools the children get
+//	deny-tools=c|d       tools taken away from the children
+//	output-schema=FILE   a JSON Schema file the final answer must match
+//	max-depth=N          levels of subagents the children may start below them
+//	max-turns=N          model round trips of a child and its descendants
+//	max-tokens=N         tokens of a child and its descendants
+//
+// A value cannot contain a comma (longer text belongs in an agent
+// definition file). Any other key goes to Options for the provider, which
 // [Check] holds to what the provider takes. Its errors say what is wrong
 // with the binding; the caller names the binding and where it came from.
 func ParseBinding(s string) (Binding, error) {
@@ -106,86 +146,126 @@ func ParseBinding(s string) (Binding, error) {
 			return Binding{}, fmt.Errorf("option %q given twice", k)
 		}
 		seen[k] = true
-		switch k {
-		case KeyModel:
-			b.AgentOptions.Model = v
-		case KeySystemPrompt:
-			b.AgentOptions.SystemPrompt = v
-		case KeyDenyPermissions:
-			deny := true
-			if hasValue {
-				var err error
-				if deny, err = strconv.ParseBool(v); err != nil {
-					return Binding{}, fmt.Errorf("deny-permissions=%q: want true or false", v)
-				}
-			}
-			b.DenyPermissions = deny
-		default:
-			if b.Options == nil {
-				b.Options = make(map[string]string)
-			}
-			b.Options[k] = v
+		if err := b.set(k, v, hasValue); err != nil {
+			return Binding{}, err
 		}
 	}
 	return b.normalized()
 }
 
-// OptionChecker is a provider that takes binding options of its own
-// ([Binding.Options]); a provider without it takes none.
-type OptionChecker interface {
-	// OptionKeys lists the keys the provider takes.
-	OptionKeys() []string
-	// CheckOptions reports the first option whose value cannot work,
-	// without starting anything. It sees only keys from OptionKeys.
-	CheckOptions(opts map[string]string) error
+// set applies one option of the flag syntax.
+func (b *Binding) set(k, v string, hasValue bool) error {
+	switch k {
+	case KeyDescription:
+		b.Description = v
+	case KeyModel:
+		b.AgentOptions.Model = v
+	case KeySystemPrompt:
+		b.AgentOptions.SystemPrompt = v
+	case KeyDenyPermissions:
+		deny := true
+		if hasValue {
+			var err error
+			if deny, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("deny-permissions=%q: want true or false", v)
+			}
+		}
+		b.DenyPermissions = deny
+	case KeyTools, KeyDenyTools:
+		names, err := toolList(k, v)
+		if err != nil {
+			return err
+		}
+		if b.Tools == nil {
+			b.Tools = &subagents.ToolFilter{}
+		}
+		if k == KeyTools {
+			b.Tools.Allow = names
+		} else {
+			b.Tools.Deny = names
+		}
+	case KeyOutputSchema:
+		if v == "" {
+			return errors.New("output-schema=: want the path of a JSON Schema file")
+		}
+		raw, err := os.ReadFile(v)
+		if err != nil {
+			return fmt.Errorf("output-schema=%s: %w", v, err)
+		}
+		if !json.Valid(raw) {
+			return fmt.Errorf("output-schema=%s: the file is not JSON", v)
+		}
+		b.OutputSchema, b.OutputSchemaFile = raw, v
+	case KeyMaxDepth, KeyMaxTurns, KeyMaxTokens:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || (n == 0 && k != KeyMaxDepth) {
+			least := "1"
+			if k == KeyMaxDepth {
+				least = "0"
+			}
+			return fmt.Errorf("%s=%q: want a whole number from %s", k, v, least)
+		}
+		switch k {
+		case KeyMaxDepth:
+			b.MaxDepth = &n
+		case KeyMaxTurns:
+			b.Budget.MaxTurns = n
+		default:
+			b.Budget.MaxTokens = n
+		}
+	default:
+		if b.Options == nil {
+			b.Options = make(map[string]string)
+		}
+		b.Options[k] = v
+	}
+	return nil
 }
 
-// Check reports whether b can work with the providers of svc, so that a
-// daemon refuses a mistaken binding at start instead of offering a tool
-// that never appears or fails when the model calls it. The provider must
-// be registered (for a name none is registered under, the closest is
-// suggested), and every option must be one the provider takes, with a
-// value it accepts. A daemon whose providers are all registered at start
-// calls it for every binding; a provider that registers later is still
-// followed by [BindWith].
-func Check(b Binding, svc *subagents.Service) error {
-	p, ok := svc.Provider(b.Provider)
-	if !ok {
-		names := svc.List()
-		return fmt.Errorf("unknown provider %q (dshd has %s)%s", b.Provider, strings.Join(names, ", "), suggest.DidYouMean(b.Provider, names))
-	}
-	oc, _ := p.(OptionChecker)
-	var keys []string
-	if oc != nil {
-		keys = oc.OptionKeys()
-	}
-	for _, k := range slices.Sorted(maps.Keys(b.Options)) {
-		if !slices.Contains(keys, k) {
-			known := append(slices.Clone(bindingKeys), keys...)
-			return fmt.Errorf("unknown option %q for provider %s (it takes %s)%s", k, p.Name(), strings.Join(known, ", "), suggest.DidYouMean(k, known))
+// toolList reads a|b|c.
+func toolList(k, v string) ([]string, error) {
+	var names []string
+	for n := range strings.SplitSeq(v, "|") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("%s=%q: want tool names separated by |", k, v)
 		}
+		names = append(names, n)
 	}
-	if oc == nil {
-		return nil
-	}
-	return oc.CheckOptions(maps.Clone(b.Options))
+	return names, nil
 }
 
 // String returns b in the flag syntax ParseBinding reads.
 func (b Binding) String() string {
 	var s strings.Builder
 	s.WriteString(b.ToolName + "=" + b.Provider)
-	if b.AgentOptions.Model != "" {
-		s.WriteString("," + KeyModel + "=" + b.AgentOptions.Model)
+	add := func(k, v string) {
+		if v != "" {
+			s.WriteString("," + k + "=" + v)
+		}
 	}
-	if b.AgentOptions.SystemPrompt != "" {
-		s.WriteString("," + KeySystemPrompt + "=" + b.AgentOptions.SystemPrompt)
-	}
+	add(KeyDescription, b.Description)
+	add(KeyModel, b.AgentOptions.Model)
+	add(KeySystemPrompt, b.AgentOptions.SystemPrompt)
 	if b.DenyPermissions {
 		s.WriteString("," + KeyDenyPermissions)
 	}
+	if b.Tools != nil {
+		add(KeyTools, strings.Join(b.Tools.Allow, "|"))
+		add(KeyDenyTools, strings.Join(b.Tools.Deny, "|"))
+	}
+	add(KeyOutputSchema, b.OutputSchemaFile)
+	if b.MaxDepth != nil {
+		add(KeyMaxDepth, strconv.Itoa(*b.MaxDepth))
+	}
+	if b.Budget.MaxTurns > 0 {
+		add(KeyMaxTurns, strconv.Itoa(b.Budget.MaxTurns))
+	}
+	if b.Budget.MaxTokens > 0 {
+		add(KeyMaxTokens, strconv.Itoa(b.Budget.MaxTokens))
+	}
 	for _, k := range slices.Sorted(maps.Keys(b.Options)) {
-		s.WriteString("," + k + "=" + b.Options[k])
+		add(k, b.Options[k])
 	}
 	return s.String()
 }

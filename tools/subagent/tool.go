@@ -30,6 +30,8 @@ type tool struct {
 	// inherit selects the wording: the provider's children see the
 	// parent's conversation.
 	inherit bool
+	// description is the binding's head and the derived wording.
+	description string
 }
 
 var (
@@ -54,7 +56,7 @@ func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, e
 }
 
 func (t *tool) Name() string                 { return t.b.ToolName }
-func (t *tool) Description() string          { return wordings()[boolIndex(t.inherit)].description }
+func (t *tool) Description() string          { return t.description }
 func (t *tool) InputSchema() json.RawMessage { return wordings()[boolIndex(t.inherit)].schema }
 func (t *tool) Kind() tools.Kind             { return tools.KindOther }
 
@@ -115,6 +117,10 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 		Parent:          scope,
 		ToolCallID:      call.ID,
 		Options:         t.b.Options,
+		ToolFilter:      t.b.Tools,
+		OutputSchema:    t.b.OutputSchema,
+		DepthLimit:      t.b.MaxDepth,
+		Budget:          t.b.Budget,
 		Progress: func(p subagents.Progress) {
 			report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(renderProgress(p))}})
 		},

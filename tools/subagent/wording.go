@@ -43,3 +43,13 @@ func wordingFor(inherit bool) wording {
 	})
 	return wording{description: strings.TrimSpace(desc), schema: schema}
 }
+
+// describe is a tool's description: the binding's head (what the agent is
+// for), then the wording derived from the provider's context contract.
+func describe(head string, inherit bool) string {
+	w := wordings()[boolIndex(inherit)].description
+	if head = strings.TrimSpace(head); head == "" {
+		return w
+	}
+	return head + "\n\n" + w
+}

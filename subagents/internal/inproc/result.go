@@ -51,6 +51,7 @@ func (r *run) outcome(ar agent.Result) subagents.Result {
 	if res.StopReason == subagents.StopCompleted && r.c.schema != nil {
 		structured, err := runkit.Structured(r.c.schema, res.Output)
 		if err != nil {
+			r.schemaErr = err
 			res.StopReason = subagents.StopError
 			res.Diagnostic = cut("the child's final answer does not match the output schema: "+err.Error(), maxDiagnostic)
 		} else {

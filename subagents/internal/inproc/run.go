@@ -109,6 +109,9 @@ type run struct {
 	progress *progressSink // nil when exposed or nobody listens
 
 	cancelled atomic.Bool
+	// schemaErr is why the last answer did not match the output schema;
+	// written and read by the turn goroutine only.
+	schemaErr error
 
 	mu       sync.Mutex
 	launched bool     // the turn was launched, or can no longer be; guarded by mu
@@ -197,7 +200,31 @@ func (r *run) turn() (res subagents.Result) {
 	if err != nil {
 		return r.failure(err)
 	}
-	return r.outcome(ar)
+	res = r.outcome(ar)
+	if r.schemaErr == nil || r.cancelled.Load() {
+		return res
+	}
+	// One corrective turn: the child is told what is wrong with its
+	// answer and asked for it again.
+	first := res.Usage
+	correction := runkit.Correction(r.schemaErr)
+	r.schemaErr = nil
+	r.curText, r.prevTxt, r.msgID = nil, nil, ""
+	c := r.c
+	c.log.Debug("the answer does not match the output schema; one corrective turn")
+	if c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.session, correction)
+	}
+	ar, err = c.agent.Prompt(r.ctx, agent.Input{Text: correction}, r.emit)
+	if err != nil {
+		return r.failure(err)
+	}
+	res = r.outcome(ar)
+	res.Usage.Add(first)
+	if r.schemaErr != nil {
+		res.Diagnostic = cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), maxDiagnostic)
+	}
+	return res
 }
 
 // emit receives the child's events in order.

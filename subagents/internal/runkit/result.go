@@ -123,3 +123,11 @@ func Structured(schema *jsonschema.Resolved, answer string) (json.RawMessage, er
 	}
 	return json.RawMessage(text), nil
 }
+
+// Correction is the prompt of the one corrective turn a child gets when
+// its final answer does not match the output schema: what is wrong, and
+// the answer it must give instead.
+func Correction(err error) string {
+	return "Your final message does not match the required JSON Schema: " + Cut(err.Error(), 1024) +
+		"\n\nReply with the corrected answer: exactly one JSON value valid against the schema you were given, and nothing else (no prose, no code fence)."
+}

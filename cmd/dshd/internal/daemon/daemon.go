@@ -26,8 +26,10 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
+	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
@@ -115,6 +117,21 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		d.closers = append(d.closers, dispose)
 	}
 
+	// Agent definitions: the user's are checked (and their mistakes
+	// logged) now, each workspace's when a session opens there.
+	configHome := filepath.Dir(filepath.Dir(config.DefaultPath(lookupEnv)))
+	if configHome == "." {
+		configHome = ""
+	}
+	defs := definition.New(definition.Options{
+		Service: svc,
+		Base:    base,
+		User:    definition.UserSources(configHome),
+		Models:  b.catalog.ids,
+		Logger:  log,
+	})
+	defs.CheckUser()
+
 	mode, err := permission.ParseMode(st.Mode)
 	if err != nil {
 		return nil, err
@@ -138,6 +155,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Tools:           base,
 		Runner:          runner,
 		Subagents:       svc,
+		Definitions:     defs,
+		UserCommands:    commands.UserSources(configHome),
 		Agents:          agents,
 		Mode:            mode,
 		MaxTurnRequests: st.MaxTurnRequests,
@@ -364,6 +383,15 @@ type catalog struct {
 }
 
 func staticCatalog(infos []llm.Info) *catalog { return &catalog{infos: infos} }
+
+// ids returns the ids of the models known so far.
+func (c *catalog) ids() []string {
+	var out []string
+	for _, m := range c.list() {
+		out = append(out, m.ID)
+	}
+	return out
+}
 
 func (c *catalog) list() []llm.Info {
 	if c.fetch != nil {

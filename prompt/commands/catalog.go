@@ -1,0 +1,103 @@
+// This file keeps a session's commands in step with their files.
+
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Catalog is the commands of one session: the built-ins and the files of
+// its sources, read again when a file is added, changed or deleted. It is
+// safe for concurrent use.
+type Catalog struct {
+	sources []Source
+
+	mu     sync.Mutex
+	stamps []stamp   // guarded by mu
+	cmds   []Command // guarded by mu
+	errs   []*Error  // guarded by mu
+}
+
+type stamp struct {
+	path    string
+	size    int64
+	modTime int64
+}
+
+// NewCatalog returns the catalog of sources, read at once.
+func NewCatalog(sources []Source) *Catalog {
+	c := &Catalog{sources: slices.Clone(sources)}
+	c.Refresh()
+	return c
+}
+
+// Refresh looks at the files again (a stat of each) and reads them when
+// any was added, changed or deleted; it reports whether the commands
+// changed.
+func (c *Catalog) Refresh() bool {
+	stamps := c.scan()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmds != nil && slices.Equal(stamps, c.stamps) {
+		return false
+	}
+	cmds, errs := Load(c.sources)
+	changed := c.cmds != nil && !slices.EqualFunc(cmds, c.cmds, sameCommand)
+	c.stamps, c.cmds, c.errs = stamps, cmds, errs
+	return changed
+}
+
+func sameCommand(a, b Command) bool {
+	return a.Name == b.Name && a.Description == b.Description && a.ArgumentHint == b.ArgumentHint &&
+		a.Body == b.Body && a.Model == b.Model && slices.Equal(a.AllowedTools, b.AllowedTools) && a.File == b.File
+}
+
+func (c *Catalog) scan() []stamp {
+	var out []stamp
+	for _, src := range c.sources {
+		entries, err := os.ReadDir(src.Dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			p := filepath.Join(src.Dir, e.Name())
+			if info, err := os.Stat(p); err == nil {
+				out = append(out, stamp{path: p, size: info.Size(), modTime: info.ModTime().UnixNano()})
+			}
+		}
+	}
+	return out
+}
+
+// Commands returns the commands: the built-ins first.
+func (c *Catalog) Commands() []Command {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.cmds)
+}
+
+// Errors returns the mistakes in the command files as last read.
+func (c *Catalog) Errors() []*Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.errs)
+}
+
+// Lookup returns the command called name.
+func (c *Catalog) Lookup(name string) (Command, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cmd := range c.cmds {
+		if cmd.Name == name {
+			return cmd, true
+		}
+	}
+	return Command{}, false
+}

@@ -1,0 +1,353 @@
+// This file defines commands, the built-ins, reading command files and
+// expanding a command's arguments.
+
+package commands
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/suggest"
+)
+
+// Command is one slash command.
+type Command struct {
+	// Name is the command's name, without the slash.
+	Name string
+	// Description says what it does, for the editor's menu.
+	Description string
+	// ArgumentHint describes its arguments ("" when it takes none).
+	ArgumentHint string
+	// AllowedTools, when set, are the only tools the command's turn is
+	// offered (dshd's names).
+	AllowedTools []string
+	// Model, when set, is the model the command's turn asks for.
+	Model string
+	// Body is the prompt template ($ARGUMENTS, $1…); "" for a built-in.
+	Body string
+	// File is the command file; "" for a built-in.
+	File string
+}
+
+// Builtin reports whether c is one of dshd's own commands.
+func (c Command) Builtin() bool { return c.File == "" }
+
+// Names of the built-in commands.
+const (
+	Compact = "compact"
+	Init    = "init"
+	Agents  = "agents"
+)
+
+// Builtins returns the built-in commands.
+func Builtins() []Command {
+	return []Command{
+		{Name: Compact, Description: "Compact the conversation now: replace it with a summary, keeping what the work needs", ArgumentHint: "what the summary must keep (optional)"},
+		{Name: Init, Description: "Write or update AGENTS.md, the project's instructions for agents, from the project itself"},
+		{Name: Agents, Description: "List the agents this session can delegate to, with their tools"},
+	}
+}
+
+// Expand returns c's prompt for the argument text args: $ARGUMENTS is
+// args, $1 … $9 are its words (quoted with '…' or "…" to hold spaces;
+// an absent word is ""). A body that uses neither gets the arguments
+// appended on a line of their own, so they are never lost.
+func (c Command) Expand(args string) string {
+	args = strings.TrimSpace(args)
+	words := splitWords(args)
+	used := false
+	var b strings.Builder
+	body := c.Body
+	for {
+		i := strings.IndexByte(body, '$')
+		if i < 0 || i == len(body)-1 {
+			b.WriteString(body)
+			break
+		}
+		b.WriteString(body[:i])
+		rest := body[i+1:]
+		switch {
+		case strings.HasPrefix(rest, "ARGUMENTS"):
+			b.WriteString(args)
+			body, used = rest[len("ARGUMENTS"):], true
+		case rest[0] >= '1' && rest[0] <= '9':
+			n, _ := strconv.Atoi(rest[:1])
+			if n <= len(words) {
+				b.WriteString(words[n-1])
+			}
+			body, used = rest[1:], true
+		default:
+			b.WriteByte('$')
+			body = rest
+		}
+	}
+	out := b.String()
+	if !used && args != "" {
+		out = strings.TrimRight(out, "\n") + "\n\n" + args
+	}
+	return out
+}
+
+// splitWords splits s into words at spaces; '…' and "…" hold spaces.
+func splitWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	var quote rune
+	inWord := false
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// Split reads "/name args" at the start of a prompt's text. ok is false
+// for text that does not start with a slash and a name.
+func Split(text string) (name, args string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimLeft(text, " \t"), "/")
+	if !found {
+		return "", "", false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+	if end < 0 {
+		end = len(rest)
+	}
+	name = rest[:end]
+	if !validName(name) {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(rest[end:]), true
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Dialect says how a file's tool names are read.
+type Dialect int
+
+const (
+	DSHD Dialect = iota
+	// ClaudeCode maps Claude Code's tool names (Read, Bash(git:*), …).
+	ClaudeCode
+)
+
+// Source is a directory of command files.
+type Source struct {
+	Dir     string
+	Dialect Dialect
+}
+
+// WorkspaceSources are the workspace's directories, first wins.
+func WorkspaceSources(cwd string) []Source {
+	return []Source{
+		{Dir: filepath.Join(cwd, ".dshd", "commands")},
+		{Dir: filepath.Join(cwd, ".claude", "commands"), Dialect: ClaudeCode},
+	}
+}
+
+// UserSources are the user's: $XDG_CONFIG_HOME/dshd/commands.
+func UserSources(configHome string) []Source {
+	if configHome == "" {
+		return nil
+	}
+	return []Source{{Dir: filepath.Join(configHome, "dshd", "commands")}}
+}
+
+// MaxFileSize is the largest command file read.
+const MaxFileSize = 256 << 10
+
+// Error is a command file that cannot be used.
+type Error struct {
+	File string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	var fe *frontmatter.Error
+	if errors.As(e.Err, &fe) && fe.Line > 0 {
+		return e.File + ":" + e.Err.Error() // FILE:LINE:COL: …
+	}
+	return e.File + ": " + e.Err.Error()
+}
+func (e *Error) Unwrap() error { return e.Err }
+
+// Load reads the command files of sources: the built-ins first, then each
+// source's files by name; an earlier source wins a clash, and a file may
+// not take a built-in's name.
+func Load(sources []Source) ([]Command, []*Error) {
+	cmds := Builtins()
+	var errs []*Error
+	for _, src := range sources {
+		entries, err := os.ReadDir(src.Dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, &Error{File: src.Dir, Err: err})
+			}
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			path := filepath.Join(src.Dir, e.Name())
+			c, err := readFile(path, src.Dialect)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			i := slices.IndexFunc(cmds, func(have Command) bool { return have.Name == c.Name })
+			switch {
+			case i >= 0 && cmds[i].Builtin():
+				errs = append(errs, &Error{File: path, Err: fmt.Errorf("/%s is a built-in command; rename the file", c.Name)})
+			case i < 0:
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	return cmds, errs
+}
+
+// keys are the front matter keys a command file takes.
+var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
+
+func readFile(path string, dialect Dialect) (Command, *Error) {
+	info, err := os.Stat(path)
+	if err == nil && info.Size() > MaxFileSize {
+		err = fmt.Errorf("%d bytes; a command file may have at most %d", info.Size(), MaxFileSize)
+	}
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return Command{}, &Error{File: path, Err: err}
+	}
+	c := Command{Name: strings.TrimSuffix(filepath.Base(path), ".md"), File: path}
+	if !validName(c.Name) {
+		return Command{}, &Error{File: path, Err: fmt.Errorf("%q is not a command name (letters, digits, '_', '-' or ':')", c.Name)}
+	}
+	doc, err := frontmatter.Parse(data)
+	if err != nil && !errors.Is(err, frontmatter.ErrNoFrontMatter) {
+		return Command{}, &Error{File: path, Err: err}
+	}
+	for _, f := range doc.Fields {
+		var ferr error
+		switch f.Key {
+		case "description":
+			c.Description, ferr = f.String()
+		case "argument-hint":
+			c.ArgumentHint, ferr = f.String()
+		case "model":
+			c.Model, ferr = f.String()
+		case "allowed-tools":
+			var names []string
+			if names, ferr = f.List(); ferr == nil {
+				c.AllowedTools, ferr = mapTools(names, dialect)
+				if ferr != nil {
+					ferr = f.Errorf("%v", ferr)
+				}
+			}
+		default:
+			ferr = f.Errorf("unknown key (a command file takes %s)%s", strings.Join(keys, ", "), suggest.DidYouMean(f.Key, keys))
+		}
+		if ferr != nil {
+			return Command{}, &Error{File: path, Err: ferr}
+		}
+	}
+	c.Body = strings.TrimSpace(doc.Body)
+	if c.Description == "" {
+		c.Description = firstLine(c.Body)
+	}
+	return c, nil
+}
+
+// claudeTools maps Claude Code's tool names onto dshd's; a permission
+// pattern in parentheses (Bash(git add:*)) names the same tool.
+var claudeTools = map[string]string{
+	"Read": "read_file", "Write": "write_file", "Edit": "edit_file", "MultiEdit": "edit_file", "Bash": "run_command",
+	"Grep": "grep", "Glob": "glob", "LS": "list_dir", "TodoWrite": "plan", "Task": "subagent", "Agent": "subagent",
+}
+
+func mapTools(names []string, dialect Dialect) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		if dialect == ClaudeCode {
+			base, _, _ := strings.Cut(n, "(")
+			m, ok := claudeTools[base]
+			switch {
+			case ok:
+				n = m
+			case strings.HasPrefix(n, "mcp__") || !strings.ContainsAny(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+			default:
+				return nil, fmt.Errorf("the Claude Code tool %s has no counterpart in dshd", base)
+			}
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	line = strings.TrimSpace(strings.TrimLeft(line, "# "))
+	if r := []rune(line); len(r) > 100 {
+		line = string(r[:100]) + "…"
+	}
+	return line
+}
+
+//go:embed init.md
+var initPrompt string
+
+// BuiltinPrompt is the prompt a built-in command sends to the model, with
+// the user's words after it; ok is false for a built-in that is no prompt
+// (/compact and /agents act on the session instead).
+func BuiltinPrompt(name, args string) (text string, ok bool) {
+	if name != Init {
+		return "", false
+	}
+	text = strings.TrimSpace(initPrompt)
+	if args = strings.TrimSpace(args); args != "" {
+		text += "\n\nAlso: " + args
+	}
+	return text, true
+}

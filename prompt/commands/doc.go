@@ -1,0 +1,20 @@
+// Package commands is dshd's slash commands: the built-in ones (/compact,
+// /init, /agents) and the ones users write in files, which ACP's
+// available_commands_update advertises to the editor.
+//
+// A command file is Markdown with optional YAML front matter, read from
+// the workspace (.dshd/commands/*.md, then Claude Code's
+// .claude/commands/*.md) and from the user's config dir
+// ($XDG_CONFIG_HOME/dshd/commands/*.md); the file's name is the command's
+// name, and the workspace wins on a clash. Front matter: description,
+// argument-hint, allowed-tools (a list, or Claude Code's comma-separated
+// string, of tool names: Claude Code's map onto dshd's), model. The body
+// is the prompt: "/name some words" sends it with $ARGUMENTS replaced by
+// "some words" and $1, $2, … by the words one by one. A built-in command's
+// name cannot be taken by a file.
+//
+// [Split] recognises "/name args" in a prompt; a name that is no command
+// is not one of ours, and the text goes to the model as it is.
+//
+// The package imports internal/frontmatter only and starts no goroutines.
+package commands

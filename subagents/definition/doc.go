@@ -1,0 +1,32 @@
+// Package definition reads agent definitions: Markdown files with YAML
+// front matter that each define one subagent tool, bound to one provider
+// under its own name (a [subagent.Binding]).
+//
+// Files are read from the workspace (.dshd/agents/*.md, and Claude Code's
+// .claude/agents/*.md with Claude Code's meaning: its tool names map onto
+// dshd's) and from the user's config dir ($XDG_CONFIG_HOME/dshd/agents);
+// the workspace wins on a name clash, and within one place .dshd wins over
+// .claude. The front matter says what the agent is for (description, the
+// head of the tool's description), which provider runs it and with what
+// (tools, disallowedTools, model, outputSchema, maxDepth, maxTurns,
+// maxTokens, permissions); the body is the child's system prompt, a
+// {{var}} template.
+//
+// A definition that cannot work is rejected when it is read, with one
+// [*Error] naming the file, the line, the key and, when the provider lacks
+// what the key needs, the provider and the capability: a key nobody
+// knows, a tool name that does not exist, a schema that is none, a model
+// the backend does not serve, a name another tool has. Nothing is
+// dropped silently.
+//
+// A [Library] keeps one tool layer per workspace with the definitions'
+// tools in it, shared by the sessions in that workspace, and brings it up
+// to date with the files ([Workspace.Refresh]): a new, changed or deleted
+// file registers, re-derives or unregisters its tool, through
+// [subagent.BindWith], which follows the provider's lifecycle.
+//
+// The package imports tools/subagent, subagents, tools and
+// internal/frontmatter, never a provider. Reading many files spreads the
+// parsing and checking over the cores, on goroutines that end before the
+// call returns; nothing runs in the background.
+package definition

@@ -1,0 +1,66 @@
+package definition_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/subagents/fork"
+	"github.com/dshd/dshd/subagents/spawn"
+	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/subagent"
+)
+
+// daemon is what a dshd has before any session: the three providers, the
+// built-in tools and the default bindings.
+type daemon struct {
+	svc  *subagents.Service
+	base *tools.Registry
+}
+
+func newDaemon(t testing.TB) *daemon {
+	t.Helper()
+	svc := subagents.NewService(nil)
+	acp, err := acpprovider.New(&acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{"codex": {Command: "codex-acp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { acp.Close() })
+	for _, p := range []subagents.Provider{spawn.New(nil), fork.New(nil), acp} {
+		dispose, err := svc.RegisterProvider(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dispose)
+	}
+	base := tools.NewRegistry(nil)
+	for _, tl := range builtin.Builtins(nil) {
+		if _, err := base.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range subagent.DefaultBindings() {
+		dispose, err := subagent.Bind(svc, base, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dispose)
+	}
+	return &daemon{svc: svc, base: base}
+}
+
+// write creates dir/name with text, making dir.
+func write(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

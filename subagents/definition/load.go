@@ -1,0 +1,154 @@
+// This file finds definition files and reads them, with the precedence
+// between the places they come from.
+
+package definition
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Source is a directory of definition files.
+type Source struct {
+	Dir     string
+	Dialect Dialect
+	Scope   Scope
+}
+
+// WorkspaceSources are the workspace's directories, first wins:
+// .dshd/agents, then Claude Code's .claude/agents.
+func WorkspaceSources(cwd string) []Source {
+	return []Source{
+		{Dir: filepath.Join(cwd, ".dshd", "agents"), Dialect: DSHD, Scope: ScopeWorkspace},
+		{Dir: filepath.Join(cwd, ".claude", "agents"), Dialect: ClaudeCode, Scope: ScopeWorkspace},
+	}
+}
+
+// UserSources are the user's directories: $XDG_CONFIG_HOME/dshd/agents,
+// configHome being $XDG_CONFIG_HOME (or ~/.config).
+func UserSources(configHome string) []Source {
+	if configHome == "" {
+		return nil
+	}
+	return []Source{{Dir: filepath.Join(configHome, "dshd", "agents"), Dialect: DSHD, Scope: ScopeUser}}
+}
+
+// MaxFileSize is the largest definition file read; a larger one is an
+// error (a system prompt is not a data file).
+const MaxFileSize = 256 << 10
+
+// fileStamp identifies a version of a file without reading it.
+type fileStamp struct {
+	path    string
+	size    int64
+	modTime int64 // nanoseconds
+}
+
+// scan lists the *.md files of sources, in source order and, within a
+// source, by name. A directory that does not exist has none.
+func scan(sources []Source) ([]fileStamp, []Source, []*Error) {
+	var stamps []fileStamp
+	var from []Source
+	var errs []*Error
+	for _, src := range sources {
+		entries, err := os.ReadDir(src.Dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
+			}
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			path := filepath.Join(src.Dir, e.Name())
+			info, err := os.Stat(path) // follows a symlinked definition
+			if err != nil {
+				errs = append(errs, &Error{File: path, Err: err, scope: src.Scope})
+				continue
+			}
+			if !info.Mode().IsRegular() {
+				continue
+			}
+			stamps = append(stamps, fileStamp{path: path, size: info.Size(), modTime: info.ModTime().UnixNano()})
+			from = append(from, src)
+		}
+	}
+	return stamps, from, errs
+}
+
+// cache keeps parsed files by version, so reading a directory again
+// parses only what changed.
+type cache struct {
+	parsed map[fileStamp]parsed
+}
+
+type parsed struct {
+	def *Definition
+	err *Error
+}
+
+func (c *cache) load(stamps []fileStamp, from []Source) ([]*Definition, []*Error) {
+	results := make([]parsed, len(stamps))
+	var missing []int
+	for i, st := range stamps {
+		if p, ok := c.parsed[st]; ok {
+			results[i] = p
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	parallel(len(missing), func(j int) {
+		i := missing[j]
+		results[i] = parseFile(stamps[i], from[i])
+	})
+	var errs []*Error
+	next := make(map[fileStamp]parsed, len(stamps))
+	var defs []*Definition
+	byName := map[string]*Definition{}
+	for i, st := range stamps {
+		p := results[i]
+		next[st] = p
+		if p.err != nil {
+			errs = append(errs, p.err)
+			continue
+		}
+		d := p.def
+		if have, clash := byName[d.Name()]; clash {
+			if filepath.Dir(have.File) == filepath.Dir(d.File) {
+				errs = append(errs, d.errorAt(keyName, fmt.Errorf("%s already defines the agent %q", have.File, d.Name())))
+			}
+			continue // an earlier source wins
+		}
+		byName[d.Name()] = d
+		defs = append(defs, d)
+	}
+	c.parsed = next
+	slices.SortStableFunc(errs, func(a, b *Error) int { return strings.Compare(a.File, b.File) })
+	return defs, errs
+}
+
+func parseFile(st fileStamp, src Source) parsed {
+	if st.size > MaxFileSize {
+		return parsed{err: &Error{File: st.path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.size, MaxFileSize), scope: src.Scope}}
+	}
+	data, err := os.ReadFile(st.path)
+	if err != nil {
+		return parsed{err: &Error{File: st.path, Err: err, scope: src.Scope}}
+	}
+	d, err := Parse(st.path, data, src.Dialect, src.Scope)
+	if err != nil {
+		var de *Error
+		if !errors.As(err, &de) {
+			de = &Error{File: st.path, Err: err, scope: src.Scope}
+		}
+		return parsed{err: de}
+	}
+	return parsed{def: d}
+}
