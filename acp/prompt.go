@@ -22,9 +22,9 @@ func (r PromptRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *PromptRequest) UnmarshalJSON(b []byte) error {
 	var w struct {
-		SessionID SessionID       `json:"sessionId"`
-		Prompt    json.RawMessage `json:"prompt"`
-		Meta      Meta            `json:"_meta"`
+		SessionID SessionID `json:"sessionId"`
+		Prompt    rawSpan   `json:"prompt"`
+		Meta      Meta      `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err

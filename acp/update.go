@@ -18,9 +18,9 @@ type SessionNotification struct {
 // UnmarshalJSON implements json.Unmarshaler.
 func (n *SessionNotification) UnmarshalJSON(b []byte) error {
 	var w struct {
-		SessionID SessionID       `json:"sessionId"`
-		Update    json.RawMessage `json:"update"`
-		Meta      Meta            `json:"_meta"`
+		SessionID SessionID `json:"sessionId"`
+		Update    rawSpan   `json:"update"`
+		Meta      Meta      `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err

@@ -170,6 +170,12 @@ func (c *Conn) recordPrompt(s *session.Session, blocks []acp.ContentBlock) {
 // the agent did not advertise.
 func (c *Conn) input(blocks []acp.ContentBlock) (agent.Input, error) {
 	var in agent.Input
+	if len(blocks) == 1 { // the common prompt: its text as is, not a copy of a large one
+		if t, ok := blocks[0].(*acp.TextContent); ok {
+			in.Text = t.Text
+			return in, nil
+		}
+	}
 	var text strings.Builder
 	for i, b := range blocks {
 		switch b := b.(type) {

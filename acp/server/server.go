@@ -43,6 +43,8 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -102,6 +104,9 @@ type Options struct {
 	// Token, when set, is required through authenticate before any session
 	// method (socket daemons on tcp).
 	Token string
+	// Limits bound what each connection may cost (rpc.Limits; zero fields
+	// take its defaults).
+	Limits rpc.Limits
 
 	// Runner is the local fallback used when the client offers no
 	// terminal methods (default: localrun.New). Without fs methods

@@ -173,8 +173,10 @@ func locations(in []tools.Location) []acp.ToolCallLocation {
 	return out
 }
 
+// marshalNotification encodes n as the connection writes it (once, with
+// the text-chunk fast path: a large prompt is not copied at every level).
 func marshalNotification(n *acp.SessionNotification) (json.RawMessage, error) {
-	return json.Marshal(n)
+	return acp.MarshalSessionNotification(n)
 }
 
 // stripSubagentTraffic filters a recorded parent update for a client that
