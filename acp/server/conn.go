@@ -66,7 +66,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		trusted:    authenticatedByTransport(rwc),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
-	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log})
+	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: !c.authed})
 	return c
 }
 

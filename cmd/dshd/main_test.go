@@ -89,9 +89,9 @@ type opts struct {
 	env []string // extra environment
 	// stdin, when set, feeds the process instead of a pipe.
 	stdin io.Reader
-	// wrap, when set, runs the command it names with the arguments
-	// appended (ip netns exec NS BINARY).
-	wrap []string
+	// prefix, when set, runs dshd under this command (prlimit ... --,
+	// ip netns exec NS).
+	prefix []string
 }
 
 // start launches the test binary as `dshd args...` with pipes on stdin
@@ -103,8 +103,8 @@ func start(t testing.TB, o opts, args ...string) *proc {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
-	if len(o.wrap) > 0 {
-		cmd = exec.Command(o.wrap[0], append(o.wrap[1:], args...)...)
+	if len(o.prefix) > 0 {
+		cmd = exec.Command(o.prefix[0], append(append(o.prefix[1:len(o.prefix):len(o.prefix)], exe), args...)...)
 	}
 	cmd.Env = baseEnv(t, o.env...)
 	p := &proc{t: t, cmd: cmd, stderr: newLineLog(), done: make(chan struct{})}

@@ -70,11 +70,7 @@ func hosts(t *testing.T) (parent netns, children []netns) {
 // startIn runs the test binary as dshd inside a namespace.
 func startIn(t *testing.T, ns netns, env []string, args ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return start(t, opts{env: env, wrap: []string{"ip", "netns", "exec", ns.name, exe}}, args...)
+	return start(t, opts{env: env, prefix: []string{"ip", "netns", "exec", ns.name}}, args...)
 }
 
 func TestNetns_AParentDelegatesToDaemonsOnTwoOtherHostsAndSurvivesLosingOne(t *testing.T) {

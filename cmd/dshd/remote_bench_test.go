@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +67,7 @@ func BenchmarkRemote_ThousandWebSocketSessions(b *testing.B) {
 		}
 		close(startAll)
 		wg.Wait()
-		rss := peakRSS(b, p.cmd.Process.Pid)
+		rss := float64(vmHWM(b, p)) / (1 << 20)
 		for _, w := range wires {
 			w.closer.Close()
 			<-w.done
@@ -80,18 +78,4 @@ func BenchmarkRemote_ThousandWebSocketSessions(b *testing.B) {
 		b.ReportMetric(float64(lat[n*99/100].Microseconds())/1000, "p99-ms")
 		b.ReportMetric(rss, "peak-RSS-MB")
 	}
-}
-
-// peakRSS reads a process's peak resident set in MB.
-func peakRSS(b *testing.B, pid int) float64 {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(s)
-	if m == nil {
-		b.Fatal("no VmHWM")
-	}
-	kb, _ := strconv.Atoi(string(m[1]))
-	return float64(kb) / 1024
 }

@@ -21,6 +21,18 @@ type model struct {
 	inner llm.Model
 }
 
+var _ llm.ThinkingSwitch = (*model)(nil)
+
+// ThinkingSwitch passes the inner model's answer through, so the wrapper
+// does not hide the thinking config option; a backend without the switch
+// reports it cannot.
+func (w *model) ThinkingSwitch() (on, ok bool) {
+	if sw, isSwitch := w.inner.(llm.ThinkingSwitch); isSwitch {
+		return sw.ThinkingSwitch()
+	}
+	return false, false
+}
+
 func (w *model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		start := time.Now()
