@@ -33,9 +33,14 @@ type Options struct {
 	// "Authorization: Bearer TOKEN", checked before any upgrade, stream or
 	// message: a request without it is answered 401, a wrong one 403.
 	Token string
-	// AuthFailed, when set, is told of every request with a wrong or
-	// missing token (a listener that slows a guessing source down).
-	AuthFailed func(r *http.Request)
+	// Authenticated and AuthFailed, when set, are told of every request
+	// with the right token, and with a wrong or missing one: the listener
+	// under the handler counts unauthenticated connections and slows a
+	// guessing source down. When AuthFailed returns true the request's
+	// connection is ended after its answer (Connection: close; a GOAWAY on
+	// HTTP/2).
+	Authenticated func(r *http.Request)
+	AuthFailed    func(r *http.Request) (endConn bool)
 
 	// SessionExists reports whether the agent knows a session (live or
 	// stored). A session-scoped SSE stream for a session it does not know
@@ -46,12 +51,27 @@ type Options struct {
 	// WebSocket upgrades are answered 503. Nil always accepts.
 	Accepting func() bool
 
+	// The limits below are the daemon's connection limits (acp/rpc.Limits
+	// and its listener's) as they apply to this transport.
+	//
 	// MaxConnections caps the ACP connections open at once, WebSocket and
 	// HTTP together (default 1024); more are answered 503.
 	MaxConnections int
-	// MaxMessageBytes caps one POST body (default 64 MiB; 413 beyond).
-	// WebSocket frames are capped by the rpc stream's line limit.
+	// MaxMessageBytes caps one POST body of an open connection (default
+	// 64 MiB; 413 beyond), the socket's line limit. A connection's bodies
+	// are read one at a time, as a socket's lines are. WebSocket frames
+	// are lines of the rpc stream, which caps them itself.
 	MaxMessageBytes int
+	// MaxInitializeBytes caps a POST without Acp-Connection-Id, which can
+	// only be the initialize that opens a connection (default 64 KiB; 413
+	// beyond), as the first line of a socket is capped before its
+	// connection has authenticated.
+	MaxInitializeBytes int
+	// MaxQueuedInput bounds the bytes POSTed to one HTTP connection and
+	// not yet read by the agent (default 4 MiB); beyond it the next POST
+	// waits (backpressure). One message larger than the bound still goes
+	// in alone.
+	MaxQueuedInput int
 	// MaxQueuedOutput bounds the bytes one HTTP connection holds for its
 	// SSE readers (default 4 MiB); beyond it the agent's writes wait.
 	MaxQueuedOutput int
@@ -96,19 +116,21 @@ type Observer interface {
 	ConnOpened(transport string)
 	ConnClosed(transport string)
 	// LimitHit counts a request refused or a connection ended by a limit:
-	// "connections", "message-size", "write-timeout", "auth".
+	// "connections", "message-size", "write-timeout", "streams", "auth".
 	LimitHit(limit string)
 }
 
 // Defaults of Options.
 const (
-	DefaultMaxConnections   = 1024
-	DefaultMaxMessageBytes  = 64 << 20
-	DefaultMaxQueuedOutput  = 4 << 20
-	DefaultWriteTimeout     = 60 * time.Second
-	DefaultDetachTimeout    = 30 * time.Second
-	DefaultKeepAlive        = 15 * time.Second
-	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultMaxConnections     = 1024
+	DefaultMaxMessageBytes    = 64 << 20
+	DefaultMaxInitializeBytes = 64 << 10
+	DefaultMaxQueuedInput     = 4 << 20
+	DefaultMaxQueuedOutput    = 4 << 20
+	DefaultWriteTimeout       = 60 * time.Second
+	DefaultDetachTimeout      = 30 * time.Second
+	DefaultKeepAlive          = 15 * time.Second
+	DefaultHandshakeTimeout   = 10 * time.Second
 )
 
 // Transports, as Observer names them.
@@ -133,7 +155,9 @@ type Handler struct {
 	ws     map[*wsConn]struct{}
 	closed bool
 
-	loggedFull atomic.Bool
+	// Limits hit by requests that belong to no connection, logged once
+	// per episode: set when hit, cleared by the next request that passes.
+	loggedFull, loggedAuth, loggedInit atomic.Bool
 }
 
 // NewHandler returns a handler; Options.Serve is required.
@@ -153,6 +177,8 @@ func NewHandler(o Options) (*Handler, error) {
 	}
 	def(&o.MaxConnections, DefaultMaxConnections)
 	def(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	def(&o.MaxInitializeBytes, DefaultMaxInitializeBytes)
+	def(&o.MaxQueuedInput, DefaultMaxQueuedInput)
 	def(&o.MaxQueuedOutput, DefaultMaxQueuedOutput)
 	defDur(&o.WriteTimeout, DefaultWriteTimeout)
 	defDur(&o.DetachTimeout, DefaultDetachTimeout)
@@ -206,11 +232,18 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	bearer := ok && strings.EqualFold(scheme, "Bearer")
 	if bearer && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.o.Token)) == 1 {
+		h.loggedAuth.Store(false)
+		if h.o.Authenticated != nil {
+			h.o.Authenticated(r)
+		}
 		return true
 	}
 	h.o.Observer.LimitHit("auth")
-	if h.o.AuthFailed != nil {
-		h.o.AuthFailed(r)
+	if h.o.AuthFailed != nil && h.o.AuthFailed(r) {
+		w.Header().Set("Connection", "close")
+	}
+	if !h.loggedAuth.Swap(true) {
+		h.log.Warn("refusing requests without the right bearer token", "peer", r.RemoteAddr, "token_given", bearer)
 	}
 	if !bearer {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dshd"`)
@@ -219,7 +252,6 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="dshd", error="invalid_token"`)
 	textError(w, http.StatusForbidden, "the bearer token is not valid")
-	h.log.Info("refused a request with a wrong token", "peer", r.RemoteAddr)
 	return false
 }
 

@@ -31,6 +31,12 @@ type httpConn struct {
 
 	line []byte // the agent's unfinished output line; the writer's only
 
+	// reading is held by the one POST whose body is being read and
+	// queued: like a socket's lines, a connection's messages come in one
+	// at a time, so its bodies cost at most one MaxMessageBytes in memory
+	// beside the queue.
+	reading chan struct{}
+
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every change
 	closed    bool
@@ -44,7 +50,8 @@ type httpConn struct {
 	idle      *time.Timer
 	initKey   string      // the initialize request's id, until answered
 	initResp  chan []byte // receives the initialize answer
-	loggedCap bool
+	// limits already logged for this connection
+	loggedCap, loggedSize bool
 }
 
 // mailbox is one SSE stream's queue; at most one GET reads it at a time.
@@ -56,8 +63,8 @@ type mailbox struct {
 func (h *Handler) newHTTPConn(remote net.Addr) *httpConn {
 	ctx, cancel := context.WithCancel(h.ctx)
 	return &httpConn{
-		h: h, id: newID(), in: newInPipe(h.o.MaxMessageBytes), remote: remote,
-		ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		h: h, id: newID(), in: newInPipe(h.o.MaxQueuedInput), remote: remote,
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), reading: make(chan struct{}, 1),
 		changed: make(chan struct{}),
 		streams: map[string]*mailbox{"": {}},
 		routes:  map[string]string{},
@@ -218,6 +225,32 @@ func (c *httpConn) waitRoom(n int) error {
 		return net.ErrClosed
 	}
 	return nil
+}
+
+// beginRead takes the connection's one body slot, waiting while another
+// POST's body is read or queued; it fails when ctx ends or the connection
+// closes first. A nil error must be followed by endRead.
+func (c *httpConn) beginRead(ctx context.Context) error {
+	select {
+	case c.reading <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return net.ErrClosed
+	}
+}
+
+func (c *httpConn) endRead() { <-c.reading }
+
+// firstHit reports whether the limit flag *logged was clear, setting it:
+// each limit is logged once per connection.
+func (c *httpConn) firstHit(logged *bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := !*logged
+	*logged = true
+	return first
 }
 
 // touch records client activity, which keeps a connection without

@@ -303,13 +303,20 @@ func do(t *testing.T, method, u string, hdr map[string]string) *http.Response {
 
 func TestAuth_AWrongTokenNeverReachesTheAgent(t *testing.T) {
 	var mu sync.Mutex
-	var failed int
+	var failed, authed int
 	obs := &countingObserver{}
-	a, _, u := newServer(t, Options{Token: "0123456789abcdef-right", Observer: obs, AuthFailed: func(*http.Request) {
-		mu.Lock()
-		failed++
-		mu.Unlock()
-	}})
+	a, _, u := newServer(t, Options{Token: "0123456789abcdef-right", Observer: obs,
+		AuthFailed: func(*http.Request) bool {
+			mu.Lock()
+			failed++
+			mu.Unlock()
+			return true // the listener says: end this connection
+		},
+		Authenticated: func(*http.Request) {
+			mu.Lock()
+			authed++
+			mu.Unlock()
+		}})
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
 	for _, tc := range []struct {
 		name, auth string
@@ -325,6 +332,8 @@ func TestAuth_AWrongTokenNeverReachesTheAgent(t *testing.T) {
 				t.Fatalf("POST initialize: %d, want %d", r.StatusCode, tc.status)
 			} else if tc.status == 401 && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
 				t.Fatalf("401 without a Bearer challenge: %q", r.Header.Get("WWW-Authenticate"))
+			} else if !r.Close {
+				t.Fatal("the refusal kept the connection open although AuthFailed asked to end it")
 			}
 			if r := get(t, u, map[string]string{"Authorization": tc.auth, HeaderConnectionID: "x"}); r.StatusCode != tc.status {
 				t.Fatalf("GET stream: %d, want %d", r.StatusCode, tc.status)
@@ -348,15 +357,20 @@ func TestAuth_AWrongTokenNeverReachesTheAgent(t *testing.T) {
 		t.Fatalf("%d connections reached the agent with a bad token", n)
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	if failed == 0 || obs.limit("auth") != failed {
-		t.Fatalf("AuthFailed told %d times, observer %d", failed, obs.limit("auth"))
+	if failed == 0 || obs.limit("auth") != failed || authed != 0 {
+		t.Fatalf("AuthFailed told %d times, observer %d, Authenticated %d", failed, obs.limit("auth"), authed)
 	}
+	mu.Unlock()
 	rwc, err := Dial(testCtx(t), u, &DialOptions{Token: "0123456789abcdef-right"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	roundTrip(t, rwc)
+	mu.Lock()
+	defer mu.Unlock()
+	if authed == 0 {
+		t.Fatal("Authenticated was not told of the requests with the right token")
+	}
 }
 
 type countingObserver struct {

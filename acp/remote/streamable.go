@@ -6,6 +6,7 @@ package remote
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -28,51 +29,35 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		textError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.o.MaxMessageBytes)))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.o.Observer.LimitHit("message-size")
-			h.log.Warn("refused a POST larger than the message limit", "limit", h.o.MaxMessageBytes, "peer", r.RemoteAddr)
-			textError(w, http.StatusRequestEntityTooLarge, "the message is larger than the limit")
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		body, env, ok := h.readMessage(w, r, h.o.MaxInitializeBytes, nil)
+		if !ok {
 			return
 		}
-		textError(w, http.StatusBadRequest, "cannot read the request body")
-		return
-	}
-	body = bytes.TrimSpace(body)
-	switch {
-	case len(body) > 0 && body[0] == '[':
-		w.Header().Set("Content-Type", mimeJSON)
-		w.WriteHeader(http.StatusNotImplemented)
-		_, _ = w.Write(batchError)
-		return
-	case len(body) == 0 || body[0] != '{':
-		textError(w, http.StatusBadRequest, "the body is not a JSON-RPC message")
-		return
-	}
-	env, err := parseEnvelope(body)
-	if err != nil {
-		textError(w, http.StatusBadRequest, "the body is not valid JSON")
-		return
-	}
-	body = append(oneLine(body), '\n')
-	connID := r.Header.Get(HeaderConnectionID)
-	if env.method == methodInitialize && env.isRequest() {
-		if connID != "" {
-			textError(w, http.StatusBadRequest, "initialize is not allowed on an existing connection")
+		if env.method != methodInitialize || !env.isRequest() {
+			textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
 			return
 		}
 		h.initialize(w, r, env, body)
 		return
 	}
-	if connID == "" {
-		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
-		return
-	}
 	c := h.lookup(connID)
 	if c == nil {
 		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	if err := c.beginRead(r.Context()); err != nil {
+		h.refusedPut(w, c)
+		return
+	}
+	defer c.endRead()
+	body, env, ok := h.readMessage(w, r, h.o.MaxMessageBytes, c)
+	if !ok {
+		return
+	}
+	if env.method == methodInitialize && env.isRequest() {
+		textError(w, http.StatusBadRequest, "initialize is not allowed on an existing connection")
 		return
 	}
 	sid := r.Header.Get(HeaderSessionID)
@@ -116,14 +101,68 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 	}
 	if err := c.in.put(r.Context(), body); err != nil {
-		if c.ended() {
-			textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
-			return
-		}
-		textError(w, http.StatusServiceUnavailable, "the request was cancelled")
+		h.refusedPut(w, c)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// refusedPut answers a POST whose message could not be queued: the
+// connection ended (404), or the request went first.
+func (h *Handler) refusedPut(w http.ResponseWriter, c *httpConn) {
+	if c.ended() {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	textError(w, http.StatusServiceUnavailable, "the request was cancelled")
+}
+
+// readMessage reads a POST body of at most limit bytes holding one
+// JSON-RPC message, and returns it as one line with its envelope. It
+// answers the request itself (413, 501, 400) and reports false when the
+// body is not that; c is the connection the body is for, nil for one that
+// opens a connection.
+func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int, c *httpConn) ([]byte, envelope, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if !errors.As(err, &tooBig) {
+			textError(w, http.StatusBadRequest, "cannot read the request body")
+			return nil, envelope{}, false
+		}
+		h.o.Observer.LimitHit("message-size")
+		first := false
+		if c != nil {
+			first = c.firstHit(&c.loggedSize)
+		} else {
+			first = !h.loggedInit.Swap(true)
+		}
+		if first {
+			h.log.Warn("refusing a POST larger than the message limit", "limit", limit, "initialize", c == nil, "peer", r.RemoteAddr)
+		}
+		textError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is larger than the limit of %d bytes", limit))
+		return nil, envelope{}, false
+	}
+	if c == nil {
+		h.loggedInit.Store(false)
+	}
+	body = bytes.TrimSpace(body)
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		w.Header().Set("Content-Type", mimeJSON)
+		w.WriteHeader(http.StatusNotImplemented)
+		_, _ = w.Write(batchError)
+		return nil, envelope{}, false
+	case len(body) == 0 || body[0] != '{':
+		textError(w, http.StatusBadRequest, "the body is not a JSON-RPC message")
+		return nil, envelope{}, false
+	}
+	env, err := parseEnvelope(body)
+	if err != nil {
+		textError(w, http.StatusBadRequest, "the body is not valid JSON")
+		return nil, envelope{}, false
+	}
+	return append(oneLine(body), '\n'), env, true
 }
 
 // initialize opens a connection with the client's initialize request and

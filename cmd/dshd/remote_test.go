@@ -198,7 +198,8 @@ func TestRemote_AListenerOffLoopbackNeedsAToken(t *testing.T) {
 
 func TestRemote_AWrongTokenNeverReachesACP(t *testing.T) {
 	token := "remote-token-0123456789"
-	p, u := serveHTTP(t, []string{"DSHD_TOKEN=" + token}, "http://127.0.0.1:0", "--log-level", "debug")
+	// Four refusals from one source: more than the brake's default allows.
+	p, u := serveHTTP(t, []string{"DSHD_TOKEN=" + token}, "http://127.0.0.1:0", "--log-level", "debug", "--max-auth-failures", "5")
 	for _, tok := range []string{"", "wrong-token-0123456789"} {
 		for _, url := range []string{u, wsURL(u)} {
 			rwc, err := remote.Dial(testCtx(t), url, &remote.DialOptions{Token: tok})

@@ -22,6 +22,7 @@ import (
 	"github.com/dshd/dshd/acp/remote"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+	"github.com/dshd/dshd/cmd/dshd/internal/listen"
 )
 
 // isRemoteListen reports whether --listen names the remote transport.
@@ -50,7 +51,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		host = "127.0.0.1"
 	}
 	if !loopbackOnly(host) && st.Token == "" {
-		return fmt.Errorf("--listen %s: a listener off loopback needs a token (DSHD_TOKEN)", st.Listen)
+		return fmt.Errorf("--listen %s: a listener off loopback needs a token (DSHD_TOKEN or --token-file)", st.Listen)
 	}
 	secure := u.Scheme == "https"
 	var tlsConf *tls.Config
@@ -68,18 +69,37 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	}
 
 	srv := d.Server
+	// The limits of the unix and tcp listeners, as they apply here: the
+	// same settings bound each ACP connection (the rpc stream under
+	// srv.ServeConn has them too), and the TCP listener is the tcp one's.
+	adm := &httpAdmission{
+		requireAuth: st.Token != "",
+		handshake:   max(st.HandshakeTimeout, 0),
+		maxFailures: max(st.MaxAuthFailures, 1),
+		limitHit:    d.Metrics.LimitHit,
+		log:         log,
+	}
 	h, err := remote.NewHandler(remote.Options{
-		Serve:          func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
-		Token:          st.Token,
-		SessionExists:  srv.SessionExists,
-		Accepting:      func() bool { return !srv.Draining() },
-		KeepAlive:      seconds(st.KeepaliveSeconds),
-		DetachTimeout:  seconds(st.DetachTimeoutSeconds),
-		AffinityCookie: st.AffinityCookie,
-		AffinityValue:  affinityValue(),
-		Secure:         secure,
-		Observer:       d.Metrics,
-		Logger:         log,
+		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
+		Token:              st.Token,
+		Authenticated:      adm.authenticated,
+		AuthFailed:         adm.authFailed,
+		SessionExists:      srv.SessionExists,
+		Accepting:          func() bool { return !srv.Draining() },
+		MaxConnections:     st.MaxConnections,
+		MaxMessageBytes:    st.MaxLineBytes,
+		MaxInitializeBytes: st.PreauthMaxLineBytes,
+		MaxQueuedInput:     st.MaxQueuedInputBytes,
+		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
+		WriteTimeout:       orNever(st.WriteTimeout),
+		HandshakeTimeout:   orNever(st.HandshakeTimeout),
+		KeepAlive:          seconds(st.KeepaliveSeconds),
+		DetachTimeout:      seconds(st.DetachTimeoutSeconds),
+		AffinityCookie:     st.AffinityCookie,
+		AffinityValue:      affinityValue(),
+		Secure:             secure,
+		Observer:           d.Metrics,
+		Logger:             log,
 	})
 	if err != nil {
 		return err
@@ -109,13 +129,23 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than the default 250.
-		HTTP2:    &http.HTTP2Config{MaxConcurrentStreams: 4096},
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnContext: adm.connContext,
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	inner, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		return err
 	}
+	l := listen.New(inner, listen.Options{
+		MaxConnections:     st.MaxConnections,
+		RequireAuth:        st.Token != "",
+		MaxUnauthenticated: st.MaxUnauthenticated,
+		MaxAuthFailures:    st.MaxAuthFailures,
+		AuthPenalty:        st.AuthPenalty,
+		Refuse:             adm.refuse(secure),
+		Logger:             log,
+	})
 	endpoint := (&url.URL{Scheme: u.Scheme, Host: l.Addr().String(), Path: "/acp"}).String()
 	log.Info("dshd listening", "addr", endpoint, "tls", secure, "token", st.Token != "")
 
@@ -199,6 +229,15 @@ func loopbackOnly(host string) bool {
 func affinityValue() string {
 	h, _ := os.Hostname()
 	return h
+}
+
+// orNever turns a duration setting where 0 means never into the -1 the
+// remote transport reads so.
+func orNever(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // seconds turns a seconds setting into a duration; 0 means none (-1).
