@@ -61,15 +61,19 @@ func (l *lineConn) send(v any) error {
 // answers sessionId "s1" and then sends one update for it; session/prompt
 // sends an update, asks session/request_permission, sends the answer's
 // outcome as an update and answers end_turn; "flood" sends n
-// notifications without a session; "echo" answers its params.
+// notifications without a session; "echo" answers its params; "hold"
+// stops reading until release is closed.
 type fakeAgent struct {
-	served atomic.Int32
-	mu     sync.Mutex
-	ended  []chan struct{} // one per connection, closed when it ends
-	opened chan struct{}   // signalled per connection
+	served  atomic.Int32
+	mu      sync.Mutex
+	ended   []chan struct{} // one per connection, closed when it ends
+	opened  chan struct{}   // signalled per connection
+	release chan struct{}
 }
 
-func newFakeAgent() *fakeAgent { return &fakeAgent{opened: make(chan struct{}, 64)} }
+func newFakeAgent() *fakeAgent {
+	return &fakeAgent{opened: make(chan struct{}, 64), release: make(chan struct{})}
+}
 
 func (a *fakeAgent) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	a.served.Add(1)
@@ -149,6 +153,11 @@ func (a *fakeAgent) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			})
 		case "echo":
 			reply(m.Params)
+		case "hold":
+			select {
+			case <-a.release:
+			case <-ctx.Done():
+			}
 		case "bye":
 			// The agent's last words, then it ends the connection.
 			update("s1", "bye")
