@@ -48,7 +48,7 @@ func New() *Metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dshd_tokens_total", Help: "Model tokens, by kind (input, output, cached_input, reasoning)."}, []string{"kind"})
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dshd_tool_calls_total", Help: "Tool calls ended, by status (completed, failed)."}, []string{"status"})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dshd_errors_total", Help: "Errors, by kind (turn: a turn that failed; model: a model request that failed)."}, []string{"kind"})
-	m.limits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dshd_limits_hit_total", Help: "Requests refused or connections ended by a limit, by limit (connections, message-size, write-timeout, streams, auth)."}, []string{"limit"})
+	m.limits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dshd_limits_hit_total", Help: "Requests refused or connections ended by a limit on the http(s) listener, by limit (connections, unauthenticated, auth-penalty, handshake, message-size, write-timeout, streams, auth)."}, []string{"limit"})
 	for _, c := range []prometheus.Collector{m.connsOpen, m.connsTotal, m.sessions, m.turns, m.turnSeconds, m.requests, m.reqSeconds, m.firstToken, m.tokens, m.toolCalls, m.errors, m.limits} {
 		f(c)
 	}
