@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -225,27 +226,31 @@ func TestRemote_ConnectionsOverTheLimitAreRefused(t *testing.T) {
 func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenticates(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--max-unauthenticated", "2")
 	ctx := testCtx(t)
+	// authenticate sends a request with the right token on nc and reads
+	// its answer: by then the daemon counts nc as authenticated.
+	authenticate := func(nc net.Conn) {
+		t.Helper()
+		if _, err := io.WriteString(nc, "GET /acp HTTP/1.1\r\nHost: dshd\r\nAuthorization: Bearer "+abuseToken+"\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		if err != nil || resp.StatusCode != http.StatusBadRequest { // no Acp-Connection-Id: past the token
+			t.Fatalf("the authenticating request: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	authed := dialTCP(t, hostOf(u))
+	authenticate(authed)
 	idle := dialTCP(t, hostOf(u))
-	keepAlive := dialTCP(t, hostOf(u))
-	// keepAlive sends a request with the right token, and stays open.
-	if _, err := io.WriteString(keepAlive, "GET /acp HTTP/1.1\r\nHost: dshd\r\nAuthorization: Bearer "+abuseToken+"\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(keepAlive), nil)
-	if err != nil || resp.StatusCode != http.StatusBadRequest { // no Acp-Connection-Id: past the token
-		t.Fatalf("the authenticating request: %v %v", resp, err)
-	}
-	resp.Body.Close()
-
-	third := dialTCP(t, hostOf(u)) // two unauthenticated: idle and third
+	dialTCP(t, hostOf(u)) // two unauthenticated now
 	if got := rawHTTP(t, hostOf(u), "GET /healthz HTTP/1.1\r\nHost: dshd\r\n\r\n"); !strings.Contains(got, "503") || !strings.Contains(got, "waiting to authenticate") {
 		t.Fatalf("a third unauthenticated connection got %q, want a refusal", got)
 	}
 	if _, err := p.stderr.waitFor(ctx, "limit of unauthenticated connections", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
-	idle.Close()
-	third.Close()
+	// Once one of them authenticates, there is room again.
+	authenticate(idle)
 	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken}))
 }
 
