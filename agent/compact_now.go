@@ -18,7 +18,8 @@ var ErrNothingToCompact = errors.New("agent: there is no conversation to compact
 // now, as the automatic compaction does when the context is nearly full.
 // focus, when not empty, tells the summariser what the summary must keep.
 // It fails with [ErrBusy] while a turn runs and leaves the conversation
-// as it was on any error. The summary's usage is returned.
+// as it was on any error, a budget that ran out (an
+// [*budget.ExhaustedError]) included. The summary's usage is returned.
 func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	if !a.running.CompareAndSwap(false, true) {
 		return llm.Usage{}, ErrBusy
@@ -30,7 +31,10 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	if len(older) == 0 {
 		return llm.Usage{}, ErrNothingToCompact
 	}
-	t := &turn{a: a, ctx: ctx}
+	t := &turn{a: a, ctx: ctx, meter: a.meter.Child(a.opts.TurnLimits)}
+	if err := t.meter.Begin(); err != nil {
+		return llm.Usage{}, err
+	}
 	var summary string
 	var err error
 	if focus != "" {
@@ -39,7 +43,7 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 		summary, err = t.summariseWith(older, a.opts.CompactPrompt)
 	}
 	if err != nil {
-		return t.usage, err
+		return t.meter.Usage(), err
 	}
 	kept := []llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (it was compacted on request):\n\n" + summary}}
 	a.mu.Lock()
@@ -50,5 +54,5 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	if a.opts.OnReset != nil {
 		a.opts.OnReset(append([]llm.Message(nil), kept...))
 	}
-	return t.usage, nil
+	return t.meter.Usage(), nil
 }

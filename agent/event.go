@@ -76,6 +76,9 @@ type UsageUpdated struct {
 	Used, Size int64
 	// Call is the usage of the call that just ended.
 	Call llm.Usage
+	// Turn is the turn's usage so far: its model calls and everything its
+	// subagents spent.
+	Turn llm.Usage
 }
 
 func (MessageChunk) isEvent()    {}
