@@ -161,7 +161,7 @@ func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	r, err := decodeOne(w.Resource, UnmarshalEmbeddedResourceResource)
+	r, err := decodeOne("resource", w.Resource, UnmarshalEmbeddedResourceResource)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func UnmarshalEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, erro
 		hasBlob = hasBlob || jsontext.KeyIs(k, "blob")
 		return true
 	}); err != nil {
-		return nil, err
+		return nil, &badValueError{reason: "must be an object"}
 	}
 	var v EmbeddedResourceResource
 	switch {
@@ -200,7 +200,7 @@ func UnmarshalEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, erro
 	case hasText:
 		v = new(TextResourceContents)
 	default:
-		return nil, unionError("embedded resource", "text", "", false)
+		return nil, &badValueError{key: "text", reason: "required (or blob)"}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return nil, err

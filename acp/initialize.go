@@ -5,7 +5,6 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // InitializeRequest is the params of initialize (acp-v1 §6.1).
@@ -134,7 +133,7 @@ type EmptyCapability struct {
 // malformed capability is dropped by its lenient parent.
 func (c *EmptyCapability) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '{' {
-		return fmt.Errorf("acp: capability is not an object")
+		return &badValueError{reason: "must be an object"}
 	}
 	type alias EmptyCapability
 	return json.Unmarshal(b, (*alias)(c))

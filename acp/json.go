@@ -6,8 +6,9 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,7 +148,7 @@ func (id RequestID) MarshalJSON() ([]byte, error) {
 func (id *RequestID) UnmarshalJSON(b []byte) error {
 	key, ok := idKey(bytes.TrimSpace(b))
 	if !ok {
-		return fmt.Errorf("acp: invalid request id %s", jsontext.Truncate(b, 40))
+		return &badValueError{reason: "must be a string, an integer or null"}
 	}
 	id.raw = key
 	return nil
@@ -232,14 +233,14 @@ func readTag(b []byte, key string) (tag string, ok bool, err error) {
 		return true
 	})
 	if err != nil {
-		return "", false, err
+		return "", false, &badValueError{reason: "must be an object"}
 	}
 	if raw == nil {
 		return "", false, nil
 	}
 	tag, ok = jsontext.String(raw)
 	if !ok {
-		return "", false, fmt.Errorf("acp: %q is not a string", key)
+		return "", false, &badValueError{key: key, reason: "must be a string"}
 	}
 	return tag, true, nil
 }
@@ -263,7 +264,7 @@ func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) 
 			if skipInvalid {
 				continue
 			}
-			return nil, fmt.Errorf("element %d: %w", i, err)
+			return nil, &elementError{index: i, err: err}
 		}
 		out = append(out, v)
 	}
@@ -299,13 +300,18 @@ func decodeOptional[T any](b []byte) *T {
 	return v
 }
 
-// decodeOne decodes a single union field; absent or null gives the zero value.
-func decodeOne[T any](b []byte, dec func([]byte) (T, error)) (T, error) {
+// decodeOne decodes the single union member key; absent or null gives the
+// zero value. A failure names the member.
+func decodeOne[T any](key string, b []byte, dec func([]byte) (T, error)) (T, error) {
 	var zero T
 	if len(b) == 0 || isNull(b) {
 		return zero, nil
 	}
-	return dec(b)
+	v, err := dec(b)
+	if err != nil {
+		return zero, &memberError{key: key, err: err}
+	}
+	return v, nil
 }
 
 // decodeLenient decodes the JSON object b into the struct *v field by field,
@@ -372,22 +378,14 @@ func (u *taggedUnion[U]) decode(b []byte) (U, error) {
 		}
 	}
 	if mk == nil {
-		return zero, unionError(u.name, u.key, tag, ok)
+		return zero, &unionTagError{union: u.name, key: u.key, tag: tag, present: ok, known: slices.Sorted(maps.Keys(u.variants))}
 	}
 	v := mk()
 	if err := json.Unmarshal(b, v); err != nil {
 		if u.tagErrors {
-			err = fmt.Errorf("acp: %s: %w", tag, err)
+			err = &taggedError{tag: tag, err: err}
 		}
 		return zero, err
 	}
 	return v, nil
-}
-
-// unionError is the error of a union decoder meeting an unknown tag.
-func unionError(union, key, tag string, present bool) error {
-	if !present {
-		return fmt.Errorf("acp: %s: missing %q", union, key)
-	}
-	return fmt.Errorf("acp: %s: unknown %s %q", union, key, tag)
 }

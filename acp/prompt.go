@@ -31,7 +31,7 @@ func (r *PromptRequest) UnmarshalJSON(b []byte) error {
 	}
 	blocks, err := decodeList(w.Prompt, UnmarshalContentBlock, false)
 	if err != nil {
-		return invalidField("prompt", err.Error())
+		return paramsError("prompt", err)
 	}
 	*r = PromptRequest{SessionID: w.SessionID, Prompt: blocks, Meta: w.Meta}
 	return nil

@@ -450,7 +450,7 @@ var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
 func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
 	servers, err := decodeList(b, UnmarshalMcpServer, false)
 	if err != nil {
-		return nil, invalidField("mcpServers", err.Error())
+		return nil, paramsError("mcpServers", err)
 	}
 	return servers, nil
 }

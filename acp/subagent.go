@@ -94,7 +94,7 @@ func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}

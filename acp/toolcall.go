@@ -138,7 +138,7 @@ func (c *ToolContent) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (r *RequestPermissionResponse) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	o, err := decodeOne(w.Outcome, UnmarshalRequestPermissionOutcome)
+	o, err := decodeOne("outcome", w.Outcome, UnmarshalRequestPermissionOutcome)
 	if err != nil {
 		return err
 	}

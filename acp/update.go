@@ -25,7 +25,7 @@ func (n *SessionNotification) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	u, err := decodeOne(w.Update, UnmarshalSessionUpdate)
+	u, err := decodeOne("update", w.Update, UnmarshalSessionUpdate)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (c *ContentChunk) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}

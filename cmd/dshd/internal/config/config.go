@@ -4,6 +4,7 @@ package config
 
 import (
 	"strings"
+	"time"
 
 	"github.com/dshd/dshd/agent/llm/openai"
 )
@@ -24,6 +25,9 @@ type Settings struct {
 	// Thinking turns the model's thinking mode on or off where the backend
 	// has one ("", "on", "off").
 	Thinking string `json:"thinking,omitempty"`
+	// ModelTimeout is how long the model server may send nothing before a
+	// call fails.
+	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
 
 	StateDir  string `json:"stateDir,omitempty"`
 	LogLevel  string `json:"logLevel,omitempty"`
@@ -107,7 +111,14 @@ type Command uint8
 const (
 	Serve Command = 1 << iota
 	Prompt
+	// Sessions is `dshd sessions`, which reads only where sessions live
+	// and how to log.
+	Sessions
 )
+
+// agentCommands are the commands that run an agent: the ones a row
+// without `only` applies to.
+const agentCommands = Serve | Prompt
 
 // setting is one row of the settings table. The row is all a new setting
 // needs: its flag, environment variable and file key, its help, its
@@ -120,8 +131,9 @@ type setting struct {
 	// check vets a value beyond its kind. Nil means the kind's rule:
 	// numbers must not be negative, durations must be positive.
 	check func(v any) error
-	// only lists the commands that use the setting; zero means every
-	// command. A command neither offers nor reads the others.
+	// only lists the commands that use the setting; zero means the
+	// commands that run an agent (serve and prompt). A command neither
+	// offers nor reads the others.
 	only Command
 }
 
@@ -131,9 +143,10 @@ var table = []setting{
 	{flag: "model-url", file: "modelUrl", usage: "base URL of an OpenAI-compatible server (default: the backend's)", ptr: func(s *Settings) any { return &s.ModelURL }, check: httpURL},
 	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }, check: envName},
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
-	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }},
-	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error")},
-	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json")},
+	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
+	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
+	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
+	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
 	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }, only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
