@@ -332,8 +332,10 @@ type turn struct {
 	a    *Agent
 	ctx  context.Context
 	emit func(Event)
-	// meter counts the turn and everything its tool calls delegate.
+	// meter counts the turn and everything its tool calls delegate;
+	// reported is its count on the last usage event.
 	meter    *budget.Meter
+	reported llm.Usage
 	streamed []byte
 	last     *llm.Message
 	system   string
@@ -423,6 +425,7 @@ func (t *turn) run(in Input) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		t.reportDelegated()
 		if t.ctx.Err() != nil {
 			return t.result(StopCancelled), nil
 		}
@@ -438,6 +441,24 @@ func (t *turn) noteLast(m llm.Message) {
 
 func (t *turn) result(r StopReason) Result {
 	return Result{StopReason: r, Usage: t.meter.Usage(), LastMessage: t.last, Streamed: string(t.streamed)}
+}
+
+// reportDelegated emits a usage event when the turn's count grew since
+// the last one without a model call of its own: the subagents its tool
+// calls ran spent it. The editor's totals, and a parent dshd charging
+// this turn to a budget, learn of it now rather than after the next call
+// (which a spent budget may refuse).
+func (t *turn) reportDelegated() {
+	u := t.meter.Usage()
+	if u == t.reported {
+		return
+	}
+	t.reported = u
+	a := t.a
+	a.mu.Lock()
+	used := a.lastUsed
+	a.mu.Unlock()
+	t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Turn: u})
 }
 
 // exhausted ends a turn whose budget, or an ancestor's, ran out before
@@ -549,7 +570,8 @@ func (t *turn) callModel() (llm.Message, llm.FinishReason, error) {
 		a.lastUsed = usage.InputTokens + usage.OutputTokens
 		used := a.lastUsed
 		a.mu.Unlock()
-		t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Call: usage, Turn: t.meter.Usage()})
+		t.reported = t.meter.Usage()
+		t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Call: usage, Turn: t.reported})
 	}
 	if streamErr != nil {
 		if t.ctx.Err() == nil {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/dshd/dshd/agent"
@@ -67,16 +68,17 @@ func TestBudget_ATurnsUsageAndItsBoundIncludeWhatItsToolCallsDelegated(t *testin
 	if a.Usage() != want {
 		t.Fatalf("agent usage %+v, want %+v", a.Usage(), want)
 	}
-	// Each usage event carries the turn's running total: the second call's
-	// follows the first call's delegation.
-	var turns []int64
+	// Each usage event carries the turn's running total: one after each
+	// model call, and one after each response's tool calls, which
+	// delegated 30 tokens (that event has no call of its own).
+	var turns, calls []int64
 	for _, e := range rec.events() {
 		if u, ok := e.(agent.UsageUpdated); ok {
-			turns = append(turns, u.Turn.TotalTokens)
+			turns, calls = append(turns, u.Turn.TotalTokens), append(calls, u.Call.TotalTokens)
 		}
 	}
-	if len(turns) != 3 || turns[0] != 10 || turns[1] != 50 || turns[2] != 90 {
-		t.Fatalf("turn totals on the usage events %v, want [10 50 90]", turns)
+	if fmt.Sprint(turns) != "[10 40 50 80 90 120]" || fmt.Sprint(calls) != "[10 0 10 0 10 0]" {
+		t.Fatalf("usage events: turn totals %v, calls %v; want [10 40 50 80 90 120] and [10 0 10 0 10 0]", turns, calls)
 	}
 	if res.LastMessage == nil || res.LastMessage.Content != "working" {
 		t.Fatalf("the partial output is lost: %+v", res.LastMessage)
