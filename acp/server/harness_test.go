@@ -51,6 +51,8 @@ type hopts struct {
 	script string
 	caps   acp.ClientCapabilities
 	mode   permission.Mode
+	// maxTokensPerTurn is the server's MaxTokensPerTurn.
+	maxTokensPerTurn int
 }
 
 // harness is a server with one connected fake editor.
@@ -105,16 +107,17 @@ func newHarness(t testing.TB, o hopts) *harness {
 		t.Cleanup(dispose)
 	}
 	srv, err := server.New(server.Options{
-		Name:         "dshd",
-		Version:      "test",
-		Store:        store,
-		Model:        model,
-		DefaultModel: infos[0].ID,
-		Models:       func() []llm.Info { return infos },
-		Tools:        base,
-		Subagents:    svc,
-		Agents:       &agent.Registry{},
-		Mode:         o.mode,
+		Name:             "dshd",
+		Version:          "test",
+		Store:            store,
+		Model:            model,
+		DefaultModel:     infos[0].ID,
+		Models:           func() []llm.Info { return infos },
+		Tools:            base,
+		Subagents:        svc,
+		Agents:           &agent.Registry{},
+		Mode:             o.mode,
+		MaxTokensPerTurn: o.maxTokensPerTurn,
 	})
 	if err != nil {
 		t.Fatal(err)

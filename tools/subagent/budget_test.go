@@ -208,3 +208,32 @@ func TestBudget_TheTurnLimitBoundsTheWholeTurnWithEveryDescendant(t *testing.T) 
 		t.Fatalf("the parent's tool result %q", out)
 	}
 }
+
+func TestUsage_AnExposedChildsIdleStateCarriesItsUsageWithItsDescendants(t *testing.T) {
+	ex := &st.Exposure{}
+	p := world(t, st.ParentOptions{Expose: ex, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+		switch level := levelOf(req); {
+		case len(st.ToolResults(req)) > 0 || level == 2:
+			return st.Reply{Text: "answer", Usage: usage(4, 1)}
+		case level == 1:
+			return st.Reply{ToolCalls: delegateTo(levelTwo), Usage: usage(40, 10)}
+		}
+		return st.Reply{Text: "unused"}
+	})})
+	res := call(t, t.Context(), p, "subagent", "d", levelOne, nil)
+	if res.IsError {
+		t.Fatalf("result %+v", res)
+	}
+	states := ex.States("s_main/sa1")
+	if len(states) == 0 {
+		t.Fatalf("no states; lines %q", ex.Lines())
+	}
+	idle := states[len(states)-1]
+	if idle.State != "idle" || idle.Usage == nil || *idle.Usage != *usage(48, 12) {
+		t.Fatalf("the child's last state %+v (usage %+v), want idle with 60 tokens: its own and its child's", idle, idle.Usage)
+	}
+	// The grandchild's own idle state has only its own call.
+	if gs := ex.States("s_main/sa1/sa2"); len(gs) == 0 || gs[len(gs)-1].Usage == nil || *gs[len(gs)-1].Usage != *usage(4, 1) {
+		t.Fatalf("grandchild states %+v; lines %q", gs, ex.Lines())
+	}
+}
