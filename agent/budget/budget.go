@@ -47,14 +47,6 @@ func New(l Limits) *Meter { return &Meter{limits: l} }
 // a root.
 func (m *Meter) Child(l Limits) *Meter { return &Meter{parent: m, limits: l} }
 
-// Limits returns m's own bounds.
-func (m *Meter) Limits() Limits {
-	if m == nil {
-		return Limits{}
-	}
-	return m.limits
-}
-
 // ExhaustedError says which bound ran out.
 type ExhaustedError struct {
 	// Turns is set when the bound on model round trips ran out, else it
