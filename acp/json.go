@@ -6,6 +6,7 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -115,6 +116,18 @@ func decodeValue[T any](b []byte, dst *T) error {
 	default:
 		return json.Unmarshal(b, dst)
 	}
+}
+
+// rawSpan is a json.RawMessage for the wire structs of UnmarshalJSON
+// methods: it aliases the decoder's input instead of copying it, so a
+// large member is decoded further where it lies. It is only valid while
+// that UnmarshalJSON runs.
+type rawSpan []byte
+
+// UnmarshalJSON implements json.Unmarshaler without a copy.
+func (r *rawSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
@@ -253,20 +266,34 @@ func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) 
 	if len(b) == 0 || isNull(b) {
 		return nil, nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(raws))
-	for i, r := range raws {
-		v, err := dec(r)
-		if err != nil {
-			if skipInvalid {
-				continue
-			}
-			return nil, &elementError{index: i, err: err}
+	// The elements are decoded where they lie: a 50 MB prompt block is not
+	// copied into a json.RawMessage first.
+	out := []T{}
+	var failed error
+	i := 0
+	err := jsontext.ScanArray(b, func(elem []byte) bool {
+		v, err := dec(elem)
+		switch {
+		case err == nil:
+			out = append(out, v)
+		case !skipInvalid:
+			failed = &elementError{index: i, err: err}
+			return false
 		}
-		out = append(out, v)
+		i++
+		return true
+	})
+	if err != nil {
+		// Not an array, or a broken one: encoding/json's error says what
+		// was found, in terms the params error can word.
+		var raws []json.RawMessage
+		if uerr := json.Unmarshal(b, &raws); uerr != nil {
+			return nil, uerr
+		}
+		return nil, fmt.Errorf("acp: malformed list: %w", err)
+	}
+	if failed != nil {
+		return nil, failed
 	}
 	return out, nil
 }

@@ -27,6 +27,8 @@ type Agent interface {
 	SetSessionMode(ctx context.Context, req *SetSessionModeRequest) (*SetSessionModeResponse, error)
 	SetSessionConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) (*SetSessionConfigOptionResponse, error)
 	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
+	// ForkSession is the unstable session/fork (rfd:session-fork).
+	ForkSession(ctx context.Context, req *ForkSessionRequest) (*ForkSessionResponse, error)
 	// Cancel handles the session/cancel notification.
 	Cancel(ctx context.Context, n *CancelNotification) error
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/server"
 )
 
 // spendScript lists the directory at every call, 30 tokens a call: only a
@@ -12,6 +13,11 @@ import (
 const spendScript = `{"rules": [
   {"user": "^spend", "text": "working", "toolCalls": [{"name": "list_dir", "arguments": {"path": "."}}], "usage": {"input": 25, "output": 5}}
 ]}`
+
+// perTurn sets the server's --max-tokens-per-turn.
+func perTurn(n int) func(*server.Options) {
+	return func(o *server.Options) { o.MaxTokensPerTurn = n }
+}
 
 // turnTotals are the turn usages the session's usage_updates carried.
 func turnTotals(t *testing.T, us []acp.SessionUpdate) []uint64 {
@@ -68,7 +74,7 @@ func TestABudgetFromTheParentBoundsTheSessionOverAllItsTurns(t *testing.T) {
 }
 
 func TestAChildKeepsItsOwnLowerTurnLimitWhenItsParentGivesMore(t *testing.T) {
-	h := newHarness(t, hopts{script: spendScript, mode: "yolo", maxTokensPerTurn: 50})
+	h := newHarness(t, hopts{script: spendScript, mode: "yolo", opts: perTurn(50)})
 	resp, err := h.client.NewSession(h.ctx, &acp.NewSessionRequest{Cwd: h.cwd, McpServers: []acp.McpServer{},
 		Meta: acp.Meta{"dshd.dev/depth": 1, "dshd.dev/maxDepth": 3, "dshd.dev/maxTokens": 1000}})
 	if err != nil {
@@ -85,7 +91,7 @@ func TestAChildKeepsItsOwnLowerTurnLimitWhenItsParentGivesMore(t *testing.T) {
 }
 
 func TestWithoutABudgetTheSessionIsUnboundedButItsTurnLimitHolds(t *testing.T) {
-	h := newHarness(t, hopts{script: spendScript, mode: "yolo", maxTokensPerTurn: 100})
+	h := newHarness(t, hopts{script: spendScript, mode: "yolo", opts: perTurn(100)})
 	sid := h.newSession()
 	h.mustPrompt(sid, "spend", acp.StopReasonMaxTokens)
 	if got := turnTotals(t, h.ed.of(sid)); len(got) != 4 || got[3] != 120 {

@@ -301,6 +301,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
+				Name:       req.ToolName,
 				Kind:       acp.ToolKind(req.Kind),
 				Status:     acp.ToolCallStatusPending,
 				Content:    tr.content(req.Content),
@@ -311,7 +312,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 				if ans != permission.AllowOnce && ans != permission.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Name: req.ToolName, Status: st})
 			}
 		}
 	}
@@ -321,6 +322,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 		ToolCall: acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(toolCallID),
 			Title:      title,
+			Name:       req.ToolName,
 			Kind:       acp.ToolKind(req.Kind),
 			Content:    tr.content(req.Content),
 			Locations:  locations(req.Locations),

@@ -51,8 +51,8 @@ type hopts struct {
 	script string
 	caps   acp.ClientCapabilities
 	mode   permission.Mode
-	// maxTokensPerTurn is the server's MaxTokensPerTurn.
-	maxTokensPerTurn int
+	// opts, when set, changes the server's options before it starts.
+	opts func(*server.Options)
 }
 
 // harness is a server with one connected fake editor.
@@ -106,19 +106,22 @@ func newHarness(t testing.TB, o hopts) *harness {
 		}
 		t.Cleanup(dispose)
 	}
-	srv, err := server.New(server.Options{
-		Name:             "dshd",
-		Version:          "test",
-		Store:            store,
-		Model:            model,
-		DefaultModel:     infos[0].ID,
-		Models:           func() []llm.Info { return infos },
-		Tools:            base,
-		Subagents:        svc,
-		Agents:           &agent.Registry{},
-		Mode:             o.mode,
-		MaxTokensPerTurn: o.maxTokensPerTurn,
-	})
+	so := server.Options{
+		Name:         "dshd",
+		Version:      "test",
+		Store:        store,
+		Model:        model,
+		DefaultModel: infos[0].ID,
+		Models:       func() []llm.Info { return infos },
+		Tools:        base,
+		Subagents:    svc,
+		Agents:       &agent.Registry{},
+		Mode:         o.mode,
+	}
+	if o.opts != nil {
+		o.opts(&so)
+	}
+	srv, err := server.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,6 +212,7 @@ func (p *promptRun) run(ctx context.Context) int {
 		h.said(id)
 		return code
 	}
+	h.answered(resp.Usage)
 	h.finish(resp.StopReason)
 	h.said(id)
 	switch {

@@ -30,6 +30,15 @@ type childUsage struct {
 	Usage      *acp.Usage     `json:"usage"`
 }
 
+// answered takes the prompt response's usage, the turn's whole count,
+// when the agent sent one: it also covers what was spent after the last
+// usage_update.
+func (t *turnUsage) answered(u *acp.Usage) {
+	if u != nil {
+		t.total = u
+	}
+}
+
 // observe takes in one update of the turn.
 func (t *turnUsage) observe(u acp.SessionUpdate) {
 	switch u := u.(type) {
@@ -79,4 +88,11 @@ func wireUsage(u llm.Usage) *acp.Usage {
 		out.CachedReadTokens = &n
 	}
 	return out
+}
+
+// answered records the prompt response's usage for the last line.
+func (h *headless) answered(u *acp.Usage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.usage.answered(u)
 }

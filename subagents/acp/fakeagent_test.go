@@ -294,6 +294,10 @@ func (f *fakeAgent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest
 	return &acp.LoadSessionResponse{}, nil
 }
 
+func (f *fakeAgent) ForkSession(context.Context, *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
 func (f *fakeAgent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	f.mu.Lock()
 	f.sessions[req.SessionID] = true

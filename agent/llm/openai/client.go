@@ -89,6 +89,15 @@ func (c *Client) DefaultModel() string {
 	return c.model
 }
 
+// ThinkingSwitch implements llm.ThinkingSwitch: only DeepSeek's thinking
+// object turns thinking off (a reasoning effort cannot), so only a
+// backend that sends it can switch; on is the --thinking setting.
+func (c *Client) ThinkingSwitch() (on, ok bool) {
+	return !c.opts.DisableThinking, c.opts.compat.Thinking == ThinkingObject
+}
+
+var _ llm.ThinkingSwitch = (*Client)(nil)
+
 // CloseIdleConnections closes the idle connections of the client's
 // transport (tests call it so no transport goroutine outlives them).
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }

@@ -166,9 +166,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxDepth:         st.MaxDepth,
 		NoDelegation:     st.MaxDepth == 0,
 		Token:            st.Token,
+		Limits:           connLimits(st),
 		ConnectMCP:       connectMCP(log),
 		MCPHTTP:          mcpCaps.HTTP,
 		MCPSSE:           mcpCaps.SSE,
+		SetupWarnings:    sandboxWarnings(st.Sandbox, runner),
 		Logger:           log,
 	})
 	if err != nil {
