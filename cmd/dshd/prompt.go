@@ -185,7 +185,13 @@ func (p *promptRun) run(ctx context.Context) int {
 	p.conn = rpc.NewClientSideConn(clientSide, h, nil)
 	defer p.conn.Close()
 
-	if _, err := p.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientInfo: &acp.Implementation{Name: "dshd-prompt", Version: "1"}}); err != nil {
+	if _, err := p.conn.Initialize(ctx, &acp.InitializeRequest{
+		ProtocolVersion: acp.ProtocolVersion1,
+		ClientInfo:      &acp.Implementation{Name: "dshd-prompt", Version: "1"},
+		// Notices keep setup warnings (a rejected definition file, an MCP
+		// server that did not start) out of the answer on stdout.
+		ClientCapabilities: acp.ClientCapabilities{Session: acp.ClientSessionCapabilities{Notices: &acp.EmptyCapability{}}},
+	}); err != nil {
 		return h.fail(err)
 	}
 	id, fresh, err := p.session(ctx)
