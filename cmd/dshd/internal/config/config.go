@@ -30,10 +30,12 @@ type Settings struct {
 	// call fails.
 	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
 
-	StateDir  string `json:"stateDir,omitempty"`
-	LogLevel  string `json:"logLevel,omitempty"`
-	LogFormat string `json:"logFormat,omitempty"`
-	Listen    string `json:"listen,omitempty"`
+	StateDir string `json:"stateDir,omitempty"`
+	// MaxOpenJournals bounds the journal files the daemon keeps open.
+	MaxOpenJournals int    `json:"maxOpenJournals,omitempty"`
+	LogLevel        string `json:"logLevel,omitempty"`
+	LogFormat       string `json:"logFormat,omitempty"`
+	Listen          string `json:"listen,omitempty"`
 	// Token is not read from the table: the serve command takes it from
 	// DSHD_TOKEN or TokenFile, never from the command line.
 	Token     string `json:"-"`
@@ -171,6 +173,7 @@ var table = []setting{
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
 	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
+	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},

@@ -70,7 +70,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals})
 	if err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
