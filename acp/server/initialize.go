@@ -54,6 +54,9 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 			Description: fmt.Sprintf("This daemon requires its token (dshd --token or DSHD_TOKEN). Pass it in authenticate's _meta as %q.", metaToken),
 		})
 	}
+	if m := c.terminalAuth(); m != nil {
+		resp.AuthMethods = append(resp.AuthMethods, m)
+	}
 	if c.keyMissing() {
 		resp.AuthMethods = append(resp.AuthMethods, &acp.AuthMethodAgent{
 			ID:          authAPIKey,
@@ -70,7 +73,7 @@ func (c *Conn) keyMissing() bool {
 }
 
 func (c *Conn) keyHelp() string {
-	return fmt.Sprintf("Set %s in dshd's environment to your model API key and restart dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
+	return fmt.Sprintf("Run `dshd auth` in a terminal to store your model API key, or set %s in dshd's environment and restart dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
 }
 
 // Authenticate checks the daemon token, or re-checks the model key.
@@ -97,6 +100,8 @@ func (c *Conn) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (
 			return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 		}
 		return &acp.AuthenticateResponse{}, nil
+	case authTerminal:
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "methodId", "reason": "a terminal auth method is run by the client (dshd auth in a terminal), never passed to authenticate"})
 	}
 	return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "methodId", "reason": fmt.Sprintf("unknown auth method %q", req.MethodID)})
 }
