@@ -41,6 +41,9 @@ type Options struct {
 	ModelID string
 	// MaxTokens caps each model call's output; 0 leaves it to the backend.
 	MaxTokens int
+	// Thinking, when set, turns the model's thinking on or off in every
+	// call (llm.Request.Thinking); nil leaves it to the backend.
+	Thinking *bool
 	// ContextWindow is the model's context size in tokens (default 128000).
 	ContextWindow int
 	// MaxTurnRequests caps the model calls of one turn (default 100).
@@ -115,6 +118,7 @@ type Agent struct {
 	hist      History
 	turnStart int // index of the running turn's user message; -1 when idle
 	modelID   string
+	thinking  *bool
 	steer     []string
 	total     llm.Usage
 	lastUsed  int64 // tokens in context after the last model call
@@ -153,6 +157,7 @@ func New(opts Options) *Agent {
 		hist:      opts.History,
 		turnStart: -1,
 		modelID:   opts.ModelID,
+		thinking:  opts.Thinking,
 		lastUsed:  max(opts.ContextUsed, 0),
 	}
 	a.opts.History = History{}
@@ -189,6 +194,22 @@ func (a *Agent) SetModelID(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.modelID = id
+}
+
+// Thinking returns the thinking setting of the model calls: nil when it
+// is the backend's.
+func (a *Agent) Thinking() *bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.thinking
+}
+
+// SetThinking turns the model's thinking on or off from the next model
+// call on; nil returns it to the backend's setting.
+func (a *Agent) SetThinking(on *bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.thinking = on
 }
 
 // MaxTokens returns the per-call output cap.
@@ -434,11 +455,12 @@ func (t *turn) request() *llm.Request {
 	a.mu.Lock()
 	msgs := a.hist.Messages()
 	model := a.modelID
+	thinking := a.thinking
 	a.mu.Unlock()
 	if t.model != "" {
 		model = t.model
 	}
-	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens}
+	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens, Thinking: thinking}
 	if a.opts.Tools != nil {
 		for _, tl := range a.opts.Tools.Tools() {
 			if !t.offers(tl.Name()) {

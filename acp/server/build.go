@@ -139,9 +139,10 @@ func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
 }
 
 // open builds the live session over stored (its journal, new or
-// reopened) and registers it on the connection. On failure the journal is
-// closed.
-func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int) (*session.Session, error) {
+// reopened) and registers it on the connection. Its conversation is
+// stored's messages, or hist when set (a fork's, shared with the session
+// it was forked from). On failure the journal is closed.
+func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int, hist *agent.History) (*session.Session, error) {
 	o := &c.srv.opts
 	mode, err := permission.ParseMode(stored.State.Mode)
 	if err != nil {
@@ -180,6 +181,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
+		Thinking:              session.ThinkingOf(stored.State.Thinking),
 		Tools:                 toolLayer,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
@@ -187,7 +189,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Asker:                 ask,
 		Now:                   o.Now,
 		Delegation:            delegation,
-		History:               agent.NewHistory(stored.Messages...),
+		History:               history(stored, hist),
 		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,
 		Registry:              o.Agents,
@@ -230,6 +232,13 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	c.workspaces[id] = ws
 	c.mu.Unlock()
 	return s, nil
+}
+
+func history(stored *session.Stored, hist *agent.History) agent.History {
+	if hist != nil {
+		return *hist
+	}
+	return agent.NewHistory(stored.Messages...)
 }
 
 // contextWindow is the configured window, else the model's, else 128000.

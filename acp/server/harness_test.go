@@ -51,6 +51,8 @@ type hopts struct {
 	script string
 	caps   acp.ClientCapabilities
 	mode   permission.Mode
+	// opts, when set, changes the server's options before it starts.
+	opts func(*server.Options)
 }
 
 // harness is a server with one connected fake editor.
@@ -104,7 +106,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		}
 		t.Cleanup(dispose)
 	}
-	srv, err := server.New(server.Options{
+	so := server.Options{
 		Name:         "dshd",
 		Version:      "test",
 		Store:        store,
@@ -115,7 +117,11 @@ func newHarness(t testing.TB, o hopts) *harness {
 		Subagents:    svc,
 		Agents:       &agent.Registry{},
 		Mode:         o.mode,
-	})
+	}
+	if o.opts != nil {
+		o.opts(&so)
+	}
+	srv, err := server.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,11 @@ type translator struct {
 }
 
 func (t *translator) emit(ev agent.Event) {
+	switch ev.(type) {
+	case agent.CompactionStarted, agent.CompactionEnded:
+		t.compaction(ev)
+		return
+	}
 	u := t.update(ev)
 	if u == nil {
 		return
@@ -88,6 +93,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		return &acp.ToolCall{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Kind:       acp.ToolKind(e.Kind),
 			Status:     acp.ToolCallStatusPending,
 			RawInput:   e.RawInput,
@@ -97,6 +103,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		u := &acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Status:     acp.ToolCallStatus(e.Status),
 			Content:    t.content(e.Content),
 			Locations:  locations(e.Locations),
@@ -166,8 +173,10 @@ func locations(in []tools.Location) []acp.ToolCallLocation {
 	return out
 }
 
+// marshalNotification encodes n as the connection writes it (once, with
+// the text-chunk fast path: a large prompt is not copied at every level).
 func marshalNotification(n *acp.SessionNotification) (json.RawMessage, error) {
-	return json.Marshal(n)
+	return acp.MarshalSessionNotification(n)
 }
 
 // stripSubagentTraffic filters a recorded parent update for a client that

@@ -34,6 +34,9 @@ type Config struct {
 	// MaxTokens, ContextWindow and MaxTurnRequests are the agent's limits
 	// (0: the agent's defaults).
 	MaxTokens, ContextWindow, MaxTurnRequests int
+	// Thinking, when set, turns the model's thinking on or off; nil
+	// leaves it to the backend.
+	Thinking *bool
 
 	// Tools is the session's tool set; when the session connects MCP
 	// servers they go into a layer of its own over it. Nil: none.
@@ -170,6 +173,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		MaxTokens:       cfg.MaxTokens,
 		ContextWindow:   cfg.ContextWindow,
 		MaxTurnRequests: cfg.MaxTurnRequests,
+		Thinking:        cfg.Thinking,
 		System:          s.turnSystem,
 		CompactPrompt:   compactTemplate(),
 		Tools:           ts,
@@ -207,7 +211,7 @@ func (s *Session) record(kind string, data any) {
 
 // ChildConfig is the configuration a subagent child of s starts from: s's
 // workspace (not resolved again), file system (as built), runner, model
-// (the agent's current one), limits, tool set (s's, its MCP tools
+// and thinking setting (the agent's current ones), limits, tool set (s's, its MCP tools
 // included), MCP entries, registry, clock and logger, with s's permission
 // gate as the child's. It has no id, conversation, journal, system prompt,
 // turn hook or delegation of its own, and connects no MCP server: the
@@ -216,6 +220,7 @@ func (s *Session) ChildConfig() Config {
 	c := s.cfg
 	c.ID = ""
 	c.ModelID = s.agent.ModelID()
+	c.Thinking = s.agent.Thinking()
 	c.Tools = s.reg
 	c.FS, c.ConnectMCP = nil, nil
 	c.Permission, c.Mode, c.Asker = s.gate, "", nil

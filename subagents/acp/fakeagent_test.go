@@ -30,6 +30,7 @@ package acpprovider_test
 //	think TEXT       send a thought, then TEXT
 //	deaf             send "ready", then ignore session/cancel
 //	crashoncancel    send "ready", then exit hard when cancelled instead of answering
+//	fail DATA        fail the prompt with -32603 "Internal error" and DATA (JSON) as data
 //	prompt           answer the whole prompt text received
 //	answers A || B   send A; answer the session's next prompt with B, if that
 //	                 prompt says the answer did not match the schema (the
@@ -290,6 +291,10 @@ func (f *fakeAgent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest
 	return &acp.LoadSessionResponse{}, nil
 }
 
+func (f *fakeAgent) ForkSession(context.Context, *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
 func (f *fakeAgent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	f.mu.Lock()
 	f.sessions[req.SessionID] = true
@@ -527,6 +532,8 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, "ready")
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "fail":
+		return nil, acp.ErrInternal.WithData(json.RawMessage(arg))
 	case "crashoncancel":
 		f.say(id, "ready")
 		<-cancelled

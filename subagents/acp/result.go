@@ -105,27 +105,7 @@ func wireMessage(err error) string {
 	if !errors.As(err, &ae) {
 		return scrub(runkit.FirstLine(err.Error()))
 	}
-	msg := ae.Message
-	var data map[string]any
-	switch d := ae.Data.(type) {
-	case json.RawMessage:
-		var s string
-		if json.Unmarshal(d, &s) == nil && s != "" {
-			msg += ": " + s
-		} else if json.Unmarshal(d, &data) != nil {
-			data = nil
-		}
-	case map[string]any:
-		data = d
-	case string:
-		if d != "" {
-			msg += ": " + d
-		}
-	}
-	if r, ok := data["reason"].(string); ok && r != "" && !strings.Contains(msg, r) {
-		msg += ": " + r
-	}
-	return runkit.Cut(scrub(runkit.FirstLine(msg)), 600) + fmt.Sprintf(" (code %d)", ae.Code)
+	return runkit.Cut(scrub(runkit.FirstLine(ae.Reason())), 600) + fmt.Sprintf(" (code %d)", ae.Code)
 }
 
 // scrub hides what could be a credential in text the agent or its

@@ -66,7 +66,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	d.Model, d.ModelID = b.model, b.modelID
 
-	dir, err := stateDir(st.StateDir)
+	dir, err := SessionsDir(st.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +165,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxDepth:        st.MaxDepth,
 		NoDelegation:    st.MaxDepth == 0,
 		Token:           st.Token,
+		Limits:          connLimits(st),
 		ConnectMCP:      connectMCP(log),
 		MCPHTTP:         mcpCaps.HTTP,
 		MCPSSE:          mcpCaps.SSE,
+		SetupWarnings:   sandboxWarnings(st.Sandbox, runner),
 		Logger:          log,
 	})
 	if err != nil {
@@ -196,6 +198,9 @@ func childArgs(st *config.Settings) []string {
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
 	add("--thinking", st.Thinking)
+	if st.IsSet("model-timeout") {
+		add("--model-timeout", st.ModelTimeout.String())
+	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
 			args = append(args, "--state-dir", abs)
@@ -274,9 +279,9 @@ func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acp
 	return out, nil
 }
 
-// stateDir is <root>/sessions, root being --state-dir or
-// $XDG_STATE_HOME/dshd.
-func stateDir(root string) (string, error) {
+// SessionsDir is where the session journals live: <root>/sessions, root
+// being --state-dir or $XDG_STATE_HOME/dshd.
+func SessionsDir(root string) (string, error) {
 	if root == "" {
 		return session.DefaultDir()
 	}
@@ -373,6 +378,7 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	default:
 		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
+	opts.FirstByteTimeout = st.ModelTimeout
 	return opts, keyEnv, nil
 }
 
