@@ -97,6 +97,10 @@ type Options struct {
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
+	// MaxTokensPerTurn bounds the tokens of each prompt turn together with
+	// everything its subagents spend, in this process or another (0:
+	// unbounded).
+	MaxTokensPerTurn int
 	// MaxDepth is the delegation tree's depth limit (default
 	// subagents.DefaultMaxDepth; 0 forbids delegation). Set NoDelegation
 	// for an explicit 0.

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
@@ -48,6 +49,9 @@ type child struct {
 	schemaRaw json.RawMessage
 	interval  time.Duration
 	log       *slog.Logger
+	// meter is the run's: what the agent reports spending is charged to
+	// it, and so to the delegating turn.
+	meter *budget.Meter
 
 	// ctx is the child's lifetime: its terminals and the requests it made
 	// end with it.
@@ -127,6 +131,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema: schema, schemaRaw: req.OutputSchema,
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
+		meter:    subagents.RunMeter(req),
 	}
 	c.runs.Hold()
 	c.requester = req.ToolCallID
@@ -136,6 +141,11 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if ctx.Err() != nil {
 		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
+	left, err := c.meter.Remaining()
+	if err != nil {
+		// Nothing is left to spend: no agent is started for it.
+		return settledRun(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
@@ -143,7 +153,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return c.failedStart(ctx, err), nil
 	}
-	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
+	sess, err := c.newSession(startCtx, pr, depth, limit, left, req.Model)
 	if err != nil {
 		p.releasePeer(pr)
 		return c.failedStart(ctx, err), nil
@@ -231,15 +241,17 @@ func (c *child) clientCaps() acp.ClientCapabilities {
 	return caps
 }
 
-// newSession opens the child's session: in cwd, with the depth the child
-// must enforce, the parent's roots and MCP servers where the binding and
-// the agent allow, then the requested model.
-func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, model string) (acp.SessionID, error) {
+// newSession opens the child's session: in cwd, with the depth and what
+// is left of the budgets the child must enforce, the parent's roots and
+// MCP servers where the binding and the agent allow, then the requested
+// model.
+func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left budget.Limits, model string) (acp.SessionID, error) {
 	req := &acp.NewSessionRequest{
 		Cwd:        c.cwd,
 		McpServers: c.mcpServers(pr),
 		Meta:       acp.Meta{metaDepth: depth, metaMaxDepth: limit},
 	}
+	budgetMeta(req.Meta, left)
 	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
 		req.AdditionalDirectories = c.parent.AdditionalDirectories
 	}

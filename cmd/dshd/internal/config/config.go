@@ -56,8 +56,11 @@ type Settings struct {
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
-	ContextWindow   int    `json:"contextWindow,omitempty"`
-	MaxDepth        int    `json:"maxDepth,omitempty"`
+	// MaxTokensPerTurn bounds a prompt turn's tokens with everything its
+	// subagents spend (0: unbounded).
+	MaxTokensPerTurn int `json:"maxTokensPerTurn,omitempty"`
+	ContextWindow    int `json:"contextWindow,omitempty"`
+	MaxDepth         int `json:"maxDepth,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -186,6 +189,7 @@ var table = []setting{
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
+	{flag: "max-tokens-per-turn", file: "maxTokensPerTurn", usage: "tokens (input and output) one prompt turn may spend with every subagent below it, in this process or another (0: unbounded)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokensPerTurn }, check: atLeast(0)},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
