@@ -78,7 +78,7 @@ func (c *Conn) keyMissing() bool {
 }
 
 func (c *Conn) keyHelp() string {
-	return fmt.Sprintf("Run `dshd auth` in a terminal to store your model API key, or set %s in dshd's environment and restart dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
+	return fmt.Sprintf("Set %s in dshd's environment to your model API key and restart dshd, or run `dshd auth` in a terminal to store the key for dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
 }
 
 // Authenticate checks the daemon token, or re-checks the model key.
