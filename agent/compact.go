@@ -105,7 +105,7 @@ func (t *turn) summariseWith(msgs []llm.Message, instruction string) (string, er
 		MaxTokens: a.opts.MaxTokens,
 	}
 	msg, usage, _, err := llm.Collect(a.opts.Model.Stream(t.ctx, req))
-	t.usage.Add(usage)
+	t.meter.Charge(usage)
 	if err != nil {
 		return "", err
 	}

@@ -72,12 +72,18 @@ type PlanUpdated struct {
 	Entries []tools.PlanEntry
 }
 
-// UsageUpdated reports the context window state after a model call.
+// UsageUpdated reports the context window state after a model call, and
+// the turn's usage after a model call or once the subagents of a
+// response's tool calls spent some.
 type UsageUpdated struct {
 	// Used is the number of tokens in the context now; Size the window.
 	Used, Size int64
-	// Call is the usage of the call that just ended.
+	// Call is the usage of the call that just ended; zero when the event
+	// reports only what subagents spent.
 	Call llm.Usage
+	// Turn is the turn's usage so far: its model calls and everything its
+	// subagents spent.
+	Turn llm.Usage
 }
 
 // CompactionStarted announces that the conversation is being compacted:

@@ -176,6 +176,7 @@ func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 		ID:    pc.id,
 		Input: pc.input,
 		Env:   &env,
+		Meter: t.meter,
 		Report: tools.ReporterFunc(func(p tools.Progress) {
 			started()
 			t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Title: p.Title, Content: p.Content, Locations: p.Locations})

@@ -69,9 +69,11 @@ type Options struct {
 	// Models' list is final from the start.
 	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
-	// HasKey reports whether it is set. When HasKey returns false,
-	// initialize advertises an auth method saying which variable to set and
-	// session/new answers auth_required.
+	// HasKey reports whether a key is known (the variable, or one `dshd
+	// auth` stored). When HasKey returns false, initialize advertises an
+	// auth method saying which variable to set and session/new answers
+	// auth_required; a client with auth.terminal is also offered `dshd
+	// auth` as a terminal method whenever KeyEnv is set.
 	KeyEnv string
 	HasKey func() bool
 
@@ -95,6 +97,10 @@ type Options struct {
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
+	// MaxTokensPerTurn bounds the tokens of each prompt turn together with
+	// everything its subagents spend, in this process or another (0:
+	// unbounded).
+	MaxTokensPerTurn int
 	// MaxDepth is the delegation tree's depth limit (default
 	// subagents.DefaultMaxDepth; 0 forbids delegation). Set NoDelegation
 	// for an explicit 0.

@@ -47,6 +47,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
 		MaxDepth:              given,
+		Budget:                budgetFromMeta(req.Meta),
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {

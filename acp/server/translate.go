@@ -131,7 +131,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call)}}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call), metaTurnUsage: callUsage(e.Turn)}}
 	}
 	return nil
 }
@@ -236,6 +236,12 @@ func stripSubagentTraffic(raw, update json.RawMessage) json.RawMessage {
 // usage of the model call it follows, so a parent dshd can count an acp
 // child's tokens (used says only what the context holds).
 const metaUsage = "dshd.dev/usage"
+
+// metaTurnUsage is the _meta key of a usage_update that carries the
+// running turn's usage so far, its subagents' included wherever they ran:
+// the session's totals for the editor, and what a parent dshd charges an
+// acp child's budget as it goes.
+const metaTurnUsage = "dshd.dev/turnUsage"
 
 func callUsage(u llm.Usage) *acp.Usage {
 	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}

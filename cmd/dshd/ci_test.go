@@ -129,7 +129,7 @@ func TestTheREADMEsGitHubActionsStepRuns(t *testing.T) {
 	srv.Enqueue(openaitest.Text("Fixed."))
 	args := append([]string{"prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--cwd", t.TempDir()}, words[2:]...)
 	code, stdout, stderr := runDshd(t, nil, args...)
-	if code != 0 || !strings.HasSuffix(strings.TrimSpace(stdout), `{"stopReason":"end_turn"}`) {
+	if code != 0 || !strings.Contains(stdout[strings.LastIndex(strings.TrimSpace(stdout), "\n")+1:], `{"stopReason":"end_turn"`) {
 		t.Fatalf("the README's step: exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 	}
 }

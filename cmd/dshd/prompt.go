@@ -52,8 +52,9 @@ func newPromptCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run one prompt turn headlessly: the answer on stdout, tool activity on stderr",
 		Long: `Run one prompt turn and exit: 0 on end_turn, 1 on an error or another stop
 reason, 130 when interrupted (Ctrl-C cancels the turn cleanly). With --json,
-stdout is a JSONL stream of events: each session/update, then {"stopReason":…}
-or {"error":…}. "-" as TEXT reads the prompt from stdin.
+stdout is a JSONL stream of events: each session/update, then {"stopReason":…,
+"usage":…, "children":[…]} (the turn's tokens with every subagent's, and each
+subagent's share) or {"error":…}. "-" as TEXT reads the prompt from stdin.
 
 The run ends by printing the session it used on stderr; --resume ID or
 --continue (the latest session of the working directory) runs the turn in
@@ -184,7 +185,13 @@ func (p *promptRun) run(ctx context.Context) int {
 	p.conn = rpc.NewClientSideConn(clientSide, h, nil)
 	defer p.conn.Close()
 
-	if _, err := p.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientInfo: &acp.Implementation{Name: "dshd-prompt", Version: "1"}}); err != nil {
+	if _, err := p.conn.Initialize(ctx, &acp.InitializeRequest{
+		ProtocolVersion: acp.ProtocolVersion1,
+		ClientInfo:      &acp.Implementation{Name: "dshd-prompt", Version: "1"},
+		// Notices keep setup warnings (a rejected definition file, an MCP
+		// server that did not start) out of the answer on stdout.
+		ClientCapabilities: acp.ClientCapabilities{Session: acp.ClientSessionCapabilities{Notices: &acp.EmptyCapability{}}},
+	}); err != nil {
 		return h.fail(err)
 	}
 	id, fresh, err := p.session(ctx)
@@ -211,6 +218,7 @@ func (p *promptRun) run(ctx context.Context) int {
 		h.said(id)
 		return code
 	}
+	h.answered(resp.Usage)
 	h.finish(resp.StopReason)
 	h.said(id)
 	switch {
@@ -300,6 +308,7 @@ type headless struct {
 	acted   bool                      // the agent answered, thought or called a tool
 	titles  map[acp.ToolCallID]string // every tool call's title, for the live line
 	running map[acp.ToolCallID]string // the tool calls in progress
+	usage   turnUsage                 // what the turn spent, per subagent too (--json)
 }
 
 func (h *headless) writeJSON(v any) {
@@ -331,7 +340,9 @@ func (h *headless) finish(r acp.StopReason) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.json {
-		h.writeJSON(map[string]any{"stopReason": r})
+		line := map[string]any{"stopReason": r}
+		h.usage.summary(line)
+		h.writeJSON(line)
 		return
 	}
 	h.r.endLine()
@@ -376,6 +387,7 @@ func (h *headless) SessionUpdate(_ context.Context, n *acp.SessionNotification) 
 			h.acted = true
 		}
 		h.writeJSON(n)
+		h.usage.observe(n.Update)
 	} else if h.r.update(n) {
 		h.acted = true
 	}

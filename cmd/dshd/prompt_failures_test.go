@@ -261,3 +261,26 @@ func (l *lineLog) waitText(ctx context.Context, s string) error {
 		}
 	}
 }
+
+func TestPromptPrintsSetupWarningsOnStderrNeverInTheAnswer(t *testing.T) {
+	srv := fakeModel(t)
+	srv.Enqueue(openaitest.Text("The answer."))
+	cwd := t.TempDir()
+	// A definition file with a key no definition has: the session starts
+	// and says so, as a warning outside the conversation.
+	if err := os.MkdirAll(filepath.Join(cwd, ".dshd", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cwd, ".dshd/agents/bad.md", "---\nname: bad\ndescription: x\nmodle: m\n---\nbody\n")
+	code, stdout, stderr := runDshd(t, nil, "prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
+		"--state-dir", t.TempDir(), "--cwd", cwd, "hi")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if strings.TrimSpace(stdout) != "The answer." {
+		t.Errorf("stdout is %q, want only the answer", stdout)
+	}
+	if !strings.Contains(stderr, "⚠ ") || !strings.Contains(stderr, "bad.md") || !strings.Contains(stderr, "modle") {
+		t.Errorf("stderr does not carry the warning naming the file and the key:\n%s", stderr)
+	}
+}

@@ -62,6 +62,14 @@ func (r *renderer) update(n *acp.SessionNotification) (agent bool) {
 		return true
 	case *acp.AgentThoughtChunk:
 		return true
+	case *acp.Notice:
+		r.beforeTools()
+		if u.Description != "" {
+			fmt.Fprintf(r.tools, "⚠ %s: %s\n", u.Title, u.Description)
+		} else {
+			fmt.Fprintf(r.tools, "⚠ %s\n", u.Title)
+		}
+		return false
 	case *acp.ToolCall:
 		r.beforeTools()
 		if r.titles == nil {

@@ -203,8 +203,5 @@ func (p *agentProc) close() (int64, error) {
 	if err != nil && !errors.As(err, &ee) {
 		return 0, err
 	}
-	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss, nil
-	}
-	return 0, nil
+	return maxRSSKB(p.cmd.ProcessState), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
@@ -52,6 +53,9 @@ type child struct {
 	schemaRaw json.RawMessage
 	interval  time.Duration
 	log       *slog.Logger
+	// meter is the run's: what the agent reports spending is charged to
+	// it, and so to the delegating turn.
+	meter *budget.Meter
 
 	// ctx is the child's lifetime: its terminals and the requests it made
 	// end with it.
@@ -137,6 +141,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema: schema, schemaRaw: req.OutputSchema,
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
+		meter:    subagents.RunMeter(req),
 	}
 	c.runs.Hold()
 	c.requester = req.ToolCallID
@@ -145,6 +150,10 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	if ctx.Err() != nil {
 		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+	}
+	if _, err := c.meter.Remaining(); err != nil {
+		// Nothing is left to spend: no agent is started for it.
+		return settledRun(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
 	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
@@ -238,10 +247,11 @@ func (c *child) clientCaps() acp.ClientCapabilities {
 	return caps
 }
 
-// newSession opens the child's session: in cwd, with the depth the child
-// must enforce, the parent's roots and MCP servers where the binding and
-// the agent allow, then the requested model.
-func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, model string) (acp.SessionID, error) {
+// newSession opens the child's session: in cwd, with the depth and what
+// is left of the budgets the child must enforce, the parent's roots and
+// MCP servers where the binding and the agent allow, then the requested
+// model.
+func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left budget.Limits, model string) (acp.SessionID, error) {
 	req := &acp.NewSessionRequest{
 		Cwd:        c.cwd,
 		McpServers: c.mcpServers(pr),
@@ -252,6 +262,7 @@ func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, mode
 		// (acp/server/checkout.go).
 		req.Meta[metaCheckout] = map[string]any{"repo": c.t.repo, "rev": c.t.rev}
 	}
+	budgetMeta(req.Meta, left)
 	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
 		req.AdditionalDirectories = c.parent.AdditionalDirectories
 	}
@@ -452,12 +463,18 @@ func (c *child) release() {
 // skip and every endpoint that fails to connect or to open the session;
 // the child is then placed on the one that took it.
 func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, error) {
+	// What is left of the budgets now: a session opened again on another
+	// endpoint gets no more than the first one had left.
+	left, err := c.meter.Remaining()
+	if err != nil {
+		return nil, "", err
+	}
 	if c.t.network != "remote" {
 		pr, err := c.p.acquire(ctx, c.t, c.clientCaps(), c.cwd)
 		if err != nil {
 			return nil, "", err
 		}
-		sess, err := c.newSession(ctx, pr, c.depth, c.limit, c.model)
+		sess, err := c.newSession(ctx, pr, c.depth, c.limit, left, c.model)
 		if err != nil {
 			c.p.releasePeer(pr)
 			return nil, "", err
@@ -473,7 +490,7 @@ func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, er
 		pr, err := c.p.acquire(ctx, et, c.clientCaps(), c.cwd)
 		if err == nil {
 			var sess acp.SessionID
-			if sess, err = c.newSession(ctx, pr, c.depth, c.limit, c.model); err == nil {
+			if sess, err = c.newSession(ctx, pr, c.depth, c.limit, left, c.model); err == nil {
 				c.mu.Lock()
 				c.t, c.endpoint = et, u
 				c.mu.Unlock()

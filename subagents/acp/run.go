@@ -36,6 +36,7 @@ type run struct {
 
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
+	spent      atomic.Bool // the parent stopped the agent: a budget ran out
 	cancelOnce sync.Once
 
 	mu       sync.Mutex
@@ -108,7 +109,9 @@ func (r *run) turn() subagents.Result {
 		defer timer.Stop()
 	}
 	res := r.prompt(pr, sess, r.text)
-	if r.schemaErr != nil {
+	r.settle(res.Usage)
+	r.outOfBudget(&res)
+	if r.schemaErr != nil && c.meter.Exhausted() == nil {
 		// One corrective turn: the child is told what is wrong with its
 		// answer and asked for it again, in the same session.
 		first := res.Usage
@@ -130,6 +133,8 @@ func (r *run) turn() subagents.Result {
 			// usage_updates already covers the whole run.
 			res.Usage.Add(first)
 		}
+		r.settle(res.Usage)
+		r.outOfBudget(&res)
 		if r.schemaErr != nil {
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
 		}
@@ -173,7 +178,16 @@ func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result
 		r.grace.Stop()
 	}
 	r.mu.Unlock()
-	return r.outcome(pr, raw, err)
+	r.perPrompt = false
+	res := r.outcome(pr, raw, err)
+	r.mu.Lock()
+	if res.Usage == (llm.Usage{}) {
+		// A prompt that failed has no answer to count from.
+		res.Usage = r.usage.total()
+	}
+	r.usage.endPrompt()
+	r.mu.Unlock()
+	return res
 }
 
 // outcome maps the prompt's answer or failure onto a Result.
@@ -291,8 +305,9 @@ func (r *run) observe(u acp.SessionUpdate) {
 		r.mu.Unlock()
 	case *acp.UsageUpdate:
 		r.mu.Lock()
-		r.usage.add(u)
+		news := r.usage.add(u)
 		r.mu.Unlock()
+		r.charge(news)
 	}
 	if r.progress != nil {
 		r.progress.Observe(u)

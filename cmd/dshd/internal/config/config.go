@@ -30,10 +30,12 @@ type Settings struct {
 	// call fails.
 	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
 
-	StateDir  string `json:"stateDir,omitempty"`
-	LogLevel  string `json:"logLevel,omitempty"`
-	LogFormat string `json:"logFormat,omitempty"`
-	Listen    string `json:"listen,omitempty"`
+	StateDir string `json:"stateDir,omitempty"`
+	// MaxOpenJournals bounds the journal files the daemon keeps open.
+	MaxOpenJournals int    `json:"maxOpenJournals,omitempty"`
+	LogLevel        string `json:"logLevel,omitempty"`
+	LogFormat       string `json:"logFormat,omitempty"`
+	Listen          string `json:"listen,omitempty"`
 	// Token is not read from the table: the serve command takes it from
 	// DSHD_TOKEN or TokenFile, never from the command line.
 	Token     string `json:"-"`
@@ -66,8 +68,11 @@ type Settings struct {
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
-	ContextWindow   int    `json:"contextWindow,omitempty"`
-	MaxDepth        int    `json:"maxDepth,omitempty"`
+	// MaxTokensPerTurn bounds a prompt turn's tokens with everything its
+	// subagents spend (0: unbounded).
+	MaxTokensPerTurn int `json:"maxTokensPerTurn,omitempty"`
+	ContextWindow    int `json:"contextWindow,omitempty"`
+	MaxDepth         int `json:"maxDepth,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -178,6 +183,7 @@ var table = []setting{
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
 	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
+	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
@@ -202,6 +208,7 @@ var table = []setting{
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
+	{flag: "max-tokens-per-turn", file: "maxTokensPerTurn", usage: "tokens (input and output) one prompt turn may spend with every subagent below it, in this process or another (0: unbounded)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokensPerTurn }, check: atLeast(0)},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
