@@ -157,6 +157,19 @@ func (u *Usage) Add(o Usage) {
 	u.ReasoningTokens += o.ReasoningTokens
 }
 
+// Since is what was spent between the running total before and u, field
+// by field: the inverse of [Usage.Add]. A field that went down (a total
+// that was reset) comes out negative; the caller decides what that means.
+func (u Usage) Since(before Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens - before.InputTokens,
+		OutputTokens:      u.OutputTokens - before.OutputTokens,
+		TotalTokens:       u.TotalTokens - before.TotalTokens,
+		CachedInputTokens: u.CachedInputTokens - before.CachedInputTokens,
+		ReasoningTokens:   u.ReasoningTokens - before.ReasoningTokens,
+	}
+}
+
 // FinishReason says why the model stopped. Backends map their own values
 // onto these; anything they cannot map is an error, not a FinishReason.
 type FinishReason string

@@ -512,15 +512,7 @@ func (c *child) reattach(ctx context.Context) error {
 	c.log.Warn("the child's endpoint is gone: its task goes to another", "from", from, "to", c.endpoint)
 	c.p.fleet.released(from)
 	own := &route{c: c, down: sess, up: c.up}
-	old.removeRoutes(oldRoutes)
-	var gone []*route
-	for _, rt := range oldRoutes {
-		if rt.parent != nil {
-			gone = append(gone, rt)
-		}
-	}
-	old.lostRoutes(gone)
-	c.forget(gone)
+	c.leave(old, oldRoutes)
 	c.mu.Lock()
 	c.peer, c.session = pr, sess
 	c.routes = []*route{own}
@@ -528,6 +520,21 @@ func (c *child) reattach(ctx context.Context) error {
 	pr.addRoute(own)
 	c.p.releasePeer(old)
 	return nil
+}
+
+// leave takes the child's routes off the connection it is moving from:
+// the routes of its relayed children are lost with that connection, and
+// the editor forgets them.
+func (c *child) leave(old *peer, routes []*route) {
+	old.removeRoutes(routes)
+	var gone []*route
+	for _, rt := range routes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	old.lostRoutes(gone)
+	c.forget(gone)
 }
 
 // forget drops the editor's routes of the child and its relayed children.
@@ -579,15 +586,7 @@ func (c *child) reconnect(ctx context.Context) error {
 		c.p.releasePeer(pr)
 		return fmt.Errorf("%s could not continue the session: %s", c.t.label, wireMessage(err))
 	}
-	old.removeRoutes(oldRoutes)
-	var gone []*route
-	for _, rt := range oldRoutes {
-		if rt.parent != nil {
-			gone = append(gone, rt)
-		}
-	}
-	old.lostRoutes(gone)
-	c.forget(gone)
+	c.leave(old, oldRoutes)
 	c.mu.Lock()
 	c.peer = pr
 	c.routes = []*route{own}
