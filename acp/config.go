@@ -50,15 +50,11 @@ func (o *SelectConfigOption) OptionID() string { return o.ID }
 func (o *BooleanConfigOption) OptionID() string { return o.ID }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"select"`.
-func (o SelectConfigOption) MarshalJSON() ([]byte, error) {
-	type alias SelectConfigOption
-	return marshalTagged("type", "select", alias(o))
-}
+func (o SelectConfigOption) MarshalJSON() ([]byte, error) { return marshalVariant("type", "select", o) }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"boolean"`.
 func (o BooleanConfigOption) MarshalJSON() ([]byte, error) {
-	type alias BooleanConfigOption
-	return marshalTagged("type", "boolean", alias(o))
+	return marshalVariant("type", "boolean", o)
 }
 
 // SelectOptions are the values of a select option: either a flat list
@@ -231,9 +227,8 @@ type SetSessionConfigOptionResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil ConfigOptions is sent as [].
 func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
-	type alias SetSessionConfigOptionResponse
 	r.ConfigOptions = emptyIfNil(r.ConfigOptions)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad options are dropped. It has

@@ -122,33 +122,26 @@ func ImageBlock(mimeType, base64Data string) *ImageContent {
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
-func (c TextContent) MarshalJSON() ([]byte, error) {
-	type alias TextContent
-	return marshalTagged("type", ContentTypeText, alias(c))
-}
+func (c TextContent) MarshalJSON() ([]byte, error) { return marshalVariant("type", ContentTypeText, c) }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ImageContent) MarshalJSON() ([]byte, error) {
-	type alias ImageContent
-	return marshalTagged("type", ContentTypeImage, alias(c))
+	return marshalVariant("type", ContentTypeImage, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c AudioContent) MarshalJSON() ([]byte, error) {
-	type alias AudioContent
-	return marshalTagged("type", ContentTypeAudio, alias(c))
+	return marshalVariant("type", ContentTypeAudio, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ResourceLink) MarshalJSON() ([]byte, error) {
-	type alias ResourceLink
-	return marshalTagged("type", ContentTypeResourceLink, alias(c))
+	return marshalVariant("type", ContentTypeResourceLink, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
-	type alias EmbeddedResource
-	return marshalTagged("type", ContentTypeResource, alias(c))
+	return marshalVariant("type", ContentTypeResource, c)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.

@@ -58,9 +58,8 @@ type InitializeResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil AuthMethods is sent as [].
 func (r InitializeResponse) MarshalJSON() ([]byte, error) {
-	type alias InitializeResponse
 	r.AuthMethods = emptyIfNil(r.AuthMethods)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad auth methods are dropped.
@@ -268,8 +267,7 @@ func (*AuthMethodTerminal) isAuthMethod() {}
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"terminal"`.
 func (m AuthMethodTerminal) MarshalJSON() ([]byte, error) {
-	type alias AuthMethodTerminal
-	return marshalTagged("type", "terminal", alias(m))
+	return marshalVariant("type", "terminal", m)
 }
 
 // UnmarshalAuthMethod decodes an auth method: no `type` is agent-handled.

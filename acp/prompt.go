@@ -14,9 +14,8 @@ type PromptRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil Prompt is sent as [].
 func (r PromptRequest) MarshalJSON() ([]byte, error) {
-	type alias PromptRequest
 	r.Prompt = emptyIfNil(r.Prompt)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.

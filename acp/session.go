@@ -21,9 +21,8 @@ type NewSessionRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
-	type alias NewSessionRequest
 	r.McpServers = emptyIfNil(r.McpServers)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -142,9 +141,8 @@ type LoadSessionRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r LoadSessionRequest) MarshalJSON() ([]byte, error) {
-	type alias LoadSessionRequest
 	r.McpServers = emptyIfNil(r.McpServers)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -273,9 +271,8 @@ type ListSessionsResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil Sessions is sent as [].
 func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
-	type alias ListSessionsResponse
 	r.Sessions = emptyIfNil(r.Sessions)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // SessionInfo describes one session in a list.
@@ -413,24 +410,21 @@ func (s *McpServerSSE) ServerName() string { return s.Name }
 
 // MarshalJSON implements json.Marshaler; nil lists are sent as [].
 func (s McpServerStdio) MarshalJSON() ([]byte, error) {
-	type alias McpServerStdio
 	s.Args = emptyIfNil(s.Args)
 	s.Env = emptyIfNil(s.Env)
-	return json.Marshal(alias(s))
+	return marshalFields(s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
 func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
-	type alias McpServerHTTP
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalTagged("type", "http", alias(s))
+	return marshalVariant("type", "http", s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
 func (s McpServerSSE) MarshalJSON() ([]byte, error) {
-	type alias McpServerSSE
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalTagged("type", "sse", alias(s))
+	return marshalVariant("type", "sse", s)
 }
 
 // UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.

@@ -68,20 +68,17 @@ func (*SessionMessageChunk) UpdateType() string { return UpdateSessionMessageChu
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag;
 // omitted patches are left out.
 func (u SubagentUpdate) MarshalJSON() ([]byte, error) {
-	type alias SubagentUpdate
-	return marshalTagged("sessionUpdate", UpdateSubagentUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSubagentUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionMessage) MarshalJSON() ([]byte, error) {
-	type alias SessionMessage
-	return marshalTagged("sessionUpdate", UpdateSessionMessage, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionMessage, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionMessageChunk) MarshalJSON() ([]byte, error) {
-	type alias SessionMessageChunk
-	return marshalTagged("sessionUpdate", UpdateSessionMessageChunk, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionMessageChunk, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -179,28 +176,18 @@ func (*UnknownState) StateName() string { return StateUnknown }
 func (s *OtherState) StateName() string { return s.State }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s RunningState) MarshalJSON() ([]byte, error) {
-	type alias RunningState
-	return marshalTagged("state", StateRunning, alias(s))
-}
+func (s RunningState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateRunning, s) }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
 func (s RequiresActionState) MarshalJSON() ([]byte, error) {
-	type alias RequiresActionState
-	return marshalTagged("state", StateRequiresAction, alias(s))
+	return marshalVariant("state", StateRequiresAction, s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s IdleState) MarshalJSON() ([]byte, error) {
-	type alias IdleState
-	return marshalTagged("state", StateIdle, alias(s))
-}
+func (s IdleState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateIdle, s) }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s UnknownState) MarshalJSON() ([]byte, error) {
-	type alias UnknownState
-	return marshalTagged("state", StateUnknown, alias(s))
-}
+func (s UnknownState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateUnknown, s) }
 
 // MarshalJSON implements json.Marshaler: Raw, or just the tag.
 func (s OtherState) MarshalJSON() ([]byte, error) {

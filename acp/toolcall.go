@@ -112,26 +112,20 @@ func ToolText(text string) *ToolContent { return &ToolContent{Content: TextBlock
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ToolContent) MarshalJSON() ([]byte, error) {
-	type alias ToolContent
-	return marshalTagged("type", ToolContentTypeContent, alias(c))
+	return marshalVariant("type", ToolContentTypeContent, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
-func (c Diff) MarshalJSON() ([]byte, error) {
-	type alias Diff
-	return marshalTagged("type", ToolContentTypeDiff, alias(c))
-}
+func (c Diff) MarshalJSON() ([]byte, error) { return marshalVariant("type", ToolContentTypeDiff, c) }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c Terminal) MarshalJSON() ([]byte, error) {
-	type alias Terminal
-	return marshalTagged("type", ToolContentTypeTerminal, alias(c))
+	return marshalVariant("type", ToolContentTypeTerminal, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c SessionReference) MarshalJSON() ([]byte, error) {
-	type alias SessionReference
-	return marshalTagged("type", ToolContentTypeSession, alias(c))
+	return marshalVariant("type", ToolContentTypeSession, c)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -292,14 +286,12 @@ func Selected(optionID string) *SelectedPermissionOutcome {
 
 // MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
 func (o SelectedPermissionOutcome) MarshalJSON() ([]byte, error) {
-	type alias SelectedPermissionOutcome
-	return marshalTagged("outcome", "selected", alias(o))
+	return marshalVariant("outcome", "selected", o)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
 func (o CancelledPermissionOutcome) MarshalJSON() ([]byte, error) {
-	type alias CancelledPermissionOutcome
-	return marshalTagged("outcome", "cancelled", alias(o))
+	return marshalVariant("outcome", "cancelled", o)
 }
 
 // UnmarshalRequestPermissionOutcome decodes an outcome by its `outcome` tag.

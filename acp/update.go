@@ -280,21 +280,18 @@ func (*CompactionSummaryChunk) UpdateType() string { return UpdateCompactionSumm
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UserMessageChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateUserMessageChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateUserMessageChunk, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AgentMessageChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateAgentMessageChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateAgentMessageChunk, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AgentThoughtChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateAgentThoughtChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateAgentThoughtChunk, u)
 }
-
-// chunkBody is ContentChunk without methods, for marshalTagged.
-type chunkBody ContentChunk
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (c *ContentChunk) UnmarshalJSON(b []byte) error {
@@ -326,28 +323,24 @@ func (u *AgentThoughtChunk) UnmarshalJSON(b []byte) error { return (*ContentChun
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ToolCall) MarshalJSON() ([]byte, error) {
-	type alias ToolCall
-	return marshalTagged("sessionUpdate", UpdateToolCall, alias(u))
+	return marshalVariant("sessionUpdate", UpdateToolCall, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
-	type alias ToolCallUpdate
-	return marshalTagged("sessionUpdate", UpdateToolCallUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateToolCallUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u Plan) MarshalJSON() ([]byte, error) {
-	type alias Plan
 	u.Entries = emptyIfNil(u.Entries)
-	return marshalTagged("sessionUpdate", UpdatePlan, alias(u))
+	return marshalVariant("sessionUpdate", UpdatePlan, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
-	type alias AvailableCommandsUpdate
 	u.AvailableCommands = emptyIfNil(u.AvailableCommands)
-	return marshalTagged("sessionUpdate", UpdateAvailableCommandsUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateAvailableCommandsUpdate, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad commands are dropped.
@@ -369,15 +362,13 @@ func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CurrentModeUpdate) MarshalJSON() ([]byte, error) {
-	type alias CurrentModeUpdate
-	return marshalTagged("sessionUpdate", UpdateCurrentModeUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCurrentModeUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
-	type alias ConfigOptionUpdate
 	u.ConfigOptions = emptyIfNil(u.ConfigOptions)
-	return marshalTagged("sessionUpdate", UpdateConfigOptionUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateConfigOptionUpdate, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad options are dropped.
@@ -399,32 +390,27 @@ func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionInfoUpdate) MarshalJSON() ([]byte, error) {
-	type alias SessionInfoUpdate
-	return marshalTagged("sessionUpdate", UpdateSessionInfoUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionInfoUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UsageUpdate) MarshalJSON() ([]byte, error) {
-	type alias UsageUpdate
-	return marshalTagged("sessionUpdate", UpdateUsageUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateUsageUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u Notice) MarshalJSON() ([]byte, error) {
-	type alias Notice
-	return marshalTagged("sessionUpdate", UpdateNotice, alias(u))
+	return marshalVariant("sessionUpdate", UpdateNotice, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CompactionUpdate) MarshalJSON() ([]byte, error) {
-	type alias CompactionUpdate
-	return marshalTagged("sessionUpdate", UpdateCompactionUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCompactionUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CompactionSummaryChunk) MarshalJSON() ([]byte, error) {
-	type alias CompactionSummaryChunk
-	return marshalTagged("sessionUpdate", UpdateCompactionSummaryChunk, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCompactionSummaryChunk, u)
 }
 
 // UnmarshalSessionUpdate decodes one update by its `sessionUpdate` tag.
