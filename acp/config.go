@@ -123,11 +123,9 @@ var configOptions = taggedUnion[SessionConfigOption]{name: "config option", key:
 		"boolean": func() SessionConfigOption { return new(BooleanConfigOption) },
 	}}
 
-// decodeConfigOptions decodes a configOptions list, dropping options of
-// unknown type or bad shape (acp-v1 §4, §16.1: clients ignore unknown types).
-func decodeConfigOptions(b json.RawMessage) ([]SessionConfigOption, error) {
-	return decodeList(b, UnmarshalSessionConfigOption, true)
-}
+// configOptionsMember is a configOptions list: options of unknown type or
+// bad shape are dropped (acp-v1 §4, §16.1: clients ignore unknown types).
+var configOptionsMember = listMember("configOptions", UnmarshalSessionConfigOption)
 
 // ConfigValue is the value sent by session/set_config_option: SelectValue
 // (no `type` key) or BoolValue (`"type":"boolean"`).

@@ -145,23 +145,9 @@ func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
-	type alias EmbeddedResource
-	var w struct {
-		alias
-		Resource json.RawMessage `json:"resource"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	r, err := decodeOne("resource", w.Resource, UnmarshalEmbeddedResourceResource)
-	if err != nil {
-		return err
-	}
-	*c = EmbeddedResource(w.alias)
-	c.Resource = r
-	return nil
-}
+func (c *EmbeddedResource) UnmarshalJSON(b []byte) error { return embeddedDecoder.decode(b, c) }
+
+var embeddedDecoder = newObjectDecoder[EmbeddedResource](unionMember("resource", UnmarshalEmbeddedResourceResource))
 
 // UnmarshalContentBlock decodes one content block by its `type` tag; a
 // malformed optional member is absent (see [dropMalformed]).

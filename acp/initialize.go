@@ -63,19 +63,9 @@ func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad auth methods are dropped.
-func (r *InitializeResponse) UnmarshalJSON(b []byte) error {
-	type alias InitializeResponse
-	var w struct {
-		alias
-		AuthMethods json.RawMessage `json:"authMethods"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = InitializeResponse(w.alias)
-	r.AuthMethods, _ = decodeList(w.AuthMethods, UnmarshalAuthMethod, true)
-	return nil
-}
+func (r *InitializeResponse) UnmarshalJSON(b []byte) error { return initializeDecoder.decode(b, r) }
+
+var initializeDecoder = newObjectDecoder[InitializeResponse](lenientList("authMethods", UnmarshalAuthMethod))
 
 // Implementation identifies a client or an agent.
 type Implementation struct {

@@ -88,7 +88,7 @@ func memberOf[V any](key string, dec func([]byte) (V, error)) member {
 		if err != nil {
 			return err
 		}
-		field.Set(reflect.ValueOf(&v).Elem())
+		*field.Addr().Interface().(*V) = v
 		return nil
 	}}
 }

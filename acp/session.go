@@ -27,23 +27,10 @@ func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *NewSessionRequest) UnmarshalJSON(b []byte) error {
-	type alias NewSessionRequest
-	var w struct {
-		alias
-		McpServers            json.RawMessage `json:"mcpServers"`
-		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	*r = NewSessionRequest(w.alias)
-	r.McpServers, r.AdditionalDirectories = servers, dirs
-	return nil
+	return newSessionRequestDecoder.decode(b, r)
 }
+
+var newSessionRequestDecoder = newObjectDecoder[NewSessionRequest](setupMembers...)
 
 // Validate checks the required fields. Whether cwd is absolute is the
 // server's business.
@@ -60,25 +47,15 @@ func (r *NewSessionRequest) Validate() error {
 	return validateMcpServers(r.McpServers)
 }
 
-// decodeSetupLists decodes the raw mcpServers and additionalDirectories of a
-// session/new, session/load or session/resume request, each by its own rule
-// below; the request decoders shadow those two fields with raw ones.
-func decodeSetupLists(servers, dirs json.RawMessage) ([]McpServer, []string, error) {
-	d, err := decodeDirectories(dirs)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := decodeMcpServers(servers)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, d, nil
-}
+// setupMembers are the additionalDirectories and mcpServers of a
+// session/new, session/load, session/resume or session/fork request, each
+// decoded by its own rule below.
+var setupMembers = []member{memberOf("additionalDirectories", decodeDirectories), memberOf("mcpServers", decodeMcpServers)}
 
 // decodeDirectories decodes additionalDirectories, rejecting `null`, which
 // acp-v1 §8.7 says is invalid (unlike an omitted field), and anything that
 // is not an array of strings.
-func decodeDirectories(raw json.RawMessage) ([]string, error) {
+func decodeDirectories(raw []byte) ([]string, error) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -113,22 +90,10 @@ type NewSessionResponse struct {
 
 // UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
 func (r *NewSessionResponse) UnmarshalJSON(b []byte) error {
-	type alias NewSessionResponse
-	var w struct {
-		alias
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*r = NewSessionResponse(w.alias)
-	r.ConfigOptions = opts
-	return nil
+	return newSessionResponseDecoder.decode(b, r)
 }
+
+var newSessionResponseDecoder = newObjectDecoder[NewSessionResponse](configOptionsMember)
 
 // LoadSessionRequest is the params of session/load (acp-v1 §8.4).
 type LoadSessionRequest struct {
@@ -147,23 +112,10 @@ func (r LoadSessionRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *LoadSessionRequest) UnmarshalJSON(b []byte) error {
-	type alias LoadSessionRequest
-	var w struct {
-		alias
-		McpServers            json.RawMessage `json:"mcpServers"`
-		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	*r = LoadSessionRequest(w.alias)
-	r.McpServers, r.AdditionalDirectories = servers, dirs
-	return nil
+	return loadSessionRequestDecoder.decode(b, r)
 }
+
+var loadSessionRequestDecoder = newObjectDecoder[LoadSessionRequest](setupMembers...)
 
 // Validate checks the required fields.
 func (r *LoadSessionRequest) Validate() error {
@@ -190,22 +142,10 @@ type LoadSessionResponse struct {
 
 // UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
 func (r *LoadSessionResponse) UnmarshalJSON(b []byte) error {
-	type alias LoadSessionResponse
-	var w struct {
-		alias
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*r = LoadSessionResponse(w.alias)
-	r.ConfigOptions = opts
-	return nil
+	return loadSessionResponseDecoder.decode(b, r)
 }
+
+var loadSessionResponseDecoder = newObjectDecoder[LoadSessionResponse](configOptionsMember)
 
 // ResumeSessionRequest is the params of session/resume (acp-v1 §8.5);
 // mcpServers is optional here.
@@ -443,7 +383,7 @@ var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
 // asked for (our choice; acp-v1 §4 would allow dropping it). null is an
 // empty list, as the schema reads it (x-deserialize-default-on-null);
 // absent stays nil, so a request that requires the member can say so.
-func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
+func decodeMcpServers(b []byte) ([]McpServer, error) {
 	if isNull(b) {
 		return []McpServer{}, nil
 	}

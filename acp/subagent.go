@@ -6,8 +6,6 @@ package acp
 
 import (
 	"encoding/json"
-
-	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // SubagentUpdate is the `subagent_update` session update, sent on the
@@ -82,22 +80,9 @@ func (u SessionMessageChunk) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		MessageID MessageID       `json:"messageId"`
-		Content   json.RawMessage `json:"content"`
-		Meta      Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	*u = SessionMessageChunk{MessageID: w.MessageID, Content: block, Meta: w.Meta}
-	return nil
-}
+func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error { return messageChunkDecoder.decode(b, u) }
+
+var messageChunkDecoder = newObjectDecoder[SessionMessageChunk](contentMember)
 
 // StateUpdate is a whole snapshot of a child's work state, tagged by `state`
 // (acp-subagents §4): *RunningState, *RequiresActionState, *IdleState,
@@ -199,21 +184,10 @@ func (s OtherState) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler leniently: a malformed
 // stopReason, error or usage is "not reported" (acp-subagents §4, §12).
-func (s *IdleState) UnmarshalJSON(b []byte) error {
-	var w struct {
-		StopReason json.RawMessage `json:"stopReason"`
-		Error      json.RawMessage `json:"error"`
-		Usage      json.RawMessage `json:"usage"`
-		Meta       Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	reason, _ := jsontext.String(w.StopReason)
-	*s = IdleState{StopReason: StopReason(reason), Error: decodeOptional[Error](w.Error),
-		Usage: decodeOptional[Usage](w.Usage), Meta: w.Meta}
-	return nil
-}
+func (s *IdleState) UnmarshalJSON(b []byte) error { return idleDecoder.decode(b, s) }
+
+var idleDecoder = newObjectDecoder[IdleState](lenientString[StopReason]("stopReason"),
+	optionalMember[Error]("error"), optionalMember[Usage]("usage"))
 
 // UnmarshalStateUpdate decodes a work state by its `state` tag; an unknown
 // tag gives *OtherState.

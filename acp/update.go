@@ -2,12 +2,6 @@
 
 package acp
 
-import (
-	"encoding/json"
-
-	"github.com/dshd/dshd/acp/internal/jsontext"
-)
-
 // SessionNotification is the params of session/update.
 type SessionNotification struct {
 	SessionID SessionID     `json:"sessionId"`
@@ -16,22 +10,9 @@ type SessionNotification struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (n *SessionNotification) UnmarshalJSON(b []byte) error {
-	var w struct {
-		SessionID SessionID `json:"sessionId"`
-		Update    rawSpan   `json:"update"`
-		Meta      Meta      `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	u, err := decodeOne("update", w.Update, UnmarshalSessionUpdate)
-	if err != nil {
-		return err
-	}
-	*n = SessionNotification{SessionID: w.SessionID, Update: u, Meta: w.Meta}
-	return nil
-}
+func (n *SessionNotification) UnmarshalJSON(b []byte) error { return notificationDecoder.decode(b, n) }
+
+var notificationDecoder = newObjectDecoder[SessionNotification](unionMember("update", UnmarshalSessionUpdate))
 
 // Validate checks the required fields.
 func (n *SessionNotification) Validate() error {
@@ -205,21 +186,13 @@ type CompactionSummaryChunk struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (c *CompactionSummaryChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		CompactionID CompactionID    `json:"compactionId"`
-		Content      json.RawMessage `json:"content"`
-		Meta         Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	*c = CompactionSummaryChunk{CompactionID: w.CompactionID, Content: block, Meta: w.Meta}
-	return nil
+	return compactionChunkDecoder.decode(b, c)
 }
+
+var compactionChunkDecoder = newObjectDecoder[CompactionSummaryChunk](contentMember)
+
+// contentMember is the `content` block of a chunk or a tool content item.
+var contentMember = unionMember("content", UnmarshalContentBlock)
 
 func (*UserMessageChunk) isSessionUpdate()        {}
 func (*AgentMessageChunk) isSessionUpdate()       {}
@@ -294,23 +267,10 @@ func (u AgentThoughtChunk) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (c *ContentChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Content   json.RawMessage `json:"content"`
-		MessageID json.RawMessage `json:"messageId"`
-		Meta      Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	id, _ := jsontext.String(w.MessageID) // a malformed messageId is none (acp-v1 §4)
-	*c = ContentChunk{Content: block, MessageID: MessageID(id), Meta: w.Meta}
-	return nil
-}
+// A malformed messageId is none (acp-v1 §4).
+func (c *ContentChunk) UnmarshalJSON(b []byte) error { return chunkDecoder.decode(b, c) }
+
+var chunkDecoder = newObjectDecoder[ContentChunk](contentMember, lenientString[MessageID]("messageId"))
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (u *UserMessageChunk) UnmarshalJSON(b []byte) error { return (*ContentChunk)(u).UnmarshalJSON(b) }
@@ -344,21 +304,9 @@ func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad commands are dropped.
-func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AvailableCommands json.RawMessage `json:"availableCommands"`
-		Meta              Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	cmds, err := decodeList(w.AvailableCommands, decodeJSON[AvailableCommand], true)
-	if err != nil {
-		return err
-	}
-	*u = AvailableCommandsUpdate{AvailableCommands: cmds, Meta: w.Meta}
-	return nil
-}
+func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error { return commandsDecoder.decode(b, u) }
+
+var commandsDecoder = newObjectDecoder[AvailableCommandsUpdate](listMember("availableCommands", decodeJSON[AvailableCommand]))
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CurrentModeUpdate) MarshalJSON() ([]byte, error) {
@@ -372,21 +320,9 @@ func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad options are dropped.
-func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ConfigOptions json.RawMessage `json:"configOptions"`
-		Meta          Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*u = ConfigOptionUpdate{ConfigOptions: opts, Meta: w.Meta}
-	return nil
-}
+func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error { return configUpdateDecoder.decode(b, u) }
+
+var configUpdateDecoder = newObjectDecoder[ConfigOptionUpdate](configOptionsMember)
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionInfoUpdate) MarshalJSON() ([]byte, error) {

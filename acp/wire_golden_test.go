@@ -130,7 +130,7 @@ func wireCases() []wireCase {
 			func(b []byte) (any, error) { return decodeList(b, UnmarshalAuthMethod, false) }),
 		value("outcome_selected", Selected("allow"), func(b []byte) (any, error) { return UnmarshalRequestPermissionOutcome(b) }),
 		value("outcome_cancelled", &CancelledPermissionOutcome{Meta: meta}, func(b []byte) (any, error) { return UnmarshalRequestPermissionOutcome(b) }),
-		value("config_options", []SessionConfigOption{selectOpt, groupOpt, boolOpt}, func(b []byte) (any, error) { return decodeConfigOptions(b) }),
+		value("config_options", []SessionConfigOption{selectOpt, groupOpt, boolOpt}, func(b []byte) (any, error) { return decodeList(b, UnmarshalSessionConfigOption, true) }),
 
 		wireOf("session_new", NewSessionRequest{Cwd: "/w", AdditionalDirectories: []string{"/x"}, Meta: meta}),
 		wireOf("session_new_servers", NewSessionRequest{Cwd: "/w", McpServers: servers}),
