@@ -35,16 +35,23 @@ var newSessionRequestDecoder = newObjectDecoder[NewSessionRequest](setupMembers.
 // Validate checks the required fields. Whether cwd is absolute is the
 // server's business.
 func (r *NewSessionRequest) Validate() error {
+	return validateSetup(r.Cwd, r.McpServers, true, r.AdditionalDirectories)
+}
+
+// validateSetup checks what session/new, load, resume and fork share, in
+// this order: cwd, mcpServers where the method requires it, the
+// directories, the servers.
+func validateSetup(cwd string, servers []McpServer, serversRequired bool, dirs []string) error {
 	switch {
-	case r.Cwd == "":
+	case cwd == "":
 		return invalidField("cwd", "required")
-	case r.McpServers == nil:
+	case serversRequired && servers == nil:
 		return invalidField("mcpServers", "required")
 	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+	if err := validateDirectories(dirs); err != nil {
 		return err
 	}
-	return validateMcpServers(r.McpServers)
+	return validateMcpServers(servers)
 }
 
 // setupMembers are the additionalDirectories and mcpServers of a
@@ -119,18 +126,10 @@ var loadSessionRequestDecoder = newObjectDecoder[LoadSessionRequest](setupMember
 
 // Validate checks the required fields.
 func (r *LoadSessionRequest) Validate() error {
-	switch {
-	case r.SessionID == "":
-		return invalidField("sessionId", "required")
-	case r.Cwd == "":
-		return invalidField("cwd", "required")
-	case r.McpServers == nil:
-		return invalidField("mcpServers", "required")
-	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+	if err := requireSession(r.SessionID); err != nil {
 		return err
 	}
-	return validateMcpServers(r.McpServers)
+	return validateSetup(r.Cwd, r.McpServers, true, r.AdditionalDirectories)
 }
 
 // LoadSessionResponse is the result of session/load.
@@ -165,16 +164,10 @@ func (r *ResumeSessionRequest) UnmarshalJSON(b []byte) error {
 
 // Validate checks the required fields.
 func (r *ResumeSessionRequest) Validate() error {
-	switch {
-	case r.SessionID == "":
-		return invalidField("sessionId", "required")
-	case r.Cwd == "":
-		return invalidField("cwd", "required")
-	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+	if err := requireSession(r.SessionID); err != nil {
 		return err
 	}
-	return validateMcpServers(r.McpServers)
+	return validateSetup(r.Cwd, r.McpServers, false, r.AdditionalDirectories)
 }
 
 // ResumeSessionResponse is the result of session/resume.
@@ -419,14 +412,9 @@ func validateMcpServers(servers []McpServer) error {
 
 // ForkSessionRequest is the params of session/fork (unstable,
 // rfd:session-fork): a new session that starts from sessionId's history.
-// It takes the options of session/load; mcpServers is optional here.
-type ForkSessionRequest struct {
-	SessionID             SessionID   `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	McpServers            []McpServer `json:"mcpServers,omitzero"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
-	Meta                  Meta        `json:"_meta,omitempty"`
-}
+// It has the fields of session/resume: the options of session/load, with
+// mcpServers optional.
+type ForkSessionRequest ResumeSessionRequest
 
 // UnmarshalJSON implements json.Unmarshaler; it shares session/load's
 // decoder.
