@@ -59,6 +59,9 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if st.Listen == "" {
+				if st.Token != "" {
+					log.Debug("the daemon token (DSHD_TOKEN or --token-file) is ignored on stdio: the peer is the process that started dshd")
+				}
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
 			}
 			if listen.IsTCP(st.Listen) && st.Token == "" {
@@ -113,6 +116,12 @@ type stdio struct {
 	io.Reader
 	io.Writer
 }
+
+// PeerAuthenticated vouches for the stdio peer: it is the process that
+// started dshd and already has its privileges, so a token in the
+// environment (meant for a socket daemon elsewhere, say) must not lock it
+// out.
+func (stdio) PeerAuthenticated() bool { return true }
 
 // Close closes stdin so that a blocked read ends; stdout stays open for
 // the last writes of the shutdown.
