@@ -158,9 +158,6 @@ func (p *rpc) prompt(sid, text string) (string, int, error) {
 // hwmKB reads the process's peak resident set (VmHWM) so far, in KiB.
 func (p *agentProc) hwmKB() int64 { return procStatusKB(p.cmd.Process.Pid, "VmHWM:") }
 
-// rssKB reads the process's current resident set, in KiB.
-func (p *agentProc) rssKB() int64 { return procStatusKB(p.cmd.Process.Pid, "VmRSS:") }
-
 func procStatusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
