@@ -24,9 +24,6 @@ import (
 	"testing"
 )
 
-// abuseToken is a token long enough for the daemon to accept.
-const abuseToken = "abuse-test-token-0123456789"
-
 // memSlack is how far the peak RSS of the race-enabled test binary may be
 // above a plain build's: the race detector's shadow memory and its heap
 // overhead. The bounds below are set well above what dshd needs and well
@@ -39,23 +36,6 @@ func memSlack() int64 {
 }
 
 const mb = 1 << 20
-
-// serveTokenTCP starts a tcp daemon that requires abuseToken and returns
-// it with its address.
-func serveTokenTCP(t testing.TB, o opts, extra ...string) (*proc, string) {
-	t.Helper()
-	port := freePort(t)
-	o.env = append(o.env, "DSHD_TOKEN="+abuseToken)
-	args := append([]string{"serve", "--listen", "tcp:127.0.0.1:" + port, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, o, args...)
-	waitListening(t, p)
-	return p, "127.0.0.1:" + port
-}
-
-func authenticate(ctx context.Context, c *wire) {
-	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": abuseToken}}, nil)
-}
 
 // peakRSS stops a socket daemon (SIGTERM, exit 0) and returns its peak
 // resident set size in bytes, as the kernel counted it.
@@ -397,7 +377,7 @@ func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// Once one authenticates, there is room again.
-	first.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": abuseToken}}, nil)
+	first.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": daemonToken}}, nil)
 	third := dialClosing(t, "tcp", addr)
 	authenticate(ctx, third)
 	third.newSession(ctx, t.TempDir())
@@ -514,7 +494,7 @@ func TestATokenShorterThan16CharactersIsRefusedAtStart(t *testing.T) {
 }
 
 func TestTheTokenIsNotTakenFromTheCommandLine(t *testing.T) {
-	code, _, stderr := runDshd(t, nil, "serve", "--listen", "tcp:127.0.0.1:"+freePort(t), "--token", abuseToken)
+	code, _, stderr := runDshd(t, nil, "serve", "--listen", "tcp:127.0.0.1:"+freePort(t), "--token", daemonToken)
 	if code == 0 || !strings.Contains(stderr, "--token: unknown flag") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}

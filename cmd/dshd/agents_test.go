@@ -14,14 +14,6 @@ import (
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
-// fakeDaemon starts dshd on stdio against the fake model server.
-func fakeDaemon(t testing.TB, srv *openaitest.Server, extra ...string) (*proc, *wire) {
-	t.Helper()
-	args := append([]string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, opts{}, args...)
-	return p, stdioWire(p)
-}
-
 // agentFile writes a definition into the workspace's dir (".dshd/agents"
 // or ".claude/agents").
 func agentFile(t testing.TB, ws, dir, name, content string) string {

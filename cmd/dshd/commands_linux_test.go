@@ -125,7 +125,7 @@ func TestTheCommandQuestionShowsEveryLineTheCwdAndTheSandbox(t *testing.T) {
 	questions := make(chan json.RawMessage, 1)
 	c.handleRequests(func(m *msg) (any, *rpcErr) {
 		if m.Method != "session/request_permission" {
-			return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+			return nil, notFound
 		}
 		questions <- m.Params
 		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil

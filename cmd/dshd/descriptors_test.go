@@ -18,7 +18,7 @@ import (
 func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	const nofile, sessions = 512, 600
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t))
 	lim := unix.Rlimit{Cur: nofile, Max: nofile}
 	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
 		t.Fatalf("prlimit: %v", err)
@@ -56,7 +56,7 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 func TestMaxOpenJournalsBoundsTheJournalFilesTheDaemonHoldsOpen(t *testing.T) {
 	const limit, sessions = 3, 12
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t), "--max-open-journals", fmt.Sprint(limit)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t), "--max-open-journals", fmt.Sprint(limit))
 	ctx := testCtx(t)
 	cwd := t.TempDir()
 	c := dialWire(t, "unix", path)

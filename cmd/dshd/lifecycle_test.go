@@ -24,14 +24,6 @@ const hangScript = `{"rules": [
 
 const hangText = "Working on it, step by step"
 
-// stdioDaemon starts dshd on stdio with a script and a state dir.
-func stdioDaemon(t testing.TB, script, state string, extra ...string) (*proc, *wire) {
-	t.Helper()
-	args := append([]string{"--model", "scripted:" + script, "--state-dir", state}, extra...)
-	p := start(t, opts{}, args...)
-	return p, stdioWire(p)
-}
-
 // hangingTurn creates a session and starts a turn that hangs once it has
 // streamed hangText; it returns when the client has received all of it.
 func hangingTurn(ctx context.Context, t testing.TB, c *wire, cwd string) (sid string, answer <-chan *msg) {

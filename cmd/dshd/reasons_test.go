@@ -86,7 +86,7 @@ func TestAnEditorsErrorKeepsItsReasonForTheModelAndTheClient(t *testing.T) {
 						b, _ := json.Marshal(shape.data)
 						return nil, &rpcErr{Code: -32603, Message: "Internal error", Data: b}
 					}
-					return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+					return nil, notFound
 				})
 				c.initialize(ctx, tool.caps)
 				sid := c.newSession(ctx, t.TempDir())

@@ -18,61 +18,6 @@ import (
 	"testing"
 )
 
-// serveUnix starts a socket daemon on a fresh path and waits until it
-// listens.
-func serveUnix(t testing.TB, extra ...string) (*proc, string) {
-	t.Helper()
-	path := socketPath(t)
-	return serveUnixAt(t, path, extra...), path
-}
-
-// socketPath returns a fresh socket path; socket paths are short (108
-// bytes), and t.TempDir can be too long.
-func socketPath(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "d.sock")
-}
-
-func serveUnixAt(t testing.TB, path string, extra ...string) *proc {
-	t.Helper()
-	args := append([]string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	return serveArgs(t, args)
-}
-
-func serveArgs(t testing.TB, args []string) *proc {
-	t.Helper()
-	p := start(t, opts{}, args...)
-	waitListening(t, p)
-	return p
-}
-
-func waitListening(t testing.TB, p *proc) {
-	t.Helper()
-	ctx := testCtx(t)
-	if _, err := p.stderr.waitFor(ctx, "dshd listening"); err != nil {
-		select {
-		case <-p.done:
-			t.Fatalf("dshd exited: %v; stderr:\n%s", p.err, p.stderr)
-		default:
-		}
-		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
-	}
-}
-
-// stop ends a socket daemon with SIGTERM and checks it exits 0.
-func (p *proc) stop(t testing.TB) {
-	t.Helper()
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(testCtx(t)); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
-	}
-}
-
 func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 	p, path := serveUnix(t)
 	st, err := os.Stat(path)
@@ -224,7 +169,7 @@ func memTempDir(t testing.TB) string {
 
 func TestUnixSocketThousandSessions(t *testing.T) {
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t))
 	ctx := testCtx(t)
 	const conns, total = 4, 1000
 	cwd := t.TempDir()
@@ -317,26 +262,6 @@ func TestUnixSocketThousandSessions(t *testing.T) {
 		w.closer.Close()
 	}
 	p.stop(t)
-}
-
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-func serveTCP(t testing.TB, host string, extra ...string) (*proc, string) {
-	t.Helper()
-	port := freePort(t)
-	args := append([]string{"serve", "--listen", "tcp:" + net.JoinHostPort(host, port), "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, opts{}, args...)
-	waitListening(t, p)
-	return p, port
 }
 
 func TestTCPWithToken(t *testing.T) {

@@ -31,7 +31,7 @@ func editorTerminal(out string) requestHandler {
 		case "terminal/release", "terminal/kill":
 			return map[string]any{}, nil
 		}
-		return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+		return nil, notFound
 	}
 }
 

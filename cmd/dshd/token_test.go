@@ -8,12 +8,9 @@ import (
 	"testing"
 )
 
-// stdioToken is a daemon token long enough for dshd to accept.
-const stdioToken = "stdio-test-token-0123456789"
-
 func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testing.T) {
 	ctx := testCtx(t)
-	p := start(t, opts{env: []string{"DSHD_TOKEN=" + stdioToken}}, "serve", "--model", "scripted", "--state-dir", t.TempDir(), "--log-level", "debug")
+	p := start(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "serve", "--model", "scripted", "--state-dir", t.TempDir(), "--log-level", "debug")
 	c := stdioWire(p)
 	init := c.initialize(ctx, nil)
 	for _, m := range init.AuthMethods {
@@ -43,14 +40,14 @@ func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testin
 func TestToken_AUnixListenerWithDSHD_TOKENRefusesAnUnauthenticatedSession(t *testing.T) {
 	ctx := testCtx(t)
 	path := socketPath(t)
-	p := start(t, opts{env: []string{"DSHD_TOKEN=" + stdioToken}}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
+	p := start(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
 	waitListening(t, p)
 	c := dialWire(t, "unix", path)
 	c.initialize(ctx, nil)
 	if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
 		t.Errorf("session/new before authenticate: %v, want -32000", e)
 	}
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": stdioToken}}, nil)
+	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": daemonToken}}, nil)
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)
