@@ -108,11 +108,8 @@ You are the reviewer, working in {{cwd}}.
 	srv := fakeModel(t)
 	srv.Handle(delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
 	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "review my change"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "review my change")
 	parent, child := requests(srv, "You are the reviewer")
 	if len(parent) == 0 || len(child) != 1 {
 		t.Fatalf("%d parent and %d child requests", len(parent), len(child))
@@ -152,11 +149,8 @@ When invoked:
 	srv := fakeModel(t)
 	srv.Handle(delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
 	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "review"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "review")
 	_, child := requests(srv, "You are a senior code reviewer")
 	if len(child) != 1 {
 		t.Fatalf("%d child requests; the parent said %q", len(child), text(c.updates(sid)))
@@ -177,8 +171,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 	srv := fakeModel(t)
 	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
 	p, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	sid := c.openSession(ctx, ws)
 	want := bad + ":4:1: tools: the acp provider cannot restrict its children's tools (it lacks the toolFilter capability)"
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { return strings.Contains(text(ns), want) })
 	if !strings.Contains(text(ups), want) {
@@ -187,9 +180,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 	if _, err := p.stderr.waitFor(ctx, "agent definition rejected", "remote.md:4:1: tools:"); err != nil {
 		t.Fatalf("no log line: %v\n%s", err, p.stderr.String())
 	}
-	if stop := c.prompt(ctx, sid, "hi"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "hi")
 	names := toolNames(srv.ChatRequests()[0])
 	if slices.Contains(names, "remote") || !slices.Contains(names, "helper") {
 		t.Fatalf("tools offered: %v", names)
@@ -203,8 +194,7 @@ func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t 
 	srv := fakeModel(t)
 	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
 	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "one")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Second, longer wording.\n---\n")
 	agentFile(t, ws, ".dshd/agents", "added.md", "---\ndescription: Added later.\n---\n")
@@ -268,11 +258,8 @@ func structuredCase(t *testing.T, provider string, texts ...string) (result stri
 		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "judge", Arguments: `{"description":"judge","prompt":"judge it"}`}}}
 	})
 	_, c := fakeDaemon(t, srv, "--mode", "yolo")
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "go"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "go")
 	for _, r := range srv.ChatRequests() {
 		if res := toolResult(r); res != "" && !isJudge(r) {
 			result = res
@@ -350,8 +337,7 @@ func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *te
 	if _, err := p.stderr.waitFor(ctx, "agent definition rejected", bad+":3:1: tool: unknown key"); err != nil {
 		t.Fatalf("%v\n%s", err, p.stderr.String())
 	}
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	c.prompt(ctx, sid, "hi")
 	if names := toolNames(srv.ChatRequests()[0]); !slices.Contains(names, "planner") || slices.Contains(names, "typo") {
 		t.Fatalf("tools offered: %v", names)

@@ -114,9 +114,7 @@ func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
 		}
 	}
 	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hi"); got != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", got, d.stderr)
-	}
+	c.endTurn(ctx, sid, "hi")
 	if got := chatAuth(srv); !slices.Equal(got, []string{"Bearer sk-stored"}) {
 		t.Fatalf("chat requests sent Authorization %q, want the stored key", got)
 	}
@@ -232,9 +230,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 	authMethods(ctx, c, map[string]any{"auth": map[string]any{"terminal": true}})
 	srv.Enqueue(openaitest.Text("now with a key"))
 	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hi"); got != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", got, d.stderr)
-	}
+	c.endTurn(ctx, sid, "hi")
 	if got := text(c.updates(sid)); got != "now with a key" {
 		t.Fatalf("answer %q", got)
 	}

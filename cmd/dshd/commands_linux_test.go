@@ -367,8 +367,7 @@ func TestClosingASessionEndsEverythingItsCommandStarted(t *testing.T) {
 	ctx := testCtx(t)
 	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo")
 	c := stdioWire(p)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	answer := c.promptAsync(sid, "sleep")
 	pid := p.cmd.Process.Pid
 	var procs map[int]procInfo

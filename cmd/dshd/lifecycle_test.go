@@ -28,8 +28,7 @@ const hangText = "Working on it, step by step"
 // streamed hangText; it returns when the client has received all of it.
 func hangingTurn(ctx context.Context, t testing.TB, c *wire, cwd string) (sid string, answer <-chan *msg) {
 	t.Helper()
-	c.initialize(ctx, nil)
-	sid = c.newSession(ctx, cwd)
+	sid = c.openSession(ctx, cwd)
 	answer = c.promptAsync(sid, "hang")
 	c.waitUpdates(ctx, sid, textIs(hangText))
 	return sid, answer
@@ -124,9 +123,7 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 
 			p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 			checkReplay(t, live, replay, "hang")
-			if got := c2.prompt(ctx, sid, "after restart"); got != "end_turn" {
-				t.Fatalf("next prompt: stop reason %q", got)
-			}
+			c2.endTurn(ctx, sid, "after restart")
 			p2.stdin.Close()
 			p2.wait(ctx)
 		})
@@ -166,9 +163,7 @@ func TestSIGKILLMidTurnLosesNoSentUpdate(t *testing.T) {
 
 	p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 	checkReplay(t, live, replay, "hang")
-	if got := c2.prompt(ctx, sid, "after the crash"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "after the crash")
 	if got := text(c2.updates(sid)); !strings.HasSuffix(got, "You said: after the crash") {
 		t.Fatalf("text after the crash: %q", got)
 	}
@@ -182,11 +177,8 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	ctx := testCtx(t)
 	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, cwd)
-	if got := c.prompt(ctx, sid, "first turn"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	sid := c.openSession(ctx, cwd)
+	c.endTurn(ctx, sid, "first turn")
 	p.stdin.Close()
 	p.wait(ctx)
 	live := c.updates(sid)
@@ -212,9 +204,7 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	if _, err := p2.stderr.waitFor(ctx, "torn"); err != nil {
 		t.Fatalf("no warning about the torn line: %v; stderr:\n%s", err, p2.stderr)
 	}
-	if got := c2.prompt(ctx, sid, "second turn"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "second turn")
 	p2.stdin.Close()
 	p2.wait(ctx)
 	live2 := c2.updates(sid)
@@ -242,9 +232,7 @@ func TestClientDisconnectMidTurnOnStdio(t *testing.T) {
 
 	p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 	checkReplay(t, live, replay, "hang")
-	if got := c2.prompt(ctx, sid, "next"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "next")
 	p2.stdin.Close()
 	p2.wait(ctx)
 }
@@ -268,9 +256,7 @@ func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
 	c2.initialize(ctx, nil)
 	c2.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
 	checkReplay(t, live, c2.updates(sid), "hang")
-	if got := c2.prompt(ctx, sid, "next"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "next")
 	c2.closer.Close()
 	p.stop(t)
 }

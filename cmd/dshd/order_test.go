@@ -67,9 +67,7 @@ func TestAReadAfterAWriteInOneMessageSeesTheWrite(t *testing.T) {
 	cwd := t.TempDir()
 	writeFile(t, cwd, "a.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "update a.txt"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "update a.txt")
 	got := text(c.updates(sid))
 	if !strings.Contains(got, "new") || strings.Contains(got, "old") {
 		t.Fatalf("the read issued after the write saw %q, want the new content", got)

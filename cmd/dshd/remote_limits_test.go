@@ -82,8 +82,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 
 	// While the flood runs, another WebSocket client is served.
 	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, "still served?"); got != "end_turn" {
 		t.Fatalf("the second client's prompt ended %q", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -71,20 +72,26 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
-			l := listen.New(inner, listen.Options{
-				MaxConnections:     st.MaxConnections,
-				RequireAuth:        st.Token != "",
-				MaxUnauthenticated: st.MaxUnauthenticated,
-				MaxAuthFailures:    st.MaxAuthFailures,
-				AuthPenalty:        st.AuthPenalty,
-				Logger:             log,
-			})
+			l := listen.New(inner, listenOptions(st, log))
 			log.Info("dshd listening", "addr", st.Listen)
 			return d.Server.Serve(ctx, l)
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Serve)
 	return cmd
+}
+
+// listenOptions are the connection limits of a socket or HTTP listener,
+// from the settings.
+func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
+	return listen.Options{
+		MaxConnections:     st.MaxConnections,
+		RequireAuth:        st.Token != "",
+		MaxUnauthenticated: st.MaxUnauthenticated,
+		MaxAuthFailures:    st.MaxAuthFailures,
+		AuthPenalty:        st.AuthPenalty,
+		Logger:             log,
+	}
 }
 
 // resolveToken returns the daemon token: DSHD_TOKEN, else the content of

@@ -29,11 +29,8 @@ func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hello"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	sid := c.openSession(ctx, t.TempDir())
+	c.endTurn(ctx, sid, "hello")
 	c.closer.Close()
 	p.stop(t)
 }
@@ -334,9 +331,7 @@ func TestTCPWithToken(t *testing.T) {
 		c.initialize(ctx, nil)
 		c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": token}}, nil)
 		sid := c.newSession(ctx, t.TempDir())
-		if got := c.prompt(ctx, sid, "over tcp"); got != "end_turn" {
-			t.Fatalf("stop reason %q", got)
-		}
+		c.endTurn(ctx, sid, "over tcp")
 		var list struct {
 			Sessions []struct{ SessionID string } `json:"sessions"`
 		}

@@ -50,9 +50,7 @@ func TestWriteFileCreatesAFileWhateverErrorTheEditorGivesForAMissingOne(t *testi
 			})
 			c.initialize(ctx, fsCaps)
 			sid := c.newSession(ctx, t.TempDir())
-			if stop := c.prompt(ctx, sid, "create it"); stop != "end_turn" {
-				t.Fatalf("stop reason %q", stop)
-			}
+			c.endTurn(ctx, sid, "create it")
 			mu.Lock()
 			defer mu.Unlock()
 			if len(written) != 1 || written[0] != "hello\n" {
@@ -89,9 +87,7 @@ func TestWriteFileKeepsTheEditorsErrorForAFileThatExists(t *testing.T) {
 	cwd := t.TempDir()
 	writeFile(t, cwd, "one.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "create it"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "create it")
 	mu.Lock()
 	defer mu.Unlock()
 	if writes != 0 {
