@@ -105,9 +105,7 @@ tools: [read_file, grep]
 ---
 You are the reviewer, working in {{cwd}}.
 `)
-	srv := fakeModel(t)
-	srv.Handle(delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
-	_, c := fakeDaemon(t, srv)
+	srv, _, c := modelDaemon(t, delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
 	sid := c.openSession(ctx, ws)
 	c.endTurn(ctx, sid, "review my change")
 	parent, child := requests(srv, "You are the reviewer")
@@ -146,9 +144,7 @@ When invoked:
 2. Focus on modified files
 3. Begin review immediately
 `)
-	srv := fakeModel(t)
-	srv.Handle(delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
-	_, c := fakeDaemon(t, srv)
+	srv, _, c := modelDaemon(t, delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
 	sid := c.openSession(ctx, ws)
 	c.endTurn(ctx, sid, "review")
 	_, child := requests(srv, "You are a senior code reviewer")
@@ -168,9 +164,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 	ws := t.TempDir()
 	bad := agentFile(t, ws, ".dshd/agents", "remote.md", "---\ndescription: Runs elsewhere.\nprovider: acp\ntools: [read_file]\n---\n")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Helps.\n---\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
-	p, c := fakeDaemon(t, srv)
+	srv, p, c := modelDaemon(t, answer("ok"))
 	sid := c.openSession(ctx, ws)
 	want := bad + ":4:1: tools: the acp provider cannot restrict its children's tools (it lacks the toolFilter capability)"
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { return strings.Contains(text(ns), want) })
@@ -191,9 +185,7 @@ func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t 
 	ctx := testCtx(t)
 	ws := t.TempDir()
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: First wording.\n---\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
-	_, c := fakeDaemon(t, srv)
+	srv, _, c := modelDaemon(t, answer("ok"))
 	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "one")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Second, longer wording.\n---\n")
@@ -309,9 +301,7 @@ func TestAgents_StructuredResults(t *testing.T) {
 
 func TestAgents_BindingOptionsMeanTheSameAsTheFrontMatter(t *testing.T) {
 	ctx := testCtx(t)
-	srv := fakeModel(t)
-	srv.Handle(delegating("ro", "Read-only helper", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("read it") }))
-	_, c := fakeDaemon(t, srv, "--subagent", "ro=spawn,description=Reads only.,tools=read_file|list_dir,system-prompt=Read-only helper in {{cwd}}.")
+	srv, _, c := modelDaemon(t, delegating("ro", "Read-only helper", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("read it") }), "--subagent", "ro=spawn,description=Reads only.,tools=read_file|list_dir,system-prompt=Read-only helper in {{cwd}}.")
 	c.initialize(ctx, nil)
 	ws := t.TempDir()
 	sid := c.newSession(ctx, ws)
@@ -329,7 +319,7 @@ func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *te
 	agentFile(t, config, "dshd/agents", "planner.md", "---\ndescription: Plans the work.\n---\n")
 	bad := agentFile(t, config, "dshd/agents", "typo.md", "---\ndescription: d\ntool: [grep]\n---\n")
 	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
+	srv.Handle(answer("ok"))
 	args := []string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir()}
 	p := start(t, opts{env: []string{"XDG_CONFIG_HOME=" + config}}, args...)
 	c := stdioWire(p)

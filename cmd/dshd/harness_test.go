@@ -44,6 +44,19 @@ func fakeDaemon(t testing.TB, srv *openaitest.Server, extra ...string) (*proc, *
 	return p, stdioWire(p)
 }
 
+// modelDaemon starts dshd on stdio against a fake model server whose
+// requests h answers.
+func modelDaemon(t testing.TB, h func(*openaitest.Request) openaitest.Reply, extra ...string) (*openaitest.Server, *proc, *wire) {
+	t.Helper()
+	srv, p, c := modelDaemon(t, h, extra...)
+	return srv, p, c
+}
+
+// answer is a fake model that answers every request with text.
+func answer(text string) func(*openaitest.Request) openaitest.Reply {
+	return func(*openaitest.Request) openaitest.Reply { return openaitest.Text(text) }
+}
+
 // stdioDaemon starts dshd on stdio with a script and a state dir.
 func stdioDaemon(t testing.TB, script, state string, extra ...string) (*proc, *wire) {
 	t.Helper()
