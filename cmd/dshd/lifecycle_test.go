@@ -104,6 +104,8 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 		{"SIGINT", func(p *proc) { p.signal(syscall.SIGINT) }, true},
 		{"SIGTERM", func(p *proc) { p.signal(syscall.SIGTERM) }, true},
 		{"stdin EOF", func(p *proc) { p.stdin.Close() }, false},
+		// The client goes away mid-turn.
+		{"both pipes close", func(p *proc) { p.stdin.Close(); p.stdout.Close() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -215,26 +217,6 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	checkReplay(t, live2, replay3, "second turn")
 	p3.stdin.Close()
 	p3.wait(ctx)
-}
-
-func TestClientDisconnectMidTurnOnStdio(t *testing.T) {
-	ctx := testCtx(t)
-	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
-	p, c := stdioDaemon(t, script, state)
-	sid, _ := hangingTurn(ctx, t, c, cwd)
-	// The client goes away: both pipes close.
-	p.stdin.Close()
-	p.stdout.Close()
-	if code := p.wait(ctx); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
-	}
-	live := c.updates(sid)
-
-	p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
-	checkReplay(t, live, replay, "hang")
-	c2.endTurn(ctx, sid, "next")
-	p2.stdin.Close()
-	p2.wait(ctx)
 }
 
 func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
