@@ -181,6 +181,13 @@ func freePort(t testing.TB) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
+// checkServes checks that the daemon at addr serves a new client: a
+// handshake and a session.
+func checkServes(ctx context.Context, t testing.TB, network, addr string) {
+	t.Helper()
+	checkServes(ctx, t, network, addr)
+}
+
 // authenticate runs the handshake and authenticates with daemonToken.
 func authenticate(ctx context.Context, c *wire) {
 	c.initialize(ctx, nil)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,12 +35,7 @@ func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 }
 
 func TestUnixSocketStaleFileIsRemoved(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "d.sock")
+	path := socketPath(t)
 	// A socket file nobody listens on, as a crashed daemon leaves it.
 	l, err := net.Listen("unix", path)
 	if err != nil {
@@ -55,10 +49,7 @@ func TestUnixSocketStaleFileIsRemoved(t *testing.T) {
 
 	p := serveUnixAt(t, path)
 	ctx := testCtx(t)
-	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	c.newSession(ctx, t.TempDir())
-	c.closer.Close()
+	checkServes(ctx, t, "unix", path)
 	p.stop(t)
 }
 
@@ -70,10 +61,7 @@ func TestUnixSocketSecondDaemonOnALiveSocketRefuses(t *testing.T) {
 	}
 	// The first one still serves.
 	ctx := testCtx(t)
-	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	c.newSession(ctx, t.TempDir())
-	c.closer.Close()
+	checkServes(ctx, t, "unix", path)
 	first.stop(t)
 }
 
