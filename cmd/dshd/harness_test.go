@@ -48,7 +48,9 @@ func fakeDaemon(t testing.TB, srv *openaitest.Server, extra ...string) (*proc, *
 // requests h answers.
 func modelDaemon(t testing.TB, h func(*openaitest.Request) openaitest.Reply, extra ...string) (*openaitest.Server, *proc, *wire) {
 	t.Helper()
-	srv, p, c := modelDaemon(t, h, extra...)
+	srv := fakeModel(t)
+	srv.Handle(h)
+	p, c := fakeDaemon(t, srv, extra...)
 	return srv, p, c
 }
 
