@@ -37,6 +37,17 @@ func memSlack() int64 {
 
 const mb = 1 << 20
 
+// checkPeakRSS logs a daemon's peak RSS and fails the test when it is
+// over limitMB (times memSlack), naming what the daemon went through.
+func checkPeakRSS(t testing.TB, peak, limitMB int64, what string) {
+	t.Helper()
+	limit := limitMB * mb * memSlack()
+	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
+	if peak > limit {
+		t.Errorf("peak RSS %d MB %s, want under %d MB", peak/mb, what, limit/mb)
+	}
+}
+
 // peakRSS stops a socket daemon (SIGTERM, exit 0) and returns its peak
 // resident set size in bytes, as the kernel counted it.
 func peakRSS(t testing.TB, p *proc) int64 {
@@ -207,11 +218,7 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 	if n := strings.Count(p.stderr.String(), "pausing its input"); n < 1 || n > 2 {
 		t.Errorf("the pause was logged %d times, want once per queue\n%s", n, p.stderr)
 	}
-	peak, limit := peakRSS(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, peakRSS(t, p), 96, "under the flood")
 }
 
 func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testing.T) {
@@ -230,11 +237,7 @@ func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testin
 	if !strings.Contains(p.stderr.String(), "has not read for the write timeout") {
 		t.Errorf("the stalled connection was not closed for it:\n%s", p.stderr)
 	}
-	peak, limit := maxRSS(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, maxRSS(t, p), 96, "under the flood")
 }
 
 func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle(t *testing.T) {
@@ -253,11 +256,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 		})
 	}
 	wg.Wait()
-	peak, limit := vmHWM(t, p), 64*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB with %d partial lines of %d MB, want under %d MB", peak/mb, conns, line/mb, limit/mb)
-	}
+	checkPeakRSS(t, vmHWM(t, p), 64, fmt.Sprintf("with %d partial lines of %d MB", conns, line/mb))
 	for _, nc := range ncs {
 		// The -32600 saying why goes out first, but the peer is still
 		// sending, so the close may reset the connection before it reads it.
@@ -377,7 +376,7 @@ func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// Once one authenticates, there is room again.
-	first.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": daemonToken}}, nil)
+	first.call(ctx, "authenticate", tokenParams(daemonToken), nil)
 	third := dialClosing(t, "tcp", addr)
 	authenticate(ctx, third)
 	third.newSession(ctx, t.TempDir())
@@ -507,7 +506,7 @@ func TestFailedAuthenticationsCloseTheConnectionAndRefuseTheSource(t *testing.T)
 	c := newWire(t, nc, nc, nc)
 	c.initialize(ctx, nil)
 	for i := range 3 {
-		e := c.callFail(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": fmt.Sprintf("guess-%d-0123456789", i)}})
+		e := c.callFail(ctx, "authenticate", tokenParams(fmt.Sprintf("guess-%d-0123456789", i)))
 		if e.Code != -32000 {
 			t.Fatalf("guess %d: %v, want -32000", i, e)
 		}

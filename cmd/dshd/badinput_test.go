@@ -156,7 +156,7 @@ func TestBadInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 			method string
 			params any
 		}{
-			{"session/new", map[string]any{"cwd": "relative/dir", "mcpServers": []any{}}},
+			{"session/new", newParams("relative/dir")},
 			{"session/new", map[string]any{"cwd": cwd, "additionalDirectories": []any{"rel"}, "mcpServers": []any{}}},
 			{"session/load", map[string]any{"sessionId": "s_x", "cwd": "rel", "mcpServers": []any{}}},
 			{"session/resume", map[string]any{"sessionId": "s_x", "cwd": "rel"}},

@@ -29,7 +29,7 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	c.initialize(ctx, nil)
 	sids := make([]string, sessions)
 	for i := range sids {
-		raw, err := c.callErr(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+		raw, err := c.callErr(ctx, "session/new", newParams(cwd))
 		if err != nil {
 			t.Fatalf("session/new number %d under %d descriptors: %v; stderr:\n%s", i+1, nofile, err, p.stderr)
 		}

@@ -75,6 +75,11 @@ func (c *wire) openSession(ctx context.Context, cwd string) string {
 	return c.newSession(ctx, cwd)
 }
 
+// newParams are session/new's params for cwd, with no MCP servers.
+func newParams(cwd string) map[string]any {
+	return map[string]any{"cwd": cwd, "mcpServers": []any{}}
+}
+
 // endTurn runs a turn and fails the test unless it ends with end_turn.
 func (c *wire) endTurn(ctx context.Context, sid, text string) {
 	c.t.Helper()
@@ -187,7 +192,9 @@ func freePort(t testing.TB) string {
 // handshake and a session.
 func checkServes(ctx context.Context, t testing.TB, network, addr string) {
 	t.Helper()
-	checkServes(ctx, t, network, addr)
+	c := dialWire(t, network, addr)
+	c.openSession(ctx, t.TempDir())
+	c.closer.Close()
 }
 
 // authenticate runs the handshake and authenticates with daemonToken.

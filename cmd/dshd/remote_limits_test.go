@@ -101,11 +101,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 	if n := strings.Count(p.stderr.String(), "has not read for the write timeout"); n != 1 {
 		t.Errorf("the stall was logged %d times, want once\n%s", n, p.stderr)
 	}
-	peak, limit := vmHWM(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, vmHWM(t, p), 96, "under the flood")
 }
 
 func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *testing.T) {

@@ -353,7 +353,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	if _, err := remote.Dial(ctx, wsURL(u), nil); !errors.As(err, &se) || se.Status != 503 {
 		t.Fatalf("a new connection while draining: %v", err)
 	}
-	if e := c.callFail(ctx, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}); !strings.Contains(string(e.Data), "shutting down") {
+	if e := c.callFail(ctx, "session/new", newParams(dir)); !strings.Contains(string(e.Data), "shutting down") {
 		t.Fatalf("session/new while draining: %+v", e)
 	}
 	// The running turn finishes within the grace.

@@ -86,7 +86,7 @@ func TestUnixSocketServesManyConcurrentClientsEachWithItsOwnSessions(t *testing.
 				return
 			}
 			for j := range perClient {
-				raw, err := cl.c.callErr(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+				raw, err := cl.c.callErr(ctx, "session/new", newParams(t.TempDir()))
 				if err != nil {
 					errs <- err
 					return
@@ -170,7 +170,7 @@ func TestUnixSocketThousandSessions(t *testing.T) {
 				return
 			}
 			for range total / conns {
-				raw, err := ws[i].callErr(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+				raw, err := ws[i].callErr(ctx, "session/new", newParams(cwd))
 				if err != nil {
 					errs <- err
 					return
@@ -279,7 +279,7 @@ func TestTCPWithToken(t *testing.T) {
 			method string
 			params any
 		}{
-			{"session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}},
+			{"session/new", newParams(cwd)},
 			{"session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}},
 			{"session/resume", map[string]any{"sessionId": sid, "cwd": cwd}},
 			{"session/list", map[string]any{}},
@@ -308,7 +308,7 @@ func TestTCPWithToken(t *testing.T) {
 				t.Errorf("authenticate with %v: %v, want -32000", meta, e)
 			}
 		}
-		if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
+		if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
 			t.Errorf("session/new after a failed authenticate: %v, want -32000", e)
 		}
 		c.closer.Close()
@@ -317,7 +317,7 @@ func TestTCPWithToken(t *testing.T) {
 	t.Run("after authenticate sessions work", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
 		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": token}}, nil)
+		c.call(ctx, "authenticate", tokenParams(token), nil)
 		sid := c.newSession(ctx, t.TempDir())
 		c.endTurn(ctx, sid, "over tcp")
 		var list struct {
@@ -333,10 +333,10 @@ func TestTCPWithToken(t *testing.T) {
 	t.Run("after logout the open sessions are out of reach too", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
 		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": token}}, nil)
+		c.call(ctx, "authenticate", tokenParams(token), nil)
 		sid := c.newSession(ctx, t.TempDir())
 		c.call(ctx, "logout", map[string]any{}, nil)
-		if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
+		if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
 			t.Errorf("session/new after logout: %v, want -32000", e)
 		}
 		if raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, "still here?")); err == nil {
@@ -363,7 +363,7 @@ func TestTCPTokenFromEnvironment(t *testing.T) {
 	ctx := testCtx(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
 	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": "from-env-0123456789"}}, nil)
+	c.call(ctx, "authenticate", tokenParams("from-env-0123456789"), nil)
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)

@@ -38,14 +38,13 @@ func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testin
 func TestToken_AUnixListenerWithDSHD_TOKENRefusesAnUnauthenticatedSession(t *testing.T) {
 	ctx := testCtx(t)
 	path := socketPath(t)
-	p := start(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
-	waitListening(t, p)
+	p := serveIn(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "unix:"+path, t.TempDir())
 	c := dialWire(t, "unix", path)
 	c.initialize(ctx, nil)
-	if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
+	if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
 		t.Errorf("session/new before authenticate: %v, want -32000", e)
 	}
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": daemonToken}}, nil)
+	c.call(ctx, "authenticate", tokenParams(daemonToken), nil)
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)

@@ -359,7 +359,7 @@ type newResult struct {
 func (c *wire) newSession(ctx context.Context, cwd string) string {
 	c.t.Helper()
 	var res newResult
-	c.call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &res)
+	c.call(ctx, "session/new", newParams(cwd), &res)
 	if res.SessionID == "" {
 		c.t.Fatal("session/new: no sessionId")
 	}
