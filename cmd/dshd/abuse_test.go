@@ -192,7 +192,7 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 
 	// While the flood runs, another client is served.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(ctx, c)
+	authenticate(ctx, c, daemonToken)
 	sid := c.newSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, "still served?"); got != "end_turn" {
 		t.Fatalf("the second client's prompt ended %q", got)
@@ -267,7 +267,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 	}
 	// The daemon still serves.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c)
+	authenticate(testCtx(t), c, daemonToken)
 	c.newSession(testCtx(t), t.TempDir())
 }
 
@@ -283,7 +283,7 @@ func TestAnAcceptedLargePromptCostsAFewCopiesOfIt(t *testing.T) {
 	p, addr := serveTokenTCP(t, opts{env: []string{"GODEBUG=gctrace=1"}}, "--model", "scripted:"+script)
 	ctx := testCtx(t)
 	c := dialClosing(t, "tcp", addr)
-	authenticate(ctx, c)
+	authenticate(ctx, c, daemonToken)
 	sid := c.newSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, strings.Repeat("y", size)); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
@@ -339,7 +339,7 @@ func TestConnectionsThatNeverAuthenticateAreClosedAtTheHandshakeDeadline(t *test
 	}
 	// An authenticated connection is not subject to the deadline.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c)
+	authenticate(testCtx(t), c, daemonToken)
 	c.newSession(testCtx(t), t.TempDir())
 }
 
@@ -378,7 +378,7 @@ func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 	// Once one authenticates, there is room again.
 	first.call(ctx, "authenticate", tokenParams(daemonToken), nil)
 	third := dialClosing(t, "tcp", addr)
-	authenticate(ctx, third)
+	authenticate(ctx, third, daemonToken)
 	third.newSession(ctx, t.TempDir())
 }
 

@@ -197,10 +197,11 @@ func checkServes(ctx context.Context, t testing.TB, network, addr string) {
 	c.closer.Close()
 }
 
-// authenticate runs the handshake and authenticates with daemonToken.
-func authenticate(ctx context.Context, c *wire) {
+// authenticate runs the handshake and authenticates with token.
+func authenticate(ctx context.Context, c *wire, token string) {
+	c.t.Helper()
 	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", tokenParams(daemonToken), nil)
+	c.call(ctx, "authenticate", tokenParams(token), nil)
 }
 
 // tokenParams are authenticate's params for the token method.

@@ -316,8 +316,7 @@ func TestTCPWithToken(t *testing.T) {
 
 	t.Run("after authenticate sessions work", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
-		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", tokenParams(token), nil)
+		authenticate(ctx, c, token)
 		sid := c.newSession(ctx, t.TempDir())
 		c.endTurn(ctx, sid, "over tcp")
 		var list struct {
@@ -332,8 +331,7 @@ func TestTCPWithToken(t *testing.T) {
 
 	t.Run("after logout the open sessions are out of reach too", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
-		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", tokenParams(token), nil)
+		authenticate(ctx, c, token)
 		sid := c.newSession(ctx, t.TempDir())
 		c.call(ctx, "logout", map[string]any{}, nil)
 		if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
@@ -362,8 +360,7 @@ func TestTCPTokenFromEnvironment(t *testing.T) {
 	waitListening(t, p)
 	ctx := testCtx(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
-	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", tokenParams("from-env-0123456789"), nil)
+	authenticate(ctx, c, "from-env-0123456789")
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)
