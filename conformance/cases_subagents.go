@@ -475,15 +475,7 @@ func subagentCases2() []*Case {
 
 				c2 := t.Start(scripted("yolo", nil))
 				t.Init(c2, optIn)
-				seq := c2.Seq()
-				id, err := c2.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				resp, err := c2.Response(t.ctx, id)
-				if err != nil || resp.Msg.Error != nil {
-					t.Fatalf("session/load: %v %v", err, resp.Msg)
-				}
+				seq, resp := t.load(c2, sid)
 				order, byID := children(c2, seq)
 				if len(order) == 0 {
 					t.Errorf("the replay announces no child")

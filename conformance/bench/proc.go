@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dshd/dshd/conformance/internal/piped"
 )
 
 // callTimeout bounds one call to an agent process.
@@ -47,15 +49,8 @@ func startAgent(argv []string, env []string) (*agentProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
+	in, out, err := piped.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &agentProc{cmd: cmd, in: in}
