@@ -337,15 +337,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), optIn)
-				id, seq := t.SendPrompt(c, sid, "conf-spawn-write")
-				req := t.ExpectRequest(c, seq, "session/request_permission")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "cancelled")); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.WantStop(t.Finish(c, id, seq), "cancelled", "the cancelled parent")
+				t.cancelWhileAsked(c, sid, "conf-spawn-write", "the cancelled parent")
 				if _, ok := readFile(t, filepath.Join(t.Cwd, "child.txt")); ok {
 					t.Errorf("the child's tool ran although its permission was cancelled")
 				}
