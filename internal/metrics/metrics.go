@@ -72,14 +72,14 @@ type State interface {
 
 // Watch reports s's state on each scrape.
 func (m *Metrics) Watch(s State) {
-	gauge := func(name, help string, v func() float64) family {
+	read := func(name, help string, v func() float64) family {
 		return &gaugeFunc{meta: meta{name, help, "gauge"}, value: v}
 	}
 	m.add(
-		gauge("dshd_acp_connections", "ACP connections the server serves now, on every transport.", func() float64 { return float64(s.Connections()) }),
-		gauge("dshd_sessions_open", "Sessions open on a connection now.", func() float64 { return float64(s.LiveSessions()) }),
-		gauge("dshd_turns_running", "Prompt turns running now.", func() float64 { return float64(s.RunningTurns()) }),
-		gauge("dshd_draining", "1 while the daemon drains before it stops.", func() float64 {
+		read("dshd_acp_connections", "ACP connections the server serves now, on every transport.", func() float64 { return float64(s.Connections()) }),
+		read("dshd_sessions_open", "Sessions open on a connection now.", func() float64 { return float64(s.LiveSessions()) }),
+		read("dshd_turns_running", "Prompt turns running now.", func() float64 { return float64(s.RunningTurns()) }),
+		read("dshd_draining", "1 while the daemon drains before it stops.", func() float64 {
 			if s.Draining() {
 				return 1
 			}
