@@ -139,8 +139,9 @@ const maxPending = 64 << 20
 // Journal is an open session journal. Its methods are safe for concurrent
 // use.
 //
-// Appended records reach the file at once, each with one write of a whole
-// line; [Journal.Sync] makes them durable. When a write or a sync fails (a
+// Appended records reach the file at once, each as one whole line (a large
+// one in several writes, as it is encoded); [Journal.Sync] makes them
+// durable. When a write or a sync fails (a
 // full disk), the journal says so: Append and Sync return a
 // [*NotSavedError] until a Sync has written and synced everything again.
 // Meanwhile records are kept in order in memory (up to 64 MiB), and a
@@ -278,7 +279,7 @@ func (j *Journal) Path() string { return j.path }
 
 // Append adds a record of kind with data marshalled to JSON, stamped with
 // the current time. The record reaches the file (the OS, not yet the disk)
-// with one write of one whole line before Append returns, so it survives
+// as one whole line before Append returns, so it survives
 // the process being killed; [Journal.Sync] makes it survive the machine.
 // When it cannot be written, or an earlier record could not be, Append
 // returns a [*NotSavedError] and keeps the record for the Sync that
