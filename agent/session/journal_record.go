@@ -87,8 +87,8 @@ func (w *lineWriter) writeOut(p []byte) {
 }
 
 // encodeRecord encodes the record {"k":kind,"t":now,"d":data} and its
-// newline into w; kind is already JSON. It returns an error only for data
-// that does not encode, before anything of the record is written.
+// newline into w; kind is already JSON. It fails only for data that does
+// not encode, which a value found to be large never is.
 func encodeRecord(w *lineWriter, kind []byte, now time.Time, data any) error {
 	w.buf = append(w.buf, `{"k":`...)
 	w.buf = append(w.buf, kind...)
