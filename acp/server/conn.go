@@ -177,6 +177,19 @@ func randomBase() string {
 	return hex.EncodeToString(b[:])
 }
 
+// holdTurn counts one more piece of work shutdown waits for (a turn, a
+// watcher), and reports false, counting nothing, once the connection is
+// closing. The caller ends the count with c.turns.Done.
+func (c *Conn) holdTurn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.turns.Add(1)
+	return true
+}
+
 // mintID returns a connection-unique counter value.
 func (c *Conn) mintID() uint64 {
 	c.mu.Lock()

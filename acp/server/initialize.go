@@ -114,9 +114,10 @@ func (c *Conn) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (
 }
 
 // Logout returns the connection to the unauthenticated state (token
-// daemons only; advertised only then).
+// daemons only, on a connection its transport did not vouch for;
+// advertised only then).
 func (c *Conn) Logout(ctx context.Context, req *acp.LogoutRequest) (*acp.LogoutResponse, error) {
-	if c.srv.opts.Token == "" {
+	if c.srv.opts.Token == "" || c.trusted {
 		return nil, acp.ErrMethodNotFound.WithData(map[string]any{"method": acp.MethodLogout})
 	}
 	c.mu.Lock()

@@ -30,13 +30,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	closing := c.closing
-	if !closing {
-		c.turns.Add(1)
-	}
-	c.mu.Unlock()
-	if closing {
+	if !c.holdTurn() {
 		return nil, notFound(req.SessionID)
 	}
 	defer c.turns.Done()

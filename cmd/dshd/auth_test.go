@@ -31,6 +31,14 @@ func deepSeekAt(srv *openaitest.Server, extra ...string) []string {
 	return append([]string{"--backend", "deepseek", "--model-url", srv.URL()}, extra...)
 }
 
+// runAuth runs `dshd auth` against srv with input on stdin and returns
+// the process, exited, with its exit code.
+func runAuth(t *testing.T, srv *openaitest.Server, env []string, input string) (*proc, int) {
+	t.Helper()
+	p := start(t, opts{env: env, stdin: strings.NewReader(input)}, deepSeekAt(srv, "auth")...)
+	return p, p.wait(testCtx(t))
+}
+
 // checkStored fails unless file holds key, readable by its owner only.
 func checkStored(t *testing.T, file, key string) {
 	t.Helper()
@@ -95,8 +103,8 @@ func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
 	srv := fakeModel(t)
 	srv.RequireAPIKey("sk-stored")
 	env, keyFile := authHome(t)
-	p := start(t, opts{env: env, stdin: strings.NewReader("sk-stored\n")}, deepSeekAt(srv, "auth")...)
-	if code := p.wait(testCtx(t)); code != 0 {
+	p, code := runAuth(t, srv, env, "sk-stored\n")
+	if code != 0 {
 		t.Fatalf("dshd auth: exit %d; stderr:\n%s", code, p.stderr)
 	}
 	checkStored(t, keyFile, "sk-stored")
@@ -114,9 +122,7 @@ func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
 		}
 	}
 	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hi"); got != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", got, d.stderr)
-	}
+	c.endTurn(ctx, sid, "hi")
 	if got := chatAuth(srv); !slices.Equal(got, []string{"Bearer sk-stored"}) {
 		t.Fatalf("chat requests sent Authorization %q, want the stored key", got)
 	}
@@ -147,8 +153,8 @@ func TestAuth_AKeyTheServerRefusesIsNotStored(t *testing.T) {
 	srv := fakeModel(t)
 	srv.RequireAPIKey("sk-right")
 	env, keyFile := authHome(t)
-	p := start(t, opts{env: env, stdin: strings.NewReader("sk-wrong\n")}, deepSeekAt(srv, "auth")...)
-	if code := p.wait(testCtx(t)); code != 1 {
+	p, code := runAuth(t, srv, env, "sk-wrong\n")
+	if code != 1 {
 		t.Fatalf("dshd auth with a refused key: exit %d, want 1; stderr:\n%s", code, p.stderr)
 	}
 	if !strings.Contains(p.stderr.String(), "refused") || strings.Contains(p.stderr.String(), "sk-wrong") {
@@ -163,8 +169,8 @@ func TestAuth_NoKeyOnStdinStoresNothing(t *testing.T) {
 	srv := fakeModel(t)
 	env, keyFile := authHome(t)
 	for _, in := range []string{"", "\n", "two words\n"} {
-		p := start(t, opts{env: env, stdin: strings.NewReader(in)}, deepSeekAt(srv, "auth")...)
-		if code := p.wait(testCtx(t)); code != 1 {
+		p, code := runAuth(t, srv, env, in)
+		if code != 1 {
 			t.Fatalf("dshd auth with %q: exit %d, want 1; stderr:\n%s", in, code, p.stderr)
 		}
 		if !strings.Contains(p.stderr.String(), "nothing stored") {
@@ -216,7 +222,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 	if e := c.callFail(ctx, "authenticate", map[string]any{"methodId": tm[0]["id"]}); e.Code != -32602 {
 		t.Fatalf("authenticate with the terminal method: %v, want -32602", e)
 	}
-	if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 || !strings.Contains(e.Message+string(e.Data), "dshd auth") {
+	if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 || !strings.Contains(e.Message+string(e.Data), "dshd auth") {
 		t.Fatalf("session/new without a key: %v, want -32000 that names dshd auth", e)
 	}
 
@@ -232,9 +238,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 	authMethods(ctx, c, map[string]any{"auth": map[string]any{"terminal": true}})
 	srv.Enqueue(openaitest.Text("now with a key"))
 	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hi"); got != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", got, d.stderr)
-	}
+	c.endTurn(ctx, sid, "hi")
 	if got := text(c.updates(sid)); got != "now with a key" {
 		t.Fatalf("answer %q", got)
 	}

@@ -113,8 +113,7 @@ func TestNetns_AParentDelegatesToDaemonsOnTwoOtherHostsAndSurvivesLosingOne(t *t
 		"--subagent", "remote=acp,address="+strings.Join(urls, " ")+",token-env=FLEET_TOKEN")
 	ctx := testCtx(t)
 	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, t.TempDir())
+	sid := w.openSession(ctx, t.TempDir())
 	done := w.promptAsync(sid, "fan out")
 	// Both children reach the gate, one on each host; then one host dies.
 	w.waitUpdates(ctx, sid, func(ns []note) bool {

@@ -23,10 +23,10 @@ import (
 	"github.com/dshd/dshd/acp/remote"
 )
 
-// serveTokenHTTP starts an http listener that requires abuseToken.
+// serveTokenHTTP starts an http listener that requires daemonToken.
 func serveTokenHTTP(t testing.TB, extra ...string) (*proc, string) {
 	t.Helper()
-	return serveHTTP(t, []string{"DSHD_TOKEN=" + abuseToken}, "http://127.0.0.1:0", extra...)
+	return serveHTTP(t, []string{"DSHD_TOKEN=" + daemonToken}, "http://127.0.0.1:0", extra...)
 }
 
 // hostOf returns the HOST:PORT of an /acp URL.
@@ -64,7 +64,7 @@ func rawHTTP(t testing.TB, host, head string) string {
 func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTheWriteTimeout(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--write-timeout", "1s")
 	ctx := testCtx(t)
-	ws := dialWS(t, u, abuseToken)
+	ws := dialWS(t, u, daemonToken)
 	done := make(chan error, 1)
 	go func() {
 		// One request a frame, never reading an answer, until the daemon
@@ -81,9 +81,8 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 	}()
 
 	// While the flood runs, another WebSocket client is served.
-	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken})
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
+	sid := c.openSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, "still served?"); got != "end_turn" {
 		t.Fatalf("the second client's prompt ended %q", got)
 	}
@@ -102,11 +101,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 	if n := strings.Count(p.stderr.String(), "has not read for the write timeout"); n != 1 {
 		t.Errorf("the stall was logged %d times, want once\n%s", n, p.stderr)
 	}
-	peak, limit := vmHWM(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, vmHWM(t, p), 96, "under the flood")
 }
 
 func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *testing.T) {
@@ -115,7 +110,7 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 	big := `{"jsonrpc":"2.0","id":77,"method":"session/list","params":{"pad":"` + strings.Repeat("x", 8<<10) + `"}}`
 
 	t.Run("a WebSocket frame", func(t *testing.T) {
-		c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken})
+		c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 		c.initialize(ctx, nil)
 		if err := c.writeLine([]byte(big)); err != nil {
 			t.Fatal(err)
@@ -128,9 +123,9 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 	})
 
 	t.Run("a POST body", func(t *testing.T) {
-		auth := map[string]string{"Authorization": "Bearer " + abuseToken}
+		auth := map[string]string{"Authorization": "Bearer " + daemonToken}
 		id := postInitialize(t, u, auth)
-		hdr := map[string]string{"Authorization": "Bearer " + abuseToken, remote.HeaderConnectionID: id}
+		hdr := map[string]string{"Authorization": "Bearer " + daemonToken, remote.HeaderConnectionID: id}
 		for range 2 {
 			if r := postJSON(t, u, big, hdr); r.StatusCode != http.StatusRequestEntityTooLarge {
 				t.Fatalf("a POST over --max-line-bytes: %d, want 413", r.StatusCode)
@@ -191,9 +186,9 @@ func TestRemote_ConnectionsOverTheLimitAreRefused(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--max-connections", "3")
 	ctx := testCtx(t)
 	base := "http://" + hostOf(u)
-	first := remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken})
+	first := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	first.initialize(ctx, nil)
-	dialWS(t, u, abuseToken)
+	dialWS(t, u, daemonToken)
 	// The third connection is a keep-alive one that scrapes /metrics.
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer cl.CloseIdleConnections()
@@ -230,7 +225,7 @@ func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenti
 	// its answer: by then the daemon counts nc as authenticated.
 	authenticate := func(nc net.Conn) {
 		t.Helper()
-		if _, err := io.WriteString(nc, "GET /acp HTTP/1.1\r\nHost: dshd\r\nAuthorization: Bearer "+abuseToken+"\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(nc, "GET /acp HTTP/1.1\r\nHost: dshd\r\nAuthorization: Bearer "+daemonToken+"\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
@@ -251,13 +246,13 @@ func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenti
 	}
 	// Once one of them authenticates, there is room again.
 	authenticate(idle)
-	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken}))
+	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken}))
 }
 
 func TestRemote_ConnectionsWithoutAValidTokenAreClosedAtTheHandshakeDeadline(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--handshake-timeout", "1s")
 	ctx := testCtx(t)
-	authed := remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken})
+	authed := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	authed.initialize(ctx, nil)
 
 	silent := dialTCP(t, hostOf(u))
@@ -305,7 +300,7 @@ func TestRemote_WrongBearerTokensEndTheConnectionAndBrakeTheSource(t *testing.T)
 		}
 	}
 	// The source is refused now, even with the right token.
-	if r := get(abuseToken); r.StatusCode != http.StatusServiceUnavailable {
+	if r := get(daemonToken); r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("the right token from a braked source: %d, want 503", r.StatusCode)
 	}
 	if got := rawHTTP(t, hostOf(u), "GET /healthz HTTP/1.1\r\nHost: dshd\r\n\r\n"); !strings.Contains(got, "too many failed authentications") {
@@ -325,7 +320,7 @@ func TestRemote_WrongBearerTokensEndTheConnectionAndBrakeTheSource(t *testing.T)
 func TestRemote_AnIdleWebSocketIsClosedAfterTheIdleTimeout(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--idle-timeout", "1s")
 	ctx := testCtx(t)
-	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken})
+	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	c.initialize(ctx, nil)
 	select {
 	case <-c.done:
@@ -339,14 +334,14 @@ func TestRemote_AnIdleWebSocketIsClosedAfterTheIdleTimeout(t *testing.T) {
 
 func TestRemote_TheTokenComesFromTheTokenFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(file, []byte(abuseToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(daemonToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--token-file", file)
 	if _, err := remote.Dial(testCtx(t), wsURL(u), nil); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("no token: %v, want 401", err)
 	}
-	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: abuseToken}))
+	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken}))
 
 	// A token file off loopback is what lets the listener start there.
 	code, _, stderr := runDshd(t, nil, "serve", "--listen", "http://0.0.0.0:0", "--token-file", filepath.Join(t.TempDir(), "missing"))

@@ -72,9 +72,7 @@ func turn(t *testing.T, c *wire) {
 		t.Fatalf("initialize: %+v", res)
 	}
 	sid := c.newSession(ctx, t.TempDir())
-	if stop := c.prompt(ctx, sid, "hello over the wire"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "hello over the wire")
 	text := ""
 	for _, n := range c.updates(sid) {
 		if n.Kind == "agent_message_chunk" {
@@ -270,8 +268,7 @@ func TestRemote_MetricsCountConnectionsSessionsTurnsModelRequestsAndToolCalls(t 
 	base := strings.TrimSuffix(u, "/acp")
 	ctx := testCtx(t)
 	c := remoteWire(t, u, nil)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	if stop := c.prompt(ctx, sid, "look around"); stop != "end_turn" {
 		t.Fatalf("stop %q", stop)
 	}
@@ -328,8 +325,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	ctx := testCtx(t)
 
 	c := remoteWire(t, wsURL(u), nil)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, dir)
+	sid := c.openSession(ctx, dir)
 	running := c.promptAsync(sid, "wait-for-gate")
 	c.waitUpdates(ctx, sid, func(ns []note) bool {
 		for _, n := range ns {
@@ -357,7 +353,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	if _, err := remote.Dial(ctx, wsURL(u), nil); !errors.As(err, &se) || se.Status != 503 {
 		t.Fatalf("a new connection while draining: %v", err)
 	}
-	if e := c.callFail(ctx, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}); !strings.Contains(string(e.Data), "shutting down") {
+	if e := c.callFail(ctx, "session/new", newParams(dir)); !strings.Contains(string(e.Data), "shutting down") {
 		t.Fatalf("session/new while draining: %+v", e)
 	}
 	// The running turn finishes within the grace.
@@ -385,8 +381,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	}
 	u = regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(line)[1]
 	c = remoteWire(t, u, nil)
-	c.initialize(ctx, nil)
-	sid2 := c.newSession(ctx, dir)
+	sid2 := c.openSession(ctx, dir)
 	hung := c.promptAsync(sid2, "hang on")
 	c.waitUpdates(ctx, sid2, func(ns []note) bool {
 		for _, n := range ns {

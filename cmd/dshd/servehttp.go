@@ -137,15 +137,9 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	if err != nil {
 		return err
 	}
-	l := listen.New(inner, listen.Options{
-		MaxConnections:     st.MaxConnections,
-		RequireAuth:        st.Token != "",
-		MaxUnauthenticated: st.MaxUnauthenticated,
-		MaxAuthFailures:    st.MaxAuthFailures,
-		AuthPenalty:        st.AuthPenalty,
-		Refuse:             adm.refuse(secure),
-		Logger:             log,
-	})
+	lo := listenOptions(st, log)
+	lo.Refuse = adm.refuse(secure)
+	l := listen.New(inner, lo)
 	endpoint := (&url.URL{Scheme: u.Scheme, Host: l.Addr().String(), Path: "/acp"}).String()
 	log.Info("dshd listening", "addr", endpoint, "tls", secure, "token", st.Token != "")
 
