@@ -39,26 +39,26 @@ func (w *model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		first := true
 		outcome := "ok"
 		defer func() {
-			w.m.requests.WithLabelValues(outcome).Inc()
-			w.m.reqSeconds.Observe(time.Since(start).Seconds())
+			w.m.requests.with(outcome).inc()
+			w.m.reqSeconds.observe(time.Since(start).Seconds())
 		}()
 		for ev, err := range w.inner.Stream(ctx, req) {
 			if first {
 				first = false
-				w.m.firstToken.Observe(time.Since(start).Seconds())
+				w.m.firstToken.observe(time.Since(start).Seconds())
 			}
 			switch {
 			case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
 				outcome = "cancelled"
 			case err != nil:
 				outcome = "error"
-				w.m.errors.WithLabelValues("model").Inc()
+				w.m.errors.with("model").inc()
 			case ev.Kind == llm.EventUsage && ev.Usage != nil:
 				u := ev.Usage
-				w.m.tokens.WithLabelValues("input").Add(float64(u.InputTokens))
-				w.m.tokens.WithLabelValues("output").Add(float64(u.OutputTokens))
-				w.m.tokens.WithLabelValues("cached_input").Add(float64(u.CachedInputTokens))
-				w.m.tokens.WithLabelValues("reasoning").Add(float64(u.ReasoningTokens))
+				w.m.addTokens("input", u.InputTokens)
+				w.m.addTokens("output", u.OutputTokens)
+				w.m.addTokens("cached_input", u.CachedInputTokens)
+				w.m.addTokens("reasoning", u.ReasoningTokens)
 			}
 			if !yield(ev, err) {
 				if outcome == "ok" && ctx.Err() != nil {
@@ -67,5 +67,15 @@ func (w *model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 				return
 			}
 		}
+	}
+}
+
+// addTokens counts n tokens of a kind. Every kind shows once a usage
+// report came, also at 0; a negative count, which no backend should
+// report, is not one to add to a counter.
+func (m *Metrics) addTokens(kind string, n int64) {
+	c := m.tokens.with(kind)
+	if n > 0 {
+		c.add(uint64(n))
 	}
 }
