@@ -5,6 +5,7 @@ package acpprovider_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
 
 func TestBudget_WhatIsLeftTravelsToTheAgentInSessionNewMeta(t *testing.T) {
@@ -36,23 +38,35 @@ func TestBudget_WhatIsLeftTravelsToTheAgentInSessionNewMeta(t *testing.T) {
 }
 
 func TestBudget_TheParentStopsAnAgentThatSpendsPastItsBudget(t *testing.T) {
-	p := newProvider(t, nil)
+	// The agent does not know the budget: it reports 10 tokens a call for
+	// 15 calls, then waits, and its turn ends only by session/cancel. The
+	// grace outlasts the watchdog, so the run ends only by the agent's
+	// answer to the cancel the parent sent when the reports reached 100.
+	p := newProvider(t, &acpprovider.Options{CancelGrace: 2 * watchdog})
 	parent := newParent(t, parentOpts{})
 	turn := budget.New(budget.Limits{})
-	run := start(t, p, subagents.StartRequest{Prompt: "spend 10", Parent: parent.Scope, Options: fakeBinding(modeAgent),
+	run := start(t, p, subagents.StartRequest{Prompt: "spend 10 15", Parent: parent.Scope, Options: fakeBinding(modeAgent),
 		Meter: turn, Budget: subagents.Budget{MaxTokens: 100}})
 	res := wait(t, run)
 	if res.StopReason != subagents.StopMaxTokens || !res.OutOfBudget || !strings.HasPrefix(res.Diagnostic, "the budget of 100 tokens ran out") {
 		t.Fatalf("result %+v, want max-tokens out of the budget of 100", res)
 	}
-	// The agent does not know the budget: the parent cancelled it once its
-	// reports reached 100, and the calls already reported are counted.
-	if !strings.HasPrefix(res.Output, "call ") || res.Output == "call 1000" {
-		t.Fatalf("partial output %q", res.Output)
+	// The partial output: the calls made before the cancel arrived (at
+	// least the 10 that reached the budget), then the agent's answer to it.
+	lines := strings.Split(strings.TrimSuffix(res.Output, "\n"), "\n")
+	calls := len(lines) - 1
+	if lines[calls] != "cancelled" || calls < 10 || calls > 15 {
+		t.Fatalf("partial output %q, want 10 to 15 calls, then the answer to session/cancel", res.Output)
 	}
+	for i, l := range lines[:calls] {
+		if l != fmt.Sprintf("call %d", i+1) {
+			t.Fatalf("partial output %q: line %d is %q", res.Output, i+1, l)
+		}
+	}
+	// Every call reported before the cancel is counted, once.
 	spent := turn.Usage()
-	if spent.TotalTokens < 100 || spent.TotalTokens >= 10000 || spent != res.Usage {
-		t.Fatalf("the turn above was charged %+v and the run reports %+v, want the same, at least 100 tokens", spent, res.Usage)
+	if spent.TotalTokens != int64(10*calls) || spent != res.Usage {
+		t.Fatalf("the turn above was charged %+v and the run reports %+v, want the same, %d tokens for %d calls", spent, res.Usage, 10*calls, calls)
 	}
 }
 

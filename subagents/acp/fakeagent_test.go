@@ -36,9 +36,10 @@ package acpprovider_test
 //	                 prompt says the answer did not match the schema (the
 //	                 context is 1000 tokens after A, 1400 after B)
 //	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
-//	spend N          report N tokens per call (usage_update with dshd.dev/usage) and a
-//	                 message, call after call, taking no budget into account, until
-//	                 cancelled (answers cancelled) or 1000 calls (answers end_turn)
+//	spend N K        K calls, each a line "call I" of one message and a report of N
+//	                 tokens (usage_update with dshd.dev/usage), taking no budget into
+//	                 account; then hang: only session/cancel ends the turn (the line
+//	                 "cancelled", answers cancelled)
 
 import (
 	"context"
@@ -557,17 +558,31 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		}
 		f.say(id, "ok")
 	case "spend":
-		n, _ := strconv.ParseUint(arg, 10, 64)
-		for i := range 1000 {
-			f.say(id, fmt.Sprintf("call %d", i+1))
+		ns, ks, _ := strings.Cut(arg, " ")
+		n, _ := strconv.ParseUint(ns, 10, 64)
+		k, _ := strconv.Atoi(ks)
+		cancel := func() (*acp.PromptResponse, error) {
+			f.say(id, "cancelled\n")
+			return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+		for i := range k {
+			f.say(id, fmt.Sprintf("call %d\n", i+1))
 			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000, Meta: acp.Meta{"dshd.dev/usage": acp.Usage{TotalTokens: n, InputTokens: n - n/5, OutputTokens: n / 5}}})
 			select {
 			case <-cancelled:
-				return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+				return cancel()
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			default:
 			}
+		}
+		// Done spending, the turn does not end by itself: a run that
+		// ends was stopped by its client.
+		select {
+		case <-cancelled:
+			return cancel()
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
