@@ -112,11 +112,21 @@ func start(t testing.TB, o opts, args ...string) *proc {
 	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+	// Our own pipe, not StdoutPipe: Wait closes a StdoutPipe's read end
+	// once the process exits, which loses what a reader has not read yet,
+	// and the goroutine below waits at once. This one ends in EOF after
+	// the last byte the process wrote, and is closed after the test.
+	r, w, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	p.stdout = r
+	cmd.Stdout = w
 	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
 		t.Fatal(err)
 	}
 	go func() {
@@ -130,6 +140,7 @@ func start(t testing.TB, o opts, args ...string) *proc {
 			_ = cmd.Process.Kill()
 			<-p.done
 		}
+		r.Close()
 	})
 	return p
 }
@@ -171,8 +182,15 @@ func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stde
 		b, _ := io.ReadAll(p.stdout)
 		out <- b
 	}()
-	code = p.wait(testCtx(t))
-	return code, string(<-out), p.stderr.String()
+	ctx := testCtx(t)
+	code = p.wait(ctx)
+	var b []byte
+	select {
+	case b = <-out:
+	case <-ctx.Done():
+		t.Fatalf("dshd exited but its stdout did not end; stderr:\n%s", p.stderr)
+	}
+	return code, string(b), p.stderr.String()
 }
 
 // lineLog collects a process's stderr and lets a test wait for a line.
@@ -257,4 +275,17 @@ func writeFile(t testing.TB, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// The harness keeps every byte a dshd wrote to stdout for a reader that
+// gets to it after the process exited (runDshd's reader, under load).
+func TestHarnessStdoutIsReadableAfterTheProcessExits(t *testing.T) {
+	p := start(t, opts{stdin: strings.NewReader("")}, "version")
+	if code := p.wait(testCtx(t)); code != 0 {
+		t.Fatalf("version: exit %d; stderr:\n%s", code, p.stderr)
+	}
+	b, err := io.ReadAll(p.stdout)
+	if err != nil || !strings.HasPrefix(string(b), "dshd ") {
+		t.Fatalf("stdout after exit: %q, %v", b, err)
+	}
 }
