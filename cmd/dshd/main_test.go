@@ -25,7 +25,16 @@ import (
 // asDshd, when set in the environment, makes the test binary run as dshd.
 const asDshd = "DSHD_E2E_RUN_AS_DSHD"
 
+// asWrapper, when a platform's tests set it, runs the test binary as a
+// wrapper around dshd if the environment asks for one (ok).
+var asWrapper func() (code int, ok bool)
+
 func TestMain(m *testing.M) {
+	if asWrapper != nil {
+		if code, ok := asWrapper(); ok {
+			os.Exit(code)
+		}
+	}
 	// As dshd, or as the sandbox helper a dshd under test re-executes
 	// (whose environment is the command's, which may not say asDshd).
 	if os.Getenv(asDshd) == "1" || len(os.Args) > 1 && os.Args[1] == "sandbox" {
