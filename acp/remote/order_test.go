@@ -75,6 +75,8 @@ type h2Client struct {
 	conn net.Conn
 	br   *bufio.Reader
 	next uint32
+	// held streams get no WINDOW_UPDATE: a reader that takes nothing.
+	held map[uint32]bool
 }
 
 func dialH2(t *testing.T, addr string, window uint32) *h2Client {
@@ -85,7 +87,7 @@ func dialH2(t *testing.T, addr string, window uint32) *h2Client {
 	}
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(guard)) // the watchdog of every read
-	c := &h2Client{t: t, conn: conn, br: bufio.NewReader(conn), next: 1}
+	c := &h2Client{t: t, conn: conn, br: bufio.NewReader(conn), next: 1, held: map[uint32]bool{}}
 	if _, err := io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -186,29 +188,25 @@ func (c *h2Client) read() frame {
 				var inc [4]byte
 				binary.BigEndian.PutUint32(inc[:], uint32(n))
 				c.write(frameWindowUpdate, 0, 0, inc[:])
-				c.write(frameWindowUpdate, 0, f.stream, inc[:])
+				if !c.held[f.stream] {
+					c.write(frameWindowUpdate, 0, f.stream, inc[:])
+				}
 			}
 			return f
 		}
 	}
 }
 
-// TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream is the
-// reattach flow of the RFD: both streams open, then session/load, whose
-// replayed updates go on the session stream and whose answer goes on the
-// connection stream. The agent writes the replay first; a client (the TS
-// SDK, Zed) takes the answer to mean the replay is in, so the answer must
-// not overtake it even when the session stream's reader is slow — here a
-// 256-byte flow-control window, a round trip per 256 bytes of replay.
-func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testing.T) {
-	const replay = 64
-	_, srv := newH2CServer(t, Options{})
+// loadOverH2 opens both streams of a new connection on c, the session
+// stream for "s1", waits until both are open and POSTs session/load with
+// replay updates to replay. It returns the two streams' ids.
+func loadOverH2(t *testing.T, srv *httptest.Server, c *h2Client, replay int) (connStream, sessStream uint32) {
+	t.Helper()
 	u := srv.URL + "/acp"
 	id := initialize(t, u)
-	c := dialH2(t, srv.Listener.Addr().String(), 256)
 	authority := strings.TrimPrefix(srv.URL, "http://")
-	connStream := c.get(authority, "/acp", map[string]string{HeaderConnectionID: id})
-	sessStream := c.get(authority, "/acp", map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	connStream = c.get(authority, "/acp", map[string]string{HeaderConnectionID: id})
+	sessStream = c.get(authority, "/acp", map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
 	for open := 0; open < 2; {
 		f := c.read()
 		if f.typ != frameHeaders {
@@ -224,12 +222,18 @@ func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testi
 	if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"}); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("session/load POST: %d", r.StatusCode)
 	}
+	return connStream, sessStream
+}
 
-	// Every event in the order its last byte came off the wire.
+// loadEvents reads c until until reports true, and returns the events
+// seen, in the order their last byte came off the wire: "update" for a
+// replayed update on the session stream, "answer" for session/load's
+// answer on the connection stream.
+func loadEvents(t *testing.T, c *h2Client, connStream, sessStream uint32, until func(order []string) bool) []string {
+	t.Helper()
 	var order []string
 	pending := map[uint32][]byte{}
-	replayed, answered := 0, false
-	for replayed < replay || !answered {
+	for !until(order) {
 		f := c.read()
 		if f.typ != frameData {
 			continue
@@ -248,10 +252,8 @@ func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testi
 			}
 			switch {
 			case f.stream == sessStream && strings.Contains(data, `"replayed `):
-				replayed++
 				order = append(order, "update")
 			case f.stream == connStream && strings.Contains(data, `"id":2`):
-				answered = true
 				order = append(order, "answer")
 			default:
 				t.Fatalf("stream %d: unexpected event %s", f.stream, data)
@@ -259,7 +261,77 @@ func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testi
 		}
 		pending[f.stream] = buf
 	}
+	return order
+}
+
+// TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream is the
+// reattach flow of the RFD: both streams open, then session/load, whose
+// replayed updates go on the session stream and whose answer goes on the
+// connection stream. The agent writes the replay first; a client (the TS
+// SDK, Zed) takes the answer to mean the replay is in, so the answer must
+// not overtake it even when the session stream's reader is slow — here a
+// 256-byte flow-control window, a round trip per 256 bytes of replay.
+func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testing.T) {
+	const replay = 64
+	_, srv := newH2CServer(t, Options{})
+	c := dialH2(t, srv.Listener.Addr().String(), 256)
+	connStream, sessStream := loadOverH2(t, srv, c, replay)
+	order := loadEvents(t, c, connStream, sessStream, func(order []string) bool {
+		return len(order) == replay+1
+	})
 	if at := slices.Index(order, "answer"); at != replay {
 		t.Fatalf("the session/load answer arrived after %d of the %d replayed updates", at, replay)
+	}
+}
+
+// TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTimeout:
+// the session stream's reader takes nothing (no WINDOW_UPDATE), so the
+// replay cannot go out; the answer waits for it WriteTimeout, then goes,
+// counted as a write-timeout, and the connection lives on.
+func TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTimeout(t *testing.T) {
+	const replay = 64
+	obs := &countingObserver{}
+	h, srv := newH2CServer(t, Options{WriteTimeout: 50 * time.Millisecond, Observer: obs})
+	c := dialH2(t, srv.Listener.Addr().String(), 256)
+	c.held[3] = true // the second stream opened: the session's
+	connStream, sessStream := loadOverH2(t, srv, c, replay)
+	order := loadEvents(t, c, connStream, sessStream, func(order []string) bool {
+		return slices.Contains(order, "answer")
+	})
+	if n := len(order) - 1; n >= replay {
+		t.Fatalf("all %d updates came through a stream that grants no window", n)
+	}
+	if n := obs.limit("write-timeout"); n != 1 {
+		t.Fatalf("write-timeout hits: %d, want 1", n)
+	}
+	h.mu.Lock()
+	open := len(h.conns)
+	h.mu.Unlock()
+	if open != 1 {
+		t.Fatalf("%d connections open, want the one whose stream stalled", open)
+	}
+}
+
+// TestStreamableHTTP_AStreamWithoutAReaderHoldsNothingBack: a client that
+// sends session/load before it opens the session's stream (the RFD has it
+// open the stream first) gets the answer at once and the replay when it
+// opens the stream, instead of waiting for a reader that comes only after
+// the answer.
+func TestStreamableHTTP_AStreamWithoutAReaderHoldsNothingBack(t *testing.T) {
+	_, _, u := newServer(t, Options{})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	body := `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[],"replay":3}}`
+	if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/load POST: %d", r.StatusCode)
+	}
+	if e := conn.next(t); !strings.Contains(e, `"id":2`) {
+		t.Fatalf("connection stream: %s", e)
+	}
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	for i := range 3 {
+		if e := sess.next(t); !strings.Contains(e, fmt.Sprintf(`"text":"replayed %d"`, i)) {
+			t.Fatalf("session stream, update %d: %s", i, e)
+		}
 	}
 }
