@@ -272,7 +272,13 @@ func TestRemote_MetricsCountConnectionsSessionsTurnsModelRequestsAndToolCalls(t 
 	if stop := c.prompt(ctx, sid, "look around"); stop != "end_turn" {
 		t.Fatalf("stop %q", stop)
 	}
+	// The turn counts as running until its answer is on the wire, so
+	// the daemon ends it just after the client read the answer: scrape
+	// until it has (each scrape a round trip, under the hang guard).
 	m := scrape(t, base)
+	for m["dshd_turns_running"] != 0 && ctx.Err() == nil {
+		m = scrape(t, base)
+	}
 	for series, want := range map[string]float64{
 		`dshd_connections_total{transport="http"}`:  1,
 		`dshd_connections_open{transport="http"}`:   1,
