@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // KindReset is a journal record holding a whole new conversation (after
@@ -23,6 +24,8 @@ type Loaded struct {
 	Updates []json.RawMessage
 	// State is the last mode, model and title.
 	State State
+	// Tasks are the background tasks' records, in order.
+	Tasks []tasks.Record
 }
 
 // Stored is a session's journal, open in its store, and what it holds. It
@@ -84,6 +87,8 @@ func Load(store *Store, id string) (*Stored, error) {
 			if r.Decode(&st) == nil {
 				ld.State.merge(st)
 			}
+		case KindTask, KindTaskOutput, KindTaskSeen:
+			ld.Tasks = append(ld.Tasks, tasks.Record{Kind: r.Kind, Data: r.Data})
 		}
 	}
 	ld.Messages = repairHistory(ld.Messages)

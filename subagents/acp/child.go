@@ -48,6 +48,8 @@ type child struct {
 	schemaRaw json.RawMessage
 	interval  time.Duration
 	log       *slog.Logger
+	// activity receives what the child does in every run (nil: nobody).
+	activity func(subagents.Activity)
 
 	// ctx is the child's lifetime: its terminals and the requests it made
 	// end with it.
@@ -127,6 +129,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema: schema, schemaRaw: req.OutputSchema,
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
+		activity: req.Activity,
 	}
 	c.runs.Hold()
 	c.requester = req.ToolCallID
@@ -451,7 +454,7 @@ func (c *child) reconnect(ctx context.Context) error {
 	c.mu.Lock()
 	old, sess, oldRoutes := c.peer, c.session, c.routes
 	c.mu.Unlock()
-	init := old.init
+	init := old.init // a restored child's placeholder keeps the agent's
 	if init == nil || (init.AgentCapabilities.SessionCapabilities.Resume == nil && !init.AgentCapabilities.LoadSession) {
 		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the connection to the subagent is gone and the agent cannot resume sessions"}
 	}

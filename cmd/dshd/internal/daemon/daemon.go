@@ -37,6 +37,7 @@ import (
 	"github.com/dshd/dshd/tools/mcp"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // Daemon is an assembled dshd.
@@ -76,7 +77,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 
 	base := tools.NewRegistry(nil)
-	for _, t := range builtin.Builtins(nil) {
+	for _, t := range append(builtin.Builtins(nil), tasks.Tools()...) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}
@@ -164,6 +165,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		ContextWindow:   st.ContextWindow,
 		MaxDepth:        st.MaxDepth,
 		NoDelegation:    st.MaxDepth == 0,
+		Tasks:           tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
 		Token:           st.Token,
 		ConnectMCP:      connectMCP(log),
 		MCPHTTP:         mcpCaps.HTTP,
