@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	s.tasks = s.newTasks(cfg.Tasks, log)
 	var ts agent.ToolSet = taskTools{ts: s.reg, set: s.tasks}
 	if cfg.Delegation != nil {
-		ts = cfg.Delegation.Attach(s, s.reg)
+		ts = cfg.Delegation.Attach(s, ts)
 	}
 
 	opts := agent.Options{

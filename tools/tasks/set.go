@@ -241,13 +241,17 @@ func (s *Set) runJob(ctx context.Context, t *task) (o Outcome) {
 	return t.job.Run(ctx, &Output{t: t})
 }
 
-// settle ends a run: its state, a record of it, a notice for the model
-// and, for a job that holds something, the idle release.
+// settle ends a run: its state, a notice for the model, a record of it
+// and, for a job that holds something, the idle release. The notice is
+// pending before the record is written, and the record is written before
+// anyone can continue the task: whoever reads the journal's settle record
+// knows the notice waits, and a continue's record always follows it.
 func (s *Set) settle(t *task, o Outcome) {
 	var saved []byte
 	if sv, ok := t.job.(Saver); ok {
 		saved = sv.Save()
 	}
+	s.mu.Lock()
 	t.mu.Lock()
 	st := o.State
 	switch {
@@ -266,23 +270,19 @@ func (s *Set) settle(t *task, o Outcome) {
 		s.timers.Done()
 	}
 	t.flush = nil
-	rec := t.recordLocked(true)
-	t.savedAt = t.out.written
-	notice := noticeFor(t)
-	t.mu.Unlock()
-	s.record(RecordTask, rec)
-	s.sync()
-
-	s.mu.Lock()
 	s.running--
 	closed := s.closed
 	if !closed {
-		s.notices = append(s.notices, notice)
+		s.notices = append(s.notices, noticeFor(t))
 		s.pending.Store(true)
 	}
+	s.record(RecordTask, t.recordLocked(true))
+	t.savedAt = t.out.written
+	t.mu.Unlock()
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
+	s.sync()
 	if !closed {
 		s.armIdle(t)
 	}
