@@ -288,14 +288,17 @@ func (s *Set) settle(t *task, o Outcome) {
 	}
 }
 
-// armIdle schedules the release of what a settled task holds.
+// armIdle schedules the release of what a settled task holds; a closed
+// set (which stops every timer) arms none.
 func (s *Set) armIdle(t *task) {
 	if _, ok := t.job.(Releaser); !ok || s.o.IdleRelease < 0 {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.state == StateRunning || t.released || t.idle != nil {
+	if s.closed || t.state == StateRunning || t.released || t.idle != nil {
 		return
 	}
 	s.timers.Add(1)
