@@ -487,3 +487,51 @@ func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredT
 		t.Fatalf("the child's states are %q", s)
 	}
 }
+
+func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *testing.T) {
+	ctx := testCtx(t)
+	stateDir, cwd := t.TempDir(), t.TempDir()
+	srv := fakeModel(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	inModel := make(chan struct{})
+	var once sync.Once
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			once.Do(func() { close(inModel) })
+			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		}
+		if len(sinceUser(c)) == 0 {
+			return call("p1", "bg", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+		}
+		return openaitest.Text("started")
+	})
+	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
+	a := start(t, opts{}, args...)
+	wa := stdioWire(a)
+	wa.initialize(ctx, map[string]any{"subagents": map[string]any{}})
+	sid := wa.newSession(ctx, cwd)
+	wa.prompt(ctx, sid, "start")
+	<-inModel
+	waitJournal(ctx, t, journalPath(stateDir, sid), `"sessionUpdate":"subagent_update"`, `"state":"running"`)
+	a.signal(syscall.SIGKILL)
+	a.wait(ctx)
+
+	b := start(t, opts{}, args...)
+	wb := stdioWire(b)
+	wb.initialize(ctx, map[string]any{"subagents": map[string]any{}})
+	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	var last string
+	for _, n := range wb.updates(sid) {
+		if n.Kind == "subagent_update" && strings.Contains(string(n.Update), `"state":{`) {
+			last = string(n.Update)
+		}
+	}
+	if !containsAll(last, `"state":"idle"`, `"stopReason":"error"`, "The daemon stopped while the subagent ran.") {
+		t.Fatalf("the replay's last state of the child: %s", last)
+	}
+}
