@@ -161,7 +161,7 @@ func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	r, err := decodeOne(w.Resource, UnmarshalEmbeddedResourceResource)
+	r, err := decodeOne("resource", w.Resource, UnmarshalEmbeddedResourceResource)
 	if err != nil {
 		return err
 	}
@@ -170,8 +170,18 @@ func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalContentBlock decodes one content block by its `type` tag.
-func UnmarshalContentBlock(b []byte) (ContentBlock, error) { return contentBlocks.decode(b) }
+// UnmarshalContentBlock decodes one content block by its `type` tag; a
+// malformed optional member is absent (see [dropMalformed]).
+func UnmarshalContentBlock(b []byte) (ContentBlock, error) {
+	v, err := contentBlocks.decode(b)
+	if err != nil {
+		tag, _, _ := readTag(b, "type")
+		if opt := optionalBlockMembers[tag]; opt != nil {
+			return dropMalformed(b, err, contentBlocks.decode, []string{"type"}, opt...)
+		}
+	}
+	return v, err
+}
 
 var contentBlocks = taggedUnion[ContentBlock]{name: "content block", key: "type",
 	variants: map[string]func() ContentBlock{
@@ -191,17 +201,27 @@ func UnmarshalEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, erro
 		hasBlob = hasBlob || jsontext.KeyIs(k, "blob")
 		return true
 	}); err != nil {
-		return nil, err
+		return nil, &badValueError{reason: "must be an object"}
 	}
-	var v EmbeddedResourceResource
+	var dec func([]byte) (EmbeddedResourceResource, error)
 	switch {
 	case hasBlob:
-		v = new(BlobResourceContents)
+		dec = func(b []byte) (EmbeddedResourceResource, error) { return decodeInto(b, new(BlobResourceContents)) }
 	case hasText:
-		v = new(TextResourceContents)
+		dec = func(b []byte) (EmbeddedResourceResource, error) { return decodeInto(b, new(TextResourceContents)) }
 	default:
-		return nil, unionError("embedded resource", "text", "", false)
+		return nil, &badValueError{key: "text", reason: "required (or blob)"}
 	}
+	v, err := dec(b)
+	if err != nil {
+		// A malformed mimeType is absent.
+		return dropMalformed(b, err, dec, []string{"text", "blob"}, "mimeType")
+	}
+	return v, nil
+}
+
+// decodeInto decodes b into v and returns v as an embedded resource.
+func decodeInto[T EmbeddedResourceResource](b []byte, v T) (EmbeddedResourceResource, error) {
 	if err := json.Unmarshal(b, v); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package acp
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/dshd/dshd/acp/internal/jsontext"
 )
@@ -33,6 +34,9 @@ func appendTextChunkNotification(dst []byte, n *SessionNotification) ([]byte, bo
 	if !ok || text == nil || text.Annotations != nil || text.Meta != nil || chunk.Meta != nil {
 		return dst, false
 	}
+	// One allocation for a large text, instead of the repeated growth of
+	// appending it (escapes may still add a little).
+	dst = slices.Grow(dst, len(text.Text)+len(n.SessionID)+len(chunk.MessageID)+96)
 	dst = append(dst, `{"sessionId":`...)
 	dst = jsontext.AppendString(dst, string(n.SessionID))
 	dst = append(dst, `,"update":{"sessionUpdate":"`...)

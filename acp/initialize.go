@@ -5,7 +5,6 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // InitializeRequest is the params of initialize (acp-v1 §6.1).
@@ -17,11 +16,20 @@ type InitializeRequest struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler. A missing or null
-// protocolVersion decodes as -1 so Validate can reject it.
+// protocolVersion decodes as -1 so Validate can reject it; a malformed
+// clientInfo is absent.
 func (r *InitializeRequest) UnmarshalJSON(b []byte) error {
 	type alias InitializeRequest
-	a := alias{ProtocolVersion: -1}
-	if err := json.Unmarshal(b, &a); err != nil {
+	dec := func(b []byte) (alias, error) {
+		a := alias{ProtocolVersion: -1}
+		err := json.Unmarshal(b, &a)
+		return a, err
+	}
+	a, err := dec(b)
+	if err != nil {
+		a, err = dropMalformed(b, err, dec, nil, "clientInfo")
+	}
+	if err != nil {
 		return err
 	}
 	*r = InitializeRequest(a)
@@ -106,8 +114,12 @@ type FileSystemCapabilities struct {
 func (c *FileSystemCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // ClientSessionCapabilities holds session-related client capabilities.
+// Compaction and Notices (stable since schema 1.25, acp-v1 §23.1): a
+// non-nil one lets the agent send compaction updates, resp. notices.
 type ClientSessionCapabilities struct {
 	ConfigOptions *SessionConfigOptionsCapabilities `json:"configOptions,omitempty"`
+	Compaction    *EmptyCapability                  `json:"compaction,omitempty"`
+	Notices       *EmptyCapability                  `json:"notices,omitempty"`
 	Meta          Meta                              `json:"_meta,omitempty"`
 }
 
@@ -134,7 +146,7 @@ type EmptyCapability struct {
 // malformed capability is dropped by its lenient parent.
 func (c *EmptyCapability) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '{' {
-		return fmt.Errorf("acp: capability is not an object")
+		return &badValueError{reason: "must be an object"}
 	}
 	type alias EmptyCapability
 	return json.Unmarshal(b, (*alias)(c))
@@ -202,12 +214,15 @@ type McpCapabilities struct {
 func (c *McpCapabilities) UnmarshalJSON(b []byte) error { return decodeLenient(b, c) }
 
 // SessionCapabilities: each non-nil member means its method is implemented.
+// Fork (session/fork) is unstable: only schema.unstable.json has it
+// (rfd:session-fork, acp-v1 §25).
 type SessionCapabilities struct {
 	List                  *EmptyCapability `json:"list,omitempty"`
 	Delete                *EmptyCapability `json:"delete,omitempty"`
 	Resume                *EmptyCapability `json:"resume,omitempty"`
 	Close                 *EmptyCapability `json:"close,omitempty"`
 	AdditionalDirectories *EmptyCapability `json:"additionalDirectories,omitempty"`
+	Fork                  *EmptyCapability `json:"fork,omitempty"`
 	Meta                  Meta             `json:"_meta,omitempty"`
 }
 

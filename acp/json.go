@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +118,18 @@ func decodeValue[T any](b []byte, dst *T) error {
 	}
 }
 
+// rawSpan is a json.RawMessage for the wire structs of UnmarshalJSON
+// methods: it aliases the decoder's input instead of copying it, so a
+// large member is decoded further where it lies. It is only valid while
+// that UnmarshalJSON runs.
+type rawSpan []byte
+
+// UnmarshalJSON implements json.Unmarshaler without a copy.
+func (r *rawSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
 func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
 
 // RequestID is a JSON-RPC request id: a string, an integer or null (acp-v1
@@ -147,7 +161,7 @@ func (id RequestID) MarshalJSON() ([]byte, error) {
 func (id *RequestID) UnmarshalJSON(b []byte) error {
 	key, ok := idKey(bytes.TrimSpace(b))
 	if !ok {
-		return fmt.Errorf("acp: invalid request id %s", jsontext.Truncate(b, 40))
+		return &badValueError{reason: "must be a string, an integer or null"}
 	}
 	id.raw = key
 	return nil
@@ -232,14 +246,14 @@ func readTag(b []byte, key string) (tag string, ok bool, err error) {
 		return true
 	})
 	if err != nil {
-		return "", false, err
+		return "", false, &badValueError{reason: "must be an object"}
 	}
 	if raw == nil {
 		return "", false, nil
 	}
 	tag, ok = jsontext.String(raw)
 	if !ok {
-		return "", false, fmt.Errorf("acp: %q is not a string", key)
+		return "", false, &badValueError{key: key, reason: "must be a string"}
 	}
 	return tag, true, nil
 }
@@ -252,20 +266,34 @@ func decodeList[T any](b []byte, dec func([]byte) (T, error), skipInvalid bool) 
 	if len(b) == 0 || isNull(b) {
 		return nil, nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(raws))
-	for i, r := range raws {
-		v, err := dec(r)
-		if err != nil {
-			if skipInvalid {
-				continue
-			}
-			return nil, fmt.Errorf("element %d: %w", i, err)
+	// The elements are decoded where they lie: a 50 MB prompt block is not
+	// copied into a json.RawMessage first.
+	out := []T{}
+	var failed error
+	i := 0
+	err := jsontext.ScanArray(b, func(elem []byte) bool {
+		v, err := dec(elem)
+		switch {
+		case err == nil:
+			out = append(out, v)
+		case !skipInvalid:
+			failed = &elementError{index: i, err: err}
+			return false
 		}
-		out = append(out, v)
+		i++
+		return true
+	})
+	if err != nil {
+		// Not an array, or a broken one: encoding/json's error says what
+		// was found, in terms the params error can word.
+		var raws []json.RawMessage
+		if uerr := json.Unmarshal(b, &raws); uerr != nil {
+			return nil, uerr
+		}
+		return nil, fmt.Errorf("acp: malformed list: %w", err)
+	}
+	if failed != nil {
+		return nil, failed
 	}
 	return out, nil
 }
@@ -299,13 +327,18 @@ func decodeOptional[T any](b []byte) *T {
 	return v
 }
 
-// decodeOne decodes a single union field; absent or null gives the zero value.
-func decodeOne[T any](b []byte, dec func([]byte) (T, error)) (T, error) {
+// decodeOne decodes the single union member key; absent or null gives the
+// zero value. A failure names the member.
+func decodeOne[T any](key string, b []byte, dec func([]byte) (T, error)) (T, error) {
 	var zero T
 	if len(b) == 0 || isNull(b) {
 		return zero, nil
 	}
-	return dec(b)
+	v, err := dec(b)
+	if err != nil {
+		return zero, &memberError{key: key, err: err}
+	}
+	return v, nil
 }
 
 // decodeLenient decodes the JSON object b into the struct *v field by field,
@@ -372,22 +405,14 @@ func (u *taggedUnion[U]) decode(b []byte) (U, error) {
 		}
 	}
 	if mk == nil {
-		return zero, unionError(u.name, u.key, tag, ok)
+		return zero, &unionTagError{union: u.name, key: u.key, tag: tag, present: ok, known: slices.Sorted(maps.Keys(u.variants))}
 	}
 	v := mk()
 	if err := json.Unmarshal(b, v); err != nil {
 		if u.tagErrors {
-			err = fmt.Errorf("acp: %s: %w", tag, err)
+			err = &taggedError{tag: tag, err: err}
 		}
 		return zero, err
 	}
 	return v, nil
-}
-
-// unionError is the error of a union decoder meeting an unknown tag.
-func unionError(union, key, tag string, present bool) error {
-	if !present {
-		return fmt.Errorf("acp: %s: missing %q", union, key)
-	}
-	return fmt.Errorf("acp: %s: unknown %s %q", union, key, tag)
 }

@@ -17,6 +17,9 @@ const (
 	MethodSessionSetConfigOption = "session/set_config_option"
 	MethodSessionPrompt          = "session/prompt"
 	MethodSessionCancel          = "session/cancel" // notification
+	// MethodSessionFork is unstable (rfd:session-fork, acp-v1 §25): only
+	// in the SDK's schema.unstable.json.
+	MethodSessionFork = "session/fork"
 )
 
 // Client methods: agent → client (acp-v1 §5).
@@ -132,7 +135,7 @@ const (
 )
 
 // Session update tags: the `sessionUpdate` discriminator (acp-v1 §10,
-// acp-subagents §3, §5).
+// §23.1, acp-subagents §3, §5).
 const (
 	UpdateUserMessageChunk        = "user_message_chunk"
 	UpdateAgentMessageChunk       = "agent_message_chunk"
@@ -145,6 +148,9 @@ const (
 	UpdateConfigOptionUpdate      = "config_option_update"
 	UpdateSessionInfoUpdate       = "session_info_update"
 	UpdateUsageUpdate             = "usage_update"
+	UpdateNotice                  = "notice"
+	UpdateCompactionUpdate        = "compaction_update"
+	UpdateCompactionSummaryChunk  = "compaction_summary_chunk"
 	UpdateSubagentUpdate          = "subagent_update"
 	UpdateSessionMessage          = "session_message"
 	UpdateSessionMessageChunk     = "session_message_chunk"

@@ -6,8 +6,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 )
 
 // Agent is what a client calls: one method per client → agent method of
@@ -29,6 +27,8 @@ type Agent interface {
 	SetSessionMode(ctx context.Context, req *SetSessionModeRequest) (*SetSessionModeResponse, error)
 	SetSessionConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) (*SetSessionConfigOptionResponse, error)
 	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
+	// ForkSession is the unstable session/fork (rfd:session-fork).
+	ForkSession(ctx context.Context, req *ForkSessionRequest) (*ForkSessionResponse, error)
 	// Cancel handles the session/cancel notification.
 	Cancel(ctx context.Context, n *CancelNotification) error
 }
@@ -58,17 +58,7 @@ type validator interface{ Validate() error }
 // code -32602, naming the field when it is known.
 func DecodeParams(raw json.RawMessage, p any) error {
 	if err := json.Unmarshal(raw, p); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return e
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			// Our decoders embed a method-less "alias" of the params type.
-			field := strings.ReplaceAll(te.Field, "alias.", "")
-			return invalidField(field, "must be "+te.Type.String())
-		}
-		return ErrInvalidParams.WithData(map[string]any{"reason": err.Error()})
+		return paramsError("", err)
 	}
 	if v, ok := p.(validator); ok {
 		return v.Validate()

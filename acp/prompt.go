@@ -22,16 +22,16 @@ func (r PromptRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *PromptRequest) UnmarshalJSON(b []byte) error {
 	var w struct {
-		SessionID SessionID       `json:"sessionId"`
-		Prompt    json.RawMessage `json:"prompt"`
-		Meta      Meta            `json:"_meta"`
+		SessionID SessionID `json:"sessionId"`
+		Prompt    rawSpan   `json:"prompt"`
+		Meta      Meta      `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	blocks, err := decodeList(w.Prompt, UnmarshalContentBlock, false)
 	if err != nil {
-		return invalidField("prompt", err.Error())
+		return paramsError("prompt", err)
 	}
 	*r = PromptRequest{SessionID: w.SessionID, Prompt: blocks, Meta: w.Meta}
 	return nil
@@ -51,9 +51,13 @@ func (r *PromptRequest) Validate() error {
 	return requireSession(r.SessionID)
 }
 
-// PromptResponse is the result of session/prompt.
+// PromptResponse is the result of session/prompt. Usage is unstable
+// (rfd:end-turn-token-usage, acp-v1 §25): only schema.unstable.json
+// defines it, and the stable PromptResponse allows it as an extra key. It
+// has the shape of a subagent's idle usage ([Usage]).
 type PromptResponse struct {
 	StopReason StopReason `json:"stopReason"`
+	Usage      *Usage     `json:"usage,omitempty"`
 	Meta       Meta       `json:"_meta,omitempty"`
 }
 

@@ -30,6 +30,7 @@ var goldenDefs = map[string]string{
 	"initialize_response":                   "InitializeResponse",
 	"initialize_response_minimal":           "InitializeResponse",
 	"initialize_response_auth":              "InitializeResponse",
+	"initialize_request_session_caps":       "InitializeRequest",
 	"authenticate_request":                  "AuthenticateRequest",
 	"empty_response":                        "AuthenticateResponse",
 	"empty_response_meta":                   "LogoutResponse",
@@ -83,6 +84,14 @@ func defFor(name string) (def string, unstable bool) {
 		return "", false
 	case strings.HasPrefix(name, "update_subagent"), strings.HasPrefix(name, "update_session_message"):
 		return "SessionNotification", true
+	case name == "prompt_response_usage":
+		return "PromptResponse", true
+	case name == "initialize_response_fork":
+		return "InitializeResponse", true
+	case strings.HasPrefix(name, "session_fork_request"):
+		return "ForkSessionRequest", true
+	case name == "session_fork_response":
+		return "ForkSessionResponse", true
 	case strings.HasPrefix(name, "update_"):
 		return "SessionNotification", false
 	case strings.HasPrefix(name, "content_"):

@@ -446,11 +446,16 @@ var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
 
 // decodeMcpServers decodes mcpServers strictly: a malformed entry fails the
 // request with -32602 rather than silently dropping a server the client
-// asked for (our choice; acp-v1 §4 would allow dropping it).
+// asked for (our choice; acp-v1 §4 would allow dropping it). null is an
+// empty list, as the schema reads it (x-deserialize-default-on-null);
+// absent stays nil, so a request that requires the member can say so.
 func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
+	if isNull(b) {
+		return []McpServer{}, nil
+	}
 	servers, err := decodeList(b, UnmarshalMcpServer, false)
 	if err != nil {
-		return nil, invalidField("mcpServers", err.Error())
+		return nil, paramsError("mcpServers", err)
 	}
 	return servers, nil
 }
@@ -477,3 +482,27 @@ func validateMcpServers(servers []McpServer) error {
 	}
 	return nil
 }
+
+// ForkSessionRequest is the params of session/fork (unstable,
+// rfd:session-fork): a new session that starts from sessionId's history.
+// It takes the options of session/load; mcpServers is optional here.
+type ForkSessionRequest struct {
+	SessionID             SessionID   `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers,omitzero"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it shares session/load's
+// decoder.
+func (r *ForkSessionRequest) UnmarshalJSON(b []byte) error {
+	return (*LoadSessionRequest)(r).UnmarshalJSON(b)
+}
+
+// Validate checks the required fields.
+func (r *ForkSessionRequest) Validate() error { return (*ResumeSessionRequest)(r).Validate() }
+
+// ForkSessionResponse is the result of session/fork: the new session's id
+// and, as for session/new, its modes and config options.
+type ForkSessionResponse = NewSessionResponse

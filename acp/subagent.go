@@ -94,7 +94,7 @@ func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,9 @@ type OtherState struct {
 	Raw   json.RawMessage
 }
 
-// Usage counts the tokens of a unit of work (acp-subagents §4).
+// Usage counts the tokens of a unit of work: a subagent's (acp-subagents
+// §4) or a prompt turn's ([PromptResponse], unstable). The optional counts
+// are nil when the model does not report them.
 type Usage struct {
 	TotalTokens       uint64  `json:"totalTokens"`
 	InputTokens       uint64  `json:"inputTokens"`

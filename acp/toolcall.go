@@ -15,15 +15,18 @@ type ToolCallID string
 // ToolCall is the `tool_call` session update: a new tool invocation (acp-v1
 // §12.1).
 type ToolCall struct {
-	ToolCallID ToolCallID         `json:"toolCallId"`
-	Title      string             `json:"title"`
-	Kind       ToolKind           `json:"kind,omitempty"`
-	Status     ToolCallStatus     `json:"status,omitempty"`
-	Content    []ToolCallContent  `json:"content,omitzero"`
-	Locations  []ToolCallLocation `json:"locations,omitzero"`
-	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
-	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
-	Meta       Meta               `json:"_meta,omitempty"`
+	ToolCallID ToolCallID `json:"toolCallId"`
+	Title      string     `json:"title"`
+	// Name is the tool's programmatic name (`read_file`,
+	// `mcp__server__tool`); stable since schema 1.22 (acp-v1 §23.1).
+	Name      string             `json:"name,omitempty"`
+	Kind      ToolKind           `json:"kind,omitempty"`
+	Status    ToolCallStatus     `json:"status,omitempty"`
+	Content   []ToolCallContent  `json:"content,omitzero"`
+	Locations []ToolCallLocation `json:"locations,omitzero"`
+	RawInput  json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta      Meta               `json:"_meta,omitempty"`
 }
 
 // ToolCallUpdate is the `tool_call_update` session update and the `toolCall`
@@ -31,15 +34,17 @@ type ToolCall struct {
 // rest overwrite; a non-nil Content or Locations (even empty) replaces the
 // whole collection.
 type ToolCallUpdate struct {
-	ToolCallID ToolCallID         `json:"toolCallId"`
-	Title      string             `json:"title,omitempty"`
-	Kind       ToolKind           `json:"kind,omitempty"`
-	Status     ToolCallStatus     `json:"status,omitempty"`
-	Content    []ToolCallContent  `json:"content,omitzero"`
-	Locations  []ToolCallLocation `json:"locations,omitzero"`
-	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
-	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
-	Meta       Meta               `json:"_meta,omitempty"`
+	ToolCallID ToolCallID `json:"toolCallId"`
+	Title      string     `json:"title,omitempty"`
+	// Name is the tool's programmatic name; omitted leaves it unchanged.
+	Name      string             `json:"name,omitempty"`
+	Kind      ToolKind           `json:"kind,omitempty"`
+	Status    ToolCallStatus     `json:"status,omitempty"`
+	Content   []ToolCallContent  `json:"content,omitzero"`
+	Locations []ToolCallLocation `json:"locations,omitzero"`
+	RawInput  json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta      Meta               `json:"_meta,omitempty"`
 }
 
 // ToolCallLocation is a file a tool call touches; Line is 1-based.
@@ -138,7 +143,7 @@ func (c *ToolContent) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}
@@ -162,6 +167,7 @@ var toolCallContents = taggedUnion[ToolCallContent]{name: "tool call content", k
 type toolCallWire struct {
 	ToolCallID ToolCallID      `json:"toolCallId"`
 	Title      string          `json:"title"`
+	Name       json.RawMessage `json:"name"`
 	Kind       json.RawMessage `json:"kind"`
 	Status     json.RawMessage `json:"status"`
 	Content    json.RawMessage `json:"content"`
@@ -178,17 +184,18 @@ func (t *ToolCall) UnmarshalJSON(b []byte) error { return (*ToolCallUpdate)(t).U
 
 // UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is
 // ignored. Content and locations are lenient lists: a bad item is dropped,
-// and a malformed kind or status is absent (acp-v1 §4).
+// and a malformed name, kind or status is absent (acp-v1 §4).
 func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error {
 	var w toolCallWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	name, _ := jsontext.String(w.Name)
 	kind, _ := jsontext.String(w.Kind)
 	status, _ := jsontext.String(w.Status)
 	content, _ := decodeList(w.Content, UnmarshalToolCallContent, true)
 	locs, _ := decodeList(w.Locations, decodeJSON[ToolCallLocation], true)
-	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Kind: ToolKind(kind), Status: ToolCallStatus(status),
+	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Name: name, Kind: ToolKind(kind), Status: ToolCallStatus(status),
 		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
 	return nil
 }
@@ -249,7 +256,7 @@ func (r *RequestPermissionResponse) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	o, err := decodeOne(w.Outcome, UnmarshalRequestPermissionOutcome)
+	o, err := decodeOne("outcome", w.Outcome, UnmarshalRequestPermissionOutcome)
 	if err != nil {
 		return err
 	}

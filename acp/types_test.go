@@ -55,7 +55,7 @@ func TestUnionDecodersNameTheUnknownTag(t *testing.T) {
 		dec              func([]byte) (any, error)
 	}{
 		{"content block", `{"type":"video"}`, `"video"`, anyDec(UnmarshalContentBlock)},
-		{"session update", `{"sessionUpdate":"notice"}`, `"notice"`, anyDec(UnmarshalSessionUpdate)},
+		{"session update", `{"sessionUpdate":"plan_update"}`, `"plan_update"`, anyDec(UnmarshalSessionUpdate)},
 		{"tool call content", `{"type":"chart"}`, `"chart"`, anyDec(UnmarshalToolCallContent)},
 		{"mcp server", `{"type":"acp","name":"x"}`, `"acp"`, anyDec(UnmarshalMcpServer)},
 		{"auth method", `{"type":"oauth","id":"x","name":"y"}`, `"oauth"`, anyDec(UnmarshalAuthMethod)},
@@ -155,14 +155,13 @@ func TestRequestValidation(t *testing.T) {
 	}{
 		{"session/new without cwd", `{"mcpServers":[]}`, "cwd", new(NewSessionRequest)},
 		{"session/new without mcpServers", `{"cwd":"/x"}`, "mcpServers", new(NewSessionRequest)},
-		{"session/new with null mcpServers", `{"cwd":"/x","mcpServers":null}`, "mcpServers", new(NewSessionRequest)},
-		{"session/new with a bad server", `{"cwd":"/x","mcpServers":[{"type":"ftp"}]}`, "mcpServers", new(NewSessionRequest)},
+		{"session/new with a bad server", `{"cwd":"/x","mcpServers":[{"type":"ftp"}]}`, "mcpServers[0].type", new(NewSessionRequest)},
 		{"session/new with a stdio server lacking command", `{"cwd":"/x","mcpServers":[{"name":"a","args":[],"env":[]}]}`, "mcpServers[0]", new(NewSessionRequest)},
 		{"session/new with a null directory", `{"cwd":"/x","mcpServers":[],"additionalDirectories":["/a",null]}`, "additionalDirectories[1]", new(NewSessionRequest)},
 		{"session/resume with a directory of the wrong type", `{"sessionId":"s","cwd":"/x","additionalDirectories":"/a"}`, "additionalDirectories", new(ResumeSessionRequest)},
 		{"session/load without sessionId", `{"cwd":"/x","mcpServers":[]}`, "sessionId", new(LoadSessionRequest)},
 		{"session/prompt without prompt", `{"sessionId":"s"}`, "prompt", new(PromptRequest)},
-		{"session/prompt with a bad block", `{"sessionId":"s","prompt":[{"type":"video"}]}`, "prompt", new(PromptRequest)},
+		{"session/prompt with a bad block", `{"sessionId":"s","prompt":[{"type":"video"}]}`, "prompt[0].type", new(PromptRequest)},
 		{"set_config_option without value", `{"sessionId":"s","configId":"c"}`, "value", new(SetSessionConfigOptionRequest)},
 		{"set_config_option boolean with string", `{"sessionId":"s","configId":"c","type":"boolean","value":"yes"}`, "value", new(SetSessionConfigOptionRequest)},
 		{"authenticate without methodId", `{}`, "methodId", new(AuthenticateRequest)},

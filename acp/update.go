@@ -18,14 +18,14 @@ type SessionNotification struct {
 // UnmarshalJSON implements json.Unmarshaler.
 func (n *SessionNotification) UnmarshalJSON(b []byte) error {
 	var w struct {
-		SessionID SessionID       `json:"sessionId"`
-		Update    json.RawMessage `json:"update"`
-		Meta      Meta            `json:"_meta"`
+		SessionID SessionID `json:"sessionId"`
+		Update    rawSpan   `json:"update"`
+		Meta      Meta      `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	u, err := decodeOne(w.Update, UnmarshalSessionUpdate)
+	u, err := decodeOne("update", w.Update, UnmarshalSessionUpdate)
 	if err != nil {
 		return err
 	}
@@ -48,8 +48,10 @@ func (n *SessionNotification) Validate() error {
 // `sessionUpdate`: the 11 stable variants of acp-v1 §10 (*UserMessageChunk,
 // *AgentMessageChunk, *AgentThoughtChunk, *ToolCall, *ToolCallUpdate, *Plan,
 // *AvailableCommandsUpdate, *CurrentModeUpdate, *ConfigOptionUpdate,
-// *SessionInfoUpdate, *UsageUpdate) and the subagent ones of acp-subagents
-// (*SubagentUpdate, *SessionMessage, *SessionMessageChunk).
+// *SessionInfoUpdate, *UsageUpdate), the three stable since schema 1.25
+// (*Notice, *CompactionUpdate, *CompactionSummaryChunk; acp-v1 §23.1), and
+// the subagent ones of acp-subagents (*SubagentUpdate, *SessionMessage,
+// *SessionMessageChunk).
 type SessionUpdate interface {
 	// UpdateType returns the `sessionUpdate` tag.
 	UpdateType() string
@@ -147,6 +149,78 @@ type Cost struct {
 	Meta     Meta    `json:"_meta,omitempty"`
 }
 
+// Notice is the `notice` update: information for the user that is not
+// part of the conversation (rfd:session-notices). Send it only to a client
+// that advertised session.notices, and never record or replay it: a
+// notice is a live event, not history.
+type Notice struct {
+	// Severity is a presentation hint: one of the NoticeSeverity values
+	// (or a `_`-prefixed custom one); required.
+	Severity string `json:"severity"`
+	// Title is required, non-empty plain text that stands alone.
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	Meta        Meta   `json:"_meta,omitempty"`
+}
+
+// Notice severities.
+const (
+	NoticeInfo    = "info"
+	NoticeWarning = "warning"
+	NoticeError   = "error"
+)
+
+// CompactionID identifies a context compaction within a session.
+type CompactionID string
+
+// Compaction statuses.
+const (
+	CompactionInProgress = "in_progress"
+	CompactionCompleted  = "completed"
+	CompactionFailed     = "failed"
+	CompactionCancelled  = "cancelled"
+)
+
+// CompactionUpdate is the `compaction_update` update (rfd:session-compaction):
+// the first one for an id places the compaction in the timeline, later ones
+// patch it. Summary, Error and Meta have patch semantics (omitted keeps,
+// null clears); a non-empty Summary goes only with completed, Error only
+// with failed. Send it only to a client that advertised session.compaction.
+type CompactionUpdate struct {
+	CompactionID CompactionID          `json:"compactionId"`
+	Status       string                `json:"status"`
+	Summary      Patch[[]ContentBlock] `json:"summary,omitzero"`
+	Error        Patch[string]         `json:"error,omitzero"`
+	Meta         Meta                  `json:"_meta,omitempty"`
+}
+
+// CompactionSummaryChunk is the `compaction_summary_chunk` update: one
+// content block appended to a compaction's summary, between its
+// in_progress update and its terminal one.
+type CompactionSummaryChunk struct {
+	CompactionID CompactionID `json:"compactionId"`
+	Content      ContentBlock `json:"content"`
+	Meta         Meta         `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *CompactionSummaryChunk) UnmarshalJSON(b []byte) error {
+	var w struct {
+		CompactionID CompactionID    `json:"compactionId"`
+		Content      json.RawMessage `json:"content"`
+		Meta         Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
+	if err != nil {
+		return err
+	}
+	*c = CompactionSummaryChunk{CompactionID: w.CompactionID, Content: block, Meta: w.Meta}
+	return nil
+}
+
 func (*UserMessageChunk) isSessionUpdate()        {}
 func (*AgentMessageChunk) isSessionUpdate()       {}
 func (*AgentThoughtChunk) isSessionUpdate()       {}
@@ -158,6 +232,9 @@ func (*CurrentModeUpdate) isSessionUpdate()       {}
 func (*ConfigOptionUpdate) isSessionUpdate()      {}
 func (*SessionInfoUpdate) isSessionUpdate()       {}
 func (*UsageUpdate) isSessionUpdate()             {}
+func (*Notice) isSessionUpdate()                  {}
+func (*CompactionUpdate) isSessionUpdate()        {}
+func (*CompactionSummaryChunk) isSessionUpdate()  {}
 
 // UpdateType implements SessionUpdate.
 func (*UserMessageChunk) UpdateType() string { return UpdateUserMessageChunk }
@@ -192,6 +269,15 @@ func (*SessionInfoUpdate) UpdateType() string { return UpdateSessionInfoUpdate }
 // UpdateType implements SessionUpdate.
 func (*UsageUpdate) UpdateType() string { return UpdateUsageUpdate }
 
+// UpdateType implements SessionUpdate.
+func (*Notice) UpdateType() string { return UpdateNotice }
+
+// UpdateType implements SessionUpdate.
+func (*CompactionUpdate) UpdateType() string { return UpdateCompactionUpdate }
+
+// UpdateType implements SessionUpdate.
+func (*CompactionSummaryChunk) UpdateType() string { return UpdateCompactionSummaryChunk }
+
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UserMessageChunk) MarshalJSON() ([]byte, error) {
 	return marshalTagged("sessionUpdate", UpdateUserMessageChunk, chunkBody(u))
@@ -220,7 +306,7 @@ func (c *ContentChunk) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	block, err := decodeOne(w.Content, UnmarshalContentBlock)
+	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
 	if err != nil {
 		return err
 	}
@@ -323,6 +409,24 @@ func (u UsageUpdate) MarshalJSON() ([]byte, error) {
 	return marshalTagged("sessionUpdate", UpdateUsageUpdate, alias(u))
 }
 
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u Notice) MarshalJSON() ([]byte, error) {
+	type alias Notice
+	return marshalTagged("sessionUpdate", UpdateNotice, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u CompactionUpdate) MarshalJSON() ([]byte, error) {
+	type alias CompactionUpdate
+	return marshalTagged("sessionUpdate", UpdateCompactionUpdate, alias(u))
+}
+
+// MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
+func (u CompactionSummaryChunk) MarshalJSON() ([]byte, error) {
+	type alias CompactionSummaryChunk
+	return marshalTagged("sessionUpdate", UpdateCompactionSummaryChunk, alias(u))
+}
+
 // UnmarshalSessionUpdate decodes one update by its `sessionUpdate` tag.
 func UnmarshalSessionUpdate(b []byte) (SessionUpdate, error) { return sessionUpdates.decode(b) }
 
@@ -339,6 +443,9 @@ var sessionUpdates = taggedUnion[SessionUpdate]{name: "session update", key: "se
 		UpdateConfigOptionUpdate:      func() SessionUpdate { return new(ConfigOptionUpdate) },
 		UpdateSessionInfoUpdate:       func() SessionUpdate { return new(SessionInfoUpdate) },
 		UpdateUsageUpdate:             func() SessionUpdate { return new(UsageUpdate) },
+		UpdateNotice:                  func() SessionUpdate { return new(Notice) },
+		UpdateCompactionUpdate:        func() SessionUpdate { return new(CompactionUpdate) },
+		UpdateCompactionSummaryChunk:  func() SessionUpdate { return new(CompactionSummaryChunk) },
 		UpdateSubagentUpdate:          func() SessionUpdate { return new(SubagentUpdate) },
 		UpdateSessionMessage:          func() SessionUpdate { return new(SessionMessage) },
 		UpdateSessionMessageChunk:     func() SessionUpdate { return new(SessionMessageChunk) },

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools"
 )
@@ -41,10 +42,21 @@ type Options struct {
 	ModelID string
 	// MaxTokens caps each model call's output; 0 leaves it to the backend.
 	MaxTokens int
+	// Thinking, when set, turns the model's thinking on or off in every
+	// call (llm.Request.Thinking); nil leaves it to the backend.
+	Thinking *bool
 	// ContextWindow is the model's context size in tokens (default 128000).
 	ContextWindow int
 	// MaxTurnRequests caps the model calls of one turn (default 100).
 	MaxTurnRequests int
+	// Meter counts everything the agent spends, over its whole life, with
+	// what its subagents spend: a subagent run's meter, or a session's that
+	// an ACP parent bounded. Each turn charges a child of it, which the
+	// turn's tool calls get (tools.Call.Meter). Nil: a new unbounded one.
+	Meter *budget.Meter
+	// TurnLimits bound each turn with everything its subagents spend
+	// (--max-tokens-per-turn); zero fields are unbounded.
+	TurnLimits budget.Limits
 	// MaxParallelTools caps how many tool calls of one response run at
 	// once (default 256).
 	MaxParallelTools int
@@ -111,8 +123,13 @@ type Input struct {
 // Result is the outcome of a turn that did not fail.
 type Result struct {
 	StopReason StopReason
-	// Usage is the token usage of this turn's model calls.
+	// Usage is the token usage of this turn's model calls and of every
+	// subagent its tool calls ran, wherever they ran.
 	Usage llm.Usage
+	// Exhausted, when set, is the budget that ran out and stopped the turn
+	// (the stop reason is then StopMaxTokens, or StopMaxTurnRequests for a
+	// bound on round trips).
+	Exhausted *budget.ExhaustedError
 	// LastMessage is a copy of the turn's last assistant message with
 	// non-empty content; nil when there was none.
 	LastMessage *llm.Message
@@ -135,8 +152,9 @@ type Agent struct {
 	hist      History
 	turnStart int // index of the running turn's user message; -1 when idle
 	modelID   string
+	thinking  *bool
 	steer     []string
-	total     llm.Usage
+	meter     *budget.Meter
 	lastUsed  int64 // tokens in context after the last model call
 	closed    bool
 }
@@ -173,7 +191,12 @@ func New(opts Options) *Agent {
 		hist:      opts.History,
 		turnStart: -1,
 		modelID:   opts.ModelID,
+		meter:     opts.Meter,
+		thinking:  opts.Thinking,
 		lastUsed:  max(opts.ContextUsed, 0),
+	}
+	if a.meter == nil {
+		a.meter = budget.New(budget.Limits{})
 	}
 	a.opts.History = History{}
 	if opts.Registry != nil {
@@ -211,6 +234,22 @@ func (a *Agent) SetModelID(id string) {
 	a.modelID = id
 }
 
+// Thinking returns the thinking setting of the model calls: nil when it
+// is the backend's.
+func (a *Agent) Thinking() *bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.thinking
+}
+
+// SetThinking turns the model's thinking on or off from the next model
+// call on; nil returns it to the backend's setting.
+func (a *Agent) SetThinking(on *bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.thinking = on
+}
+
 // MaxTokens returns the per-call output cap.
 func (a *Agent) MaxTokens() int { return a.opts.MaxTokens }
 
@@ -220,12 +259,13 @@ func (a *Agent) ContextWindow() int { return a.opts.ContextWindow }
 // Running reports whether a turn is running.
 func (a *Agent) Running() bool { return a.running.Load() }
 
-// Usage returns the agent's accumulated token usage.
-func (a *Agent) Usage() llm.Usage {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.total
-}
+// Usage returns the agent's accumulated token usage, its subagents'
+// included.
+func (a *Agent) Usage() llm.Usage { return a.meter.Usage() }
+
+// Meter returns the meter the agent's turns charge (Options.Meter): work
+// the agent starts outside a turn charges it, or a child of it.
+func (a *Agent) Meter() *budget.Meter { return a.meter }
 
 // ContextUsed returns the tokens in context after the last model call.
 func (a *Agent) ContextUsed() int64 {
@@ -318,7 +358,7 @@ func (a *Agent) Prompt(ctx context.Context, in Input, emit func(Event)) (Result,
 		emit(e)
 	}
 
-	t := &turn{a: a, ctx: ctx, emit: send, model: in.Model, only: in.Tools}
+	t := &turn{a: a, ctx: ctx, emit: send, model: in.Model, only: in.Tools, meter: a.meter.Child(a.opts.TurnLimits)}
 	defer func() {
 		a.mu.Lock()
 		a.turnStart = -1
@@ -330,10 +370,13 @@ func (a *Agent) Prompt(ctx context.Context, in Input, emit func(Event)) (Result,
 
 // turn is the state of one running Prompt.
 type turn struct {
-	a        *Agent
-	ctx      context.Context
-	emit     func(Event)
-	usage    llm.Usage
+	a    *Agent
+	ctx  context.Context
+	emit func(Event)
+	// meter counts the turn and everything its tool calls delegate;
+	// reported is its count on the last usage event.
+	meter    *budget.Meter
+	reported llm.Usage
 	streamed []byte
 	last     *llm.Message
 	system   string
@@ -374,6 +417,9 @@ func (t *turn) run(in Input) (Result, error) {
 		}
 		if calls >= a.opts.MaxTurnRequests {
 			return t.result(StopMaxTurnRequests), nil
+		}
+		if err := t.meter.Begin(); err != nil {
+			return t.exhausted(err), nil
 		}
 		t.takeSteering()
 		t.takeNotices()
@@ -423,6 +469,7 @@ func (t *turn) run(in Input) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		t.reportDelegated()
 		if t.ctx.Err() != nil {
 			return t.result(StopCancelled), nil
 		}
@@ -437,7 +484,39 @@ func (t *turn) noteLast(m llm.Message) {
 }
 
 func (t *turn) result(r StopReason) Result {
-	return Result{StopReason: r, Usage: t.usage, LastMessage: t.last, Streamed: string(t.streamed)}
+	return Result{StopReason: r, Usage: t.meter.Usage(), LastMessage: t.last, Streamed: string(t.streamed)}
+}
+
+// reportDelegated emits a usage event when the turn's count grew since
+// the last one without a model call of its own: the subagents its tool
+// calls ran spent it. The editor's totals, and a parent dshd charging
+// this turn to a budget, learn of it now rather than after the next call
+// (which a spent budget may refuse).
+func (t *turn) reportDelegated() {
+	u := t.meter.Usage()
+	if u == t.reported {
+		return
+	}
+	t.reported = u
+	a := t.a
+	a.mu.Lock()
+	used := a.lastUsed
+	a.mu.Unlock()
+	t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Turn: u})
+}
+
+// exhausted ends a turn whose budget, or an ancestor's, ran out before
+// its next model call.
+func (t *turn) exhausted(err error) Result {
+	ex, _ := err.(*budget.ExhaustedError)
+	stop := StopMaxTokens
+	if ex != nil && ex.Turns {
+		stop = StopMaxTurnRequests
+	}
+	t.a.log.Info("the turn stopped: its budget ran out", "err", err)
+	r := t.result(stop)
+	r.Exhausted = ex
+	return r
 }
 
 func (t *turn) takeSteering() {
@@ -473,11 +552,12 @@ func (t *turn) request() *llm.Request {
 	a.mu.Lock()
 	msgs := a.hist.Messages()
 	model := a.modelID
+	thinking := a.thinking
 	a.mu.Unlock()
 	if t.model != "" {
 		model = t.model
 	}
-	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens}
+	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens, Thinking: thinking}
 	if a.opts.Tools != nil {
 		for _, tl := range a.opts.Tools.Tools() {
 			if !t.offers(tl.Name()) {
@@ -546,13 +626,13 @@ func (t *turn) callModel() (llm.Message, llm.FinishReason, error) {
 		streamErr = llm.ErrTruncated
 	}
 	if sawUsage {
-		t.usage.Add(usage)
+		t.meter.Charge(usage)
 		a.mu.Lock()
-		a.total.Add(usage)
 		a.lastUsed = usage.InputTokens + usage.OutputTokens
 		used := a.lastUsed
 		a.mu.Unlock()
-		t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Call: usage})
+		t.reported = t.meter.Usage()
+		t.emit(UsageUpdated{Used: used, Size: int64(a.opts.ContextWindow), Call: usage, Turn: t.reported})
 	}
 	if streamErr != nil {
 		if t.ctx.Err() == nil {

@@ -562,6 +562,55 @@ func TestCompactionSummarisesOlderTurns(t *testing.T) {
 	}
 }
 
+func TestCompactionIsAnnouncedAndEndsOnceWithItsSummaryOrItsFailure(t *testing.T) {
+	fail := false
+	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+		if strings.Contains(req.System, "summarising") {
+			if fail {
+				return nil, errors.New("summariser down")
+			}
+			return text("SUMMARY"), nil
+		}
+		return []llm.Event{
+			{Kind: llm.EventText, Text: strings.Repeat("w", 400)},
+			{Kind: llm.EventUsage, Usage: &llm.Usage{InputTokens: 900, OutputTokens: 100}},
+			{Kind: llm.EventFinish, Finish: llm.FinishStop},
+		}, nil
+	}}
+	a := agent.New(agent.Options{ID: t.Name(), Model: m, ContextWindow: 1000})
+	defer a.Close()
+	var events []agent.Event
+	record := func(e agent.Event) {
+		switch e.(type) {
+		case agent.CompactionStarted, agent.CompactionEnded:
+			events = append(events, e)
+		}
+	}
+	for range 2 {
+		if _, err := a.Prompt(t.Context(), agent.Input{Text: "q"}, record); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(events) != 2 {
+		t.Fatalf("events %+v, want one compaction started and ended", events)
+	}
+	start, ok1 := events[0].(agent.CompactionStarted)
+	end, ok2 := events[1].(agent.CompactionEnded)
+	if !ok1 || !ok2 || start.ID == "" || end.ID != start.ID || end.Summary != "SUMMARY" || end.Failure != "" || end.Cancelled {
+		t.Fatalf("events %+v", events)
+	}
+	fail, events = true, nil
+	if _, err := a.Prompt(t.Context(), agent.Input{Text: "q"}, record); err == nil {
+		t.Fatal("a turn whose compaction failed did not fail")
+	}
+	if len(events) != 2 {
+		t.Fatalf("events %+v, want a failed compaction", events)
+	}
+	if end, ok := events[1].(agent.CompactionEnded); !ok || !strings.Contains(end.Failure, "summariser down") || end.ID == start.ID || end.ID != events[0].(agent.CompactionStarted).ID {
+		t.Fatalf("events %+v", events)
+	}
+}
+
 func TestHistoryPrefixSharesAndIsolates(t *testing.T) {
 	h := agent.NewHistory()
 	for i := range 10 {

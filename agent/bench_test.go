@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 )
 
@@ -34,6 +35,54 @@ func BenchmarkModelRoundTrip(b *testing.B) {
 		calls += callsPerTurn
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(calls)/1000, "µs/model-call")
+}
+
+// BenchmarkModelRoundTripAccounting is BenchmarkModelRoundTrip with a
+// model that reports usage on every call, so each round trip is counted:
+// "unbounded" is every turn's accounting (a meter of its own, no bound);
+// "budget" is the deepest turn of a three-level tree, its meter under five
+// bounded ancestors (a run and a turn per level above, with a binding's
+// max-tokens and max-turns and a --max-tokens-per-turn), each checked
+// before every call and charged after it.
+func BenchmarkModelRoundTripAccounting(b *testing.B) {
+	const callsPerTurn = 10
+	usage := &llm.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
+	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+		if step(req) < callsPerTurn-1 {
+			evs := toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"x"}`})
+			return append([]llm.Event{{Kind: llm.EventUsage, Usage: usage}}, evs...), nil
+		}
+		return text("done"), nil
+	}}
+	for _, bc := range []struct {
+		name  string
+		meter func() *budget.Meter
+	}{
+		{"unbounded", func() *budget.Meter { return nil }},
+		{"budget", func() *budget.Meter {
+			big := budget.Limits{Tokens: 1 << 60, Turns: 1 << 60}
+			m := budget.New(budget.Limits{Tokens: 1 << 60})
+			for range 4 {
+				m = m.Child(big)
+			}
+			return m
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			emit := func(agent.Event) {}
+			b.ReportAllocs()
+			calls := 0
+			for b.Loop() {
+				a := agent.New(agent.Options{ID: "bench", Model: m, Meter: bc.meter(), Tools: toolSet{"echo": &echoTool{name: "echo"}}})
+				if _, err := a.Prompt(context.Background(), agent.Input{Text: "go"}, emit); err != nil {
+					b.Fatal(err)
+				}
+				a.Close()
+				calls += callsPerTurn
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(calls)/1000, "µs/model-call")
+		})
+	}
 }
 
 // BenchmarkCancelLatency measures the time from cancelling a turn — a model

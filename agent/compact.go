@@ -57,10 +57,14 @@ func (t *turn) maybeCompact() error {
 		return nil
 	}
 
+	id := a.newID("cmp")
+	t.emit(CompactionStarted{ID: id})
 	summary, err := t.summarise(older)
 	if err != nil {
+		t.emit(CompactionEnded{ID: id, Failure: err.Error(), Cancelled: t.ctx.Err() != nil})
 		return fmt.Errorf("agent: compacting the conversation: %w", err)
 	}
+	t.emit(CompactionEnded{ID: id, Summary: summary})
 	a.mu.Lock()
 	current := a.hist.Messages()[start:]
 	kept := append([]llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (older turns were compacted):\n\n" + summary}}, current...)
@@ -101,7 +105,7 @@ func (t *turn) summariseWith(msgs []llm.Message, instruction string) (string, er
 		MaxTokens: a.opts.MaxTokens,
 	}
 	msg, usage, _, err := llm.Collect(a.opts.Model.Stream(t.ctx, req))
-	t.usage.Add(usage)
+	t.meter.Charge(usage)
 	if err != nil {
 		return "", err
 	}

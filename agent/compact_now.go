@@ -18,8 +18,11 @@ var ErrNothingToCompact = errors.New("agent: there is no conversation to compact
 // now, as the automatic compaction does when the context is nearly full.
 // focus, when not empty, tells the summariser what the summary must keep.
 // It fails with [ErrBusy] while a turn runs and leaves the conversation
-// as it was on any error. The summary's usage is returned.
-func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
+// as it was on any error, a budget that ran out (an
+// [*budget.ExhaustedError]) included. The summary's usage is returned.
+// emit, when set, gets the compaction's start and end as a turn's emit
+// would.
+func (a *Agent) Compact(ctx context.Context, focus string, emit func(Event)) (llm.Usage, error) {
 	if !a.running.CompareAndSwap(false, true) {
 		return llm.Usage{}, ErrBusy
 	}
@@ -30,17 +33,25 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	if len(older) == 0 {
 		return llm.Usage{}, ErrNothingToCompact
 	}
-	t := &turn{a: a, ctx: ctx}
-	var summary string
-	var err error
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	t := &turn{a: a, ctx: ctx, emit: emit, meter: a.meter.Child(a.opts.TurnLimits)}
+	if err := t.meter.Begin(); err != nil {
+		return llm.Usage{}, err
+	}
+	id := a.newID("cmp")
+	t.emit(CompactionStarted{ID: id})
+	prompt := a.opts.CompactPrompt
 	if focus != "" {
-		summary, err = t.summariseWith(older, a.opts.CompactPrompt+"\n\nThe user asked that the summary keep: "+focus)
-	} else {
-		summary, err = t.summariseWith(older, a.opts.CompactPrompt)
+		prompt += "\n\nThe user asked that the summary keep: " + focus
 	}
+	summary, err := t.summariseWith(older, prompt)
 	if err != nil {
-		return t.usage, err
+		t.emit(CompactionEnded{ID: id, Failure: err.Error(), Cancelled: ctx.Err() != nil})
+		return t.meter.Usage(), err
 	}
+	t.emit(CompactionEnded{ID: id, Summary: summary})
 	kept := []llm.Message{{Role: llm.RoleUser, Content: "Summary of the earlier conversation (it was compacted on request):\n\n" + summary}}
 	a.mu.Lock()
 	a.hist = NewHistory(kept...)
@@ -50,5 +61,5 @@ func (a *Agent) Compact(ctx context.Context, focus string) (llm.Usage, error) {
 	if a.opts.OnReset != nil {
 		a.opts.OnReset(append([]llm.Message(nil), kept...))
 	}
-	return t.usage, nil
+	return t.meter.Usage(), nil
 }

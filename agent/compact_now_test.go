@@ -23,7 +23,7 @@ func TestCompact_ReplacesTheWholeConversationWithTheSummaryNow(t *testing.T) {
 	var reset []llm.Message
 	a := agent.New(agent.Options{ID: t.Name(), Model: m, OnReset: func(msgs []llm.Message) { reset = msgs }})
 	defer a.Close()
-	if _, err := a.Compact(t.Context(), ""); !errors.Is(err, agent.ErrNothingToCompact) {
+	if _, err := a.Compact(t.Context(), "", nil); !errors.Is(err, agent.ErrNothingToCompact) {
 		t.Fatalf("compacting nothing: %v", err)
 	}
 	for range 2 {
@@ -31,7 +31,7 @@ func TestCompact_ReplacesTheWholeConversationWithTheSummaryNow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Compact(t.Context(), "the file names"); err != nil {
+	if _, err := a.Compact(t.Context(), "the file names", nil); err != nil {
 		t.Fatal(err)
 	}
 	msgs := a.History().Messages()

@@ -55,9 +55,11 @@ type ToolCallStarted struct {
 }
 
 // ToolCallUpdated changes a tool call. Zero fields are unchanged; Content
-// and Locations, when non-nil, replace the previous ones.
+// and Locations, when non-nil, replace the previous ones. Name is the
+// tool's name, the same on every update of a call.
 type ToolCallUpdated struct {
 	ID        string
+	Name      string
 	Status    ToolStatus
 	Title     string
 	Content   []tools.Content
@@ -70,21 +72,48 @@ type PlanUpdated struct {
 	Entries []tools.PlanEntry
 }
 
-// UsageUpdated reports the context window state after a model call.
+// UsageUpdated reports the context window state after a model call, and
+// the turn's usage after a model call or once the subagents of a
+// response's tool calls spent some.
 type UsageUpdated struct {
 	// Used is the number of tokens in the context now; Size the window.
 	Used, Size int64
-	// Call is the usage of the call that just ended.
+	// Call is the usage of the call that just ended; zero when the event
+	// reports only what subagents spent.
 	Call llm.Usage
+	// Turn is the turn's usage so far: its model calls and everything its
+	// subagents spent.
+	Turn llm.Usage
 }
 
-func (MessageChunk) isEvent()    {}
-func (ThoughtChunk) isEvent()    {}
-func (UserChunk) isEvent()       {}
-func (ToolCallStarted) isEvent() {}
-func (ToolCallUpdated) isEvent() {}
-func (PlanUpdated) isEvent()     {}
-func (UsageUpdated) isEvent()    {}
+// CompactionStarted announces that the conversation is being compacted:
+// older turns are summarised before the next model call.
+type CompactionStarted struct {
+	// ID identifies the compaction; unique within the agent's lifetime
+	// and, with its random base, across the agents of a session.
+	ID string
+}
+
+// CompactionEnded ends the compaction ID: Summary is what replaced the
+// older turns when it succeeded; Failure says why it failed; Cancelled
+// means the turn was cancelled first. Exactly one follows each
+// CompactionStarted.
+type CompactionEnded struct {
+	ID        string
+	Summary   string
+	Failure   string
+	Cancelled bool
+}
+
+func (MessageChunk) isEvent()      {}
+func (ThoughtChunk) isEvent()      {}
+func (UserChunk) isEvent()         {}
+func (ToolCallStarted) isEvent()   {}
+func (ToolCallUpdated) isEvent()   {}
+func (PlanUpdated) isEvent()       {}
+func (UsageUpdated) isEvent()      {}
+func (CompactionStarted) isEvent() {}
+func (CompactionEnded) isEvent()   {}
 
 // StopReason is why a turn ended (ACP's StopReason values).
 type StopReason string

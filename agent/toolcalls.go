@@ -130,7 +130,7 @@ func (t *turn) prepare(pc *pendingCall) {
 		pc.input = json.RawMessage(args)
 		return
 	}
-	t.emit(ToolCallUpdated{ID: pc.id, Status: ToolFailed, Content: []tools.Content{tools.TextContent(pc.early)}})
+	t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolFailed, Content: []tools.Content{tools.TextContent(pc.early)}})
 }
 
 func (t *turn) toolNames() string {
@@ -158,7 +158,7 @@ func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 	}
 	var startedOnce sync.Once
 	started := func() {
-		startedOnce.Do(func() { t.emit(ToolCallUpdated{ID: pc.id, Status: ToolInProgress}) })
+		startedOnce.Do(func() { t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolInProgress}) })
 	}
 	var env tools.Env
 	if a.opts.Env != nil {
@@ -176,9 +176,10 @@ func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 		ID:    pc.id,
 		Input: pc.input,
 		Env:   &env,
+		Meter: t.meter,
 		Report: tools.ReporterFunc(func(p tools.Progress) {
 			started()
-			t.emit(ToolCallUpdated{ID: pc.id, Title: p.Title, Content: p.Content, Locations: p.Locations})
+			t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Title: p.Title, Content: p.Content, Locations: p.Locations})
 		}),
 	}
 
@@ -188,11 +189,11 @@ func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 			return t.cancelled(pc), nil
 		}
 		if _, panicked := execErr.(*panicError); panicked {
-			t.emit(ToolCallUpdated{ID: pc.id, Status: ToolFailed, Content: []tools.Content{tools.TextContent("The tool crashed.")}})
+			t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolFailed, Content: []tools.Content{tools.TextContent("The tool crashed.")}})
 			return toolMessage(pc, "Error: the tool crashed."), execErr
 		}
 		text := fmt.Sprintf("Error: %s failed: %v", pc.call.Name, execErr)
-		t.emit(ToolCallUpdated{ID: pc.id, Status: ToolFailed, Content: []tools.Content{tools.TextContent(text)}})
+		t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolFailed, Content: []tools.Content{tools.TextContent(text)}})
 		return toolMessage(pc, text), fmt.Errorf("agent: tool %s: %w", pc.call.Name, execErr)
 	}
 	if res == nil {
@@ -201,7 +202,7 @@ func (t *turn) execute(pc *pendingCall) (msg llm.Message, err error) {
 	if gate.cancelled.Load() && res.IsError {
 		return t.cancelled(pc), nil
 	}
-	upd := ToolCallUpdated{ID: pc.id, Status: ToolCompleted, Title: res.Title, Content: res.Content, Locations: res.Locations, RawOutput: res.RawOutput}
+	upd := ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolCompleted, Title: res.Title, Content: res.Content, Locations: res.Locations, RawOutput: res.RawOutput}
 	out := res.Output
 	if res.IsError {
 		upd.Status = ToolFailed
@@ -236,7 +237,7 @@ func (t *turn) safeExecute(pc *pendingCall, call *tools.Call) (res *tools.Result
 
 // cancelled ends a call that the turn's cancellation stopped.
 func (t *turn) cancelled(pc *pendingCall) llm.Message {
-	t.emit(ToolCallUpdated{ID: pc.id, Status: ToolFailed, Content: []tools.Content{tools.TextContent("Cancelled.")}})
+	t.emit(ToolCallUpdated{ID: pc.id, Name: pc.call.Name, Status: ToolFailed, Content: []tools.Content{tools.TextContent("Cancelled.")}})
 	return toolMessage(pc, "The user cancelled this tool call before it finished.")
 }
 

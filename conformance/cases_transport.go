@@ -13,7 +13,7 @@ import (
 
 func goCases() []*Case {
 	var all []*Case
-	for _, group := range [][]*Case{transportCases(), initCases(), sessionCases(), promptCases(), configCases(), toolCases(), subagentCases(), subagentCases2(), schemaCases()} {
+	for _, group := range [][]*Case{transportCases(), initCases(), sessionCases(), promptCases(), configCases(), toolCases(), subagentCases(), subagentCases2(), schemaCases(), newerCases()} {
 		all = append(all, group...)
 	}
 	return all

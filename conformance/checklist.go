@@ -1,7 +1,8 @@
 // This file lists the checklist items the suite reports on: the 76 items
 // of acp-v1.md's Conformance checklist, the 25 subagent checks of
 // acp-subagents.md §15, and the suite's own extra checks of what clients
-// rely on beyond both lists, each with a short title for the table.
+// rely on beyond both lists (and of what became stable after schema
+// 1.21), each with a short title for the table.
 
 package conformance
 
@@ -140,6 +141,16 @@ var subagentItems = [...][2]string{
 // extraItems are checks neither checklist numbers. Clients end a stdio
 // connection by closing the agent's stdin (acp-v1 §1, step 7); an agent
 // that stays alive is a process every client has to kill.
+//
+// The rest are what schema 1.22–1.25 made stable and the unstable
+// features dshd implements on purpose (acp-v1 §23.1, §25).
 var extraItems = [...][2]string{
 	{"SHOULD", "the agent exits after the client closes its stdin"},
+	{"SHOULD", "every tool_call and tool_call_update names its tool (schema 1.22)"},
+	{"MUST", "notice only to a client with session.notices, never in a replay"},
+	{"MUST", "compaction updates only with session.compaction; a load replays the compaction"},
+	{"MUST", "the thinking option: boolean only with session.configOptions.boolean, select otherwise; it changes the requests"},
+	{"MUST", "session/fork (unstable): advertised as an object, a new session with the source's history and its own journal"},
+	{"MUST", "prompt usage (unstable) validates against schema.unstable.json"},
+	{"MUST", "what the pinned schema accepts is accepted (nulls, malformed optional members); additionalDirectories null refused"},
 }

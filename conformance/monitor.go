@@ -46,6 +46,7 @@ type clientCaps struct {
 	subagents                 bool
 	boolOptions               bool
 	authTerminal              bool
+	notices, compaction       bool
 }
 
 func parseClientCaps(params json.RawMessage) clientCaps {
@@ -61,6 +62,8 @@ func parseClientCaps(params json.RawMessage) clientCaps {
 		subagents:    isObj("subagents"),
 		boolOptions:  isObj("session", "configOptions", "boolean"),
 		authTerminal: isTrue("auth", "terminal"),
+		notices:      isObj("session", "notices"),
+		compaction:   isObj("session", "compaction"),
 	}
 }
 
@@ -120,6 +123,12 @@ func newMonitor() *monitor {
 
 func (mo *monitor) flag(seq int, item, format string, args ...any) {
 	mo.out = append(mo.out, Violation{Item: item, Text: fmt.Sprintf(format, args...), Seq: seq})
+}
+
+// advise records a finding that breaks no MUST (a SHOULD the agent does
+// not follow): reported, never a failure.
+func (mo *monitor) advise(seq int, item, format string, args ...any) {
+	mo.out = append(mo.out, Violation{Item: item, Text: fmt.Sprintf(format, args...), Seq: seq, Advice: true})
 }
 
 // sendUnparsed observes a client line that an error with id null may
@@ -239,11 +248,11 @@ func (mo *monitor) response(l *Line) {
 		if m.Error == nil {
 			mo.checkInitResult(l.Seq, res)
 		}
-	case "session/new":
+	case "session/new", "session/fork":
 		if m.Error == nil {
 			sid := getString(res, "sessionId")
 			if sid == "" {
-				mo.flag(l.Seq, "acp-v1#25", "session/new result without a sessionId")
+				mo.flag(l.Seq, "acp-v1#25", "%s result without a sessionId", l.ReplyTo)
 				return
 			}
 			mo.known[sid] = true
@@ -484,6 +493,16 @@ func (mo *monitor) update(l *Line) {
 	}
 	switch {
 	case slices.Contains(stableUpdates, kind):
+	case kind == "notice":
+		if !mo.caps.notices {
+			mo.flag(l.Seq, "extra#3", "a notice sent to a client that did not advertise session.notices")
+			return
+		}
+	case kind == "compaction_update" || kind == "compaction_summary_chunk":
+		if !mo.caps.compaction {
+			mo.flag(l.Seq, "extra#4", "%s sent to a client that did not advertise session.compaction", kind)
+			return
+		}
 	case slices.Contains(subagentUpdates, kind):
 		if !mo.caps.subagents {
 			mo.flag(l.Seq, "subagents#1", "%s sent to a client that did not opt in to subagents", kind)
@@ -519,12 +538,23 @@ func (mo *monitor) update(l *Line) {
 		}
 		mo.toolCalls[sid][id] = true
 		mo.checkToolFields(l.Seq, sid, u)
+		if getString(u, "name") == "" {
+			mo.advise(l.Seq, "extra#2", "tool_call %q has no name (the tool's name is stable since schema 1.22)", id)
+		}
 	case "tool_call_update":
 		id := getString(u, "toolCallId")
 		if !mo.toolCalls[sid][id] {
 			mo.flag(l.Seq, "acp-v1#52", "tool_call_update for %q, never announced with tool_call in session %s", id, sid)
 		}
 		mo.checkToolFields(l.Seq, sid, u)
+	case "notice":
+		if getString(u, "title") == "" || getString(u, "severity") == "" {
+			mo.flag(l.Seq, "extra#3", "notice without a severity or a non-empty title")
+		}
+	case "compaction_update":
+		if getString(u, "compactionId") == "" || getString(u, "status") == "" {
+			mo.flag(l.Seq, "extra#4", "compaction_update without compactionId or status")
+		}
 	case "plan":
 		entries := get(u, "entries")
 		if entries == nil || !strings.HasPrefix(string(entries), "[") {

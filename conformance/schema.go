@@ -298,6 +298,12 @@ func (s *SchemaSet) CheckLine(l *Line) (out []Violation, checked bool) {
 		doc = s.unstable
 	}
 	def := doc.byMethod[method+"/"+kind]
+	if def == "" && doc == s.stable {
+		// A method only the draft schema has (session/fork): checked
+		// against it.
+		doc, subagent = s.unstable, false
+		def = doc.byMethod[method+"/"+kind]
+	}
 	if def == "" {
 		return nil, false
 	}
@@ -352,6 +358,12 @@ func (s *SchemaSet) validate(doc *schemaDoc, def string, payload json.RawMessage
 	}
 	for _, k := range keys {
 		switch {
+		case draftUnknown != nil && !draftUnknown[k.path] && sanctioned[k.def+"."+lastKey(k.path)]:
+			// An unstable feature acp-v1 §25 asks for: it must be what
+			// the draft says.
+			if draft := s.draftFor(doc, def); !draft.validates("#/$defs/"+def, v) {
+				out = append(out, Violation{Item: item, Seq: seq, Text: fmt.Sprintf("%s: %s does not validate against %s", def, k.path, draft.name)})
+			}
 		case draftUnknown != nil && !draftUnknown[k.path]:
 			out = append(out, Violation{Item: "acp-v1#76", Advice: true, Seq: seq, Text: fmt.Sprintf("%s: %s is defined only in %s, a draft feature (%s in %s has no property %q)", def, k.path, s.unstable.name, k.def, doc.name, lastKey(k.path))})
 		default:
@@ -363,6 +375,16 @@ func (s *SchemaSet) validate(doc *schemaDoc, def string, payload json.RawMessage
 		}
 	}
 	return out
+}
+
+// sanctioned are the keys of unstable features that acp-v1 §25 (update of
+// 2026-12-01) asks an agent to implement exactly as schema.unstable.json
+// shapes them; the stable schema admits them as extra keys. They are
+// checked against the draft and reported neither as advice nor as a
+// failure.
+var sanctioned = map[string]bool{
+	"PromptResponse.usage":     true, // rfd:end-turn-token-usage
+	"SessionCapabilities.fork": true, // rfd:session-fork
 }
 
 // draftFor returns the draft schema when doc is the stable one and the

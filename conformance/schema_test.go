@@ -108,3 +108,40 @@ func TestStrictSchemaRefusesUnknownKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestTheSchemaCheckKnowsTheNewerAndTheUnstableShapes: notices, compaction
+// and tool-call names are stable since schema 1.25; usage on a prompt
+// response, sessionCapabilities.fork and session/fork are the unstable
+// features acp-v1 §25 asks for, checked against schema.unstable.json.
+func TestTheSchemaCheckKnowsTheNewerAndTheUnstableShapes(t *testing.T) {
+	s := schemaSet(t)
+	for _, tc := range []struct {
+		name, replyTo, line string
+		ok                  bool
+	}{
+		{"a named tool call", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","name":"read_file"}}}`, true},
+		{"a notice", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":"x"}}}`, true},
+		{"a notice without a title", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":""}}}`, false},
+		{"a completed compaction", "", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"compaction_update","compactionId":"c","status":"completed","summary":[{"type":"text","text":"s"}]}}}`, true},
+		{"a prompt response with usage", "session/prompt", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":2,"outputTokens":1,"cachedReadTokens":1}}}`, true},
+		{"a prompt response with bad usage", "session/prompt", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn","usage":{"totalTokens":"3","inputTokens":2,"outputTokens":1}}}`, false},
+		{"an initialize result advertising fork", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"sessionCapabilities":{"fork":{}}},"authMethods":[]}}`, true},
+		{"a session/fork result", "session/fork", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s2"}}`, true},
+		{"a session/fork result with a stray key", "session/fork", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s2","x":1}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := parseMsg([]byte(tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &Line{Dir: FromAgent, Raw: []byte(tc.line), Msg: m, ReplyTo: tc.replyTo}
+			vs, checked := s.CheckLine(l)
+			if !checked {
+				t.Fatal("the line was not checked")
+			}
+			if (len(vs) == 0) != tc.ok {
+				t.Errorf("violations %v, want ok=%v", vs, tc.ok)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
@@ -114,6 +115,11 @@ type StartRequest struct {
 	// Budget bounds the child and all its descendants; zero fields are
 	// unbounded.
 	Budget Budget
+	// Meter is the delegating turn's meter (tools.Call.Meter): the run's
+	// usage rolls up into it, and its bounds and its ancestors' bind the
+	// child as the child's own Budget does. Nil: nobody above the run
+	// counts it. Providers charge the meter [RunMeter] gives.
+	Meter *budget.Meter
 
 	// Parent is the delegating agent's scope; required.
 	Parent *Scope
@@ -137,9 +143,10 @@ type StartRequest struct {
 
 // Budget bounds a child together with every descendant it starts, from a
 // definition's maxTurns and maxTokens or a binding's max-turns and
-// max-tokens. The fields travel with the StartRequest; enforcing them
-// across the tree (in process and across dshd processes) is issue 12
-// item 8 and not done yet.
+// max-tokens. A provider enforces it through the run's meter
+// ([RunMeter]): an in-process child checks it before each model call; an
+// acp child is told what is left (session/new _meta, which a child dshd
+// enforces) and is stopped by the parent when what it reports spends it.
 type Budget struct {
 	// MaxTurns bounds the model round trips of the child and its
 	// descendants.
@@ -148,6 +155,17 @@ type Budget struct {
 	// descendants.
 	MaxTokens int `json:"maxTokens,omitempty"`
 }
+
+// Limits is b as a meter's bounds.
+func (b Budget) Limits() budget.Limits {
+	return budget.Limits{Tokens: int64(max(b.MaxTokens, 0)), Turns: int64(max(b.MaxTurns, 0))}
+}
+
+// RunMeter is the meter a run of req charges: a child of the delegating
+// turn's (req.Meter) bounded by req.Budget. Everything the child and its
+// descendants spend is charged to it and so to the turn above; the turn's
+// bounds, and its ancestors', bind it too.
+func RunMeter(req StartRequest) *budget.Meter { return req.Meter.Child(req.Budget.Limits()) }
 
 // Progress is the fallback view of a running child, shown in the parent's
 // tool call.
@@ -184,8 +202,13 @@ type Result struct {
 	// Diagnostic explains a non-completed run to people: at most 4 KiB,
 	// never tool inputs, file contents, environment values or credentials.
 	Diagnostic string
-	// Usage is the child's token usage for this run.
+	// Usage is the child's token usage for this run, everything its own
+	// descendants spent included.
 	Usage llm.Usage
+	// OutOfBudget reports that the run stopped because its budget, or one
+	// above it, ran out; StopReason is then StopMaxTokens and Diagnostic
+	// says which budget.
+	OutOfBudget bool
 	// LastMessage is a copy of the child's last assistant message; nil when
 	// it had none.
 	LastMessage *llm.Message

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/dshd/dshd/agent/budget"
 )
 
 // Kind is the ACP tool kind shown as an icon by editors.
@@ -65,6 +67,10 @@ type Call struct {
 	Env *Env
 	// Report publishes progress while the tool runs; never nil.
 	Report Reporter
+	// Meter is the running turn's: a tool that delegates (the subagent
+	// tool) charges its children to it, and its bounds bind them. Nil
+	// outside a turn.
+	Meter *budget.Meter
 }
 
 // Reporter publishes a running tool call's progress to the editor.

@@ -52,6 +52,7 @@ func agentMethods(a acp.Agent) map[string]methodInfo {
 		acp.MethodSessionSetMode:         requestMethod(false, a.SetSessionMode),
 		acp.MethodSessionSetConfigOption: requestMethod(false, a.SetSessionConfigOption),
 		acp.MethodSessionPrompt:          requestMethod(false, a.Prompt),
+		acp.MethodSessionFork:            requestMethod(false, a.ForkSession),
 		acp.MethodSessionCancel:          notificationMethod(a.Cancel),
 	}
 }

@@ -52,6 +52,7 @@ func BenchmarkWriteNotification(b *testing.B) {
 	}{{"chunk", chunkUpdate()}, {"tool_call", toolCallUpdate()}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := NewStream(nil, drainedPipe(b), nil, nil)
+			defer s.Close()
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := s.WriteNotification(acp.MethodSessionUpdate, bc.n); err != nil {
@@ -63,6 +64,7 @@ func BenchmarkWriteNotification(b *testing.B) {
 	}
 	b.Run("parallel_writers", func(b *testing.B) {
 		s := NewStream(nil, drainedPipe(b), nil, nil)
+		defer s.Close()
 		n := chunkUpdate()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

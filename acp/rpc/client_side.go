@@ -86,6 +86,11 @@ func (c *ClientSideConn) ResumeSession(ctx context.Context, req *acp.ResumeSessi
 	return callTyped[acp.ResumeSessionResponse](ctx, c.c, acp.MethodSessionResume, req)
 }
 
+// ForkSession calls the unstable session/fork.
+func (c *ClientSideConn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	return callTyped[acp.ForkSessionResponse](ctx, c.c, acp.MethodSessionFork, req)
+}
+
 // CloseSession calls session/close.
 func (c *ClientSideConn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
 	return callTyped[acp.CloseSessionResponse](ctx, c.c, acp.MethodSessionClose, req)

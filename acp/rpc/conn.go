@@ -4,6 +4,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,16 +19,23 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/dshd/dshd/acp"
-
-	"bytes"
 )
 
 // ConnOptions configures a connection. The zero value is usable.
 type ConnOptions struct {
 	// Logger receives protocol warnings and handler failures; nil discards.
 	Logger *slog.Logger
-	// MaxLineSize caps one incoming line; 0 means DefaultMaxLineSize.
-	MaxLineSize int
+	// Limits bound what the connection may cost; zero fields take their
+	// defaults.
+	Limits Limits
+	// RequireAuth makes the connection start untrusted: until the served
+	// side calls Authenticated, lines are capped at
+	// Limits.PreAuthMaxLineSize and the connection is closed after
+	// Limits.HandshakeTimeout.
+	RequireAuth bool
+	// Peer names the other end in the logs of a hit limit; empty means
+	// the remote address of a net.Conn, else "stdio".
+	Peer string
 }
 
 // ExtHandler is optionally implemented by an [Agent] or [Client] to serve
@@ -90,8 +98,10 @@ func RequestIDFromContext(ctx context.Context) (acp.RequestID, bool) {
 
 type handlerKey struct{}
 
-// handlerFunc serves one method with raw params.
-type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
+// handlerFunc serves one method with raw params. It takes them by
+// reference so that decoding can drop the last reference to a large line
+// (*params = nil) before the handler runs on for a whole turn.
+type handlerFunc func(ctx context.Context, params *json.RawMessage) (any, error)
 
 // methodInfo is one row of a side's method table.
 type methodInfo struct {
@@ -103,7 +113,9 @@ type methodInfo struct {
 // requestMethod builds the row of a request method from a typed handler:
 // decode, validate, call, and send nil results as the empty response.
 func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (*R, error)) methodInfo {
-	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
+	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
+		raw := *params
+		*params = nil
 		p := new(P)
 		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
@@ -121,7 +133,9 @@ func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (
 
 // notificationMethod builds the row of a notification method.
 func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
-	return methodInfo{notification: true, handle: func(ctx context.Context, raw json.RawMessage) (any, error) {
+	return methodInfo{notification: true, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
+		raw := *params
+		*params = nil
 		p := new(P)
 		if err := acp.DecodeParams(raw, p); err != nil {
 			return nil, err
@@ -136,6 +150,7 @@ type item struct {
 	method string
 	params json.RawMessage
 	fl     *inflight // requests only
+	cost   int       // what it counts against Limits.MaxQueuedInput
 }
 
 // inflight is an incoming request from arrival to answer.
@@ -215,6 +230,8 @@ type conn struct {
 	wg           sync.WaitGroup // dispatcher and handler goroutines
 	shutdownOnce sync.Once
 
+	guard guard // handshake deadline, idle timeout, failed authentications
+
 	// At the end of input (drainAtEOF): inputEnded is set under mu, the
 	// dispatcher closes drained once the queue is empty, and handlers
 	// counts the running request handlers.
@@ -233,6 +250,10 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Peer == "" {
+		o.Peer = peerName(rwc)
+	}
+	o.Limits = o.Limits.withDefaults()
 	c := &conn{
 		log:      o.Logger,
 		methods:  methods,
@@ -243,11 +264,12 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	}
 	c.ext, _ = impl.(ExtHandler)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{MaxLineSize: o.MaxLineSize, Logger: o.Logger})
+	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{Limits: o.Limits, Peer: o.Peer, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
 	c.stream.onEOF = c.drainAtEOF
 	c.drained = make(chan struct{})
+	c.guard.init(c, rwc, &o)
 	return c
 }
 
@@ -305,6 +327,7 @@ func (l rpcLogger) Printf(format string, v ...any) {
 
 // onNotify runs on the read loop for every notification, in order.
 func (c *conn) onNotify(method string, params json.RawMessage) {
+	c.guard.touch()
 	if method == acp.MethodCancelRequest {
 		c.cancelRequest(params)
 		return
@@ -337,10 +360,14 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 // onRequest runs on the read loop for every request, in order, and only
 // enqueues: the handler runs on the dispatcher's turn.
 func (c *conn) onRequest(id json.RawMessage, method string, params json.RawMessage) {
+	c.guard.touch()
 	var rid acp.RequestID
 	if rid.UnmarshalJSON(id) != nil { // the stream only passes valid ids
 		return
 	}
+	// The id lives until the answer; a slice of the line would keep a
+	// large line alive for a whole turn.
+	id = bytes.Clone(id)
 	ctx, cancel := context.WithCancel(c.ctx)
 	fl := &inflight{
 		c: c, id: id, rid: rid, key: rid.String(), method: method, cancel: cancel,
@@ -369,8 +396,10 @@ func (c *conn) enqueue(it *item) {
 	if it.fl == nil {
 		c.lastNotif = it.seq
 	}
+	it.cost = len(it.params) + queuedMessageCost
 	c.queue = append(c.queue, it)
 	c.mu.Unlock()
+	c.stream.hold(it.cost)
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -397,6 +426,7 @@ func (c *conn) dispatch() {
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
+		c.stream.hold(-it.cost)
 		if it.fl == nil {
 			c.runNotification(it)
 		} else {
@@ -416,15 +446,17 @@ func (c *conn) runNotification(it *item) {
 	case known && info.notification:
 		h = info.handle
 	case strings.HasPrefix(it.method, "_") && c.ext != nil:
-		h = func(ctx context.Context, raw json.RawMessage) (any, error) {
-			return nil, c.ext.HandleExtNotification(ctx, it.method, raw)
+		h = func(ctx context.Context, raw *json.RawMessage) (any, error) {
+			return nil, c.ext.HandleExtNotification(ctx, it.method, *raw)
 		}
 	default:
 		c.log.Debug("acp: ignored notification", "method", it.method)
 		return
 	}
 	ctx := context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
-	if _, err := c.invoke(ctx, it.method, h, it.params); err != nil {
+	params := it.params
+	it.params = nil
+	if _, err := c.invoke(ctx, it.method, h, &params); err != nil {
 		c.log.Warn("acp: notification failed", "method", it.method, "err", err)
 	}
 }
@@ -438,6 +470,7 @@ func (c *conn) runRequest(it *item) {
 	info, known := c.methods[fl.method]
 	h := info.handle
 	params := it.params
+	it.params = nil // the handler's decoding is the last use of a large line
 	switch {
 	case known && !info.notification:
 		if len(params) == 0 || isNull(params) {
@@ -448,8 +481,8 @@ func (c *conn) runRequest(it *item) {
 			params = json.RawMessage("{}")
 		}
 	case strings.HasPrefix(fl.method, "_") && c.ext != nil:
-		h = func(ctx context.Context, raw json.RawMessage) (any, error) {
-			r, err := c.ext.HandleExtRequest(ctx, fl.method, raw)
+		h = func(ctx context.Context, raw *json.RawMessage) (any, error) {
+			r, err := c.ext.HandleExtRequest(ctx, fl.method, *raw)
 			if err == nil && r == nil {
 				r = struct{}{}
 			}
@@ -466,14 +499,14 @@ func (c *conn) runRequest(it *item) {
 	fl.blocking.Store(true)
 	c.wg.Add(1)
 	c.handlers.Add(1)
-	go func() {
+	go func(params *json.RawMessage) {
 		defer c.wg.Done()
 		defer c.handlers.Done()
 		defer close(fl.returned)
 		res, err := c.invoke(fl.ctx, fl.method, h, params)
 		fl.blocking.Store(false)
 		c.reply(fl, res, err)
-	}()
+	}(&params)
 	select {
 	case <-fl.returned:
 		if fl.method == acp.MethodInitialize && fl.ok {
@@ -496,7 +529,7 @@ func (c *conn) runHook(method string, fn func()) {
 }
 
 // invoke calls a handler, turning a panic into -32603.
-func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params json.RawMessage) (res any, err error) {
+func (c *conn) invoke(ctx context.Context, method string, h handlerFunc, params *json.RawMessage) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("acp: handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -570,6 +603,7 @@ func (c *conn) notificationDone(seq uint64) {
 // onRecv runs on the read loop when a message arrives; for a response to one
 // of our calls it records which notifications came before it.
 func (c *conn) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
+	c.guard.touch()
 	if !c.barrier || resp == nil || req == nil || resp.ID.IsString {
 		return
 	}
@@ -620,6 +654,8 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return err
 	}
 	id := c.nextID.Add(1) // our ids start at 1: never 0, never null
+	c.guard.calls.Add(1)
+	defer c.guard.calls.Add(-1)
 	if c.barrier {
 		c.mu.Lock()
 		c.barriers[id] = noBarrier
@@ -717,11 +753,15 @@ func (c *conn) shutdown() {
 		c.waiters = nil
 		c.mu.Unlock()
 		c.cancel()
+		c.guard.stop()
 		select {
 		case c.wake <- struct{}{}:
 		default:
 		}
 		_ = c.rpc.Close()
+		// jsonrpc2 announces the disconnect before it closes the stream:
+		// wait for that close, which writes what is still queued.
+		_ = c.stream.Close()
 		c.wg.Wait()
 		close(c.done)
 	})

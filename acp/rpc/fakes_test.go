@@ -49,6 +49,10 @@ func (a *fakeAgent) LoadSession(context.Context, *acp.LoadSessionRequest) (*acp.
 	return nil, nil
 }
 
+func (a *fakeAgent) ForkSession(context.Context, *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
 func (a *fakeAgent) ResumeSession(context.Context, *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	return nil, nil
 }

@@ -20,7 +20,7 @@ func FuzzStreamRead(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		s := NewStream(bytes.NewReader(data), &out, nil, &StreamOptions{MaxLineSize: 4096})
+		s := NewStream(bytes.NewReader(data), &out, nil, &StreamOptions{Limits: Limits{MaxLineSize: 4096}})
 		s.onNotify = func(method string, params json.RawMessage) {
 			if params != nil && !json.Valid(params) {
 				t.Fatalf("notification %q with invalid params %q", method, params)
@@ -51,6 +51,7 @@ func FuzzStreamRead(f *testing.F) {
 				t.Fatalf("handed on a response jsonrpc2 cannot read: %q: %v", raw, err)
 			}
 		}
+		s.Close() // writes what is queued
 		for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
 			if len(line) > 0 && !json.Valid(line) {
 				t.Fatalf("wrote an invalid line %q", line)

@@ -7,30 +7,31 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/dshd/dshd/acp"
-
 	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
-// DefaultMaxLineSize is the default cap on one incoming line.
-const DefaultMaxLineSize = 64 << 20
-
 // StreamOptions configures a [Stream]. The zero value is usable.
 type StreamOptions struct {
-	// MaxLineSize caps one incoming line in bytes; 0 means
-	// DefaultMaxLineSize. A longer line is skipped without being buffered
-	// whole and answered with -32600.
-	MaxLineSize int
+	// Limits bound the stream's queues and lines; zero fields take their
+	// defaults. The Stream applies MaxLineSize, MaxQueuedInput,
+	// MaxQueuedOutput and WriteTimeout.
+	Limits Limits
+	// Peer names the other end in the logs of a hit limit ("tcp
+	// 127.0.0.1:5123", "stdio").
+	Peer string
 	// Logger receives dropped and malformed input; nil discards.
 	Logger *slog.Logger
 }
@@ -47,28 +48,42 @@ type StreamOptions struct {
 // UTF-8 and over-long lines) and reading goes on. Responses with a null or
 // foreign id are logged and dropped.
 //
-// Writes are serialized, one line per message, and flushed when no other
-// writer is queued, so a burst costs few syscalls and the last line of a
-// burst is never held back. A write error closes the stream.
+// Output goes through a bounded queue and one writer goroutine, so a burst
+// leaves in few writes and a peer that does not read costs at most
+// MaxQueuedOutput. While the output queue is full, or MaxQueuedInput bytes
+// of read messages wait for the dispatcher, the stream reads nothing more
+// (backpressure); a peer that takes none of our output for WriteTimeout is
+// disconnected. A write error closes the stream.
 type Stream struct {
-	r       *bufio.Reader
-	maxLine int
-	log     *slog.Logger
-	closer  io.Closer
+	r      *bufio.Reader
+	log    *slog.Logger
+	peer   string
+	closer io.Closer
+	out    *outbox
 
-	waiting atomic.Int32 // writers queued on wmu; the last one flushes
-	wmu     sync.Mutex
-	bw      *bufio.Writer
-	werr    error // sticky write error, under wmu
+	maxLine atomic.Int64
+	// preAuth is set while the peer has yet to authenticate: an over-long
+	// line then ends the connection instead of being skipped.
+	preAuth atomic.Bool
+	maxIn   int64
+	inHeld  atomic.Int64  // bytes of read messages the connection holds
+	wake    chan struct{} // a paused reader looks again
+	closed  chan struct{}
+	hits    atomic.Uint32 // limits already logged, one bit each
 
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	closeOnce  sync.Once
+	closerOnce sync.Once
+	closeErr   error
+	// aborted is set once we closed the connection under the reader (a
+	// stall, a failed write, a limit): its read error is then ours, not
+	// the peer's, and what it read last is not a message.
+	aborted atomic.Bool
 
 	// onNotify and onRequest receive every valid notification and request,
 	// on the reading goroutine and in arrival order; id is the request's
 	// original id, exactly as received, and writeResponse answers it. By
-	// default a request is answered -32601 and a notification ignored.
+	// default a request is answered -32601 and a notification ignored. A
+	// hook that keeps a message counts it with hold until it is handled.
 	onNotify  func(method string, params json.RawMessage)
 	onRequest func(id json.RawMessage, method string, params json.RawMessage)
 	// onEOF, when set, runs when the input ends, before ReadObject reports
@@ -80,50 +95,138 @@ type Stream struct {
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
 
 // NewStream returns a Stream reading r and writing w; Close closes closer
-// (which may be nil) and should unblock a pending read.
+// (which may be nil) and should unblock a pending read. Closing the stream
+// first writes what is queued, for as long as the peer takes it.
 func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) *Stream {
 	var o StreamOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxLineSize <= 0 {
-		o.MaxLineSize = DefaultMaxLineSize
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	lim := o.Limits.withDefaults()
 	s := &Stream{
 		r:        bufio.NewReaderSize(r, 16<<10),
-		bw:       bufio.NewWriterSize(w, 16<<10),
-		maxLine:  o.MaxLineSize,
 		log:      o.Logger,
+		peer:     o.Peer,
 		closer:   closer,
+		maxIn:    int64(lim.MaxQueuedInput),
+		wake:     make(chan struct{}, 1),
+		closed:   make(chan struct{}),
 		onNotify: func(string, json.RawMessage) {},
 	}
+	s.maxLine.Store(int64(lim.MaxLineSize))
 	s.onRequest = func(id json.RawMessage, method string, _ json.RawMessage) {
 		s.replyError(id, acp.ErrMethodNotFound.WithData(map[string]any{"method": method}))
 	}
+	stall := lim.WriteTimeout
+	if stall < 0 {
+		stall = 0
+	}
+	s.out = newOutbox(w, lim.MaxQueuedOutput, stall,
+		func(err error) { s.broken(err, stall) }, s.resume)
 	return s
 }
 
-// Close closes the stream; it is idempotent and returns the first result.
+// Limits hit, logged once per stream.
+const (
+	hitOutputFull uint32 = 1 << iota
+	hitInputFull
+	hitLongLine
+	hitPreAuthLine
+	hitStalled
+)
+
+// limitHit logs msg the first time the limit bit is hit.
+func (s *Stream) limitHit(bit uint32, msg string, args ...any) {
+	if s.hits.Or(bit)&bit == 0 {
+		s.log.Warn(msg, append([]any{"peer", s.peer}, args...)...)
+	}
+}
+
+// hold counts n bytes of read messages the connection keeps (n < 0 gives
+// them back); reading pauses while they exceed MaxQueuedInput.
+func (s *Stream) hold(n int) {
+	if s.inHeld.Add(int64(n)) < s.maxIn && n < 0 {
+		s.resume()
+	}
+}
+
+// resume wakes a reader paused by backpressure.
+func (s *Stream) resume() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// awaitRoom blocks while the output queue is full or too much input waits,
+// so a peer that floods us without reading stalls on its own sends.
+func (s *Stream) awaitRoom() error {
+	for {
+		outFull := s.out.congested()
+		inFull := s.inHeld.Load() >= s.maxIn
+		switch {
+		case outFull:
+			s.limitHit(hitOutputFull, "acp: the peer is not reading its answers; pausing its input")
+		case inFull:
+			s.limitHit(hitInputFull, "acp: the peer sends faster than its requests are handled; pausing its input")
+		default:
+			return nil
+		}
+		select {
+		case <-s.wake:
+		case <-s.closed:
+			return acp.ErrConnClosed
+		case <-s.out.failed: // the peer is gone or stalled
+			return io.ErrUnexpectedEOF
+		}
+	}
+}
+
+// trust lifts the pre-authentication line limit to maxLine.
+func (s *Stream) trust(maxLine int) {
+	s.maxLine.Store(int64(maxLine))
+	s.preAuth.Store(false)
+}
+
+// distrust applies the pre-authentication line limit until trust.
+func (s *Stream) distrust(maxLine int) {
+	s.preAuth.Store(true)
+	s.maxLine.Store(int64(maxLine))
+}
+
+// Close writes what is queued, as far as the peer takes it within
+// WriteTimeout, then closes the closer; it is idempotent and returns the
+// first result.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		// Flush what an earlier writer left for a queued one, unless a
-		// writer is stuck: then closing the peer is what unblocks it.
-		if s.wmu.TryLock() {
-			if s.werr == nil {
-				_ = s.bw.Flush()
-				s.werr = acp.ErrConnClosed
-			}
-			s.wmu.Unlock()
-		}
-		if s.closer != nil {
-			s.closeErr = s.closer.Close()
-		}
+		close(s.closed)
+		s.out.close(acp.ErrConnClosed)
+		s.closeErr = s.closeCloser()
 	})
 	return s.closeErr
+}
+
+func (s *Stream) closeCloser() error {
+	var err error
+	s.aborted.Store(true)
+	s.closerOnce.Do(func() {
+		if s.closer != nil {
+			err = s.closer.Close()
+		}
+	})
+	return err
+}
+
+// broken handles a failed or stalled write: the peer is gone or does not
+// read, so the connection ends at once, dropping what is queued.
+func (s *Stream) broken(err error, stall time.Duration) {
+	if errors.Is(err, errStalled) {
+		s.limitHit(hitStalled, "acp: closing the connection: the peer has not read for the write timeout", "timeout", stall)
+	}
+	_ = s.closeCloser()
 }
 
 // WriteObject implements jsonrpc2.ObjectStream; jsonrpc2 writes our
@@ -133,8 +236,10 @@ func (s *Stream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLine(append(b, '\n'))
+	return s.out.put(true, b, newline)
 }
+
+var newline = []byte{'\n'}
 
 // pooledEncoder is a reusable line buffer with an encoder that does not
 // escape HTML, as acp.MarshalSessionNotification does not.
@@ -173,39 +278,34 @@ func (s *Stream) WriteNotification(method string, params any) error {
 			b = b[:len(b)-1] // Encode's newline
 		}
 	}
-	return s.writeNotificationTail(e, b)
+	b = append(b, '}', '\n')
+	err := s.out.put(false, b)
+	e.buf.Reset()
+	if cap(b) > e.buf.Cap() {
+		e.buf = *bytes.NewBuffer(b[:0])
+	}
+	return err
 }
 
 // WriteNotificationRaw writes the notification {method, params} where
 // params is already-encoded, compact JSON (from MarshalSessionNotification);
-// it is written as is.
+// it is written as is, without a copy when large, so the caller must not
+// change params afterwards.
 func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
-	e := notifPool.Get().(*pooledEncoder)
-	defer putNotifEncoder(e)
-	b := appendNotificationHead(e.buf.AvailableBuffer()[:0], method)
+	var head [64]byte
+	b := appendNotificationHead(head[:0], method)
 	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	return s.writeNotificationTail(e, b)
+	return s.out.put(true, b, params, notificationTail)
 }
+
+// notificationTail ends a notification or response line.
+var notificationTail = []byte("}\n")
 
 // appendNotificationHead appends the start of a notification line, up to and
 // including its method.
 func appendNotificationHead(b []byte, method string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	return jsontext.AppendString(b, method)
-}
-
-// writeNotificationTail closes and writes the notification line b, built in
-// e's buffer, and keeps b's array in e when it outgrew the buffer, for the
-// next call.
-func (s *Stream) writeNotificationTail(e *pooledEncoder, b []byte) error {
-	b = append(b, '}', '\n')
-	err := s.writeLine(b)
-	e.buf.Reset()
-	if cap(b) > e.buf.Cap() {
-		e.buf = *bytes.NewBuffer(b[:0])
-	}
-	return err
 }
 
 // putNotifEncoder returns e to notifPool unless its buffer grew too large to
@@ -216,39 +316,32 @@ func putNotifEncoder(e *pooledEncoder) {
 	}
 }
 
-// writeLine writes one complete line (ending in '\n') under the write lock.
-func (s *Stream) writeLine(line []byte) error {
-	s.waiting.Add(1)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	queued := s.waiting.Add(-1)
-	if s.werr != nil {
-		return s.werr
-	}
-	if s.closed.Load() {
-		return acp.ErrConnClosed
-	}
-	_, err := s.bw.Write(line)
-	if err == nil && queued == 0 {
-		err = s.bw.Flush()
-	}
-	if err != nil {
-		s.werr = fmt.Errorf("%w: %w", acp.ErrConnClosed, err)
-		s.Close() // its TryLock fails while we hold wmu, so it only closes
-		return s.werr
-	}
-	return nil
-}
+// errLineOverPreAuthLimit ends the input of a peer that sent an over-long
+// line before authenticating.
+var errLineOverPreAuthLimit = errors.New("acp: line over the pre-authentication limit")
 
 // ReadObject implements jsonrpc2.ObjectStream. It returns only at the end of
 // input (or on a read error) or with one clean message decoded into v.
 func (s *Stream) ReadObject(v any) error {
 	for {
-		line, tooLong, rerr := s.readLine()
+		if err := s.awaitRoom(); err != nil {
+			return err
+		}
+		limit := s.maxLine.Load()
+		line, tooLong, rerr := s.readLine(int(limit), s.preAuth.Load())
+		if rerr != nil && s.aborted.Load() {
+			return io.ErrUnexpectedEOF // jsonrpc2 ends quietly
+		}
 		if tooLong {
-			s.log.Warn("acp: input line too long", "limit", s.maxLine)
-			s.replyError(nil, acp.ErrInvalidRequest.WithData(map[string]any{
-				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", s.maxLine)}))
+			reply := acp.ErrInvalidRequest.WithData(map[string]any{
+				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", limit)})
+			if s.preAuth.Load() {
+				s.limitHit(hitPreAuthLine, "acp: closing the connection: a line over the limit before authentication", "limit", limit)
+				s.replyError(nil, reply)
+				return errLineOverPreAuthLimit
+			}
+			s.limitHit(hitLongLine, "acp: input line too long; skipped", "limit", limit)
+			s.replyError(nil, reply)
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			if resp := s.process(line); resp != nil {
 				// resp is a response we built; the envelope check makes
@@ -265,27 +358,70 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
-// readLine returns the next line without its terminator. A line over the
-// limit is consumed without keeping it and reported as tooLong.
-func (s *Stream) readLine() (line []byte, tooLong bool, err error) {
+// readLine returns the next line without its terminator, in a buffer of
+// its own of exactly its size. Fragments are gathered in chunks and copied
+// once, so a large line costs about twice its size while it is read, not
+// the repeated growth of one buffer. A line over limit is consumed without
+// keeping it and reported as tooLong; with early, it is reported as soon
+// as it is over, without waiting for its end.
+func (s *Stream) readLine(limit int, early bool) (line []byte, tooLong bool, err error) {
+	var chunks [][]byte
+	n := 0
 	for {
 		frag, e := s.r.ReadSlice('\n')
 		if !tooLong {
-			n := len(line) + len(frag)
+			k := n + len(frag)
 			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
-				n--
+				k--
 			}
-			if n > s.maxLine+1 { // +1: a '\r' before the '\n'
-				tooLong, line = true, nil
+			if k > limit+1 { // +1: a '\r' before the '\n'
+				tooLong, chunks = true, nil
+				if early {
+					return nil, true, nil
+				}
 			} else {
-				line = append(line, frag...)
+				chunks = appendFragment(chunks, frag, n)
+				n += len(frag)
 			}
 		}
 		if e == bufio.ErrBufferFull {
 			continue
 		}
-		return line, tooLong, e
+		if tooLong {
+			return nil, true, e
+		}
+		return joinChunks(chunks, n), false, e
 	}
+}
+
+// appendFragment copies frag (which the bufio.Reader reuses) into the last
+// chunk, or into a new one sized to the line so far (at most 4 MiB).
+func appendFragment(chunks [][]byte, frag []byte, sofar int) [][]byte {
+	for len(frag) > 0 {
+		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
+			size := min(max(sofar, len(frag)), 4<<20)
+			chunks = append(chunks, make([]byte, 0, size))
+		}
+		last := &chunks[len(chunks)-1]
+		m := copy((*last)[len(*last):cap(*last)], frag)
+		*last = (*last)[:len(*last)+m]
+		frag = frag[m:]
+		sofar += m
+	}
+	return chunks
+}
+
+// joinChunks returns the n bytes of chunks as one slice: the only chunk
+// when it is exactly full, else a fresh copy.
+func joinChunks(chunks [][]byte, n int) []byte {
+	if len(chunks) == 1 && len(chunks[0]) == cap(chunks[0]) {
+		return chunks[0]
+	}
+	line := make([]byte, 0, n)
+	for _, c := range chunks {
+		line = append(line, c...)
+	}
+	return line
 }
 
 // envelope holds the raw members of a message.
@@ -437,17 +573,15 @@ func (s *Stream) writeResponse(id json.RawMessage, result any, e *jsonrpc2.Error
 	if err != nil {
 		return err
 	}
-	b := make([]byte, 0, len(body)+len(id)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	var head [64]byte
+	b := append(head[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	if e == nil {
 		b = append(b, `,"result":`...)
 	} else {
 		b = append(b, `,"error":`...)
 	}
-	b = append(b, body...)
-	b = append(b, '}', '\n')
-	return s.writeLine(b)
+	return s.out.put(true, b, body, notificationTail)
 }
 
 // replyError answers a bad line; id nil means null.
@@ -465,7 +599,7 @@ func (s *Stream) replyError(id []byte, e *acp.Error) {
 	b = append(b, `,"error":`...)
 	b = append(b, body...)
 	b = append(b, '}', '\n')
-	if err := s.writeLine(b); err != nil {
+	if err := s.out.put(false, b); err != nil {
 		s.log.Debug("acp: cannot answer bad input", "err", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
@@ -21,10 +22,14 @@ import (
 	"github.com/dshd/dshd/tools/subagent"
 )
 
-// _meta keys a parent dshd sets on session/new for a subagent child.
+// _meta keys a parent dshd sets on session/new for a subagent child: its
+// depth and the depth limit of its subtree, and what is left of the
+// budgets above it (subagents/acp/child.go).
 const (
-	metaDepth    = "dshd.dev/depth"
-	metaMaxDepth = "dshd.dev/maxDepth"
+	metaDepth     = "dshd.dev/depth"
+	metaMaxDepth  = "dshd.dev/maxDepth"
+	metaMaxTokens = "dshd.dev/maxTokens"
+	metaMaxTurns  = "dshd.dev/maxTurns"
 )
 
 // checkDirs validates cwd and additional directories: absolute, non-empty.
@@ -99,6 +104,31 @@ func depthFromMeta(meta acp.Meta) (depth int, given *int) {
 	return depth, given
 }
 
+// budgetFromMeta reads the budget a parent dshd gave a child session: the
+// tokens and model round trips the session and everything it delegates
+// may spend, over its whole life. Nil when the parent set none. A value
+// that is not a positive number is a spent budget (1 token, 1 round trip
+// gives one call at most), never an unbounded one: a child may only lower
+// what it was given.
+func budgetFromMeta(meta acp.Meta) *budget.Limits {
+	var l budget.Limits
+	read := func(key string) int64 {
+		v, ok := meta[key]
+		if !ok {
+			return 0
+		}
+		if n, ok := v.(float64); ok && n >= 1 {
+			return int64(min(n, 1<<62))
+		}
+		return 1
+	}
+	l.Tokens, l.Turns = read(metaMaxTokens), read(metaMaxTurns)
+	if l.IsZero() {
+		return nil
+	}
+	return &l
+}
+
 // depthLimit is the limit in force for a session: the daemon's own,
 // lowered (never raised) by the one its parent gave.
 func (c *Conn) depthLimit(given *int) int {
@@ -140,9 +170,10 @@ func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
 }
 
 // open builds the live session over stored (its journal, new or
-// reopened) and registers it on the connection. On failure the journal is
-// closed.
-func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int) (*session.Session, error) {
+// reopened) and registers it on the connection. Its conversation is
+// stored's messages, or hist when set (a fork's, shared with the session
+// it was forked from). On failure the journal is closed.
+func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int, hist *agent.History) (*session.Session, error) {
 	o := &c.srv.opts
 	mode, err := permission.ParseMode(stored.State.Mode)
 	if err != nil {
@@ -177,6 +208,12 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	if ws.defs != nil {
 		toolLayer = ws.defs.Tools()
 	}
+	var meter *budget.Meter
+	if b := stored.Meta.Budget; b != nil {
+		// A parent bounded this session: every turn, and all it delegates,
+		// charges one meter bounded by what the parent gave.
+		meter = budget.New(*b)
+	}
 	cfg := session.Config{
 		ID:                    string(id),
 		Cwd:                   cwd,
@@ -186,6 +223,9 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		MaxTokens:             o.MaxTokens,
 		ContextWindow:         c.contextWindow(model),
 		MaxTurnRequests:       o.MaxTurnRequests,
+		Meter:                 meter,
+		TurnLimits:            budget.Limits{Tokens: int64(max(o.MaxTokensPerTurn, 0))},
+		Thinking:              session.ThinkingOf(stored.State.Thinking),
 		Tools:                 toolLayer,
 		FS:                    func(local tools.FileSystem) tools.FileSystem { return c.fileSystem(caps, id, local) },
 		Runner:                c.runner(caps, id),
@@ -194,7 +234,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Now:                   o.Now,
 		Delegation:            delegation,
 		Tasks:                 taskOpts,
-		History:               agent.NewHistory(stored.Messages...),
+		History:               history(stored, hist),
 		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,
 		Registry:              o.Agents,
@@ -237,6 +277,13 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	c.workspaces[id] = ws
 	c.mu.Unlock()
 	return s, nil
+}
+
+func history(stored *session.Stored, hist *agent.History) agent.History {
+	if hist != nil {
+		return *hist
+	}
+	return agent.NewHistory(stored.Messages...)
 }
 
 // contextWindow is the configured window, else the model's, else 128000.

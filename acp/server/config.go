@@ -1,6 +1,7 @@
 // This file implements session modes and config options: the permission
 // mode (ask, accept-edits, yolo) offered both as modes and as a mode
-// config option, and the model selector.
+// config option, the model selector, and the model's thinking where the
+// backend can switch it.
 
 package server
 
@@ -10,14 +11,22 @@ import (
 	"slices"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools/permission"
 )
 
 // Config option ids.
 const (
-	optionMode  = "mode"
-	optionModel = "model"
+	optionMode     = "mode"
+	optionModel    = "model"
+	optionThinking = "thinking"
+)
+
+// Values of the thinking option in its select form.
+const (
+	thinkingOn  = "on"
+	thinkingOff = "off"
 )
 
 func (c *Conn) modeState(s *session.Session) *acp.SessionModeState {
@@ -29,7 +38,7 @@ func (c *Conn) modeState(s *session.Session) *acp.SessionModeState {
 }
 
 // configOptions is the complete option list, model first (the most
-// important), then the mode.
+// important), then the thinking switch where there is one, then the mode.
 func (c *Conn) configOptions(s *session.Session) []acp.SessionConfigOption {
 	o := &c.srv.opts
 	current := s.Agent().ModelID()
@@ -54,7 +63,62 @@ func (c *Conn) configOptions(s *session.Session) []acp.SessionConfigOption {
 	for _, m := range permission.Modes() {
 		mode.Options.Options = append(mode.Options.Options, acp.SelectOption{Value: string(m.ID), Name: m.Name, Description: m.Description})
 	}
+	if th := c.thinkingOption(s); th != nil {
+		return []acp.SessionConfigOption{model, th, mode}
+	}
 	return []acp.SessionConfigOption{model, mode}
+}
+
+// thinkingOption is the model's thinking as a config option (category
+// thought_level), or nil when the backend cannot switch it per request. A
+// client that advertised session.configOptions.boolean gets a boolean
+// option; any other a select of on and off (acp-v1 §16, checklist 63).
+func (c *Conn) thinkingOption(s *session.Session) acp.SessionConfigOption {
+	sw, ok := c.srv.opts.Model.(llm.ThinkingSwitch)
+	if !ok {
+		return nil
+	}
+	on, ok := sw.ThinkingSwitch()
+	if !ok {
+		return nil
+	}
+	if t := s.Thinking(); t != nil {
+		on = *t
+	}
+	const name, desc = "Thinking", "Whether the model thinks before it answers: slower, and usually better on hard tasks."
+	if caps := c.clientCaps().Session.ConfigOptions; caps != nil && caps.Boolean != nil {
+		return &acp.BooleanConfigOption{ID: optionThinking, Name: name, Description: desc, Category: acp.ConfigCategoryThoughtLevel, CurrentValue: on}
+	}
+	cur := thinkingOff
+	if on {
+		cur = thinkingOn
+	}
+	return &acp.SelectConfigOption{ID: optionThinking, Name: name, Description: desc, Category: acp.ConfigCategoryThoughtLevel, CurrentValue: cur,
+		Options: acp.SelectOptions{Options: []acp.SelectOption{{Value: thinkingOn, Name: "On"}, {Value: thinkingOff, Name: "Off"}}}}
+}
+
+// setThinking applies a set_config_option of the thinking option: a
+// boolean, or the select's on or off.
+func (c *Conn) setThinking(s *session.Session, v acp.ConfigValue) error {
+	if c.thinkingOption(s) == nil {
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": "configId", "reason": "this model's thinking cannot be switched"})
+	}
+	var on bool
+	switch v := v.(type) {
+	case acp.BoolValue:
+		on = bool(v)
+	case acp.SelectValue:
+		switch v {
+		case thinkingOn:
+			on = true
+		case thinkingOff:
+		default:
+			return acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": fmt.Sprintf("thinking is %q or %q, not %q", thinkingOn, thinkingOff, v)})
+		}
+	}
+	s.SetThinking(on)
+	c.send(s, acp.SessionID(s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(s)})
+	return nil
 }
 
 // SetSessionMode changes the permission mode; allowed mid-turn.
@@ -89,6 +153,12 @@ func (c *Conn) SetSessionConfigOption(ctx context.Context, req *acp.SetSessionCo
 	s, err := c.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if req.ConfigID == optionThinking {
+		if err := c.setThinking(s, req.Value); err != nil {
+			return nil, err
+		}
+		return &acp.SetSessionConfigOptionResponse{ConfigOptions: c.configOptions(s)}, nil
 	}
 	value, ok := req.Value.(acp.SelectValue)
 	if !ok {

@@ -63,7 +63,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		authed:     s.opts.Token == "",
 		idBase:     randomBase(),
 	}
-	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log})
+	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: s.opts.Token != ""})
 	return c
 }
 

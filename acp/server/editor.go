@@ -6,7 +6,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -75,7 +74,8 @@ func missing(path string, err error) bool {
 	if !errors.As(err, &ae) || ctxError(err) {
 		return false
 	}
-	for _, s := range errorTexts(ae) {
+	// The reason is acp's one rule for a peer's error text.
+	for _, s := range []string{ae.Message, ae.Reason()} {
 		s = strings.ToLower(s)
 		for _, w := range notFoundWords {
 			if strings.Contains(s, w) {
@@ -94,30 +94,6 @@ func ctxError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// errorTexts returns the human text of a peer's error: its message and
-// whatever its data carries — a string, or the reason, details, error or
-// message field, as different SDKs put it.
-func errorTexts(ae *acp.Error) []string {
-	out := []string{ae.Message}
-	var data any = ae.Data
-	if raw, ok := ae.Data.(json.RawMessage); ok {
-		if json.Unmarshal(raw, &data) != nil {
-			data = nil
-		}
-	}
-	switch d := data.(type) {
-	case string:
-		out = append(out, d)
-	case map[string]any:
-		for _, k := range []string{"reason", "details", "error", "message"} {
-			if s, ok := d[k].(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) error {
 	if !f.write {
 		return f.local.WriteTextFile(ctx, path, content)
@@ -133,14 +109,7 @@ func (f *editorFS) WriteTextFile(ctx context.Context, path, content string) erro
 func editorError(what string, err error) error {
 	var ae *acp.Error
 	if errors.As(err, &ae) {
-		texts := errorTexts(ae)
-		msg := texts[0]
-		for _, t := range texts[1:] {
-			if t != "" && !strings.Contains(msg, t) {
-				msg += ": " + t
-			}
-		}
-		return fmt.Errorf("the editor failed %s: %s (code %d)", what, msg, ae.Code)
+		return fmt.Errorf("the editor failed %s: %s (code %d)", what, ae.Reason(), ae.Code)
 	}
 	return fmt.Errorf("the editor failed %s: %w", what, err)
 }
@@ -332,6 +301,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 			c.send(a.s, sessionID, &acp.ToolCall{
 				ToolCallID: acp.ToolCallID(toolCallID),
 				Title:      title,
+				Name:       req.ToolName,
 				Kind:       acp.ToolKind(req.Kind),
 				Status:     acp.ToolCallStatusPending,
 				Content:    tr.content(req.Content),
@@ -342,7 +312,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 				if ans != permission.AllowOnce && ans != permission.AllowAlways {
 					st = acp.ToolCallStatusFailed
 				}
-				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Status: st})
+				c.send(a.s, sessionID, &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(toolCallID), Name: req.ToolName, Status: st})
 			}
 		}
 	}
@@ -352,6 +322,7 @@ func (a *asker) Ask(ctx context.Context, req tools.PermissionRequest) (permissio
 		ToolCall: acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(toolCallID),
 			Title:      title,
+			Name:       req.ToolName,
 			Kind:       acp.ToolKind(req.Kind),
 			Content:    tr.content(req.Content),
 			Locations:  locations(req.Locations),

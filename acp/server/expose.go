@@ -163,15 +163,7 @@ func stateUpdate(s subagents.State) acp.StateUpdate {
 		idle.Error = &acp.Error{Code: acp.ErrInternal.Code, Message: msg}
 	}
 	if s.Usage != nil {
-		idle.Usage = &acp.Usage{TotalTokens: uint64(s.Usage.TotalTokens), InputTokens: uint64(s.Usage.InputTokens), OutputTokens: uint64(s.Usage.OutputTokens)}
-		if s.Usage.ReasoningTokens > 0 {
-			n := uint64(s.Usage.ReasoningTokens)
-			idle.Usage.ThoughtTokens = &n
-		}
-		if s.Usage.CachedInputTokens > 0 {
-			n := uint64(s.Usage.CachedInputTokens)
-			idle.Usage.CachedReadTokens = &n
-		}
+		idle.Usage = usageOf(*s.Usage)
 	}
 	return idle
 }

@@ -54,6 +54,8 @@ type hopts struct {
 	mode   permission.Mode
 	// bindings are bound on top of the default ones.
 	bindings []subagent.Binding
+	// opts, when set, changes the server's options before it starts.
+	opts func(*server.Options)
 }
 
 // harness is a server with one connected fake editor.
@@ -107,7 +109,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		}
 		t.Cleanup(dispose)
 	}
-	srv, err := server.New(server.Options{
+	so := server.Options{
 		Name:         "dshd",
 		Version:      "test",
 		Store:        store,
@@ -118,7 +120,11 @@ func newHarness(t testing.TB, o hopts) *harness {
 		Subagents:    svc,
 		Agents:       &agent.Registry{},
 		Mode:         o.mode,
-	})
+	}
+	if o.opts != nil {
+		o.opts(&so)
+	}
+	srv, err := server.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/dshd/dshd/acp"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Auth method ids dshd advertises.
@@ -41,6 +43,9 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 				Close:                 &acp.EmptyCapability{},
 				Delete:                &acp.EmptyCapability{},
 				AdditionalDirectories: &acp.EmptyCapability{},
+				// Unstable (rfd:session-fork): only schema.unstable.json
+				// names it; a stable client ignores it.
+				Fork: &acp.EmptyCapability{},
 			},
 		},
 		AgentInfo:   &acp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},
@@ -51,7 +56,7 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 		resp.AuthMethods = append(resp.AuthMethods, &acp.AuthMethodAgent{
 			ID:          authToken,
 			Name:        "Daemon token",
-			Description: fmt.Sprintf("This daemon requires its token (dshd --token or DSHD_TOKEN). Pass it in authenticate's _meta as %q.", metaToken),
+			Description: fmt.Sprintf("This daemon requires its token (DSHD_TOKEN or --token-file). Pass it in authenticate's _meta as %q.", metaToken),
 		})
 	}
 	if c.keyMissing() {
@@ -83,11 +88,13 @@ func (c *Conn) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (
 		}
 		tok, _ := req.Meta[metaToken].(string)
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(o.Token)) != 1 {
+			rpc.AuthFailed(ctx)
 			return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": "wrong or missing token"})
 		}
 		c.mu.Lock()
 		c.authed = true
 		c.mu.Unlock()
+		rpc.Authenticated(ctx)
 		return &acp.AuthenticateResponse{}, nil
 	case authAPIKey:
 		if o.KeyEnv == "" {

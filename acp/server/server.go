@@ -44,6 +44,8 @@ import (
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/tasks"
+
+	"github.com/dshd/dshd/acp/rpc"
 )
 
 // Options configure a Server. Zero fields take the defaults documented on
@@ -94,6 +96,10 @@ type Options struct {
 	// MaxTurnRequests, MaxTokens and ContextWindow configure each
 	// session's agent (0: the agent's defaults).
 	MaxTurnRequests, MaxTokens, ContextWindow int
+	// MaxTokensPerTurn bounds the tokens of each prompt turn together with
+	// everything its subagents spend, in this process or another (0:
+	// unbounded).
+	MaxTokensPerTurn int
 	// MaxDepth is the delegation tree's depth limit (default
 	// subagents.DefaultMaxDepth; 0 forbids delegation). Set NoDelegation
 	// for an explicit 0.
@@ -108,6 +114,9 @@ type Options struct {
 	// Token, when set, is required through authenticate before any session
 	// method (socket daemons on tcp).
 	Token string
+	// Limits bound what each connection may cost (rpc.Limits; zero fields
+	// take its defaults).
+	Limits rpc.Limits
 
 	// Runner is the local fallback used when the client offers no
 	// terminal methods (default: localrun.New). Without fs methods
@@ -120,6 +129,12 @@ type Options struct {
 	// MCPHTTP and MCPSSE say which MCP transports ConnectMCP supports; they
 	// are advertised as mcpCapabilities.
 	MCPHTTP, MCPSSE bool
+
+	// SetupWarnings, when set, returns the daemon's own conditions every
+	// session shows after its setup (new, load, resume, fork), through
+	// [Conn.Warn]: commands that cannot be sandboxed, for one. It must
+	// return at once.
+	SetupWarnings func() []Warning
 
 	// Logger receives the daemon's logs; nil discards.
 	Logger *slog.Logger

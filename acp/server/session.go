@@ -38,12 +38,13 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 depth,
 		MaxDepth:              given,
+		Budget:                budgetFromMeta(req.Meta),
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}
-	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given))
+	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given), nil)
 	if err != nil {
 		_ = c.srv.opts.Store.Delete(id)
 		return nil, err
@@ -57,16 +58,22 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	return resp, nil
 }
 
-// afterSetup sends what follows a session's setup response: MCP warnings
-// and the usage state, written right after the response (the client
-// learns the session id from it), and later the model selector again
-// when the model list arrives after the response's options (sent).
+// afterSetup sends what follows a session's setup response: the daemon's
+// setup warnings, MCP warnings and the usage state, written right after
+// the response (the client learns the session id from it), and later the
+// model selector again when the model list arrives after the response's
+// options (sent).
 func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
 	ws := c.workspace(id)
 	send := func() {
+		if f := c.srv.opts.SetupWarnings; f != nil {
+			for _, w := range f() {
+				c.Warn(id, w)
+			}
+		}
 		for _, w := range s.Warnings() {
-			c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + w + "\n")})
+			c.Warn(id, Warning{Title: w})
 		}
 		if ws != nil {
 			c.reportMistakes(s, ws.pending)
@@ -154,7 +161,7 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 		stored.Close()
 		return nil, nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "does not match the session's cwd " + stored.Meta.Cwd})
 	}
-	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth))
+	s, err := c.open(ctx, id, stored, cwd, dirs, servers, stored.Meta.Depth, c.depthLimit(stored.Meta.MaxDepth), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,11 +187,16 @@ func (c *Conn) reopenLive(s *session.Session, cwd string) (*session.Session, []j
 
 // replay sends a session's recorded updates in their original order. A
 // client that did not opt in to subagent sessions gets only the parent's
-// own traffic.
+// own traffic, one that did not advertise session.compaction no
+// compaction (see notReplayed).
 func (c *Conn) replay(s *session.Session, updates []json.RawMessage) {
 	id := acp.SessionID(s.ID())
 	optedIn := c.optedIn()
+	compaction := c.clientCaps().Session.Compaction != nil
 	for _, raw := range updates {
+		if notReplayed(raw, compaction) {
+			continue
+		}
 		if !optedIn {
 			var head struct {
 				SessionID acp.SessionID   `json:"sessionId"`

@@ -22,6 +22,11 @@ type translator struct {
 }
 
 func (t *translator) emit(ev agent.Event) {
+	switch ev.(type) {
+	case agent.CompactionStarted, agent.CompactionEnded:
+		t.compaction(ev)
+		return
+	}
 	u := t.update(ev)
 	if u == nil {
 		return
@@ -88,6 +93,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		return &acp.ToolCall{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Kind:       acp.ToolKind(e.Kind),
 			Status:     acp.ToolCallStatusPending,
 			RawInput:   e.RawInput,
@@ -97,6 +103,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		u := &acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
+			Name:       e.Name,
 			Status:     acp.ToolCallStatus(e.Status),
 			Content:    t.content(e.Content),
 			Locations:  locations(e.Locations),
@@ -121,7 +128,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call)}}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call), metaTurnUsage: callUsage(e.Turn)}}
 	}
 	return nil
 }
@@ -166,8 +173,10 @@ func locations(in []tools.Location) []acp.ToolCallLocation {
 	return out
 }
 
+// marshalNotification encodes n as the connection writes it (once, with
+// the text-chunk fast path: a large prompt is not copied at every level).
 func marshalNotification(n *acp.SessionNotification) (json.RawMessage, error) {
-	return json.Marshal(n)
+	return acp.MarshalSessionNotification(n)
 }
 
 // stripSubagentTraffic filters a recorded parent update for a client that
@@ -224,6 +233,12 @@ func stripSubagentTraffic(raw, update json.RawMessage) json.RawMessage {
 // usage of the model call it follows, so a parent dshd can count an acp
 // child's tokens (used says only what the context holds).
 const metaUsage = "dshd.dev/usage"
+
+// metaTurnUsage is the _meta key of a usage_update that carries the
+// running turn's usage so far, its subagents' included wherever they ran:
+// the session's totals for the editor, and what a parent dshd charges an
+// acp child's budget as it goes.
+const metaTurnUsage = "dshd.dev/turnUsage"
 
 func callUsage(u llm.Usage) *acp.Usage {
 	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}

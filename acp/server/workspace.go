@@ -63,7 +63,7 @@ func (c *Conn) reportMistakes(s *session.Session, mistakes []mistake) {
 	id := acp.SessionID(s.ID())
 	for _, m := range mistakes {
 		c.log.Warn(m.kind+" rejected", "session", id, "err", m.text)
-		c.send(nil, id, &acp.AgentMessageChunk{Content: acp.TextBlock("⚠ " + m.text + "\n")})
+		c.Warn(id, Warning{Title: m.text})
 	}
 }
 
@@ -130,7 +130,7 @@ func (c *Conn) refreshWorkspace(s *session.Session, ws *wsState) {
 // slashCommand turns a prompt that is one of the session's commands into
 // the turn's input, or runs it when it acts on the session itself (run is
 // then set). A prompt that is no command is left as it is.
-func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx context.Context, s *session.Session, say func(string)) (agent.Result, error)) {
+func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx context.Context, s *session.Session, say func(string), emit func(agent.Event)) (agent.Result, error)) {
 	if ws == nil {
 		return in, nil
 	}
@@ -144,8 +144,8 @@ func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx co
 	}
 	switch {
 	case cmd.Name == commands.Compact && cmd.Builtin():
-		return in, func(ctx context.Context, s *session.Session, say func(string)) (agent.Result, error) {
-			usage, err := s.Agent().Compact(ctx, args)
+		return in, func(ctx context.Context, s *session.Session, say func(string), emit func(agent.Event)) (agent.Result, error) {
+			usage, err := s.Agent().Compact(ctx, args, emit)
 			switch {
 			case errors.Is(err, agent.ErrNothingToCompact):
 				say("There is no conversation to compact yet.")
@@ -160,12 +160,12 @@ func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx co
 			return agent.Result{StopReason: agent.StopEndTurn, Usage: usage}, nil
 		}
 	case cmd.Name == commands.Agents && cmd.Builtin():
-		return in, func(_ context.Context, s *session.Session, say func(string)) (agent.Result, error) {
+		return in, func(_ context.Context, s *session.Session, say func(string), _ func(agent.Event)) (agent.Result, error) {
 			say(subagent.Describe(subagent.Bindings(s.Tools().Tools())))
 			return agent.Result{StopReason: agent.StopEndTurn}, nil
 		}
 	case cmd.Name == commands.Tasks && cmd.Builtin():
-		return in, func(_ context.Context, s *session.Session, say func(string)) (agent.Result, error) {
+		return in, func(_ context.Context, s *session.Session, say func(string), _ func(agent.Event)) (agent.Result, error) {
 			say(s.Tasks().Describe())
 			return agent.Result{StopReason: agent.StopEndTurn}, nil
 		}

@@ -104,6 +104,10 @@ type Request struct {
 	MaxTokens int
 	// JSONOutput asks for a JSON object answer where the backend supports it.
 	JSONOutput bool
+	// Thinking, when set, turns the model's thinking on or off for this
+	// call, on a backend that can ([ThinkingSwitch]); nil leaves it to
+	// the backend's setting.
+	Thinking *bool
 }
 
 // EventKind tells which field of an [Event] is set.
@@ -190,6 +194,14 @@ type Info struct {
 // OpenAI-compatible GET /models). It feeds the model selector config option.
 type Lister interface {
 	Models(ctx context.Context) ([]Info, error)
+}
+
+// ThinkingSwitch is implemented by backends that may turn the model's
+// thinking on and off per request ([Request.Thinking]). ThinkingSwitch
+// reports whether this one can (ok), and whether thinking is on when a
+// request leaves it to the backend. It feeds the thinking config option.
+type ThinkingSwitch interface {
+	ThinkingSwitch() (on, ok bool)
 }
 
 // APIError is a failure reported by a model server. It keeps the HTTP

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
@@ -35,6 +36,16 @@ type Config struct {
 	// MaxTokens, ContextWindow and MaxTurnRequests are the agent's limits
 	// (0: the agent's defaults).
 	MaxTokens, ContextWindow, MaxTurnRequests int
+	// Meter counts everything the session's agent spends, with its
+	// subagents: a subagent child's run meter, or a bounded root for a
+	// session an ACP parent gave a budget. Nil: an unbounded one of its
+	// own. TurnLimits bound each turn with its subagents
+	// (--max-tokens-per-turn). See [agent.Options].
+	Meter      *budget.Meter
+	TurnLimits budget.Limits
+	// Thinking, when set, turns the model's thinking on or off; nil
+	// leaves it to the backend.
+	Thinking *bool
 
 	// Tools is the session's tool set; when the session connects MCP
 	// servers they go into a layer of its own over it. Nil: none.
@@ -176,6 +187,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		MaxTokens:       cfg.MaxTokens,
 		ContextWindow:   cfg.ContextWindow,
 		MaxTurnRequests: cfg.MaxTurnRequests,
+		Meter:           cfg.Meter,
+		TurnLimits:      cfg.TurnLimits,
+		Thinking:        cfg.Thinking,
 		System:          s.turnSystem,
 		CompactPrompt:   compactTemplate(),
 		Tools:           ts,
@@ -214,20 +228,23 @@ func (s *Session) record(kind string, data any) {
 
 // ChildConfig is the configuration a subagent child of s starts from: s's
 // workspace (not resolved again), file system (as built), runner, model
-// (the agent's current one), limits, tool set (s's, its MCP tools
+// and thinking setting (the agent's current ones), limits, tool set (s's, its MCP tools
 // included), MCP entries, registry, clock and logger, with s's permission
 // gate as the child's. It has no id, conversation, journal, system prompt,
-// turn hook or delegation of its own, and connects no MCP server: the
-// provider sets what differs.
+// turn hook, meter or delegation of its own, and connects no MCP server:
+// the provider sets what differs. Its turns are bounded only through its
+// meter, whose ancestors are the delegating turn's.
 func (s *Session) ChildConfig() Config {
 	c := s.cfg
 	c.ID = ""
 	c.ModelID = s.agent.ModelID()
+	c.Thinking = s.agent.Thinking()
 	c.Tools = s.reg
 	c.FS, c.ConnectMCP = nil, nil
 	c.Permission, c.Mode, c.Asker = s.gate, "", nil
 	c.System, c.TurnStarting = nil, nil
 	c.Delegation = nil
 	c.Tasks.Restore = nil
+	c.Meter, c.TurnLimits = nil, budget.Limits{}
 	return c
 }

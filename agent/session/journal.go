@@ -287,10 +287,6 @@ func (j *Journal) Append(kind string, data any) error {
 	if kind == "" {
 		return errors.New("session: append: empty record kind")
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("session: append %s: %w", kind, err)
-	}
 	k, _ := json.Marshal(kind) // a string always marshals
 	now := j.now().UTC()
 
@@ -310,9 +306,16 @@ func (j *Journal) Append(kind string, data any) error {
 		b = append(b, '"')
 	}
 	b = append(b, `,"d":`...)
-	b = append(b, raw...)
+	b, err := appendData(b, data)
+	if err != nil {
+		j.mu.Unlock()
+		return fmt.Errorf("session: append %s: %w", kind, err)
+	}
 	b = append(b, "}\n"...)
 	j.buf = b
+	if cap(b) > 64<<10 {
+		j.buf = nil // a huge record's buffer is not kept for the session's life
+	}
 
 	switch {
 	case j.lost != nil:
@@ -334,6 +337,23 @@ func (j *Journal) Append(kind string, data any) error {
 	j.mu.Unlock()
 	victim.release()
 	return err
+}
+
+// appendData appends data's JSON to b, encoded straight into the record
+// so that a large one is not copied twice; already encoded JSON (an update
+// from the connection's encoder) is only compacted. The bytes are
+// json.Marshal's, but for HTML characters in raw JSON, which stay as sent.
+func appendData(b []byte, data any) ([]byte, error) {
+	w := bytes.NewBuffer(b)
+	if raw, ok := data.(json.RawMessage); ok && len(raw) > 0 {
+		err := json.Compact(w, raw)
+		return w.Bytes(), err
+	}
+	if err := json.NewEncoder(w).Encode(data); err != nil {
+		return b, err
+	}
+	w.Truncate(w.Len() - 1) // Encode ends with a newline
+	return w.Bytes(), nil
 }
 
 // write writes one record at the journal's end: b is a newline and the

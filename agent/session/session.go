@@ -29,6 +29,9 @@ type State struct {
 	Mode  string `json:"mode,omitempty"`
 	Model string `json:"model,omitempty"`
 	Title string `json:"title,omitempty"`
+	// Thinking is "on" or "off" once the session chose; "" is the
+	// backend's setting.
+	Thinking string `json:"thinking,omitempty"`
 }
 
 func (s *State) merge(o State) {
@@ -41,6 +44,34 @@ func (s *State) merge(o State) {
 	if o.Title != "" {
 		s.Title = o.Title
 	}
+	if o.Thinking != "" {
+		s.Thinking = o.Thinking
+	}
+}
+
+// ThinkingValue is the State's Thinking of a setting: "on", "off", or ""
+// for nil (the backend's).
+func ThinkingValue(on *bool) string {
+	switch {
+	case on == nil:
+		return ""
+	case *on:
+		return "on"
+	}
+	return "off"
+}
+
+// ThinkingOf reads a State's Thinking: nil for the backend's setting.
+func ThinkingOf(v string) *bool {
+	switch v {
+	case "on":
+		on := true
+		return &on
+	case "off":
+		off := false
+		return &off
+	}
+	return nil
 }
 
 // Session is one live conversation. It owns its agent, its tool layer, its
@@ -131,6 +162,17 @@ func (s *Session) SetMode(m permission.Mode) error {
 func (s *Session) SetModel(id string) {
 	s.agent.SetModelID(id)
 	s.setState(State{Model: id})
+}
+
+// Thinking returns the session's thinking setting: nil when it is the
+// backend's.
+func (s *Session) Thinking() *bool { return s.agent.Thinking() }
+
+// SetThinking turns the model's thinking on or off from the next model
+// call on and records it.
+func (s *Session) SetThinking(on bool) {
+	s.agent.SetThinking(&on)
+	s.setState(State{Thinking: ThinkingValue(&on)})
 }
 
 // RecordUpdate appends a session/update params object to the journal; a

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dshd/dshd/agent/budget"
 )
 
 // Meta is the first record of every journal the [Store] creates. Further
@@ -37,6 +39,10 @@ type Meta struct {
 	// session's subtree; it binds whenever the session is open. Nil: the
 	// daemon's own limit.
 	MaxDepth *int `json:"maxDepth,omitempty"`
+	// Budget is what an ACP parent let the session and everything it
+	// delegates spend; it binds whenever the session is open (counted from
+	// zero each time). Nil: unbounded.
+	Budget *budget.Limits `json:"budget,omitempty"`
 	// Hidden keeps a session out of List even without a parent here, for
 	// a session an ACP parent created in this daemon for its subagent.
 	Hidden bool `json:"hidden,omitempty"`

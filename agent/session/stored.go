@@ -5,6 +5,10 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools/tasks"
@@ -65,6 +69,66 @@ func Load(store *Store, id string) (*Stored, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &Stored{Loaded: loaded(recs), store: store, journal: j}, nil
+}
+
+// Read reads session id's journal like Load, without opening it for
+// writing: a copy of what it holds (session/fork), which may be taken while
+// the session is open.
+func Read(store *Store, id string) (Loaded, error) {
+	if err := checkID(id); err != nil {
+		return Loaded{}, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	f, err := os.Open(JournalPath(store.dir, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Loaded{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return Loaded{}, fmt.Errorf("session: open journal: %w", err)
+	}
+	defer f.Close()
+	recs, _, _, err := readRecords(f, store.logger)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("session: read journal: %w", err)
+	}
+	return loaded(recs), nil
+}
+
+// CreateFork starts the journal of a new session that continues another
+// one's conversation: meta and state as [Create] writes them, then the
+// conversation so far as one reset record, then the updates a load of the
+// new session replays (already carrying its id), synced before it
+// returns. The copy makes the new journal whole on its own: deleting or
+// compacting the original later changes nothing of it.
+func CreateFork(store *Store, meta Meta, state State, msgs []llm.Message, updates []json.RawMessage) (*Stored, error) {
+	st, err := Create(store, meta, state)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Stored, error) {
+		st.Close()
+		_ = store.Delete(meta.SessionID)
+		return nil, err
+	}
+	if len(msgs) > 0 {
+		if err := st.journal.Append(KindReset, msgs); err != nil {
+			return fail(err)
+		}
+	}
+	for _, u := range updates {
+		if err := st.journal.Append(KindUpdate, u); err != nil {
+			return fail(err)
+		}
+	}
+	if err := st.journal.Sync(); err != nil {
+		return fail(err)
+	}
+	st.Messages, st.Updates = msgs, updates
+	return st, nil
+}
+
+// loaded interprets a journal's records.
+func loaded(recs []Record) Loaded {
 	ld := Loaded{}
 	for _, r := range recs {
 		switch r.Kind {
@@ -92,7 +156,7 @@ func Load(store *Store, id string) (*Stored, error) {
 		}
 	}
 	ld.Messages = repairHistory(ld.Messages)
-	return &Stored{Loaded: ld, store: store, journal: j}, nil
+	return ld
 }
 
 // repairHistory makes a history valid for a model after a crash: every

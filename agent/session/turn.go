@@ -160,8 +160,14 @@ func makeTitle(text string) string {
 		text = strings.TrimSpace(text[:i])
 	}
 	if utf8.RuneCountInString(text) > maxTitle {
-		r := []rune(text)
-		text = strings.TrimSpace(string(r[:maxTitle-1])) + "…"
+		cut, n := 0, 0 // where the first maxTitle-1 runes end; no []rune of a huge prompt
+		for cut = range text {
+			if n == maxTitle-1 {
+				break
+			}
+			n++
+		}
+		text = strings.TrimSpace(text[:cut]) + "…"
 	}
 	return text
 }

@@ -39,17 +39,6 @@ func firstUser(c *openaitest.ChatRequest) string {
 	return ""
 }
 
-// userTexts are the texts of a request's user messages, in order.
-func userTexts(c *openaitest.ChatRequest) []string {
-	var out []string
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			out = append(out, m.Text())
-		}
-	}
-	return out
-}
-
 // sinceUser are the tool results after a request's last user message:
 // where the model is in its current turn.
 func sinceUser(c *openaitest.ChatRequest) []string {

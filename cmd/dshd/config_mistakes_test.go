@@ -95,7 +95,7 @@ func TestAMistakeInTheConfigurationStopsDshdAtStartWithOneLineSayingWhatAndWhere
 			want: []string{`DSHD_MAX_DEPTH "abc"`, "whole number"}},
 		{name: "a bad listen address", args: []string{"--listen", "nowhere"},
 			want: []string{`--listen "nowhere"`, "unix:PATH or tcp:HOST:PORT"}},
-		{name: "a listen port out of range", args: []string{"--listen", "tcp:127.0.0.1:70000", "--token", "0123456789abcdef0123"},
+		{name: "a listen port out of range", args: []string{"--listen", "tcp:127.0.0.1:70000"}, env: []string{"DSHD_TOKEN=0123456789abcdef0123"},
 			want: []string{`--listen "tcp:127.0.0.1:70000"`, "port"}},
 		{name: "a model URL without a scheme", args: []string{"--model-url", "localhost:8080/v1"},
 			want: []string{`--model-url "localhost:8080/v1"`, "http"}},

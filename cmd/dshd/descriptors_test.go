@@ -8,6 +8,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -48,5 +50,37 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	}
 	c.closer.Close()
 	other.closer.Close()
+	p.stop(t)
+}
+
+func TestMaxOpenJournalsBoundsTheJournalFilesTheDaemonHoldsOpen(t *testing.T) {
+	const limit, sessions = 3, 12
+	path := socketPath(t)
+	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t), "--max-open-journals", fmt.Sprint(limit)})
+	ctx := testCtx(t)
+	cwd := t.TempDir()
+	c := dialWire(t, "unix", path)
+	c.initialize(ctx, nil)
+	for i := range sessions {
+		sid := c.newSession(ctx, cwd)
+		if got := c.prompt(ctx, sid, fmt.Sprint("prompt ", i)); got != "end_turn" {
+			t.Fatalf("prompt on session %d: %q", i, got)
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := 0
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.cmd.Process.Pid, fd.Name()))
+		if err == nil && strings.HasSuffix(target, ".jsonl") {
+			open++
+		}
+	}
+	if open == 0 || open > limit {
+		t.Fatalf("the daemon holds %d journal files open after %d sessions, want 1..%d (--max-open-journals)", open, sessions, limit)
+	}
+	c.closer.Close()
 	p.stop(t)
 }

@@ -35,6 +35,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal() // a writer in front of the terminal (prompt's live line)
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -89,6 +89,8 @@ type opts struct {
 	env []string // extra environment
 	// stdin, when set, feeds the process instead of a pipe.
 	stdin io.Reader
+	// prefix, when set, runs dshd under this command (prlimit ... --).
+	prefix []string
 }
 
 // start launches the test binary as `dshd args...` with pipes on stdin
@@ -100,6 +102,9 @@ func start(t testing.TB, o opts, args ...string) *proc {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
+	if len(o.prefix) > 0 {
+		cmd = exec.Command(o.prefix[0], append(append(o.prefix[1:len(o.prefix):len(o.prefix)], exe), args...)...)
+	}
 	cmd.Env = baseEnv(t, o.env...)
 	p := &proc{t: t, cmd: cmd, stderr: newLineLog(), done: make(chan struct{})}
 	if o.stdin != nil {

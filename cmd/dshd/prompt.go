@@ -14,11 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,26 +37,51 @@ const (
 	exitInterrupt = 130
 )
 
+// promptOpts are the command's own flags.
+type promptOpts struct {
+	json, allow bool
+	cwd         string
+	resume      string // a session id, "" for a new session
+	continueCwd bool   // continue the latest session of cwd
+}
+
 func newPromptCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var jsonOut, allow bool
-	var cwd string
+	var po promptOpts
 	cmd := &cobra.Command{
 		Use:   `prompt "TEXT"`,
 		Short: "Run one prompt turn headlessly: the answer on stdout, tool activity on stderr",
 		Long: `Run one prompt turn and exit: 0 on end_turn, 1 on an error or another stop
 reason, 130 when interrupted (Ctrl-C cancels the turn cleanly). With --json,
-stdout is a JSONL stream of events: each session/update, then {"stopReason":…}
-or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
+stdout is a JSONL stream of events: each session/update, then {"stopReason":…,
+"usage":…, "children":[…]} (the turn's tokens with every subagent's, and each
+subagent's share) or {"error":…}. "-" as TEXT reads the prompt from stdin.
+
+The run ends by printing the session it used on stderr; --resume ID or
+--continue (the latest session of the working directory) runs the turn in
+that session instead of a new one. A run whose first turn failed before the
+agent did anything keeps no session.
+
+Nobody is there to answer permission questions: they are rejected, unless
+--yes allows each one. --mode accept-edits lets edits through without a
+question (commands are still asked, so rejected without --yes); --mode yolo
+asks nothing. On a terminal, the last line of stderr says what the run is
+waiting for.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := config.Load(cmd.Flags(), os.LookupEnv)
 			if err != nil {
 				return err
 			}
-			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
+			if po.resume != "" && po.continueCwd {
+				return &usageError{"prompt: --resume and --continue both name a session; give one"}
+			}
+			live := newLiveLine(stderr)
+			log, err := newLogger(live, st.LogLevel, st.LogFormat)
 			if err != nil {
 				return err
 			}
+			// The failures the prompt prints itself would be logged too.
+			log = slog.New(quietReported{log.Handler()})
 			text := args[0]
 			if text == "-" {
 				b, err := io.ReadAll(stdin)
@@ -64,8 +90,9 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 				}
 				text = string(b)
 			}
-			if cwd == "" {
-				if cwd, err = os.Getwd(); err != nil {
+			cwdGiven := po.cwd != ""
+			if !cwdGiven {
+				if po.cwd, err = os.Getwd(); err != nil {
 					return err
 				}
 			}
@@ -76,7 +103,16 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 			defer d.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			code := runPrompt(ctx, d, cwd, text, &headless{out: stdout, errw: stderr, json: jsonOut, allow: allow})
+			h := &headless{
+				out: stdout, live: live, json: po.json, allow: po.allow,
+				model: d.ModelID, timeout: st.ModelTimeout,
+			}
+			h.r = renderer{out: live.before(stdout), tools: live}
+			run := &promptRun{d: d, h: h, opts: po, cwdGiven: cwdGiven, text: text}
+			if cmd.Flags().Changed("mode") {
+				run.mode = st.Mode // the command line's, for a resumed session too
+			}
+			code := run.run(ctx)
 			if code != exitOK {
 				return &exitError{code: code}
 			}
@@ -84,34 +120,81 @@ or {"error":…}. "-" as TEXT reads the prompt from stdin.`,
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Prompt)
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "write a JSONL stream of events to stdout")
-	cmd.Flags().BoolVar(&allow, "yes", false, "answer every permission request with allow (default: reject; or use --mode yolo)")
-	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working directory (default: the current directory)")
+	cmd.Flags().BoolVar(&po.json, "json", false, "write a JSONL stream of events to stdout")
+	cmd.Flags().BoolVar(&po.allow, "yes", false, "allow every permission request (default: reject them; --mode accept-edits or yolo asks fewer)")
+	cmd.Flags().StringVar(&po.cwd, "cwd", "", "the session's working directory (default: the current directory; with --resume, the session's)")
+	cmd.Flags().StringVar(&po.resume, "resume", "", "run the turn in the stored session `ID` (dshd sessions list shows them)")
+	cmd.Flags().BoolVar(&po.continueCwd, "continue", false, "run the turn in the latest session of the working directory")
 	return cmd
 }
 
-// runPrompt connects a client to the daemon over an in-memory pipe and
-// runs one turn.
-func runPrompt(ctx context.Context, d *daemon.Daemon, cwd, text string, h *headless) int {
+// reportedByPrompt are the log messages of failures `dshd prompt` prints
+// itself, as its "dshd: …" line: logged as well, they would show twice.
+var reportedByPrompt = map[string]bool{
+	"turn failed":         true, // acp/server: the prompt's error answer
+	"model stream failed": true, // openai: the same failure, seen first
+}
+
+// quietReported drops the records of reportedByPrompt.
+type quietReported struct{ slog.Handler }
+
+func (q quietReported) Handle(ctx context.Context, r slog.Record) error {
+	if reportedByPrompt[r.Message] {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quietReported) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietReported{q.Handler.WithAttrs(as)}
+}
+
+func (q quietReported) WithGroup(name string) slog.Handler {
+	return quietReported{q.Handler.WithGroup(name)}
+}
+
+// promptRun is one `dshd prompt`: a client connected to the daemon over an
+// in-memory pipe, one session, one turn.
+type promptRun struct {
+	d        *daemon.Daemon
+	h        *headless
+	opts     promptOpts
+	cwdGiven bool
+	text     string
+	mode     string // a --mode to apply to a resumed session, if given
+
+	conn *rpc.ClientSideConn
+}
+
+func (p *promptRun) run(ctx context.Context) int {
+	h := p.h
+	h.live.start()
+	defer h.live.close()
 	agentSide, clientSide := pipePair()
 	served := make(chan struct{})
 	srvCtx, stopServer := context.WithCancel(context.Background())
 	go func() {
 		defer close(served)
-		_ = d.Server.ServeConn(srvCtx, agentSide)
+		_ = p.d.Server.ServeConn(srvCtx, agentSide)
 	}()
 	defer func() {
 		clientSide.Close()
 		stopServer()
 		<-served
 	}()
-	conn := rpc.NewClientSideConn(clientSide, h, nil)
-	defer conn.Close()
+	p.conn = rpc.NewClientSideConn(clientSide, h, nil)
+	defer p.conn.Close()
 
-	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientInfo: &acp.Implementation{Name: "dshd-prompt", Version: "1"}}); err != nil {
+	if _, err := p.conn.Initialize(ctx, &acp.InitializeRequest{
+		ProtocolVersion: acp.ProtocolVersion1,
+		ClientInfo:      &acp.Implementation{Name: "dshd-prompt", Version: "1"},
+		// Notices keep setup warnings (a rejected definition file, an MCP
+		// server that did not start) out of the answer on stdout.
+		ClientCapabilities: acp.ClientCapabilities{Session: acp.ClientSessionCapabilities{Notices: &acp.EmptyCapability{}}},
+	}); err != nil {
 		return h.fail(err)
 	}
-	sess, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+	id, fresh, err := p.session(ctx)
 	if err != nil {
 		return h.fail(err)
 	}
@@ -119,13 +202,25 @@ func runPrompt(ctx context.Context, d *daemon.Daemon, cwd, text string, h *headl
 	// turn still ends with its stop reason.
 	go func() {
 		<-ctx.Done()
-		_ = conn.Cancel(context.Background(), &acp.CancelNotification{SessionID: sess.SessionID})
+		_ = p.conn.Cancel(context.Background(), &acp.CancelNotification{SessionID: id})
 	}()
-	resp, err := conn.Prompt(context.Background(), &acp.PromptRequest{SessionID: sess.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	h.live.set(h.waitingForModel())
+	resp, err := p.conn.Prompt(context.Background(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(p.text)}})
+	h.live.set("")
 	if err != nil {
-		return h.fail(err)
+		code := h.fail(err)
+		if fresh && !h.agentActed() {
+			// Nothing happened that could be continued.
+			if _, derr := p.conn.DeleteSession(context.Background(), &acp.DeleteSessionRequest{SessionID: id}); derr == nil {
+				return code
+			}
+		}
+		h.said(id)
+		return code
 	}
+	h.answered(resp.Usage)
 	h.finish(resp.StopReason)
+	h.said(id)
 	switch {
 	case resp.StopReason == acp.StopReasonCancelled:
 		return exitInterrupt
@@ -135,15 +230,85 @@ func runPrompt(ctx context.Context, d *daemon.Daemon, cwd, text string, h *headl
 	return exitOK
 }
 
+// session opens the run's session: a new one, or the stored one --resume
+// or --continue names. fresh reports a new session.
+func (p *promptRun) session(ctx context.Context) (id acp.SessionID, fresh bool, err error) {
+	cwd := p.opts.cwd
+	switch {
+	case p.opts.resume != "":
+		id = acp.SessionID(p.opts.resume)
+		if !p.cwdGiven {
+			info, err := p.find(ctx, id)
+			if err != nil {
+				return "", false, err
+			}
+			cwd = info.Cwd
+		}
+	case p.opts.continueCwd:
+		list, err := p.conn.ListSessions(ctx, &acp.ListSessionsRequest{Cwd: cwd})
+		if err != nil {
+			return "", false, err
+		}
+		if len(list.Sessions) == 0 {
+			return "", false, fmt.Errorf("no session to continue in %s (dshd sessions list shows them all)", cwd)
+		}
+		id = list.Sessions[0].SessionID
+	default:
+		sess, err := p.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+		if err != nil {
+			return "", false, err
+		}
+		return sess.SessionID, true, nil
+	}
+	if _, err := p.conn.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: cwd}); err != nil {
+		if errors.Is(err, acp.ErrResourceNotFound) {
+			return "", false, fmt.Errorf("no session %s (dshd sessions list shows them)", id)
+		}
+		return "", false, err
+	}
+	if p.mode != "" {
+		if _, err := p.conn.SetSessionMode(ctx, &acp.SetSessionModeRequest{SessionID: id, ModeID: p.mode}); err != nil {
+			return "", false, err
+		}
+	}
+	return id, false, nil
+}
+
+// find looks session id up in the store's list, for its cwd.
+func (p *promptRun) find(ctx context.Context, id acp.SessionID) (acp.SessionInfo, error) {
+	cursor := ""
+	for {
+		list, err := p.conn.ListSessions(ctx, &acp.ListSessionsRequest{Cursor: cursor})
+		if err != nil {
+			return acp.SessionInfo{}, err
+		}
+		for _, s := range list.Sessions {
+			if s.SessionID == id {
+				return s, nil
+			}
+		}
+		if list.NextCursor == "" {
+			return acp.SessionInfo{}, fmt.Errorf("no session %s (dshd sessions list shows them)", id)
+		}
+		cursor = list.NextCursor
+	}
+}
+
 // headless is the ACP client of `dshd prompt`.
 type headless struct {
-	out, errw io.Writer
-	json      bool
-	allow     bool
+	out     io.Writer
+	live    *liveLine // stderr
+	json    bool
+	allow   bool
+	model   string
+	timeout time.Duration
 
-	mu       sync.Mutex
-	lastText bool // the answer so far ends without a newline
-	titles   map[acp.ToolCallID]string
+	mu      sync.Mutex
+	r       renderer
+	acted   bool                      // the agent answered, thought or called a tool
+	titles  map[acp.ToolCallID]string // every tool call's title, for the live line
+	running map[acp.ToolCallID]string // the tool calls in progress
+	usage   turnUsage                 // what the turn spent, per subagent too (--json)
 }
 
 func (h *headless) writeJSON(v any) {
@@ -151,9 +316,10 @@ func (h *headless) writeJSON(v any) {
 	if err != nil {
 		return
 	}
-	h.out.Write(append(b, '\n'))
+	h.live.before(h.out).Write(append(b, '\n'))
 }
 
+// fail prints err once, as the run's failure.
 func (h *headless) fail(err error) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -163,14 +329,10 @@ func (h *headless) fail(err error) int {
 	var ae *acp.Error
 	msg := err.Error()
 	if errors.As(err, &ae) {
-		msg = ae.Message
-		if m, ok := ae.Data.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok && !strings.Contains(msg, r) {
-				msg += ": " + r
-			}
-		}
+		msg = ae.Reason()
 	}
-	fmt.Fprintln(h.errw, "dshd:", msg)
+	h.r.endLine()
+	fmt.Fprintln(h.live, "dshd:", msg)
 	return exitFailed
 }
 
@@ -178,46 +340,100 @@ func (h *headless) finish(r acp.StopReason) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.json {
-		h.writeJSON(map[string]any{"stopReason": r})
+		line := map[string]any{"stopReason": r}
+		h.usage.summary(line)
+		h.writeJSON(line)
 		return
 	}
-	if h.lastText {
-		fmt.Fprintln(h.out)
-	}
+	h.r.endLine()
 	if r != acp.StopReasonEndTurn {
-		fmt.Fprintf(h.errw, "dshd: the turn ended: %s\n", r)
+		fmt.Fprintf(h.live, "dshd: the turn ended: %s\n", r)
 	}
 }
 
-// SessionUpdate prints the answer and the tool activity.
+// said prints the session the run used, and how to go on with it.
+func (h *headless) said(id acp.SessionID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(h.live, "dshd: session %s (to continue it: dshd prompt --resume %s …)\n", id, id)
+}
+
+func (h *headless) agentActed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.acted
+}
+
+// waitingForModel says what a run waiting for the model waits for.
+func (h *headless) waitingForModel() string {
+	what := "waiting for the model"
+	if h.model != "" {
+		what += " " + h.model
+	}
+	if h.timeout > 0 {
+		what += fmt.Sprintf(" (--model-timeout %s)", h.timeout)
+	}
+	return what
+}
+
+// SessionUpdate prints the answer and the tool activity, and keeps the
+// live line saying what the run waits for.
 func (h *headless) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.json {
+		switch n.Update.(type) {
+		case *acp.AgentMessageChunk, *acp.AgentThoughtChunk, *acp.ToolCall, *acp.ToolCallUpdate:
+			h.acted = true
+		}
 		h.writeJSON(n)
-		return nil
+		h.usage.observe(n.Update)
+	} else if h.r.update(n) {
+		h.acted = true
 	}
-	switch u := n.Update.(type) {
+	h.track(n.Update)
+	return nil
+}
+
+// track moves the live line on: the model thinking or writing, a tool
+// running, the model again once every tool is done.
+func (h *headless) track(u acp.SessionUpdate) {
+	switch u := u.(type) {
+	case *acp.AgentThoughtChunk:
+		h.live.set("the model is thinking")
 	case *acp.AgentMessageChunk:
-		if t, ok := u.Content.(*acp.TextContent); ok {
-			io.WriteString(h.out, t.Text)
-			h.lastText = !strings.HasSuffix(t.Text, "\n")
+		if h.r.midLine {
+			h.live.set("") // the answer is being written on this terminal
+		} else {
+			h.live.set("the model is writing")
 		}
 	case *acp.ToolCall:
 		if h.titles == nil {
 			h.titles = map[acp.ToolCallID]string{}
 		}
 		h.titles[u.ToolCallID] = u.Title
-		fmt.Fprintf(h.errw, "→ %s\n", u.Title)
 	case *acp.ToolCallUpdate:
-		switch u.Status {
-		case acp.ToolCallStatusCompleted:
-			fmt.Fprintf(h.errw, "✓ %s\n", h.titles[u.ToolCallID])
-		case acp.ToolCallStatusFailed:
-			fmt.Fprintf(h.errw, "✗ %s\n", h.titles[u.ToolCallID])
+		if h.running == nil {
+			h.running = map[acp.ToolCallID]string{}
 		}
+		if u.Title != "" && h.titles != nil {
+			h.titles[u.ToolCallID] = u.Title
+		}
+		if u.Status == "" {
+			return // output or a new title: the wait is the same
+		}
+		switch u.Status {
+		case acp.ToolCallStatusInProgress:
+			h.running[u.ToolCallID] = h.titles[u.ToolCallID]
+		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
+			delete(h.running, u.ToolCallID)
+		}
+		for _, title := range h.running {
+			h.live.set("running " + title)
+			return
+		}
+		h.live.set(h.waitingForModel())
 	}
-	return nil
 }
 
 // RequestPermission answers every request the same way: --yes allows,
@@ -231,11 +447,11 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 		if o.Kind == want {
 			h.mu.Lock()
 			if !h.json {
-				verb := "rejected"
 				if h.allow {
-					verb = "allowed"
+					fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
+				} else {
+					fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
 				}
-				fmt.Fprintf(h.errw, "? %s: %s (headless; --yes or --mode yolo to allow)\n", req.ToolCall.Title, verb)
 			}
 			h.mu.Unlock()
 			return &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}, nil

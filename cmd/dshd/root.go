@@ -77,7 +77,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stderr) // help and usage never touch the protocol channel
 	root.SetErr(stderr)
 	root.Flags().AddFlagSet(serve.Flags())
-	root.AddCommand(serve, newPromptCmd(stdin, stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout), newSandboxCmd())
+	root.AddCommand(serve, newPromptCmd(stdin, stdout, stderr), newSessionsCmd(stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout), newSandboxCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return config.FlagError(c.CommandPath(), c.Flags(), err)
 	})
@@ -93,7 +93,14 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		}
 		return &usageError{fmt.Sprintf("unknown command %q (commands: %s)%s", args[0], strings.Join(names, ", "), suggest.DidYouMean(args[0], names))}
 	}
-	for _, sub := range root.Commands() {
+	usageArgs(root.Commands())
+	return root
+}
+
+// usageArgs makes the argument errors of cmds and their subcommands usage
+// errors.
+func usageArgs(cmds []*cobra.Command) {
+	for _, sub := range cmds {
 		if check := sub.Args; check != nil {
 			sub.Args = func(c *cobra.Command, args []string) error {
 				if err := check(c, args); err != nil {
@@ -102,6 +109,6 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 				return nil
 			}
 		}
+		usageArgs(sub.Commands())
 	}
-	return root
 }

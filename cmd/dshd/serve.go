@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,7 +16,12 @@ import (
 
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+	"github.com/dshd/dshd/cmd/dshd/internal/listen"
 )
+
+// minTokenLen is the shortest token a daemon accepts: a guess must be
+// hopeless even without the brake on failed authentications.
+const minTokenLen = 16
 
 func newServeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -27,7 +30,8 @@ func newServeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `Serve the Agent Client Protocol (v1). On stdio, stdout carries ACP messages
 only and logs go to stderr. With --listen unix:PATH the socket is created 0600
 and serves many clients; with --listen tcp:HOST:PORT the daemon binds loopback
-unless HOST says otherwise and requires --token.
+unless HOST says otherwise and requires a token of at least 16 characters,
+from DSHD_TOKEN or --token-file (never on the command line, where ps shows it).
 
 Settings come from flags, then DSHD_* environment variables, then the config
 file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
@@ -35,6 +39,9 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := config.Load(cmd.Flags(), os.LookupEnv)
 			if err != nil {
+				return err
+			}
+			if st.Token, err = resolveToken(st, os.LookupEnv); err != nil {
 				return err
 			}
 			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
@@ -51,16 +58,51 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if st.Listen == "" {
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
 			}
-			l, err := listen(st.Listen, st.Token, log)
+			if listen.IsTCP(st.Listen) && st.Token == "" {
+				return errors.New("--listen tcp: needs a token (DSHD_TOKEN or --token-file)")
+			}
+			inner, err := listen.Open(st.Listen, log)
 			if err != nil {
 				return err
 			}
+			l := listen.New(inner, listen.Options{
+				MaxConnections:     st.MaxConnections,
+				RequireAuth:        st.Token != "",
+				MaxUnauthenticated: st.MaxUnauthenticated,
+				MaxAuthFailures:    st.MaxAuthFailures,
+				AuthPenalty:        st.AuthPenalty,
+				Logger:             log,
+			})
 			log.Info("dshd listening", "addr", st.Listen)
 			return d.Server.Serve(ctx, l)
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Serve)
 	return cmd
+}
+
+// resolveToken returns the daemon token: DSHD_TOKEN, else the content of
+// --token-file (one line; surrounding white space is not part of it), else
+// none. A token shorter than minTokenLen is refused.
+func resolveToken(st *config.Settings, lookupEnv func(string) (string, bool)) (string, error) {
+	tok, fromEnv := lookupEnv("DSHD_TOKEN")
+	switch {
+	case fromEnv && st.TokenFile != "":
+		return "", errors.New("the token comes from DSHD_TOKEN or --token-file, not both")
+	case st.TokenFile != "":
+		b, err := os.ReadFile(st.TokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--token-file %s is empty", st.TokenFile)
+		}
+	}
+	if tok != "" && len(tok) < minTokenLen {
+		return "", fmt.Errorf("the token is %d characters long; it must have at least %d", len(tok), minTokenLen)
+	}
+	return tok, nil
 }
 
 // stdio joins the process's stdin and stdout into one connection.
@@ -76,57 +118,4 @@ func (s stdio) Close() error {
 		return c.Close()
 	}
 	return nil
-}
-
-// listen opens the --listen address: unix sockets are created 0600 after
-// removing a stale socket file; tcp binds loopback by default and needs a
-// token.
-func listen(addr, token string, log *slog.Logger) (net.Listener, error) {
-	network, where, ok := strings.Cut(addr, ":")
-	if !ok {
-		return nil, fmt.Errorf("--listen %q: want unix:PATH or tcp:HOST:PORT", addr)
-	}
-	switch network {
-	case "unix":
-		if where == "" {
-			return nil, errors.New("--listen unix: needs a path")
-		}
-		if fi, err := os.Lstat(where); err == nil {
-			if fi.Mode()&os.ModeSocket == 0 {
-				return nil, fmt.Errorf("--listen %s: %s exists and is not a socket; not touching it", addr, where)
-			}
-			if c, err := net.Dial("unix", where); err == nil {
-				c.Close()
-				return nil, fmt.Errorf("--listen %s: another daemon is listening there", addr)
-			}
-			log.Info("removing stale socket", "path", where)
-			if err := os.Remove(where); err != nil {
-				return nil, err
-			}
-		}
-		old := syscall.Umask(0o177)
-		l, err := net.Listen("unix", where)
-		syscall.Umask(old)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(where, 0o600); err != nil {
-			l.Close()
-			return nil, err
-		}
-		return l, nil
-	case "tcp":
-		if token == "" {
-			return nil, errors.New("--listen tcp: needs a token (--token or DSHD_TOKEN)")
-		}
-		host, port, err := net.SplitHostPort(where)
-		if err != nil {
-			return nil, fmt.Errorf("--listen %q: %w", addr, err)
-		}
-		if host == "" {
-			host = "127.0.0.1"
-		}
-		return net.Listen("tcp", net.JoinHostPort(host, port))
-	}
-	return nil, fmt.Errorf("--listen %q: want unix:PATH or tcp:HOST:PORT", addr)
 }

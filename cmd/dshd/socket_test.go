@@ -340,8 +340,10 @@ func serveTCP(t testing.TB, host string, extra ...string) (*proc, string) {
 }
 
 func TestTCPWithToken(t *testing.T) {
-	const token = "s3cret-token"
-	p, port := serveTCP(t, "127.0.0.1", "--token", token)
+	const token = "s3cret-token-0123"
+	// Three wrong tokens below must not trip the brake on guessing
+	// (TestTCPAuthFailuresCloseTheConnectionAndRefuseTheSource).
+	p, port := serveTCP(t, "127.0.0.1", "--token-file", writeFile(t, t.TempDir(), "token", token+"\n"), "--max-auth-failures", "10")
 	ctx := testCtx(t)
 	addr := net.JoinHostPort("127.0.0.1", port)
 
@@ -448,19 +450,19 @@ func TestTCPWithoutTokenRefusesToStart(t *testing.T) {
 
 func TestTCPTokenFromEnvironment(t *testing.T) {
 	port := freePort(t)
-	p := start(t, opts{env: []string{"DSHD_TOKEN=from-env"}}, "serve", "--listen", "tcp:127.0.0.1:"+port, "--model", "scripted", "--state-dir", t.TempDir())
+	p := start(t, opts{env: []string{"DSHD_TOKEN=from-env-0123456789"}}, "serve", "--listen", "tcp:127.0.0.1:"+port, "--model", "scripted", "--state-dir", t.TempDir())
 	waitListening(t, p)
 	ctx := testCtx(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
 	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": "from-env"}}, nil)
+	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": "from-env-0123456789"}}, nil)
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)
 }
 
 func TestTCPEmptyHostBindsLoopback(t *testing.T) {
-	p, port := serveTCP(t, "", "--token", "t")
+	p, port := serveTCP(t, "", "--token-file", writeFile(t, t.TempDir(), "token", "0123456789abcdef"))
 	local, err := tcpListenAddrs(p.cmd.Process.Pid)
 	if err != nil {
 		t.Skipf("cannot read the process's sockets: %v", err)

@@ -238,8 +238,8 @@ func streamRate(n int) (float64, error) {
 			return 0, err
 		}
 	}
+	s.Close() // writes what is still queued
 	elapsed := time.Since(start)
-	s.Close()
 	<-drained
 	r.Close()
 	return float64(n) / elapsed.Seconds(), nil

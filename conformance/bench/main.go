@@ -70,6 +70,7 @@ func main() {
 	b.idleHeap(*idle)
 	b.streamRate(*notes)
 	b.socketSessions(*sessions)
+	b.abuse()
 	b.print(os.Stdout)
 	if b.failed {
 		os.Exit(1)

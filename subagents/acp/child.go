@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
@@ -50,6 +51,9 @@ type child struct {
 	log       *slog.Logger
 	// activity receives what the child does in every run (nil: nobody).
 	activity func(subagents.Activity)
+	// meter is the run's: what the agent reports spending is charged to
+	// it, and so to the delegating turn.
+	meter *budget.Meter
 
 	// ctx is the child's lifetime: its terminals and the requests it made
 	// end with it.
@@ -130,6 +134,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
 		activity: req.Activity,
+		meter:    subagents.RunMeter(req),
 	}
 	c.runs.Hold()
 	c.requester = req.ToolCallID
@@ -139,6 +144,11 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if ctx.Err() != nil {
 		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
+	left, err := c.meter.Remaining()
+	if err != nil {
+		// Nothing is left to spend: no agent is started for it.
+		return settledRun(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
@@ -146,7 +156,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return c.failedStart(ctx, err), nil
 	}
-	sess, err := c.newSession(startCtx, pr, depth, limit, req.Model)
+	sess, err := c.newSession(startCtx, pr, depth, limit, left, req.Model)
 	if err != nil {
 		p.releasePeer(pr)
 		return c.failedStart(ctx, err), nil
@@ -234,15 +244,17 @@ func (c *child) clientCaps() acp.ClientCapabilities {
 	return caps
 }
 
-// newSession opens the child's session: in cwd, with the depth the child
-// must enforce, the parent's roots and MCP servers where the binding and
-// the agent allow, then the requested model.
-func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, model string) (acp.SessionID, error) {
+// newSession opens the child's session: in cwd, with the depth and what
+// is left of the budgets the child must enforce, the parent's roots and
+// MCP servers where the binding and the agent allow, then the requested
+// model.
+func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left budget.Limits, model string) (acp.SessionID, error) {
 	req := &acp.NewSessionRequest{
 		Cwd:        c.cwd,
 		McpServers: c.mcpServers(pr),
 		Meta:       acp.Meta{metaDepth: depth, metaMaxDepth: limit},
 	}
+	budgetMeta(req.Meta, left)
 	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
 		req.AdditionalDirectories = c.parent.AdditionalDirectories
 	}

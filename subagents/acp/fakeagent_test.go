@@ -30,11 +30,15 @@ package acpprovider_test
 //	think TEXT       send a thought, then TEXT
 //	deaf             send "ready", then ignore session/cancel
 //	crashoncancel    send "ready", then exit hard when cancelled instead of answering
+//	fail DATA        fail the prompt with -32603 "Internal error" and DATA (JSON) as data
 //	prompt           answer the whole prompt text received
 //	answers A || B   send A; answer the session's next prompt with B, if that
 //	                 prompt says the answer did not match the schema (the
 //	                 context is 1000 tokens after A, 1400 after B)
 //	used A B         report the context as A then B tokens (usage_update, no _meta), answer "ok"
+//	spend N          report N tokens per call (usage_update with dshd.dev/usage) and a
+//	                 message, call after call, taking no budget into account, until
+//	                 cancelled (answers cancelled) or 1000 calls (answers end_turn)
 
 import (
 	"context"
@@ -290,6 +294,10 @@ func (f *fakeAgent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest
 	return &acp.LoadSessionResponse{}, nil
 }
 
+func (f *fakeAgent) ForkSession(context.Context, *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	return nil, acp.ErrMethodNotFound
+}
+
 func (f *fakeAgent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	f.mu.Lock()
 	f.sessions[req.SessionID] = true
@@ -527,6 +535,8 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		f.say(id, "ready")
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "fail":
+		return nil, acp.ErrInternal.WithData(json.RawMessage(arg))
 	case "crashoncancel":
 		f.say(id, "ready")
 		<-cancelled
@@ -546,6 +556,19 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000})
 		}
 		f.say(id, "ok")
+	case "spend":
+		n, _ := strconv.ParseUint(arg, 10, 64)
+		for i := range 1000 {
+			f.say(id, fmt.Sprintf("call %d", i+1))
+			f.update(id, &acp.UsageUpdate{Used: n, Size: 100000, Meta: acp.Meta{"dshd.dev/usage": acp.Usage{TotalTokens: n, InputTokens: n - n/5, OutputTokens: n / 5}}})
+			select {
+			case <-cancelled:
+				return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			default:
+			}
+		}
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

@@ -55,41 +55,84 @@ func usageOf(u *acp.Usage) llm.Usage {
 	return out
 }
 
-// metaUsage is the _meta key under which a dshd agent's usage_update
-// carries the token usage of the model call it follows.
-const metaUsage = "dshd.dev/usage"
+// _meta keys under which a dshd agent's usage_update carries the token
+// usage of the model call it follows, and its running turn's usage so
+// far with everything that turn delegated (acp/server/translate.go).
+const (
+	metaUsage     = "dshd.dev/usage"
+	metaTurnUsage = "dshd.dev/turnUsage"
+)
 
-// usageTally is a run's token usage as the agent's usage_updates tell it,
-// for an agent whose prompt response has none: the sum of the per-call
-// usage a dshd agent attaches, else (any other agent) how far the context
-// grew since the child's previous run ended — the only count a plain
-// usage_update has.
+// usageTally is a run's token usage as the agent's usage_updates tell it:
+// the turn's running count a dshd agent attaches, its subagents' spending
+// included; else the sum of the per-call usage an older dshd attaches;
+// else (any other agent) how far the context grew since the child's
+// previous run ended — the only count a plain usage_update has.
 type usageTally struct {
 	before   uint64 // the context at the end of the child's previous run
 	calls    llm.Usage
 	perCall  bool
+	done     llm.Usage // the run's finished prompts, by their turn counts
+	turn     llm.Usage // the prompt in progress, as last reported
+	perTurn  bool
 	lastUsed uint64
 	sawUsed  bool
+	// charged is what the run's meter was charged so far.
+	charged llm.Usage
 }
 
-func (t *usageTally) add(u *acp.UsageUpdate) {
+// add takes in one usage_update and returns what it adds to the run's
+// count: the part the run's meter has yet to be charged.
+func (t *usageTally) add(u *acp.UsageUpdate) llm.Usage {
 	t.lastUsed, t.sawUsed = u.Used, true
-	v, ok := u.Meta[metaUsage]
+	if turn, ok := metaCount(u.Meta, metaTurnUsage); ok {
+		news := atLeastZero(since(turn, t.turn))
+		t.turn, t.perTurn = turn, true
+		if call, ok := metaCount(u.Meta, metaUsage); ok {
+			t.calls.Add(call)
+			t.perCall = true
+		}
+		t.charged.Add(news)
+		return news
+	}
+	call, ok := metaCount(u.Meta, metaUsage)
 	if !ok {
-		return
+		return llm.Usage{}
+	}
+	t.calls.Add(call)
+	t.perCall = true
+	t.charged.Add(call)
+	return call
+}
+
+// metaCount reads a usage object under key.
+func metaCount(meta acp.Meta, key string) (llm.Usage, bool) {
+	v, ok := meta[key]
+	if !ok {
+		return llm.Usage{}, false
 	}
 	b, err := json.Marshal(v)
-	var call acp.Usage
-	if err != nil || json.Unmarshal(b, &call) != nil {
-		return
+	var u acp.Usage
+	if err != nil || json.Unmarshal(b, &u) != nil {
+		return llm.Usage{}, false
 	}
-	t.calls.Add(usageOf(&call))
-	t.perCall = true
+	return usageOf(&u), true
+}
+
+// endPrompt closes the prompt in progress: the next one's turn count
+// starts again from zero.
+func (t *usageTally) endPrompt() {
+	t.done.Add(t.turn)
+	t.turn = llm.Usage{}
 }
 
 // total is the run's usage.
 func (t *usageTally) total() llm.Usage {
 	switch {
+	case t.perTurn:
+		u := t.done
+		u.Add(t.turn)
+		return u
 	case t.perCall:
 		return t.calls
 	case t.sawUsed && t.lastUsed > t.before:
@@ -105,27 +148,7 @@ func wireMessage(err error) string {
 	if !errors.As(err, &ae) {
 		return scrub(runkit.FirstLine(err.Error()))
 	}
-	msg := ae.Message
-	var data map[string]any
-	switch d := ae.Data.(type) {
-	case json.RawMessage:
-		var s string
-		if json.Unmarshal(d, &s) == nil && s != "" {
-			msg += ": " + s
-		} else if json.Unmarshal(d, &data) != nil {
-			data = nil
-		}
-	case map[string]any:
-		data = d
-	case string:
-		if d != "" {
-			msg += ": " + d
-		}
-	}
-	if r, ok := data["reason"].(string); ok && r != "" && !strings.Contains(msg, r) {
-		msg += ": " + r
-	}
-	return runkit.Cut(scrub(runkit.FirstLine(msg)), 600) + fmt.Sprintf(" (code %d)", ae.Code)
+	return runkit.Cut(scrub(runkit.FirstLine(ae.Reason())), 600) + fmt.Sprintf(" (code %d)", ae.Code)
 }
 
 // scrub hides what could be a credential in text the agent or its

@@ -37,6 +37,7 @@ type run struct {
 
 	cancelled  atomic.Bool
 	timedOut   atomic.Bool
+	spent      atomic.Bool // the parent stopped the agent: a budget ran out
 	cancelOnce sync.Once
 
 	mu       sync.Mutex
@@ -116,8 +117,10 @@ func (r *run) turn() subagents.Result {
 	}
 	defer r.shutQueue()
 	res := r.prompt(pr, sess, r.text)
+	r.settle(res.Usage)
+	r.outOfBudget(&res)
 	res = r.steered(pr, sess, res)
-	if r.schemaErr != nil {
+	if r.schemaErr != nil && c.meter.Exhausted() == nil {
 		// One corrective turn: the child is told what is wrong with its
 		// answer and asked for it again, in the same session.
 		first := res.Usage
@@ -139,6 +142,8 @@ func (r *run) turn() subagents.Result {
 			// usage_updates already covers the whole run.
 			res.Usage.Add(first)
 		}
+		r.settle(res.Usage)
+		r.outOfBudget(&res)
 		if r.schemaErr != nil {
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
 		}
@@ -151,7 +156,7 @@ func (r *run) turn() subagents.Result {
 // of its own: a message waits for the agent's current turn to end). The
 // run's result is the answer to the last.
 func (r *run) steered(pr *peer, sess acp.SessionID, res subagents.Result) subagents.Result {
-	for res.StopReason == subagents.StopCompleted || r.schemaErr != nil {
+	for (res.StopReason == subagents.StopCompleted || r.schemaErr != nil) && r.c.meter.Exhausted() == nil {
 		r.mu.Lock()
 		next := strings.Join(r.queued, "\n\n")
 		r.queued = nil
@@ -172,7 +177,10 @@ func (r *run) steered(pr *peer, sess acp.SessionID, res subagents.Result) subage
 		if r.perPrompt {
 			res.Usage.Add(first)
 		}
+		r.settle(res.Usage)
+		r.outOfBudget(&res)
 	}
+	r.shutQueue()
 	return res
 }
 
@@ -236,7 +244,16 @@ func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result
 		r.grace.Stop()
 	}
 	r.mu.Unlock()
-	return r.outcome(pr, raw, err)
+	r.perPrompt = false
+	res := r.outcome(pr, raw, err)
+	r.mu.Lock()
+	if res.Usage == (llm.Usage{}) {
+		// A prompt that failed has no answer to count from.
+		res.Usage = r.usage.total()
+	}
+	r.usage.endPrompt()
+	r.mu.Unlock()
+	return res
 }
 
 // outcome maps the prompt's answer or failure onto a Result.
@@ -352,8 +369,9 @@ func (r *run) observe(u acp.SessionUpdate) {
 		}
 	case *acp.UsageUpdate:
 		r.mu.Lock()
-		r.usage.add(u)
+		news := r.usage.add(u)
 		r.mu.Unlock()
+		r.charge(news)
 	}
 	if r.progress != nil {
 		r.progress.Observe(u)

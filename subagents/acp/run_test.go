@@ -165,6 +165,26 @@ func TestMain_TheFakeAgentBinaryExists(t *testing.T) {
 	}
 }
 
+func TestRun_AChildsFailureKeepsItsReasonWhicheverFieldCarriesIt(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	for _, data := range []string{
+		`"disk quota exceeded"`,
+		`{"reason":"disk quota exceeded"}`,
+		`{"details":"disk quota exceeded"}`,
+		`{"error":"disk quota exceeded"}`,
+		`{"message":"disk quota exceeded"}`,
+	} {
+		t.Run(data, func(t *testing.T) {
+			run := start(t, p, subagents.StartRequest{Prompt: "fail " + data, Parent: parent.Scope, Options: fakeBinding(modeAgent)})
+			res := wait(t, run)
+			if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "disk quota exceeded") {
+				t.Fatalf("result = %+v, want an error naming the child's reason", res)
+			}
+		})
+	}
+}
+
 func TestRun_TheBindingsSystemPromptReachesTheAgentAsRenderedInstructions(t *testing.T) {
 	p := newProvider(t, nil)
 	parent := newParent(t, parentOpts{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
@@ -27,6 +28,9 @@ type ParentOptions struct {
 	ModelID string // default "test-model"
 	// MaxTokens caps the parent's (and by default its children's) output.
 	MaxTokens int
+	// TurnLimits bound each of the parent's turns with everything its
+	// children spend.
+	TurnLimits budget.Limits
 	// Service is where providers are found (default a new one).
 	Service *subagents.Service
 	// Tools is the parent's registry (default an empty one).
@@ -127,6 +131,7 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 		Model:      o.Model,
 		ModelID:    o.ModelID,
 		MaxTokens:  o.MaxTokens,
+		TurnLimits: o.TurnLimits,
 		Tools:      o.Tools,
 		Permission: o.Permission,
 		System:     o.SystemFunc,

@@ -32,6 +32,9 @@ func (t *tool) background(ctx context.Context, req subagents.StartRequest, in in
 	set := scope.Session.Tasks()
 	j := &job{t: t, scope: scope, description: req.Description, prompt: in.Prompt}
 	req.Activity = j.activity
+	// The run outlives the turn: it is charged to the session's agent,
+	// not to the turn that started it, whose budget it does not share.
+	req.Meter = scope.Session.Agent().Meter()
 	run, err := t.svc.Start(context.WithoutCancel(ctx), t.b.Provider, req)
 	if err != nil {
 		return startFailure(err), nil
@@ -131,7 +134,7 @@ func (j *job) Run(ctx context.Context, out *tasks.Output) tasks.Outcome {
 	if res.ChildSessionID != "" {
 		out.SetChild(res.ChildSessionID)
 	}
-	o := tasks.Outcome{Result: resultFor(res).Output}
+	o := tasks.Outcome{Result: resultFor(j.t.b.ToolName, res).Output}
 	if !seen {
 		o.Usage = res.Usage
 	}
@@ -209,6 +212,7 @@ func (j *job) restore(ctx context.Context) (subagents.Run, error) {
 	j.t = t
 	req := t.request(input{Description: j.description, Prompt: j.prompt}, j.scope, "")
 	req.Activity = j.activity
+	req.Meter = j.scope.Session.Agent().Meter()
 	run, err := t.svc.Restore(ctx, t.b.Provider, req, j.snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("the subagent could not be brought back: %s", strings.TrimPrefix(err.Error(), "subagents: "))

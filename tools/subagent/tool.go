@@ -19,6 +19,7 @@ import (
 const (
 	headlineError     = "The subagent run failed"
 	headlineMaxTokens = "The subagent hit its token limit"
+	headlineBudget    = "The subagent stopped: its budget ran out"
 	headlineRefusal   = "The subagent declined the task"
 	headlineAborted   = "The subagent was cancelled"
 )
@@ -81,8 +82,13 @@ func (t *tool) Title(raw json.RawMessage) string {
 
 // RawOutput is the tool call's rawOutput for the editor.
 type RawOutput struct {
+	// Subagent is the binding's tool name: it marks the call as a
+	// delegation for clients that break a turn's usage down per child
+	// (dshd prompt --json).
+	Subagent   string               `json:"subagent"`
 	StopReason subagents.StopReason `json:"stopReason"`
-	Usage      llm.Usage            `json:"usage"`
+	// Usage is what the child and its descendants spent.
+	Usage llm.Usage `json:"usage"`
 }
 
 // Execute is the tool outside any session: it has no scope to delegate
@@ -111,6 +117,7 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 	if t.b.Background {
 		return t.background(ctx, req, in)
 	}
+	req.Meter = call.Meter
 	req.Progress = func(p subagents.Progress) {
 		report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(renderProgress(p))}})
 	}
@@ -140,7 +147,7 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 	if werr != nil {
 		return tools.Errorf("%s: the run could not be followed to its end: %v", headlineError, werr), nil
 	}
-	return resultFor(res), nil
+	return resultFor(t.b.ToolName, res), nil
 }
 
 // request is the start request of a call from scope.
@@ -172,8 +179,8 @@ func startFailure(err error) *tools.Result {
 }
 
 // resultFor maps a run's result onto the tool result.
-func resultFor(res subagents.Result) *tools.Result {
-	raw := RawOutput{StopReason: res.StopReason, Usage: res.Usage}
+func resultFor(name string, res subagents.Result) *tools.Result {
+	raw := RawOutput{Subagent: name, StopReason: res.StopReason, Usage: res.Usage}
 	if res.StopReason == subagents.StopCompleted {
 		answer := res.Output
 		if len(res.Structured) > 0 {
@@ -185,7 +192,7 @@ func resultFor(res subagents.Result) *tools.Result {
 		return &tools.Result{Output: answer, Content: content(answer, res.ChildSessionID), RawOutput: raw}
 	}
 	var b strings.Builder
-	b.WriteString(headline(res.StopReason))
+	b.WriteString(headline(res))
 	b.WriteString(".")
 	if res.Diagnostic != "" {
 		b.WriteString(" ")
@@ -204,8 +211,11 @@ func resultFor(res subagents.Result) *tools.Result {
 	return &tools.Result{Output: text, IsError: true, Content: content(text, res.ChildSessionID), RawOutput: raw}
 }
 
-func headline(r subagents.StopReason) string {
-	switch r {
+func headline(res subagents.Result) string {
+	if res.OutOfBudget {
+		return headlineBudget
+	}
+	switch res.StopReason {
 	case subagents.StopMaxTokens:
 		return headlineMaxTokens
 	case subagents.StopRefusal:

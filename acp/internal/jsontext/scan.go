@@ -161,3 +161,40 @@ func hasBackslash(b []byte) bool {
 	}
 	return false
 }
+
+// ScanArray calls fn with the raw bytes of each element of the JSON array
+// b, in order, until fn returns false. The elements are subslices of b,
+// not copies. Like ScanObject it checks structure only as far as it needs.
+func ScanArray(b []byte, fn func(elem []byte) bool) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return errNotArray
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return nil
+	}
+	for {
+		end := skipValue(b, i)
+		if end < 0 {
+			return errScan
+		}
+		if !fn(b[i:end]) {
+			return nil
+		}
+		i = skipWS(b, end)
+		if i >= len(b) {
+			return errScan
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case ']':
+			return nil
+		default:
+			return errScan
+		}
+	}
+}
+
+var errNotArray = errors.New("jsontext: not a JSON array")

@@ -27,7 +27,7 @@ import (
 // Timeout errors. Each is returned wrapped, with the duration that ran out;
 // test with errors.Is.
 var (
-	ErrHeaderTimeout     = errors.New("openai: no response headers in time")
+	ErrFirstByteTimeout  = errors.New("openai: the model server sent nothing")
 	ErrFirstTokenTimeout = errors.New("openai: no data from the model in time")
 	ErrIdleTimeout       = errors.New("openai: stream idle for too long")
 	ErrCallTimeout       = errors.New("openai: call took too long")
@@ -88,6 +88,15 @@ func (c *Client) DefaultModel() string {
 	defer c.modelMu.Unlock()
 	return c.model
 }
+
+// ThinkingSwitch implements llm.ThinkingSwitch: only DeepSeek's thinking
+// object turns thinking off (a reasoning effort cannot), so only a
+// backend that sends it can switch; on is the --thinking setting.
+func (c *Client) ThinkingSwitch() (on, ok bool) {
+	return !c.opts.DisableThinking, c.opts.compat.Thinking == ThinkingObject
+}
+
+var _ llm.ThinkingSwitch = (*Client)(nil)
 
 // CloseIdleConnections closes the idle connections of the client's
 // transport (tests call it so no transport goroutine outlives them).
@@ -172,7 +181,10 @@ func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Ev
 		if apiErr.RetryAfter > 0 {
 			ra := time.Duration(apiErr.RetryAfter * float64(time.Second))
 			if ra > maxRetryAfter {
-				return unwrapPreBody(err)
+				// Sleeping that long would look like a hang: say how long
+				// the server wants instead, and let the caller decide.
+				return fmt.Errorf("%w; the server asks to retry in %s, longer than dshd waits (%s): try again later",
+					unwrapPreBody(err), ra.Round(time.Second), maxRetryAfter)
 			}
 			wait = ra
 		}
@@ -241,7 +253,7 @@ func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Lo
 	hreq.Header.Set("Accept", "text/event-stream")
 	c.setHeaders(hreq.Header)
 
-	wd.arm(c.opts.HeaderTimeout, phaseHeader)
+	wd.arm(c.opts.FirstByteTimeout, phaseFirstByte)
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		if e := c.timeoutErr(ctx, callCtx, actx); e != nil {
@@ -255,14 +267,42 @@ func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Lo
 		wd.stop()
 		return preBodyError{c.httpError(resp)}
 	}
-	wd.arm(c.opts.FirstTokenTimeout, phaseFirstToken)
+	// The headers are not the answer: a server (or a proxy in front of it)
+	// may send them and then nothing at all. Until the body's first byte
+	// arrives — a keep-alive comment counts, it shows the server is at
+	// work — the first-byte bound holds; from then on the first data
+	// event has what is left of FirstTokenTimeout.
+	headersAt := time.Now()
+	wd.arm(c.opts.FirstByteTimeout, phaseFirstByte)
+	rd := &firstByteReader{r: resp.Body, first: func() {
+		d := c.opts.FirstTokenTimeout
+		if d > 0 {
+			d = max(d-time.Since(headersAt), time.Nanosecond)
+		}
+		wd.arm(d, phaseFirstToken)
+	}}
 
 	dec := &decoder{}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "application/json" {
-		return c.readJSON(ctx, callCtx, actx, resp.Body, dec, yield)
+		return c.readJSON(ctx, callCtx, actx, rd, dec, yield)
 	}
-	return c.readSSE(ctx, callCtx, actx, resp.Body, wd, dec, log, yield)
+	return c.readSSE(ctx, callCtx, actx, rd, wd, dec, log, yield)
+}
+
+// firstByteReader calls first once, when the first byte of r arrives.
+type firstByteReader struct {
+	r     io.Reader
+	first func()
+}
+
+func (f *firstByteReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && f.first != nil {
+		f.first()
+		f.first = nil
+	}
+	return n, err
 }
 
 // timeoutErr names the error behind a failed read or Do once a context
@@ -405,7 +445,7 @@ func (c *Client) httpError(resp *http.Response) error {
 		}
 	}
 	code := w.code()
-	msg := c.redact(w.Message)
+	msg := c.redact(w.text())
 	if msg == "" {
 		msg = strings.TrimSpace(body)
 		if msg == "" || len(msg) > 300 {
@@ -484,9 +524,9 @@ func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
 	}
 	hreq.Header.Set("Accept", "application/json")
 	c.setHeaders(hreq.Header)
-	if c.opts.HeaderTimeout > 0 {
+	if c.opts.FirstByteTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.HeaderTimeout)
+		ctx, cancel = context.WithTimeout(ctx, c.opts.FirstByteTimeout)
 		defer cancel()
 		hreq = hreq.WithContext(ctx)
 	}

@@ -143,7 +143,7 @@ func TestRetries(t *testing.T) {
 			wantReqs:   3,
 		},
 		{
-			name:     "a Retry-After beyond two minutes is returned, not waited",
+			name:     "a Retry-After beyond 30s is returned, not waited",
 			replies:  []openaitest.Reply{{Status: 429, RetryAfter: "3600"}, openaitest.Text("never")},
 			wantReqs: 1,
 		},
@@ -239,8 +239,23 @@ func TestTimeouts(t *testing.T) {
 		{
 			name:   "no response headers",
 			reply:  openaitest.Reply{Hold: never, HoldHeaders: true},
-			opts:   func(o *Options) { o.HeaderTimeout = 50 * time.Millisecond },
-			wantIs: ErrHeaderTimeout,
+			opts:   func(o *Options) { o.FirstByteTimeout = 50 * time.Millisecond },
+			wantIs: ErrFirstByteTimeout,
+		},
+		{
+			name:   "headers, then not a byte",
+			reply:  openaitest.Reply{Hold: never},
+			opts:   func(o *Options) { o.FirstByteTimeout = 50 * time.Millisecond },
+			wantIs: ErrFirstByteTimeout,
+		},
+		{
+			name:  "keep-alives count as a first byte; the first data event has its own bound",
+			reply: openaitest.Reply{Hold: never, KeepAliveInterval: time.Millisecond},
+			opts: func(o *Options) {
+				o.FirstByteTimeout = time.Hour
+				o.FirstTokenTimeout = 50 * time.Millisecond
+			},
+			wantIs: ErrFirstTokenTimeout,
 		},
 	}
 	for _, tt := range tests {
@@ -308,7 +323,7 @@ func TestCancel(t *testing.T) {
 	})
 	t.Run("cancelling during a retry wait", func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.srv.Enqueue(openaitest.Reply{Status: 429, RetryAfter: "60"})
+		h.srv.Enqueue(openaitest.Reply{Status: 429, RetryAfter: "20"})
 		ctx, cancel := context.WithCancel(t.Context())
 		h.c.sleep = func(ctx context.Context, d time.Duration) error {
 			cancel()
@@ -386,5 +401,27 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 		if _, err := New(Options{BaseURL: u}); err == nil {
 			t.Errorf("New(%q) succeeded", u)
 		}
+	}
+}
+
+func TestALongRetryAfterSaysHowLongTheServerAskedFor(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Enqueue(openaitest.Reply{Status: 429, RetryAfter: "600"}, openaitest.Text("never"))
+	_, err := h.run(t.Context(), userReq("hi"))
+	if err == nil || !strings.Contains(err.Error(), "10m0s") {
+		t.Fatalf("err = %v, want it to say the server asked for 10m0s", err)
+	}
+	apiError(t, err) // still the server's error underneath
+	if n := len(h.recordedSleeps()); n != 0 {
+		t.Errorf("slept %d times, want none", n)
+	}
+}
+
+func TestAFirstByteTimeoutNamesTheWait(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.FirstByteTimeout = 50 * time.Millisecond })
+	h.srv.Enqueue(openaitest.Reply{Hold: make(chan struct{}), HoldHeaders: true})
+	_, err := h.run(t.Context(), userReq("hi"))
+	if err == nil || err.Error() != "openai: the model server sent nothing for 50ms" {
+		t.Fatalf("err = %v, want the wait named", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
 )
 
@@ -338,6 +339,34 @@ type wireError struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"` // string at OpenAI and DeepSeek, number at OpenRouter
+	// Data, Details and Reason carry the human reason when Message only
+	// names the failure ("Internal error"): gateways that wrap another
+	// server answer JSON-RPC-shaped errors, others add a details member.
+	Data    json.RawMessage `json:"data"`
+	Details json.RawMessage `json:"details"`
+	Reason  json.RawMessage `json:"reason"`
+}
+
+// text is the error's human text, found by the one rule dshd applies to
+// every peer's error ([acp.Error.Reason]); "" when the server said nothing.
+func (w *wireError) text() string {
+	var data any
+	switch {
+	case len(w.Data) > 0:
+		data = w.Data
+	case len(w.Details) > 0 || len(w.Reason) > 0:
+		m := map[string]json.RawMessage{}
+		if len(w.Reason) > 0 {
+			m["reason"] = w.Reason
+		}
+		if len(w.Details) > 0 {
+			m["details"] = w.Details
+		}
+		data = m
+	case w.Message == "":
+		return ""
+	}
+	return (&acp.Error{Message: w.Message, Data: data}).Reason()
 }
 
 func (w *wireError) code() string {
@@ -365,7 +394,7 @@ func streamError(raw json.RawMessage) error {
 	case "server_error", "rate_limit_exceeded", "overloaded_error":
 		retryable = true
 	}
-	msg := w.Message
+	msg := w.text()
 	if msg == "" {
 		msg = "error event in stream"
 	}

@@ -14,6 +14,13 @@
 //   - Retries (with backoff, jitter and the server's Retry-After) happen only
 //     before any of the response body was read, so no event is ever sent
 //     twice. 400, 401, 402, 422 and 429 insufficient_quota are never retried.
+//     A Retry-After over 30s is not slept: the error says how long the
+//     server asked for.
+//   - A server that sends nothing — no response headers, or headers and
+//     then not a byte — fails the call after [Options.FirstByteTimeout].
+//   - An error body's human reason is kept whichever member carries it
+//     (message, or data, details, reason beside a generic message), by
+//     the rule [acp.Error.Reason] applies to every peer's error.
 //   - Success means a finish reason arrived. A stream that ends without one
 //     fails with [llm.ErrTruncated].
 //   - Keep-alive comments never count as progress: a first-data timeout, an
@@ -23,7 +30,8 @@
 //     message when [Compat.EchoReasoning] is set; a forced tool_choice is
 //     never sent.
 //
-// The package imports only the standard library and agent/llm. Its only
+// The package imports only the standard library, agent/llm and acp (the
+// protocol's data types, for the error rule). Its only
 // goroutines are the HTTP transport's and one timer per call, all ended
 // when the call's iterator returns. The loopback fake server for tests is
 // agent/llm/openai/openaitest.

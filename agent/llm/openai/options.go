@@ -19,7 +19,7 @@ const (
 	DefaultRetryBaseDelay    = 500 * time.Millisecond
 	DefaultRetryMaxDelay     = 10 * time.Second
 	DefaultConnectTimeout    = 30 * time.Second
-	DefaultHeaderTimeout     = 5 * time.Minute
+	DefaultFirstByteTimeout  = time.Minute
 	DefaultFirstTokenTimeout = 10 * time.Minute
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultDoneTimeout       = 10 * time.Second
@@ -28,8 +28,9 @@ const (
 )
 
 // maxRetryAfter bounds how long a retry waits on a server's Retry-After; a
-// longer wait is returned to the caller as the error instead.
-const maxRetryAfter = 2 * time.Minute
+// longer wait is returned to the caller as the error instead, saying how
+// long the server asked for. A wait is logged, never silent.
+const maxRetryAfter = 30 * time.Second
 
 // APIKey is a secret. It prints and logs as "REDACTED" so that options can be
 // logged whole; [APIKey.Reveal] is the only way to read it.
@@ -158,8 +159,13 @@ type Options struct {
 	// ConnectTimeout bounds dialing (and TLS) when HTTPClient is zero.
 	// Zero: 30s.
 	ConnectTimeout time.Duration
-	// HeaderTimeout bounds the wait for response headers. Zero: 5m.
-	HeaderTimeout time.Duration
+	// FirstByteTimeout bounds how long the server may send nothing: from
+	// the request to its response headers, and from the headers to the
+	// first byte of the body (a keep-alive comment counts). A server that
+	// is down, or a proxy that holds the stream, fails the call in that
+	// time instead of after minutes. GET /models gets as long in all.
+	// Zero: 1m.
+	FirstByteTimeout time.Duration
 	// FirstTokenTimeout bounds the wait from the response headers to the
 	// first data event; keep-alive comments do not count as data (DeepSeek
 	// may queue a request for 10 minutes, sending only comments). Zero: 10m.
@@ -377,7 +383,7 @@ func resolve(o Options) resolved {
 	r.RetryBaseDelay = pick(r.RetryBaseDelay, DefaultRetryBaseDelay)
 	r.RetryMaxDelay = pick(r.RetryMaxDelay, DefaultRetryMaxDelay)
 	r.ConnectTimeout = pick(r.ConnectTimeout, DefaultConnectTimeout)
-	r.HeaderTimeout = pick(r.HeaderTimeout, DefaultHeaderTimeout)
+	r.FirstByteTimeout = pick(r.FirstByteTimeout, DefaultFirstByteTimeout)
 	r.FirstTokenTimeout = pick(r.FirstTokenTimeout, DefaultFirstTokenTimeout)
 	r.IdleTimeout = pick(r.IdleTimeout, DefaultIdleTimeout)
 	r.DoneTimeout = pick(r.DoneTimeout, DefaultDoneTimeout)

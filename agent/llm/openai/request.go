@@ -165,6 +165,9 @@ func (c *Client) encode(req *llm.Request, model string) ([]byte, error) {
 		}
 	}
 	on := !c.opts.DisableThinking
+	if req.Thinking != nil {
+		on = *req.Thinking
+	}
 	switch cp.Thinking {
 	case ThinkingObject:
 		w.Thinking = &thinking{Type: "enabled"}

@@ -236,3 +236,47 @@ func TestAPIKeyIsRedacted(t *testing.T) {
 		t.Error("Reveal lost the key")
 	}
 }
+
+func TestARequestsThinkingOverridesTheBackendsSetting(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		disabled bool
+		thinking *bool
+		want     string
+	}{
+		{"on by default, off for this request", false, ptr(false), "disabled"},
+		{"off by --thinking, on for this request", true, ptr(true), "enabled"},
+		{"off by --thinking, left to the backend", true, nil, "disabled"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.DisableThinking = tt.disabled })
+			h.srv.Enqueue(openaitest.Text("ok"))
+			req := userReq("hi")
+			req.Thinking = tt.thinking
+			if _, err := h.run(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			if c := h.srv.ChatRequests()[0]; c.Thinking == nil || c.Thinking.Type != tt.want {
+				t.Errorf("thinking %+v, want %q", c.Thinking, tt.want)
+			}
+			if on, ok := h.c.ThinkingSwitch(); !ok || on == tt.disabled {
+				t.Errorf("ThinkingSwitch() = %v, %v", on, ok)
+			}
+		})
+	}
+}
+
+func TestOnlyABackendWithAThinkingObjectCanSwitchThinking(t *testing.T) {
+	for name, preset := range map[string]func() Options{"OpenAI": OpenAI, "Ollama": Ollama} {
+		o := preset()
+		o.BaseURL = "http://127.0.0.1:1/v1"
+		o.DefaultModel = "m"
+		c, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.ThinkingSwitch(); ok {
+			t.Errorf("%s says it can switch thinking per request", name)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // The watchdog: one timer that cancels an attempt when a phase of it
-// (headers, first data, idle, tail) lasts too long.
+// (the first byte, the first data event, idle, the tail) lasts too long.
 
 package openai
 
@@ -13,7 +13,7 @@ import (
 type phase int32
 
 const (
-	phaseHeader phase = iota + 1
+	phaseFirstByte phase = iota + 1
 	phaseFirstToken
 	phaseIdle
 	phaseDone
@@ -21,8 +21,8 @@ const (
 
 func (p phase) err() error {
 	switch p {
-	case phaseHeader:
-		return ErrHeaderTimeout
+	case phaseFirstByte:
+		return ErrFirstByteTimeout
 	case phaseFirstToken:
 		return ErrFirstTokenTimeout
 	case phaseIdle:
@@ -51,7 +51,12 @@ func newWatchdog(cancel context.CancelCauseFunc) *watchdog {
 
 func (w *watchdog) fire() {
 	d := time.Duration(w.dur.Load())
-	w.cancel(fmt.Errorf("%w (%s)", phase(w.phase.Load()).err(), d))
+	p := phase(w.phase.Load())
+	if p == phaseFirstByte {
+		w.cancel(fmt.Errorf("%w for %s", p.err(), d))
+		return
+	}
+	w.cancel(fmt.Errorf("%w (%s)", p.err(), d))
 }
 
 // arm starts phase p with d to run; d <= 0 leaves the phase unbounded.

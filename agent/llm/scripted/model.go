@@ -42,8 +42,9 @@ type Model struct {
 }
 
 var (
-	_ llm.Model  = (*Model)(nil)
-	_ llm.Lister = (*Model)(nil)
+	_ llm.Model          = (*Model)(nil)
+	_ llm.Lister         = (*Model)(nil)
+	_ llm.ThinkingSwitch = (*Model)(nil)
 )
 
 // New compiles s. opts may be nil.
@@ -65,6 +66,10 @@ func (m *Model) Instant() *Model {
 	c.instant = true
 	return &c
 }
+
+// ThinkingSwitch implements llm.ThinkingSwitch: thinking is on unless a
+// request turns it off, which drops the rules' reasoning.
+func (m *Model) ThinkingSwitch() (on, ok bool) { return true, true }
 
 // Script returns the script m runs.
 func (m *Model) Script() Script { return m.script }
@@ -186,7 +191,9 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, yield func(llm.Eve
 		}
 		return nil
 	}
-	if rule.Reasoning != nil {
+	// A request that turns thinking off gets no reasoning, as a thinking
+	// model answers then.
+	if rule.Reasoning != nil && (req.Thinking == nil || *req.Thinking) {
 		if err := chunks(llm.EventReasoning, sub.Replace(*rule.Reasoning)); err != nil {
 			return err
 		}

@@ -237,6 +237,11 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	cfg.TurnStarting = c.turnStarting
 	cfg.Permission = permission.ForChild(cfg.Permission, requester, req.DenyPermissions)
 	cfg.Delegation = scope
+	// Everything the child spends is charged to its run's meter, and so to
+	// the delegating turn's; the budgets on the way bind it before each of
+	// its model calls.
+	c.meter = subagents.RunMeter(req)
+	cfg.Meter = c.meter
 	cfg.Logger = p.log
 	s, err := session.New(ctx, cfg)
 	if err != nil {

@@ -45,8 +45,15 @@ func (r *run) outcome(ar agent.Result) subagents.Result {
 		res.StopReason = subagents.StopError
 		res.Diagnostic = fmt.Sprintf("the child ended with an unknown stop reason %q", cut(string(ar.StopReason), 64))
 	}
+	if ar.Exhausted != nil {
+		// The child's budget, or one above it, ran out before its next
+		// model call: whichever bound it was, the run stopped at its
+		// limit.
+		res.StopReason, res.OutOfBudget = subagents.StopMaxTokens, true
+		res.Diagnostic = ar.Exhausted.Error()
+	}
 	if r.cancelled.Load() && res.StopReason != subagents.StopCompleted {
-		res.StopReason, res.Diagnostic = subagents.StopAborted, ""
+		res.StopReason, res.Diagnostic, res.OutOfBudget = subagents.StopAborted, "", false
 	}
 	if res.StopReason == subagents.StopCompleted && r.c.schema != nil {
 		structured, err := runkit.Structured(r.c.schema, res.Output)
@@ -68,7 +75,7 @@ func (r *run) failure(err error) subagents.Result {
 		StopReason:     subagents.StopError,
 		Diagnostic:     diagnose(err),
 		Output:         r.partial(),
-		Usage:          r.usage,
+		Usage:          since(r.c.meter.Usage(), r.before),
 		ChildSessionID: r.c.session,
 	}
 	if res.Output != "" {
@@ -143,4 +150,15 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// since is what was spent between the usage before and now.
+func since(now, before llm.Usage) llm.Usage {
+	return llm.Usage{
+		InputTokens:       now.InputTokens - before.InputTokens,
+		OutputTokens:      now.OutputTokens - before.OutputTokens,
+		TotalTokens:       now.TotalTokens - before.TotalTokens,
+		CachedInputTokens: now.CachedInputTokens - before.CachedInputTokens,
+		ReasoningTokens:   now.ReasoningTokens - before.ReasoningTokens,
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
@@ -37,7 +38,8 @@ type child struct {
 	activity func(subagents.Activity)
 	log      *slog.Logger
 	sess     *session.Session
-	agent    *agent.Agent // sess's
+	agent    *agent.Agent  // sess's
+	meter    *budget.Meter // what the child and its descendants spent
 
 	runs runkit.Runs[*run]
 
@@ -120,9 +122,11 @@ type run struct {
 	started  bool     // the turn is running; guarded by mu
 	pending  []string // steering sent before it was; guarded by mu
 
+	// before is the child's usage when the turn was launched. Written
+	// once before the turn and read by it.
+	before llm.Usage
 	// Written only from emit, which the agent serialises, and read after
 	// the turn ended.
-	usage   llm.Usage
 	msgID   string
 	curText []byte
 	prevTxt []byte
@@ -169,6 +173,7 @@ func (r *run) launch() {
 	r.launched = true
 	r.mu.Unlock()
 	if first {
+		r.before = r.c.meter.Usage()
 		go func() { r.end(r.turn()) }()
 	}
 }
@@ -241,8 +246,6 @@ func (r *run) emit(ev agent.Event) {
 			r.msgID, r.curText = e.MessageID, nil
 		}
 		r.curText = append(r.curText, e.Text...)
-	case agent.UsageUpdated:
-		r.usage.Add(e.Call)
 	}
 	if r.c.activity != nil {
 		r.activity(ev)

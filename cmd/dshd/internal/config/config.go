@@ -3,6 +3,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -25,18 +26,43 @@ type Settings struct {
 	// Thinking turns the model's thinking mode on or off where the backend
 	// has one ("", "on", "off").
 	Thinking string `json:"thinking,omitempty"`
+	// ModelTimeout is how long the model server may send nothing before a
+	// call fails.
+	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
 
-	StateDir  string `json:"stateDir,omitempty"`
-	LogLevel  string `json:"logLevel,omitempty"`
-	LogFormat string `json:"logFormat,omitempty"`
-	Listen    string `json:"listen,omitempty"`
-	Token     string `json:"token,omitempty"`
+	StateDir string `json:"stateDir,omitempty"`
+	// MaxOpenJournals bounds the journal files the daemon keeps open.
+	MaxOpenJournals int    `json:"maxOpenJournals,omitempty"`
+	LogLevel        string `json:"logLevel,omitempty"`
+	LogFormat       string `json:"logFormat,omitempty"`
+	Listen          string `json:"listen,omitempty"`
+	// Token is not read from the table: the serve command takes it from
+	// DSHD_TOKEN or TokenFile, never from the command line.
+	Token     string `json:"-"`
+	TokenFile string `json:"tokenFile,omitempty"`
+
+	// Limits of every connection (acp/rpc.Limits) and of the listener; a
+	// zero timeout means never.
+	MaxLineBytes         int           `json:"maxLineBytes,omitempty"`
+	PreauthMaxLineBytes  int           `json:"preauthMaxLineBytes,omitempty"`
+	HandshakeTimeout     time.Duration `json:"handshakeTimeout,omitempty"`
+	MaxQueuedInputBytes  int           `json:"maxQueuedInputBytes,omitempty"`
+	MaxQueuedOutputBytes int           `json:"maxQueuedOutputBytes,omitempty"`
+	WriteTimeout         time.Duration `json:"writeTimeout,omitempty"`
+	IdleTimeout          time.Duration `json:"idleTimeout,omitempty"`
+	MaxConnections       int           `json:"maxConnections,omitempty"`
+	MaxUnauthenticated   int           `json:"maxUnauthenticated,omitempty"`
+	MaxAuthFailures      int           `json:"maxAuthFailures,omitempty"`
+	AuthPenalty          time.Duration `json:"authPenalty,omitempty"`
 
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
-	ContextWindow   int    `json:"contextWindow,omitempty"`
-	MaxDepth        int    `json:"maxDepth,omitempty"`
+	// MaxTokensPerTurn bounds a prompt turn's tokens with everything its
+	// subagents spend (0: unbounded).
+	MaxTokensPerTurn int `json:"maxTokensPerTurn,omitempty"`
+	ContextWindow    int `json:"contextWindow,omitempty"`
+	MaxDepth         int `json:"maxDepth,omitempty"`
 
 	// MaxTasks is how many background tasks a session runs at once;
 	// TaskOutput the bytes of output each keeps; TaskIdleRelease how long
@@ -112,7 +138,14 @@ type Command uint8
 const (
 	Serve Command = 1 << iota
 	Prompt
+	// Sessions is `dshd sessions`, which reads only where sessions live
+	// and how to log.
+	Sessions
 )
+
+// agentCommands are the commands that run an agent: the ones a row
+// without `only` applies to.
+const agentCommands = Serve | Prompt
 
 // setting is one row of the settings table. The row is all a new setting
 // needs: its flag, environment variable and file key, its help, its
@@ -125,9 +158,18 @@ type setting struct {
 	// check vets a value beyond its kind. Nil means the kind's rule:
 	// numbers must not be negative, durations must be positive.
 	check func(v any) error
-	// only lists the commands that use the setting; zero means every
-	// command. A command neither offers nor reads the others.
+	// only lists the commands that use the setting; zero means the
+	// commands that run an agent (serve and prompt). A command neither
+	// offers nor reads the others.
 	only Command
+}
+
+// zeroOrPositive accepts a timeout of 0, meaning never, or above zero.
+func zeroOrPositive(v any) error {
+	if v.(time.Duration) < 0 {
+		return errors.New("want 0 (never) or a duration above zero")
+	}
+	return nil
 }
 
 var table = []setting{
@@ -136,14 +178,28 @@ var table = []setting{
 	{flag: "model-url", file: "modelUrl", usage: "base URL of an OpenAI-compatible server (default: the backend's)", ptr: func(s *Settings) any { return &s.ModelURL }, check: httpURL},
 	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }, check: envName},
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
-	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }},
-	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error")},
-	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json")},
+	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
+	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
+	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
+	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
+	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
-	{flag: "token", file: "token", usage: "token clients must authenticate with on a tcp listener", ptr: func(s *Settings) any { return &s.Token }, only: Serve},
+	{flag: "token-file", file: "tokenFile", usage: "file holding the token clients must authenticate with (or set DSHD_TOKEN; at least 16 characters; never on the command line)", ptr: func(s *Settings) any { return &s.TokenFile }, only: Serve},
+	{flag: "max-line-bytes", file: "maxLineBytes", usage: "longest incoming message line, in bytes", kind: kInt, def: "67108864", ptr: func(s *Settings) any { return &s.MaxLineBytes }, check: atLeast(1), only: Serve},
+	{flag: "preauth-max-line-bytes", file: "preauthMaxLineBytes", usage: "longest line before a connection has authenticated (token daemons); a longer one closes it", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.PreauthMaxLineBytes }, check: atLeast(1), only: Serve},
+	{flag: "handshake-timeout", file: "handshakeTimeout", usage: "how long a connection has to authenticate (token daemons); 0 never closes it", kind: kDuration, def: "10s", ptr: func(s *Settings) any { return &s.HandshakeTimeout }, check: zeroOrPositive, only: Serve},
+	{flag: "max-queued-input-bytes", file: "maxQueuedInputBytes", usage: "bytes of a connection's requests read but not yet handled; beyond it reading pauses", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedInputBytes }, check: atLeast(1), only: Serve},
+	{flag: "max-queued-output-bytes", file: "maxQueuedOutputBytes", usage: "bytes of answers and notifications waiting for a slow reader; beyond it its requests are not read", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedOutputBytes }, check: atLeast(1), only: Serve},
+	{flag: "write-timeout", file: "writeTimeout", usage: "how long a peer may leave our output unread before its connection is closed; 0 never", kind: kDuration, def: "60s", ptr: func(s *Settings) any { return &s.WriteTimeout }, check: zeroOrPositive, only: Serve},
+	{flag: "idle-timeout", file: "idleTimeout", usage: "how long a socket connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kDuration, def: "1h", ptr: func(s *Settings) any { return &s.IdleTimeout }, check: zeroOrPositive, only: Serve},
+	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once; more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }, check: atLeast(1), only: Serve},
+	{flag: "max-unauthenticated", file: "maxUnauthenticated", usage: "connections waiting to authenticate at once (token daemons); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxUnauthenticated }, check: atLeast(1), only: Serve},
+	{flag: "max-auth-failures", file: "maxAuthFailures", usage: "failed authentications that close a connection and earn its source a penalty", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxAuthFailures }, check: atLeast(1), only: Serve},
+	{flag: "auth-penalty", file: "authPenalty", usage: "how long a source that failed authentication too often is refused, doubling each time (up to an hour)", kind: kDuration, def: "5s", ptr: func(s *Settings) any { return &s.AuthPenalty }, only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
+	{flag: "max-tokens-per-turn", file: "maxTokensPerTurn", usage: "tokens (input and output) one prompt turn may spend with every subagent below it, in this process or another (0: unbounded)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokensPerTurn }, check: atLeast(0)},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "max-tasks", file: "maxTasks", usage: "most background tasks (commands, subagents) a session runs at once", kind: kInt, def: "16", ptr: func(s *Settings) any { return &s.MaxTasks }, check: atLeast(1)},

@@ -114,12 +114,12 @@ func TestLoad_AnEmptyVariableSetsNoNumberOrList(t *testing.T) {
 }
 
 func TestLoad_ACommandReadsOnlyItsOwnSettings(t *testing.T) {
-	path := writeConfig(t, `{"listen": "unix:/tmp/x.sock", "token": "t"}`)
+	path := writeConfig(t, `{"listen": "unix:/tmp/x.sock", "tokenFile": "/tmp/t"}`)
 	st, err := load(t, Prompt, map[string]string{"DSHD_LISTEN": "nonsense"}, "--config", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Listen != "" || st.Token != "" {
+	if st.Listen != "" || st.TokenFile != "" {
 		t.Fatalf("prompt read serve's settings: %+v", st)
 	}
 	if _, err := load(t, Serve, map[string]string{"DSHD_LISTEN": "nonsense"}, "--config", path); err == nil {
@@ -199,7 +199,7 @@ func TestFlagError_NamesTheCommandThatUsesASettingAndSuggestsAFlag(t *testing.T)
 	fs.SetOutput(nopWriter{})
 	AddFlags(fs, Prompt)
 	for _, tc := range []struct{ args, want string }{
-		{"--token=x", "--token: dshd prompt does not use this setting (dshd serve does)"},
+		{"--token-file=x", "--token-file: dshd prompt does not use this setting (dshd serve does)"},
 		{"--max-dept=2", "--max-dept: unknown flag; did you mean --max-depth?"},
 		{"--mode", "--mode: needs a value"},
 		{"-q", "-q: unknown flag -q"},

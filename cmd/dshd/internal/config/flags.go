@@ -19,7 +19,13 @@ func EnvName(flag string) string {
 }
 
 // uses reports whether command cmd uses setting s.
-func (s setting) uses(cmd Command) bool { return s.only == 0 || s.only&cmd != 0 }
+func (s setting) uses(cmd Command) bool {
+	only := s.only
+	if only == 0 {
+		only = agentCommands
+	}
+	return only&cmd != 0
+}
 
 // AddFlags declares on fs every setting cmd uses, plus --config. A flag
 // keeps its text as given: [Load] parses and checks it with the value's
@@ -123,10 +129,13 @@ func usersOf(s setting) string {
 	for _, c := range []struct {
 		cmd  Command
 		name string
-	}{{Serve, "dshd serve"}, {Prompt, "dshd prompt"}} {
+	}{{Serve, "dshd serve"}, {Prompt, "dshd prompt"}, {Sessions, "dshd sessions"}} {
 		if s.uses(c.cmd) {
 			names = append(names, c.name)
 		}
 	}
-	return strings.Join(names, " and ")
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
 }

@@ -6,9 +6,13 @@ package daemon
 import (
 	"log/slog"
 	"os"
+	"strings"
 
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/server"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
+	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/cmdenv"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/sandbox"
@@ -69,4 +73,24 @@ func commandEnv(st *config.Settings, keyEnv string, bindings []subagent.Binding,
 		p.SecretValues = append(p.SecretValues, a.Token)
 	}
 	return p
+}
+
+// sandboxWarnings returns the setup warning of a sandbox that cannot
+// confine commands as configured (no Landlock in this kernel, or a helper
+// that cannot start): every session shows it, since its commands then run
+// unconfined or are refused. --sandbox off is a choice, not a warning.
+func sandboxWarnings(mode string, r *localrun.Runner) func() []server.Warning {
+	return func() []server.Warning {
+		if sandbox.Mode(mode) == sandbox.Off {
+			return nil
+		}
+		desc, err := r.DescribeSandbox(tools.Command{})
+		switch {
+		case err != nil:
+			return []server.Warning{{Severity: acp.NoticeError, Title: "Commands are refused: this system cannot sandbox them", Detail: err.Error()}}
+		case strings.HasPrefix(desc, "no sandbox"):
+			return []server.Warning{{Title: "Commands run unconfined: this system cannot sandbox them", Detail: desc}}
+		}
+		return nil
+	}
 }

@@ -67,11 +67,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	d.Model, d.ModelID = b.model, b.modelID
 
-	dir, err := stateDir(st.StateDir)
+	dir, err := SessionsDir(st.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals})
 	if err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
@@ -143,34 +143,37 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	mcpCaps := mcp.Capabilities()
 	srv, err := server.New(server.Options{
-		Name:            "dshd",
-		Title:           "dshd",
-		Version:         version.String(),
-		Store:           store,
-		Model:           b.model,
-		DefaultModel:    b.modelID,
-		Models:          b.catalog.list,
-		ModelsReady:     b.catalog.ready,
-		KeyEnv:          b.keyEnv,
-		HasKey:          b.hasKey,
-		Tools:           base,
-		Runner:          runner,
-		Subagents:       svc,
-		Definitions:     defs,
-		UserCommands:    commands.UserSources(configHome),
-		Agents:          agents,
-		Mode:            mode,
-		MaxTurnRequests: st.MaxTurnRequests,
-		MaxTokens:       st.MaxTokens,
-		ContextWindow:   st.ContextWindow,
-		MaxDepth:        st.MaxDepth,
-		NoDelegation:    st.MaxDepth == 0,
-		Tasks:           tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
-		Token:           st.Token,
-		ConnectMCP:      connectMCP(log),
-		MCPHTTP:         mcpCaps.HTTP,
-		MCPSSE:          mcpCaps.SSE,
-		Logger:          log,
+		Name:             "dshd",
+		Title:            "dshd",
+		Version:          version.String(),
+		Store:            store,
+		Model:            b.model,
+		DefaultModel:     b.modelID,
+		Models:           b.catalog.list,
+		ModelsReady:      b.catalog.ready,
+		KeyEnv:           b.keyEnv,
+		HasKey:           b.hasKey,
+		Tools:            base,
+		Runner:           runner,
+		Subagents:        svc,
+		Definitions:      defs,
+		UserCommands:     commands.UserSources(configHome),
+		Agents:           agents,
+		Mode:             mode,
+		MaxTurnRequests:  st.MaxTurnRequests,
+		MaxTokens:        st.MaxTokens,
+		ContextWindow:    st.ContextWindow,
+		MaxTokensPerTurn: st.MaxTokensPerTurn,
+		MaxDepth:         st.MaxDepth,
+		NoDelegation:     st.MaxDepth == 0,
+		Tasks:            tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
+		Token:            st.Token,
+		Limits:           connLimits(st),
+		ConnectMCP:       connectMCP(log),
+		MCPHTTP:          mcpCaps.HTTP,
+		MCPSSE:           mcpCaps.SSE,
+		SetupWarnings:    sandboxWarnings(st.Sandbox, runner),
+		Logger:           log,
 	})
 	if err != nil {
 		return nil, err
@@ -198,6 +201,9 @@ func childArgs(st *config.Settings) []string {
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
 	add("--thinking", st.Thinking)
+	if st.IsSet("model-timeout") {
+		add("--model-timeout", st.ModelTimeout.String())
+	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
 			args = append(args, "--state-dir", abs)
@@ -278,9 +284,9 @@ func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acp
 	return out, nil
 }
 
-// stateDir is <root>/sessions, root being --state-dir or
-// $XDG_STATE_HOME/dshd.
-func stateDir(root string) (string, error) {
+// SessionsDir is where the session journals live: <root>/sessions, root
+// being --state-dir or $XDG_STATE_HOME/dshd.
+func SessionsDir(root string) (string, error) {
 	if root == "" {
 		return session.DefaultDir()
 	}
@@ -349,6 +355,7 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 	default:
 		return nil, fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
+	opts.FirstByteTimeout = st.ModelTimeout
 	opts.Logger = log
 	client, err := openai.New(opts)
 	if err != nil {

@@ -1,0 +1,37 @@
+// limits.go: the settings that bound each connection, as acp/rpc takes
+// them.
+
+package daemon
+
+import (
+	"time"
+
+	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/cmd/dshd/internal/config"
+)
+
+// connLimits maps the limit settings onto rpc.Limits, where a negative
+// duration disables a timer (a setting of 0 means never). The idle
+// timeout applies to socket connections only: a stdio connection is the
+// editor's own process, idle for as long as its user is.
+func connLimits(st *config.Settings) rpc.Limits {
+	never := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return -1
+		}
+		return d
+	}
+	l := rpc.Limits{
+		MaxLineSize:        st.MaxLineBytes,
+		PreAuthMaxLineSize: st.PreauthMaxLineBytes,
+		HandshakeTimeout:   never(st.HandshakeTimeout),
+		MaxQueuedInput:     st.MaxQueuedInputBytes,
+		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
+		WriteTimeout:       never(st.WriteTimeout),
+		MaxAuthFailures:    st.MaxAuthFailures,
+	}
+	if st.Listen != "" {
+		l.IdleTimeout = never(st.IdleTimeout)
+	}
+	return l
+}

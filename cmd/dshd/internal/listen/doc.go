@@ -1,0 +1,14 @@
+// Package listen opens dshd's --listen address and admits its connections
+// the way a daemon that runs for days must: a failed accept for want of
+// descriptors (EMFILE, ENFILE, ECONNABORTED) backs off and retries, as
+// net/http does, instead of ending the daemon; connections beyond
+// MaxConnections, and unauthenticated ones beyond MaxUnauthenticated, are
+// refused with a JSON-RPC error line; and a source whose connections keep
+// failing authentication is refused for a while that doubles each time.
+//
+// It knows nothing of ACP beyond two optional methods of the connections
+// it returns, Authenticated and AuthFailed, which the ACP connection (acp/rpc)
+// calls; any transport that serves ACP over these connections reuses the
+// same admission. It imports acp only for the error it writes when it
+// refuses, and owns no goroutine: Accept runs on the caller's.
+package listen

@@ -1,0 +1,211 @@
+// This file implements `dshd sessions list|show|delete`: the stored
+// sessions of the state dir, read and removed directly through the
+// session store, with no daemon, model or key involved.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+)
+
+func newSessionsCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show and delete the stored sessions",
+		Long: `Work on the sessions stored in the state dir (--state-dir, default
+$XDG_STATE_HOME/dshd): the ones every client, dshd prompt included, can load
+or resume. Subagent children are kept in their parent's journal and are not
+listed.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newSessionsListCmd(stdout, stderr), newSessionsShowCmd(stdout, stderr), newSessionsDeleteCmd(stderr))
+	return cmd
+}
+
+// openStore opens the store the settings of cmd name.
+func openStore(cmd *cobra.Command, stderr io.Writer) (*session.Store, error) {
+	st, err := config.Load(cmd.Flags(), os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := daemon.SessionsDir(st.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	return session.NewStore(dir, &session.StoreOptions{Logger: log})
+}
+
+// noSession is the error for an id the store does not have.
+func noSession(store *session.Store, id string) error {
+	return fmt.Errorf("no session %s in %s (dshd sessions list shows them)", id, store.Dir())
+}
+
+func newSessionsListCmd(stdout, stderr io.Writer) *cobra.Command {
+	var jsonOut bool
+	var cwd string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the sessions, most recently used first",
+		Long: `List the stored sessions, most recently used first: id, last use, working
+directory and title. With --json, stdout is one JSON array of objects with
+sessionId, cwd, additionalDirectories, title, createdAt and updatedAt.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := openStore(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			if cwd != "" {
+				if cwd, err = filepath.Abs(cwd); err != nil {
+					return err
+				}
+			}
+			infos := []session.Info{}
+			for cursor := ""; ; {
+				page, next, err := store.List(cwd, cursor, session.MaxPageSize)
+				if err != nil {
+					return err
+				}
+				infos = append(infos, page...)
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			if jsonOut {
+				b, err := json.MarshalIndent(infos, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(stdout, "%s\n", b)
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tLAST USED\tCWD\tTITLE")
+			for _, in := range infos {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.SessionID, when(in.UpdatedAt), in.Cwd, in.Title)
+			}
+			return tw.Flush()
+		},
+	}
+	config.AddFlags(cmd.Flags(), config.Sessions)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "only the sessions of this working directory")
+	return cmd
+}
+
+// when formats a time for a person: local, to the minute.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func newSessionsShowCmd(stdout, stderr io.Writer) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a session's transcript",
+		Long: `Print a session's transcript as dshd prompt shows a turn: the user's prompts
+("> …"), the answers, and each tool call with how it ended (a failure with
+its reason). With --json, stdout is the session's recorded session/update
+notifications as JSON lines, the very events dshd prompt --json prints.
+A session a daemon has open is read, never changed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			id := args[0]
+			info, err := store.Info(id)
+			if errors.Is(err, session.ErrNotFound) {
+				return noSession(store, id)
+			}
+			if err != nil {
+				return err
+			}
+			recs, err := session.ReadJournal(store.Dir(), id, &session.JournalOptions{})
+			if errors.Is(err, session.ErrNotFound) {
+				return noSession(store, id)
+			}
+			if err != nil {
+				return err
+			}
+			if !jsonOut {
+				fmt.Fprintf(stdout, "session %s", info.SessionID)
+				if info.Title != "" {
+					fmt.Fprintf(stdout, ": %s", info.Title)
+				}
+				fmt.Fprintf(stdout, "\ncwd %s · created %s · last used %s\n\n", info.Cwd, when(info.CreatedAt), when(info.UpdatedAt))
+			}
+			r := renderer{out: stdout, tools: stdout, prompts: true}
+			for _, rec := range recs {
+				if rec.Kind != session.KindUpdate {
+					continue
+				}
+				var n acp.SessionNotification
+				if err := json.Unmarshal(rec.Data, &n); err != nil || string(n.SessionID) != id {
+					continue // a subagent child's traffic, or a record this dshd cannot read
+				}
+				if jsonOut {
+					fmt.Fprintf(stdout, "%s\n", rec.Data)
+					continue
+				}
+				r.update(&n)
+			}
+			r.endLine()
+			return nil
+		},
+	}
+	config.AddFlags(cmd.Flags(), config.Sessions)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the recorded session/update notifications as JSON lines")
+	return cmd
+}
+
+func newSessionsDeleteCmd(stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "delete ID...",
+		Short: "Delete sessions for good",
+		Long: `Delete each named session: its journal and its index entry. Delete a session
+no daemon has open; one that has it keeps writing to a file no one can load.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			for _, id := range args {
+				if !store.Exists(id) {
+					return noSession(store, id)
+				}
+				if err := store.Delete(id); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "dshd: deleted %s\n", id)
+			}
+			return nil
+		},
+	}
+	config.AddFlags(cmd.Flags(), config.Sessions)
+	return cmd
+}
