@@ -58,7 +58,7 @@ func exec(tb testing.TB, ctx context.Context, p *st.Parent, name string, args an
 func TestBackground_TheCallReturnsTheTaskAtOnceAndTheModelSeesOnlyDescriptionAndPrompt(t *testing.T) {
 	gate := make(chan struct{})
 	p := bgWorld(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		return st.Reply{Block: gate, Text: "child says " + st.LastUser(req)}
+		return st.Reply{Block: gate, Text: "child says " + st.LastUser(req), Usage: &llm.Usage{InputTokens: 70, OutputTokens: 7, TotalTokens: 77}}
 	})})
 	tl, _ := p.Tool("bg")
 	var schema struct {
@@ -78,6 +78,10 @@ func TestBackground_TheCallReturnsTheTaskAtOnceAndTheModelSeesOnlyDescriptionAnd
 	w, err := p.Session.Tasks().Wait(t.Context(), "t1", time.Minute)
 	if err != nil || w.Task.State != tasks.StateCompleted || w.Task.Result != "child says what is here" || w.Task.Output != "child says what is here" {
 		t.Fatalf("settled = %+v, %v", w, err)
+	}
+	// The child's usage is the task's, and rolls up into the session's.
+	if w.Task.Usage.InputTokens != 70 || p.Agent.Usage().InputTokens != 70 {
+		t.Fatalf("task usage %+v, session usage %+v", w.Task.Usage, p.Agent.Usage())
 	}
 }
 
