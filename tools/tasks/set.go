@@ -65,7 +65,11 @@ var (
 type LimitError struct{ Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%d background tasks are already running, the most a session may run at once; wait for one (task_wait) or cancel one (task_cancel) first", e.Limit)
+	running := fmt.Sprintf("%d background tasks are", e.Limit)
+	if e.Limit == 1 {
+		running = "1 background task is"
+	}
+	return running + " already running, the most a session may run at once; wait for one (task_wait) or cancel one (task_cancel) first"
 }
 
 // NoTaskError is the error for an id the set does not know.
