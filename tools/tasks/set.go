@@ -215,6 +215,11 @@ func (s *Set) forgetLocked() {
 		t := s.order[i]
 		t.mu.Lock()
 		settled := t.state.Settled()
+		if settled {
+			// Its release happens now: a timer armed for it would keep
+			// Close waiting for the idle time.
+			s.stopIdleLocked(t)
+		}
 		t.mu.Unlock()
 		if !settled {
 			i++
@@ -302,8 +307,8 @@ func (s *Set) armIdle(t *task) {
 	defer s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s.closed || t.state == StateRunning || t.released || t.idle != nil {
-		return
+	if s.closed || t.state == StateRunning || t.released || t.idle != nil || s.byID[t.id] != t {
+		return // closed, running again, released, armed, or forgotten
 	}
 	s.timers.Add(1)
 	t.idle = time.AfterFunc(s.o.IdleRelease, func() {

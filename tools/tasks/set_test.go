@@ -356,6 +356,39 @@ func TestIdleRelease_ASettledJobIsReleasedAfterTheIdleTimeNotBefore(t *testing.T
 	})
 }
 
+// releaseJob ends at once and counts its releases.
+type releaseJob struct{ released *atomic.Int32 }
+
+func (releaseJob) Run(context.Context, *tasks.Output) tasks.Outcome {
+	return tasks.Outcome{State: tasks.StateCompleted}
+}
+func (j releaseJob) Release() { j.released.Add(1) }
+
+func TestForget_ATaskForgottenBeyondMaxKeptIsReleasedAndCloseDoesNotWaitForItsIdleTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tasks.New(tasks.Options{IdleRelease: time.Hour})
+		var released atomic.Int32
+		for range tasks.MaxKept + 10 {
+			if _, err := s.Start(tasks.Spec{Kind: tasks.KindSubagent}, releaseJob{&released}); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait() // settled, its idle release armed
+		}
+		// The 257th start forgets t1, ..., the 266th t10.
+		if n := released.Load(); n != 10 {
+			t.Fatalf("%d forgotten tasks released, want 10", n)
+		}
+		start := time.Now()
+		s.Close(tasks.StateInterrupted)
+		if waited := time.Since(start); waited != 0 {
+			t.Fatalf("Close waited %s of the forgotten tasks' idle time", waited)
+		}
+		if n := released.Load(); n != tasks.MaxKept+10 {
+			t.Fatalf("%d of %d jobs released after Close", n, tasks.MaxKept+10)
+		}
+	})
+}
+
 func TestRunJob_APanickingJobFailsItsTaskOnly(t *testing.T) {
 	s := tasks.New(tasks.Options{})
 	defer s.Close(tasks.StateInterrupted)
