@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/dshd/dshd/cmd/dshd/internal/version.Version=$(VERSION)
 NPM_DIRS := conformance/interop tools/mcp/testdata/npm
 
-.PHONY: all build test test-go test-interop demo bench fuzz lint conformance conformance-agents deps npm image clean
+.PHONY: all build test test-go test-interop demo bench fuzz lint cross release conformance conformance-agents deps npm image clean
 
 all: build
 
@@ -14,6 +14,7 @@ build:
 
 deps:
 	$(GO) mod download
+	cd deploy/kubernetes && $(GO) mod download
 
 # npm packages for the interop tests and the MCP server used by the tools tests.
 npm:
@@ -23,10 +24,11 @@ npm:
 		fi; \
 	done
 
-test: deps npm build lint test-go test-interop
+test: deps npm build lint cross test-go test-interop
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
+	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 test-interop: build
 	cd conformance/interop && npm test
@@ -34,6 +36,22 @@ test-interop: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/kubernetes && $(GO) vet ./...
+
+# Every release platform (linux, darwin, windows on amd64 and arm64)
+# type-checks, tests included, with CGO off as the release builds them.
+cross:
+	$(GO) run ./internal/release -vet
+
+# The release for the ACP registry, in dist/: an archive per platform
+# (static, -trimpath, the version stamped; the same bytes for the same
+# commit), SHA256SUMS, agent.json with every archive's URL and checksum,
+# and icon.svg. It also sets registry/dshd/agent.json to the version.
+# RELEASE_VERSION defaults to that entry's version.
+RELEASE_VERSION   ?=
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+release:
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/release -out dist $(if $(RELEASE_VERSION),-version $(RELEASE_VERSION))
 
 conformance: build
 	$(GO) test -race -count=1 ./conformance/...
@@ -63,4 +81,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t dshd:$(VERSION) .
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

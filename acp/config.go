@@ -50,15 +50,11 @@ func (o *SelectConfigOption) OptionID() string { return o.ID }
 func (o *BooleanConfigOption) OptionID() string { return o.ID }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"select"`.
-func (o SelectConfigOption) MarshalJSON() ([]byte, error) {
-	type alias SelectConfigOption
-	return marshalTagged("type", "select", alias(o))
-}
+func (o SelectConfigOption) MarshalJSON() ([]byte, error) { return marshalVariant("type", "select", o) }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"boolean"`.
 func (o BooleanConfigOption) MarshalJSON() ([]byte, error) {
-	type alias BooleanConfigOption
-	return marshalTagged("type", "boolean", alias(o))
+	return marshalVariant("type", "boolean", o)
 }
 
 // SelectOptions are the values of a select option: either a flat list
@@ -127,11 +123,9 @@ var configOptions = taggedUnion[SessionConfigOption]{name: "config option", key:
 		"boolean": func() SessionConfigOption { return new(BooleanConfigOption) },
 	}}
 
-// decodeConfigOptions decodes a configOptions list, dropping options of
-// unknown type or bad shape (acp-v1 §4, §16.1: clients ignore unknown types).
-func decodeConfigOptions(b json.RawMessage) ([]SessionConfigOption, error) {
-	return decodeList(b, UnmarshalSessionConfigOption, true)
-}
+// configOptionsMember is a configOptions list: options of unknown type or
+// bad shape are dropped (acp-v1 §4, §16.1: clients ignore unknown types).
+var configOptionsMember = listMember("configOptions", UnmarshalSessionConfigOption)
 
 // ConfigValue is the value sent by session/set_config_option: SelectValue
 // (no `type` key) or BoolValue (`"type":"boolean"`).
@@ -231,9 +225,8 @@ type SetSessionConfigOptionResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil ConfigOptions is sent as [].
 func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
-	type alias SetSessionConfigOptionResponse
 	r.ConfigOptions = emptyIfNil(r.ConfigOptions)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad options are dropped. It has

@@ -122,53 +122,32 @@ func ImageBlock(mimeType, base64Data string) *ImageContent {
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
-func (c TextContent) MarshalJSON() ([]byte, error) {
-	type alias TextContent
-	return marshalTagged("type", ContentTypeText, alias(c))
-}
+func (c TextContent) MarshalJSON() ([]byte, error) { return marshalVariant("type", ContentTypeText, c) }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ImageContent) MarshalJSON() ([]byte, error) {
-	type alias ImageContent
-	return marshalTagged("type", ContentTypeImage, alias(c))
+	return marshalVariant("type", ContentTypeImage, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c AudioContent) MarshalJSON() ([]byte, error) {
-	type alias AudioContent
-	return marshalTagged("type", ContentTypeAudio, alias(c))
+	return marshalVariant("type", ContentTypeAudio, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ResourceLink) MarshalJSON() ([]byte, error) {
-	type alias ResourceLink
-	return marshalTagged("type", ContentTypeResourceLink, alias(c))
+	return marshalVariant("type", ContentTypeResourceLink, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
-	type alias EmbeddedResource
-	return marshalTagged("type", ContentTypeResource, alias(c))
+	return marshalVariant("type", ContentTypeResource, c)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (c *EmbeddedResource) UnmarshalJSON(b []byte) error {
-	type alias EmbeddedResource
-	var w struct {
-		alias
-		Resource json.RawMessage `json:"resource"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	r, err := decodeOne("resource", w.Resource, UnmarshalEmbeddedResourceResource)
-	if err != nil {
-		return err
-	}
-	*c = EmbeddedResource(w.alias)
-	c.Resource = r
-	return nil
-}
+func (c *EmbeddedResource) UnmarshalJSON(b []byte) error { return embeddedDecoder.decode(b, c) }
+
+var embeddedDecoder = newObjectDecoder[EmbeddedResource](unionMember("resource", UnmarshalEmbeddedResourceResource))
 
 // UnmarshalContentBlock decodes one content block by its `type` tag; a
 // malformed optional member is absent (see [dropMalformed]).

@@ -17,7 +17,8 @@
 // EmbeddedResourceResource, ElicitationPropertySchema and StateUpdate are
 // sealed interfaces implemented by pointers to their variants. Each variant
 // marshals its own discriminator; each union has one decoder that fails with
-// the unknown tag's name.
+// the unknown tag's name. The encoders and the decoders of types with union
+// or lenient members share one implementation (mirror.go).
 //
 // Surface choices: the npm 2.4.0 schema is a little newer than 1.21.0; its
 // notice/compaction updates and the tool-call "name" field are not modelled

@@ -52,14 +52,13 @@ type ElicitationSchema struct {
 
 // MarshalJSON implements json.Marshaler; Type defaults to "object".
 func (s ElicitationSchema) MarshalJSON() ([]byte, error) {
-	type alias ElicitationSchema
 	if s.Type == "" {
 		s.Type = "object"
 	}
 	if s.Properties == nil {
 		s.Properties = map[string]ElicitationPropertySchema{}
 	}
-	return json.Marshal(alias(s))
+	return marshalFields(s)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -222,26 +221,22 @@ func (p *NumberPropertySchema) PropertyType() string {
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (p StringPropertySchema) MarshalJSON() ([]byte, error) {
-	type alias StringPropertySchema
-	return marshalTagged("type", "string", alias(p))
+	return marshalVariant("type", "string", p)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (p NumberPropertySchema) MarshalJSON() ([]byte, error) {
-	type alias NumberPropertySchema
-	return marshalTagged("type", p.PropertyType(), alias(p))
+	return marshalVariant("type", p.PropertyType(), p)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (p BooleanPropertySchema) MarshalJSON() ([]byte, error) {
-	type alias BooleanPropertySchema
-	return marshalTagged("type", "boolean", alias(p))
+	return marshalVariant("type", "boolean", p)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (p MultiSelectPropertySchema) MarshalJSON() ([]byte, error) {
-	type alias MultiSelectPropertySchema
-	return marshalTagged("type", "array", alias(p))
+	return marshalVariant("type", "array", p)
 }
 
 // MarshalJSON implements json.Marshaler: Raw, or just the tag.

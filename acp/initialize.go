@@ -58,25 +58,14 @@ type InitializeResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil AuthMethods is sent as [].
 func (r InitializeResponse) MarshalJSON() ([]byte, error) {
-	type alias InitializeResponse
 	r.AuthMethods = emptyIfNil(r.AuthMethods)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad auth methods are dropped.
-func (r *InitializeResponse) UnmarshalJSON(b []byte) error {
-	type alias InitializeResponse
-	var w struct {
-		alias
-		AuthMethods json.RawMessage `json:"authMethods"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = InitializeResponse(w.alias)
-	r.AuthMethods, _ = decodeList(w.AuthMethods, UnmarshalAuthMethod, true)
-	return nil
-}
+func (r *InitializeResponse) UnmarshalJSON(b []byte) error { return initializeDecoder.decode(b, r) }
+
+var initializeDecoder = newObjectDecoder[InitializeResponse](lenientList("authMethods", UnmarshalAuthMethod))
 
 // Implementation identifies a client or an agent.
 type Implementation struct {
@@ -268,8 +257,7 @@ func (*AuthMethodTerminal) isAuthMethod() {}
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"terminal"`.
 func (m AuthMethodTerminal) MarshalJSON() ([]byte, error) {
-	type alias AuthMethodTerminal
-	return marshalTagged("type", "terminal", alias(m))
+	return marshalVariant("type", "terminal", m)
 }
 
 // UnmarshalAuthMethod decodes an auth method: no `type` is agent-handled.

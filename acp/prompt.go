@@ -3,8 +3,6 @@
 
 package acp
 
-import "encoding/json"
-
 // PromptRequest is the params of session/prompt (acp-v1 §9.1).
 type PromptRequest struct {
 	SessionID SessionID      `json:"sessionId"`
@@ -14,28 +12,20 @@ type PromptRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil Prompt is sent as [].
 func (r PromptRequest) MarshalJSON() ([]byte, error) {
-	type alias PromptRequest
 	r.Prompt = emptyIfNil(r.Prompt)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (r *PromptRequest) UnmarshalJSON(b []byte) error {
-	var w struct {
-		SessionID SessionID `json:"sessionId"`
-		Prompt    rawSpan   `json:"prompt"`
-		Meta      Meta      `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	blocks, err := decodeList(w.Prompt, UnmarshalContentBlock, false)
+func (r *PromptRequest) UnmarshalJSON(b []byte) error { return promptDecoder.decode(b, r) }
+
+var promptDecoder = newObjectDecoder[PromptRequest](memberOf("prompt", func(b []byte) ([]ContentBlock, error) {
+	blocks, err := decodeList(b, UnmarshalContentBlock, false)
 	if err != nil {
-		return paramsError("prompt", err)
+		return nil, paramsError("prompt", err)
 	}
-	*r = PromptRequest{SessionID: w.SessionID, Prompt: blocks, Meta: w.Meta}
-	return nil
-}
+	return blocks, nil
+}))
 
 // Validate checks the required fields; which block types are allowed is the
 // server's business (promptCapabilities).

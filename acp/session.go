@@ -21,65 +21,48 @@ type NewSessionRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
-	type alias NewSessionRequest
 	r.McpServers = emptyIfNil(r.McpServers)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *NewSessionRequest) UnmarshalJSON(b []byte) error {
-	type alias NewSessionRequest
-	var w struct {
-		alias
-		McpServers            json.RawMessage `json:"mcpServers"`
-		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	*r = NewSessionRequest(w.alias)
-	r.McpServers, r.AdditionalDirectories = servers, dirs
-	return nil
+	return newSessionRequestDecoder.decode(b, r)
 }
+
+var newSessionRequestDecoder = newObjectDecoder[NewSessionRequest](setupMembers...)
 
 // Validate checks the required fields. Whether cwd is absolute is the
 // server's business.
 func (r *NewSessionRequest) Validate() error {
-	switch {
-	case r.Cwd == "":
-		return invalidField("cwd", "required")
-	case r.McpServers == nil:
-		return invalidField("mcpServers", "required")
-	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
-		return err
-	}
-	return validateMcpServers(r.McpServers)
+	return validateSetup(r.Cwd, r.McpServers, true, r.AdditionalDirectories)
 }
 
-// decodeSetupLists decodes the raw mcpServers and additionalDirectories of a
-// session/new, session/load or session/resume request, each by its own rule
-// below; the request decoders shadow those two fields with raw ones.
-func decodeSetupLists(servers, dirs json.RawMessage) ([]McpServer, []string, error) {
-	d, err := decodeDirectories(dirs)
-	if err != nil {
-		return nil, nil, err
+// validateSetup checks what session/new, load, resume and fork share, in
+// this order: cwd, mcpServers where the method requires it, the
+// directories, the servers.
+func validateSetup(cwd string, servers []McpServer, serversRequired bool, dirs []string) error {
+	switch {
+	case cwd == "":
+		return invalidField("cwd", "required")
+	case serversRequired && servers == nil:
+		return invalidField("mcpServers", "required")
 	}
-	s, err := decodeMcpServers(servers)
-	if err != nil {
-		return nil, nil, err
+	if err := validateDirectories(dirs); err != nil {
+		return err
 	}
-	return s, d, nil
+	return validateMcpServers(servers)
 }
+
+// setupMembers are the additionalDirectories and mcpServers of a
+// session/new, session/load, session/resume or session/fork request, each
+// decoded by its own rule below.
+var setupMembers = []member{memberOf("additionalDirectories", decodeDirectories), memberOf("mcpServers", decodeMcpServers)}
 
 // decodeDirectories decodes additionalDirectories, rejecting `null`, which
 // acp-v1 §8.7 says is invalid (unlike an omitted field), and anything that
 // is not an array of strings.
-func decodeDirectories(raw json.RawMessage) ([]string, error) {
+func decodeDirectories(raw []byte) ([]string, error) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -114,22 +97,10 @@ type NewSessionResponse struct {
 
 // UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
 func (r *NewSessionResponse) UnmarshalJSON(b []byte) error {
-	type alias NewSessionResponse
-	var w struct {
-		alias
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*r = NewSessionResponse(w.alias)
-	r.ConfigOptions = opts
-	return nil
+	return newSessionResponseDecoder.decode(b, r)
 }
+
+var newSessionResponseDecoder = newObjectDecoder[NewSessionResponse](configOptionsMember)
 
 // LoadSessionRequest is the params of session/load (acp-v1 §8.4).
 type LoadSessionRequest struct {
@@ -142,45 +113,23 @@ type LoadSessionRequest struct {
 
 // MarshalJSON implements json.Marshaler; nil McpServers is sent as [].
 func (r LoadSessionRequest) MarshalJSON() ([]byte, error) {
-	type alias LoadSessionRequest
 	r.McpServers = emptyIfNil(r.McpServers)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *LoadSessionRequest) UnmarshalJSON(b []byte) error {
-	type alias LoadSessionRequest
-	var w struct {
-		alias
-		McpServers            json.RawMessage `json:"mcpServers"`
-		AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	servers, dirs, err := decodeSetupLists(w.McpServers, w.AdditionalDirectories)
-	if err != nil {
-		return err
-	}
-	*r = LoadSessionRequest(w.alias)
-	r.McpServers, r.AdditionalDirectories = servers, dirs
-	return nil
+	return loadSessionRequestDecoder.decode(b, r)
 }
+
+var loadSessionRequestDecoder = newObjectDecoder[LoadSessionRequest](setupMembers...)
 
 // Validate checks the required fields.
 func (r *LoadSessionRequest) Validate() error {
-	switch {
-	case r.SessionID == "":
-		return invalidField("sessionId", "required")
-	case r.Cwd == "":
-		return invalidField("cwd", "required")
-	case r.McpServers == nil:
-		return invalidField("mcpServers", "required")
-	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+	if err := requireSession(r.SessionID); err != nil {
 		return err
 	}
-	return validateMcpServers(r.McpServers)
+	return validateSetup(r.Cwd, r.McpServers, true, r.AdditionalDirectories)
 }
 
 // LoadSessionResponse is the result of session/load.
@@ -192,22 +141,10 @@ type LoadSessionResponse struct {
 
 // UnmarshalJSON implements json.Unmarshaler; bad config options are dropped.
 func (r *LoadSessionResponse) UnmarshalJSON(b []byte) error {
-	type alias LoadSessionResponse
-	var w struct {
-		alias
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*r = LoadSessionResponse(w.alias)
-	r.ConfigOptions = opts
-	return nil
+	return loadSessionResponseDecoder.decode(b, r)
 }
+
+var loadSessionResponseDecoder = newObjectDecoder[LoadSessionResponse](configOptionsMember)
 
 // ResumeSessionRequest is the params of session/resume (acp-v1 §8.5);
 // mcpServers is optional here.
@@ -227,16 +164,10 @@ func (r *ResumeSessionRequest) UnmarshalJSON(b []byte) error {
 
 // Validate checks the required fields.
 func (r *ResumeSessionRequest) Validate() error {
-	switch {
-	case r.SessionID == "":
-		return invalidField("sessionId", "required")
-	case r.Cwd == "":
-		return invalidField("cwd", "required")
-	}
-	if err := validateDirectories(r.AdditionalDirectories); err != nil {
+	if err := requireSession(r.SessionID); err != nil {
 		return err
 	}
-	return validateMcpServers(r.McpServers)
+	return validateSetup(r.Cwd, r.McpServers, false, r.AdditionalDirectories)
 }
 
 // ResumeSessionResponse is the result of session/resume.
@@ -273,9 +204,8 @@ type ListSessionsResponse struct {
 
 // MarshalJSON implements json.Marshaler; nil Sessions is sent as [].
 func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
-	type alias ListSessionsResponse
 	r.Sessions = emptyIfNil(r.Sessions)
-	return json.Marshal(alias(r))
+	return marshalFields(r)
 }
 
 // SessionInfo describes one session in a list.
@@ -413,24 +343,21 @@ func (s *McpServerSSE) ServerName() string { return s.Name }
 
 // MarshalJSON implements json.Marshaler; nil lists are sent as [].
 func (s McpServerStdio) MarshalJSON() ([]byte, error) {
-	type alias McpServerStdio
 	s.Args = emptyIfNil(s.Args)
 	s.Env = emptyIfNil(s.Env)
-	return json.Marshal(alias(s))
+	return marshalFields(s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
 func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
-	type alias McpServerHTTP
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalTagged("type", "http", alias(s))
+	return marshalVariant("type", "http", s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
 func (s McpServerSSE) MarshalJSON() ([]byte, error) {
-	type alias McpServerSSE
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalTagged("type", "sse", alias(s))
+	return marshalVariant("type", "sse", s)
 }
 
 // UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.
@@ -449,7 +376,7 @@ var mcpServers = taggedUnion[McpServer]{name: "mcp server", key: "type",
 // asked for (our choice; acp-v1 §4 would allow dropping it). null is an
 // empty list, as the schema reads it (x-deserialize-default-on-null);
 // absent stays nil, so a request that requires the member can say so.
-func decodeMcpServers(b json.RawMessage) ([]McpServer, error) {
+func decodeMcpServers(b []byte) ([]McpServer, error) {
 	if isNull(b) {
 		return []McpServer{}, nil
 	}
@@ -485,14 +412,9 @@ func validateMcpServers(servers []McpServer) error {
 
 // ForkSessionRequest is the params of session/fork (unstable,
 // rfd:session-fork): a new session that starts from sessionId's history.
-// It takes the options of session/load; mcpServers is optional here.
-type ForkSessionRequest struct {
-	SessionID             SessionID   `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	McpServers            []McpServer `json:"mcpServers,omitzero"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitzero"`
-	Meta                  Meta        `json:"_meta,omitempty"`
-}
+// It has the fields of session/resume: the options of session/load, with
+// mcpServers optional.
+type ForkSessionRequest ResumeSessionRequest
 
 // UnmarshalJSON implements json.Unmarshaler; it shares session/load's
 // decoder.

@@ -6,8 +6,6 @@ package acp
 
 import (
 	"encoding/json"
-
-	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // SubagentUpdate is the `subagent_update` session update, sent on the
@@ -68,39 +66,23 @@ func (*SessionMessageChunk) UpdateType() string { return UpdateSessionMessageChu
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag;
 // omitted patches are left out.
 func (u SubagentUpdate) MarshalJSON() ([]byte, error) {
-	type alias SubagentUpdate
-	return marshalTagged("sessionUpdate", UpdateSubagentUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSubagentUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionMessage) MarshalJSON() ([]byte, error) {
-	type alias SessionMessage
-	return marshalTagged("sessionUpdate", UpdateSessionMessage, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionMessage, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionMessageChunk) MarshalJSON() ([]byte, error) {
-	type alias SessionMessageChunk
-	return marshalTagged("sessionUpdate", UpdateSessionMessageChunk, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionMessageChunk, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		MessageID MessageID       `json:"messageId"`
-		Content   json.RawMessage `json:"content"`
-		Meta      Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	*u = SessionMessageChunk{MessageID: w.MessageID, Content: block, Meta: w.Meta}
-	return nil
-}
+func (u *SessionMessageChunk) UnmarshalJSON(b []byte) error { return messageChunkDecoder.decode(b, u) }
+
+var messageChunkDecoder = newObjectDecoder[SessionMessageChunk](contentMember)
 
 // StateUpdate is a whole snapshot of a child's work state, tagged by `state`
 // (acp-subagents §4): *RunningState, *RequiresActionState, *IdleState,
@@ -179,28 +161,18 @@ func (*UnknownState) StateName() string { return StateUnknown }
 func (s *OtherState) StateName() string { return s.State }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s RunningState) MarshalJSON() ([]byte, error) {
-	type alias RunningState
-	return marshalTagged("state", StateRunning, alias(s))
-}
+func (s RunningState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateRunning, s) }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
 func (s RequiresActionState) MarshalJSON() ([]byte, error) {
-	type alias RequiresActionState
-	return marshalTagged("state", StateRequiresAction, alias(s))
+	return marshalVariant("state", StateRequiresAction, s)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s IdleState) MarshalJSON() ([]byte, error) {
-	type alias IdleState
-	return marshalTagged("state", StateIdle, alias(s))
-}
+func (s IdleState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateIdle, s) }
 
 // MarshalJSON implements json.Marshaler, emitting the `state` tag.
-func (s UnknownState) MarshalJSON() ([]byte, error) {
-	type alias UnknownState
-	return marshalTagged("state", StateUnknown, alias(s))
-}
+func (s UnknownState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateUnknown, s) }
 
 // MarshalJSON implements json.Marshaler: Raw, or just the tag.
 func (s OtherState) MarshalJSON() ([]byte, error) {
@@ -212,21 +184,10 @@ func (s OtherState) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler leniently: a malformed
 // stopReason, error or usage is "not reported" (acp-subagents §4, §12).
-func (s *IdleState) UnmarshalJSON(b []byte) error {
-	var w struct {
-		StopReason json.RawMessage `json:"stopReason"`
-		Error      json.RawMessage `json:"error"`
-		Usage      json.RawMessage `json:"usage"`
-		Meta       Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	reason, _ := jsontext.String(w.StopReason)
-	*s = IdleState{StopReason: StopReason(reason), Error: decodeOptional[Error](w.Error),
-		Usage: decodeOptional[Usage](w.Usage), Meta: w.Meta}
-	return nil
-}
+func (s *IdleState) UnmarshalJSON(b []byte) error { return idleDecoder.decode(b, s) }
+
+var idleDecoder = newObjectDecoder[IdleState](lenientString[StopReason]("stopReason"),
+	optionalMember[Error]("error"), optionalMember[Usage]("usage"))
 
 // UnmarshalStateUpdate decodes a work state by its `state` tag; an unknown
 // tag gives *OtherState.

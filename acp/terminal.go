@@ -2,8 +2,6 @@
 
 package acp
 
-import "encoding/json"
-
 // TerminalID identifies a client terminal; the client mints it.
 type TerminalID string
 
@@ -20,21 +18,10 @@ type CreateTerminalRequest struct {
 
 // UnmarshalJSON implements json.Unmarshaler; bad args or env entries are
 // dropped (acp-v1 §4).
-func (r *CreateTerminalRequest) UnmarshalJSON(b []byte) error {
-	type alias CreateTerminalRequest
-	var w struct {
-		alias
-		Args json.RawMessage `json:"args"`
-		Env  json.RawMessage `json:"env"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = CreateTerminalRequest(w.alias)
-	r.Args, _ = decodeList(w.Args, decodeJSON[string], true)
-	r.Env, _ = decodeList(w.Env, decodeJSON[EnvVariable], true)
-	return nil
-}
+func (r *CreateTerminalRequest) UnmarshalJSON(b []byte) error { return terminalDecoder.decode(b, r) }
+
+var terminalDecoder = newObjectDecoder[CreateTerminalRequest](lenientList("args", decodeJSON[string]),
+	lenientList("env", decodeJSON[EnvVariable]))
 
 // Validate checks the required fields.
 func (r *CreateTerminalRequest) Validate() error {

@@ -5,8 +5,6 @@ package acp
 
 import (
 	"encoding/json"
-
-	"github.com/dshd/dshd/acp/internal/jsontext"
 )
 
 // ToolCallID identifies a tool call within a session.
@@ -112,44 +110,26 @@ func ToolText(text string) *ToolContent { return &ToolContent{Content: TextBlock
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c ToolContent) MarshalJSON() ([]byte, error) {
-	type alias ToolContent
-	return marshalTagged("type", ToolContentTypeContent, alias(c))
+	return marshalVariant("type", ToolContentTypeContent, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
-func (c Diff) MarshalJSON() ([]byte, error) {
-	type alias Diff
-	return marshalTagged("type", ToolContentTypeDiff, alias(c))
-}
+func (c Diff) MarshalJSON() ([]byte, error) { return marshalVariant("type", ToolContentTypeDiff, c) }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c Terminal) MarshalJSON() ([]byte, error) {
-	type alias Terminal
-	return marshalTagged("type", ToolContentTypeTerminal, alias(c))
+	return marshalVariant("type", ToolContentTypeTerminal, c)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `type` tag.
 func (c SessionReference) MarshalJSON() ([]byte, error) {
-	type alias SessionReference
-	return marshalTagged("type", ToolContentTypeSession, alias(c))
+	return marshalVariant("type", ToolContentTypeSession, c)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (c *ToolContent) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Content json.RawMessage `json:"content"`
-		Meta    Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	*c = ToolContent{Content: block, Meta: w.Meta}
-	return nil
-}
+func (c *ToolContent) UnmarshalJSON(b []byte) error { return toolContentDecoder.decode(b, c) }
+
+var toolContentDecoder = newObjectDecoder[ToolContent](contentMember)
 
 // UnmarshalToolCallContent decodes one tool call content item by its `type`
 // tag.
@@ -163,20 +143,6 @@ var toolCallContents = taggedUnion[ToolCallContent]{name: "tool call content", k
 		ToolContentTypeSession:  func() ToolCallContent { return new(SessionReference) },
 	}}
 
-// toolCallWire is the decoding shape of ToolCall and ToolCallUpdate.
-type toolCallWire struct {
-	ToolCallID ToolCallID      `json:"toolCallId"`
-	Title      string          `json:"title"`
-	Name       json.RawMessage `json:"name"`
-	Kind       json.RawMessage `json:"kind"`
-	Status     json.RawMessage `json:"status"`
-	Content    json.RawMessage `json:"content"`
-	Locations  json.RawMessage `json:"locations"`
-	RawInput   json.RawMessage `json:"rawInput"`
-	RawOutput  json.RawMessage `json:"rawOutput"`
-	Meta       Meta            `json:"_meta"`
-}
-
 // UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is
 // ignored. ToolCall and ToolCallUpdate differ only in a tag option, so they
 // share this decoder.
@@ -185,20 +151,11 @@ func (t *ToolCall) UnmarshalJSON(b []byte) error { return (*ToolCallUpdate)(t).U
 // UnmarshalJSON implements json.Unmarshaler; a `sessionUpdate` key is
 // ignored. Content and locations are lenient lists: a bad item is dropped,
 // and a malformed name, kind or status is absent (acp-v1 §4).
-func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error {
-	var w toolCallWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	name, _ := jsontext.String(w.Name)
-	kind, _ := jsontext.String(w.Kind)
-	status, _ := jsontext.String(w.Status)
-	content, _ := decodeList(w.Content, UnmarshalToolCallContent, true)
-	locs, _ := decodeList(w.Locations, decodeJSON[ToolCallLocation], true)
-	*t = ToolCallUpdate{ToolCallID: w.ToolCallID, Title: w.Title, Name: name, Kind: ToolKind(kind), Status: ToolCallStatus(status),
-		Content: content, Locations: locs, RawInput: w.RawInput, RawOutput: w.RawOutput, Meta: w.Meta}
-	return nil
-}
+func (t *ToolCallUpdate) UnmarshalJSON(b []byte) error { return toolCallDecoder.decode(b, t) }
+
+var toolCallDecoder = newObjectDecoder[ToolCallUpdate](lenientString[string]("name"), lenientString[ToolKind]("kind"),
+	lenientString[ToolCallStatus]("status"), lenientList("content", UnmarshalToolCallContent),
+	lenientList("locations", decodeJSON[ToolCallLocation]))
 
 // PermissionOption is one choice of a permission request (acp-v1 §12.5).
 type PermissionOption struct {
@@ -249,20 +206,10 @@ type RequestPermissionResponse struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (r *RequestPermissionResponse) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Outcome json.RawMessage `json:"outcome"`
-		Meta    Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	o, err := decodeOne("outcome", w.Outcome, UnmarshalRequestPermissionOutcome)
-	if err != nil {
-		return err
-	}
-	*r = RequestPermissionResponse{Outcome: o, Meta: w.Meta}
-	return nil
+	return permissionResponseDecoder.decode(b, r)
 }
+
+var permissionResponseDecoder = newObjectDecoder[RequestPermissionResponse](unionMember("outcome", UnmarshalRequestPermissionOutcome))
 
 // RequestPermissionOutcome is the user's decision: *SelectedPermissionOutcome
 // or *CancelledPermissionOutcome.
@@ -292,14 +239,12 @@ func Selected(optionID string) *SelectedPermissionOutcome {
 
 // MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
 func (o SelectedPermissionOutcome) MarshalJSON() ([]byte, error) {
-	type alias SelectedPermissionOutcome
-	return marshalTagged("outcome", "selected", alias(o))
+	return marshalVariant("outcome", "selected", o)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `outcome` tag.
 func (o CancelledPermissionOutcome) MarshalJSON() ([]byte, error) {
-	type alias CancelledPermissionOutcome
-	return marshalTagged("outcome", "cancelled", alias(o))
+	return marshalVariant("outcome", "cancelled", o)
 }
 
 // UnmarshalRequestPermissionOutcome decodes an outcome by its `outcome` tag.

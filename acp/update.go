@@ -2,12 +2,6 @@
 
 package acp
 
-import (
-	"encoding/json"
-
-	"github.com/dshd/dshd/acp/internal/jsontext"
-)
-
 // SessionNotification is the params of session/update.
 type SessionNotification struct {
 	SessionID SessionID     `json:"sessionId"`
@@ -16,22 +10,9 @@ type SessionNotification struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (n *SessionNotification) UnmarshalJSON(b []byte) error {
-	var w struct {
-		SessionID SessionID `json:"sessionId"`
-		Update    rawSpan   `json:"update"`
-		Meta      Meta      `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	u, err := decodeOne("update", w.Update, UnmarshalSessionUpdate)
-	if err != nil {
-		return err
-	}
-	*n = SessionNotification{SessionID: w.SessionID, Update: u, Meta: w.Meta}
-	return nil
-}
+func (n *SessionNotification) UnmarshalJSON(b []byte) error { return notificationDecoder.decode(b, n) }
+
+var notificationDecoder = newObjectDecoder[SessionNotification](unionMember("update", UnmarshalSessionUpdate))
 
 // Validate checks the required fields.
 func (n *SessionNotification) Validate() error {
@@ -205,21 +186,13 @@ type CompactionSummaryChunk struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (c *CompactionSummaryChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		CompactionID CompactionID    `json:"compactionId"`
-		Content      json.RawMessage `json:"content"`
-		Meta         Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	*c = CompactionSummaryChunk{CompactionID: w.CompactionID, Content: block, Meta: w.Meta}
-	return nil
+	return compactionChunkDecoder.decode(b, c)
 }
+
+var compactionChunkDecoder = newObjectDecoder[CompactionSummaryChunk](contentMember)
+
+// contentMember is the `content` block of a chunk or a tool content item.
+var contentMember = unionMember("content", UnmarshalContentBlock)
 
 func (*UserMessageChunk) isSessionUpdate()        {}
 func (*AgentMessageChunk) isSessionUpdate()       {}
@@ -280,40 +253,24 @@ func (*CompactionSummaryChunk) UpdateType() string { return UpdateCompactionSumm
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UserMessageChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateUserMessageChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateUserMessageChunk, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AgentMessageChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateAgentMessageChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateAgentMessageChunk, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AgentThoughtChunk) MarshalJSON() ([]byte, error) {
-	return marshalTagged("sessionUpdate", UpdateAgentThoughtChunk, chunkBody(u))
+	return marshalVariant("sessionUpdate", UpdateAgentThoughtChunk, u)
 }
-
-// chunkBody is ContentChunk without methods, for marshalTagged.
-type chunkBody ContentChunk
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (c *ContentChunk) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Content   json.RawMessage `json:"content"`
-		MessageID json.RawMessage `json:"messageId"`
-		Meta      Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	block, err := decodeOne("content", w.Content, UnmarshalContentBlock)
-	if err != nil {
-		return err
-	}
-	id, _ := jsontext.String(w.MessageID) // a malformed messageId is none (acp-v1 §4)
-	*c = ContentChunk{Content: block, MessageID: MessageID(id), Meta: w.Meta}
-	return nil
-}
+// A malformed messageId is none (acp-v1 §4).
+func (c *ContentChunk) UnmarshalJSON(b []byte) error { return chunkDecoder.decode(b, c) }
+
+var chunkDecoder = newObjectDecoder[ContentChunk](contentMember, lenientString[MessageID]("messageId"))
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (u *UserMessageChunk) UnmarshalJSON(b []byte) error { return (*ContentChunk)(u).UnmarshalJSON(b) }
@@ -326,105 +283,70 @@ func (u *AgentThoughtChunk) UnmarshalJSON(b []byte) error { return (*ContentChun
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ToolCall) MarshalJSON() ([]byte, error) {
-	type alias ToolCall
-	return marshalTagged("sessionUpdate", UpdateToolCall, alias(u))
+	return marshalVariant("sessionUpdate", UpdateToolCall, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
-	type alias ToolCallUpdate
-	return marshalTagged("sessionUpdate", UpdateToolCallUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateToolCallUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u Plan) MarshalJSON() ([]byte, error) {
-	type alias Plan
 	u.Entries = emptyIfNil(u.Entries)
-	return marshalTagged("sessionUpdate", UpdatePlan, alias(u))
+	return marshalVariant("sessionUpdate", UpdatePlan, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
-	type alias AvailableCommandsUpdate
 	u.AvailableCommands = emptyIfNil(u.AvailableCommands)
-	return marshalTagged("sessionUpdate", UpdateAvailableCommandsUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateAvailableCommandsUpdate, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad commands are dropped.
-func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AvailableCommands json.RawMessage `json:"availableCommands"`
-		Meta              Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	cmds, err := decodeList(w.AvailableCommands, decodeJSON[AvailableCommand], true)
-	if err != nil {
-		return err
-	}
-	*u = AvailableCommandsUpdate{AvailableCommands: cmds, Meta: w.Meta}
-	return nil
-}
+func (u *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error { return commandsDecoder.decode(b, u) }
+
+var commandsDecoder = newObjectDecoder[AvailableCommandsUpdate](listMember("availableCommands", decodeJSON[AvailableCommand]))
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CurrentModeUpdate) MarshalJSON() ([]byte, error) {
-	type alias CurrentModeUpdate
-	return marshalTagged("sessionUpdate", UpdateCurrentModeUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCurrentModeUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
-	type alias ConfigOptionUpdate
 	u.ConfigOptions = emptyIfNil(u.ConfigOptions)
-	return marshalTagged("sessionUpdate", UpdateConfigOptionUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateConfigOptionUpdate, u)
 }
 
 // UnmarshalJSON implements json.Unmarshaler; bad options are dropped.
-func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ConfigOptions json.RawMessage `json:"configOptions"`
-		Meta          Meta            `json:"_meta"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	opts, err := decodeConfigOptions(w.ConfigOptions)
-	if err != nil {
-		return err
-	}
-	*u = ConfigOptionUpdate{ConfigOptions: opts, Meta: w.Meta}
-	return nil
-}
+func (u *ConfigOptionUpdate) UnmarshalJSON(b []byte) error { return configUpdateDecoder.decode(b, u) }
+
+var configUpdateDecoder = newObjectDecoder[ConfigOptionUpdate](configOptionsMember)
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u SessionInfoUpdate) MarshalJSON() ([]byte, error) {
-	type alias SessionInfoUpdate
-	return marshalTagged("sessionUpdate", UpdateSessionInfoUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateSessionInfoUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u UsageUpdate) MarshalJSON() ([]byte, error) {
-	type alias UsageUpdate
-	return marshalTagged("sessionUpdate", UpdateUsageUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateUsageUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u Notice) MarshalJSON() ([]byte, error) {
-	type alias Notice
-	return marshalTagged("sessionUpdate", UpdateNotice, alias(u))
+	return marshalVariant("sessionUpdate", UpdateNotice, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CompactionUpdate) MarshalJSON() ([]byte, error) {
-	type alias CompactionUpdate
-	return marshalTagged("sessionUpdate", UpdateCompactionUpdate, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCompactionUpdate, u)
 }
 
 // MarshalJSON implements json.Marshaler, emitting the `sessionUpdate` tag.
 func (u CompactionSummaryChunk) MarshalJSON() ([]byte, error) {
-	type alias CompactionSummaryChunk
-	return marshalTagged("sessionUpdate", UpdateCompactionSummaryChunk, alias(u))
+	return marshalVariant("sessionUpdate", UpdateCompactionSummaryChunk, u)
 }
 
 // UnmarshalSessionUpdate decodes one update by its `sessionUpdate` tag.

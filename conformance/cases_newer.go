@@ -21,17 +21,27 @@ var (
 // warns about it and goes on without it.
 var missingMCP = []any{map[string]any{"name": "missing-docs", "command": "/nonexistent/docs-mcp", "args": []any{}, "env": []any{}}}
 
-// loadReplay loads sid on c and returns the updates before its answer.
-func (t *T) loadReplay(c *Client, sid string) []*Line {
-	seq := c.Seq()
+// load loads sid in t.Cwd on c, failing the case unless it succeeds, and
+// returns the sequence number before the request and the answer's line.
+func (t *T) load(c *Client, sid string) (seq int, resp *Line) {
+	seq = c.Seq()
 	id, err := c.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	resp, err := c.Response(t.ctx, id)
-	if err != nil || resp.Msg.Error != nil {
-		t.Fatalf("session/load: %v %v", err, resp.Msg.Error)
+	resp, err = c.Response(t.ctx, id)
+	switch {
+	case err != nil:
+		t.Fatalf("session/load: %v", err)
+	case resp.Msg.Error != nil:
+		t.Fatalf("session/load: %v", resp.Msg.Error)
 	}
+	return seq, resp
+}
+
+// loadReplay loads sid on c and returns the updates before its answer.
+func (t *T) loadReplay(c *Client, sid string) []*Line {
+	seq, resp := t.load(c, sid)
 	var out []*Line
 	for _, l := range c.Updates(seq, "") {
 		if l.Seq < resp.Seq {

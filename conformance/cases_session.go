@@ -173,15 +173,7 @@ func sessionCases() []*Case {
 
 				c2 := t.Start(nil)
 				t.Init(c2, nil)
-				seq := c2.Seq()
-				id, err := c2.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				resp, err := c2.Response(t.ctx, id)
-				if err != nil || resp.Msg.Error != nil {
-					t.Fatalf("session/load: %v %v", err, resp.Msg.Error)
-				}
+				seq, resp := t.load(c2, sid)
 				replay := c2.Updates(seq, "")
 				var users, agents []string
 				for _, l := range replay {

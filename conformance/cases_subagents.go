@@ -337,15 +337,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), optIn)
-				id, seq := t.SendPrompt(c, sid, "conf-spawn-write")
-				req := t.ExpectRequest(c, seq, "session/request_permission")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "cancelled")); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.WantStop(t.Finish(c, id, seq), "cancelled", "the cancelled parent")
+				t.cancelWhileAsked(c, sid, "conf-spawn-write", "the cancelled parent")
 				if _, ok := readFile(t, filepath.Join(t.Cwd, "child.txt")); ok {
 					t.Errorf("the child's tool ran although its permission was cancelled")
 				}
@@ -475,15 +467,7 @@ func subagentCases2() []*Case {
 
 				c2 := t.Start(scripted("yolo", nil))
 				t.Init(c2, optIn)
-				seq := c2.Seq()
-				id, err := c2.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				resp, err := c2.Response(t.ctx, id)
-				if err != nil || resp.Msg.Error != nil {
-					t.Fatalf("session/load: %v %v", err, resp.Msg)
-				}
+				seq, resp := t.load(c2, sid)
 				order, byID := children(c2, seq)
 				if len(order) == 0 {
 					t.Errorf("the replay announces no child")

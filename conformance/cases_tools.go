@@ -281,15 +281,7 @@ func toolCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), nil)
-				id, seq := t.SendPrompt(c, sid, "conf-write")
-				req := t.ExpectRequest(c, seq, "session/request_permission")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "cancelled")); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.WantStop(t.Finish(c, id, seq), "cancelled", "a turn cancelled during a permission request")
+				t.cancelWhileAsked(c, sid, "conf-write", "a turn cancelled during a permission request")
 				if _, ok := readFile(t, filepath.Join(t.Cwd, "notes.txt")); ok {
 					t.Errorf("the tool ran although its permission was cancelled")
 				}

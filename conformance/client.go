@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dshd/dshd/conformance/internal/piped"
 )
 
 // Direction says who wrote a transcript line.
@@ -119,18 +121,9 @@ func startClient(index int, argv []string, dir string, env []string, opts Client
 	cmd.Env = append(os.Environ(), env...)
 	setProcessGroup(cmd)
 	cmd.WaitDelay = 3 * time.Second
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	c := &Client{
 		index:    index,
 		cmd:      cmd,
-		stdin:    stdin,
 		opts:     opts,
 		notify:   make(chan struct{}),
 		pending:  map[string]string{},
@@ -140,11 +133,12 @@ func startClient(index int, argv []string, dir string, env []string, opts Client
 		done:     make(chan struct{}),
 	}
 	cmd.Stderr = c.stderr
-	c.hctx, c.hcancel = context.WithCancel(context.Background())
-	if err := cmd.Start(); err != nil {
-		c.hcancel()
+	stdin, stdout, err := piped.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
+	c.stdin = stdin
+	c.hctx, c.hcancel = context.WithCancel(context.Background())
 	go c.readLoop(stdout)
 	return c, nil
 }

@@ -237,3 +237,18 @@ func toolText(updates []json.RawMessage) string {
 	}
 	return text
 }
+
+// cancelWhileAsked sends prompt, and when the agent asks for permission
+// cancels the session and then answers the question cancelled, as a
+// client does; the turn must end cancelled (what names it in a failure).
+func (t *T) cancelWhileAsked(c *Client, sid, prompt, what string) {
+	id, seq := t.SendPrompt(c, sid, prompt)
+	req := t.ExpectRequest(c, seq, "session/request_permission")
+	if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "cancelled")); err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.WantStop(t.Finish(c, id, seq), "cancelled", what)
+}

@@ -5,7 +5,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 
@@ -17,7 +16,7 @@ import (
 //
 // Before a successful initialize, every other request is answered -32600
 // and notifications are ignored; a repeated initialize is answered again.
-type AgentSideConn struct{ c *conn }
+type AgentSideConn struct{ endpoint }
 
 var _ acp.Client = (*AgentSideConn)(nil)
 
@@ -31,11 +30,7 @@ var _ acp.Client = (*AgentSideConn)(nil)
 // to end (session/close) must therefore Detach first, or it would hold the
 // notifications the turn's calls wait for.
 func NewAgentSideConn(rwc io.ReadWriteCloser, a acp.Agent, opts *ConnOptions) *AgentSideConn {
-	c := newConn(rwc, agentMethods(a), a, opts)
-	c.gate = true
-	c.barrier = true
-	c.start()
-	return &AgentSideConn{c: c}
+	return &AgentSideConn{endpoint{startConn(rwc, agentMethods(a), a, true, opts)}}
 }
 
 func agentMethods(a acp.Agent) map[string]methodInfo {
@@ -56,14 +51,6 @@ func agentMethods(a acp.Agent) map[string]methodInfo {
 		acp.MethodSessionCancel:          notificationMethod(a.Cancel),
 	}
 }
-
-// Done is closed once the connection is closed and all its goroutines,
-// handlers included, have returned.
-func (a *AgentSideConn) Done() <-chan struct{} { return a.c.done }
-
-// Close closes the connection and waits like Done. Do not call it from a
-// handler of this connection.
-func (a *AgentSideConn) Close() error { return a.c.close() }
 
 // SessionUpdateRaw writes a session/update whose params were encoded by
 // MarshalSessionNotification, in call order like SessionUpdate.
@@ -132,17 +119,6 @@ func (a *AgentSideConn) CreateElicitation(ctx context.Context, req *acp.CreateEl
 // CompleteElicitation sends the elicitation/complete notification.
 func (a *AgentSideConn) CompleteElicitation(_ context.Context, n *acp.CompleteElicitationNotification) error {
 	return a.c.notify(acp.MethodElicitationComplete, n)
-}
-
-// Call sends any request (an extension method, a relayed one) and returns
-// the raw result.
-func (a *AgentSideConn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return a.c.callRaw(ctx, method, params)
-}
-
-// Notify sends any notification, in call order with SessionUpdate.
-func (a *AgentSideConn) Notify(_ context.Context, method string, params any) error {
-	return a.c.notify(method, params)
 }
 
 // callTyped calls method and decodes its result into a new R.

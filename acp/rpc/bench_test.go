@@ -46,22 +46,17 @@ func drainedPipe(b *testing.B) *os.File {
 // BenchmarkWriteNotification measures the session/update fast path: one
 // marshal, one locked write, one flush, into a drained OS pipe.
 func BenchmarkWriteNotification(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		n    *acp.SessionNotification
-	}{{"chunk", chunkUpdate()}, {"tool_call", toolCallUpdate()}} {
-		b.Run(bc.name, func(b *testing.B) {
-			s := NewStream(nil, drainedPipe(b), nil, nil)
-			defer s.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := s.WriteNotification(acp.MethodSessionUpdate, bc.n); err != nil {
-					b.Fatal(err)
-				}
+	eachUpdate(b, func(b *testing.B, n *acp.SessionNotification) {
+		s := NewStream(nil, drainedPipe(b), nil, nil)
+		defer s.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := s.WriteNotification(acp.MethodSessionUpdate, n); err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "notifications/s")
-		})
-	}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "notifications/s")
+	})
 	b.Run("parallel_writers", func(b *testing.B) {
 		s := NewStream(nil, drainedPipe(b), nil, nil)
 		defer s.Close()
@@ -81,19 +76,21 @@ func BenchmarkWriteNotification(b *testing.B) {
 
 // BenchmarkMarshalSessionUpdate measures encoding alone.
 func BenchmarkMarshalSessionUpdate(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		n    *acp.SessionNotification
-	}{{"chunk", chunkUpdate()}, {"tool_call", toolCallUpdate()}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := json.Marshal(bc.n); err != nil {
-					b.Fatal(err)
-				}
+	eachUpdate(b, func(b *testing.B, n *acp.SessionNotification) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(n); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
+}
+
+// eachUpdate runs f as a sub-benchmark for each kind of update measured:
+// a streamed text chunk and a tool call.
+func eachUpdate(b *testing.B, f func(*testing.B, *acp.SessionNotification)) {
+	b.Run("chunk", func(b *testing.B) { f(b, chunkUpdate()) })
+	b.Run("tool_call", func(b *testing.B) { f(b, toolCallUpdate()) })
 }
 
 // BenchmarkClientReceivesUpdates measures the receiving side end to end:

@@ -5,7 +5,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/dshd/dshd/acp"
@@ -18,17 +17,14 @@ import (
 // response was handled, so Prompt returns after the Client saw all of the
 // turn's session/update notifications (unless the caller is itself a
 // handler the dispatcher is waiting for, which would deadlock).
-type ClientSideConn struct{ c *conn }
+type ClientSideConn struct{ endpoint }
 
 var _ acp.Agent = (*ClientSideConn)(nil)
 
 // NewClientSideConn starts serving cl over rwc. Closing the connection
 // closes rwc.
 func NewClientSideConn(rwc io.ReadWriteCloser, cl acp.Client, opts *ConnOptions) *ClientSideConn {
-	c := newConn(rwc, clientMethods(cl), cl, opts)
-	c.barrier = true
-	c.start()
-	return &ClientSideConn{c: c}
+	return &ClientSideConn{endpoint{startConn(rwc, clientMethods(cl), cl, false, opts)}}
 }
 
 func clientMethods(cl acp.Client) map[string]methodInfo {
@@ -46,14 +42,6 @@ func clientMethods(cl acp.Client) map[string]methodInfo {
 		acp.MethodElicitationComplete:      notificationMethod(cl.CompleteElicitation),
 	}
 }
-
-// Done is closed once the connection is closed and all its goroutines,
-// handlers included, have returned.
-func (c *ClientSideConn) Done() <-chan struct{} { return c.c.done }
-
-// Close closes the connection and waits like Done. Do not call it from a
-// handler of this connection.
-func (c *ClientSideConn) Close() error { return c.c.close() }
 
 // Initialize calls initialize.
 func (c *ClientSideConn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
@@ -126,17 +114,6 @@ func (c *ClientSideConn) Prompt(ctx context.Context, req *acp.PromptRequest) (*a
 // Cancel sends the session/cancel notification.
 func (c *ClientSideConn) Cancel(_ context.Context, n *acp.CancelNotification) error {
 	return c.c.notify(acp.MethodSessionCancel, n)
-}
-
-// Call sends any request (an extension method, a relayed one) and returns
-// the raw result.
-func (c *ClientSideConn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return c.c.callRaw(ctx, method, params)
-}
-
-// Notify sends any notification.
-func (c *ClientSideConn) Notify(_ context.Context, method string, params any) error {
-	return c.c.notify(method, params)
 }
 
 // orEmpty sends a nil params pointer as {}.

@@ -65,22 +65,23 @@ func Detach(ctx context.Context) {
 // carries). fn does not run when the request is answered with an error.
 // Outside a request handler, fn runs at once.
 func AfterReply(ctx context.Context, fn func()) {
-	if fl, ok := ctx.Value(handlerKey{}).(*inflight); ok {
-		fl.c.mu.Lock()
-		fl.after = append(fl.after, fn)
-		fl.c.mu.Unlock()
-		return
-	}
-	fn()
+	afterRequest(ctx, fn, func(fl *inflight) *[]func() { return &fl.after })
 }
 
 // AfterAnswer arranges for fn to run right after the request whose
 // handler context is ctx has been answered, with a result or an error.
 // Outside a request handler, fn runs at once.
 func AfterAnswer(ctx context.Context, fn func()) {
+	afterRequest(ctx, fn, func(fl *inflight) *[]func() { return &fl.answered })
+}
+
+// afterRequest adds fn to the hooks hooks picks of the request whose
+// handler context is ctx, or runs it at once outside a handler.
+func afterRequest(ctx context.Context, fn func(), hooks func(*inflight) *[]func()) {
 	if fl, ok := ctx.Value(handlerKey{}).(*inflight); ok {
 		fl.c.mu.Lock()
-		fl.answered = append(fl.answered, fn)
+		h := hooks(fl)
+		*h = append(*h, fn)
 		fl.c.mu.Unlock()
 		return
 	}
@@ -206,7 +207,6 @@ type conn struct {
 	methods map[string]methodInfo
 	ext     ExtHandler
 	gate    bool // agent side: nothing but initialize before a successful initialize
-	barrier bool // a response waits for the notifications that arrived before it
 
 	initialized atomic.Bool
 	nextID      atomic.Uint64
@@ -242,7 +242,10 @@ type conn struct {
 	done       chan struct{}
 }
 
-func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, opts *ConnOptions) *conn {
+// startConn starts a connection serving methods (and impl's extension
+// methods, when it is an ExtHandler) over rwc; gate is the agent side's
+// rule that nothing but initialize is served before initialize succeeded.
+func startConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, gate bool, opts *ConnOptions) *conn {
 	var o ConnOptions
 	if opts != nil {
 		o = *opts
@@ -261,6 +264,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 		barriers: make(map[uint64]uint64),
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		gate:     gate,
 	}
 	c.ext, _ = impl.(ExtHandler)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -270,10 +274,11 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, op
 	c.stream.onEOF = c.drainAtEOF
 	c.drained = make(chan struct{})
 	c.guard.init(c, rwc, &o)
+	c.start()
 	return c
 }
 
-// start begins reading; call once the side's flags are set.
+// start begins reading.
 func (c *conn) start() {
 	// jsonrpc2 never sees a request (the stream hands those to our hooks),
 	// so it needs no handler.
@@ -581,9 +586,6 @@ func (c *conn) reply(fl *inflight, res any, err error) {
 }
 
 func (c *conn) notificationDone(seq uint64) {
-	if !c.barrier {
-		return
-	}
 	c.mu.Lock()
 	c.notifDone = seq
 	if len(c.waiters) > 0 {
@@ -604,7 +606,7 @@ func (c *conn) notificationDone(seq uint64) {
 // of our calls it records which notifications came before it.
 func (c *conn) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 	c.guard.touch()
-	if !c.barrier || resp == nil || req == nil || resp.ID.IsString {
+	if resp == nil || req == nil || resp.ID.IsString {
 		return
 	}
 	c.mu.Lock()
@@ -656,11 +658,9 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	id := c.nextID.Add(1) // our ids start at 1: never 0, never null
 	c.guard.calls.Add(1)
 	defer c.guard.calls.Add(-1)
-	if c.barrier {
-		c.mu.Lock()
-		c.barriers[id] = noBarrier
-		c.mu.Unlock()
-	}
+	c.mu.Lock()
+	c.barriers[id] = noBarrier
+	c.mu.Unlock()
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
 		c.dropBarrier(id)
@@ -687,9 +687,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		}
 		return ctxErr
 	}
-	if c.barrier {
-		c.awaitBarrier(ctx, id)
-	}
+	c.awaitBarrier(ctx, id)
 	var we *jsonrpc2.Error
 	switch {
 	case errors.As(err, &we):
@@ -708,11 +706,9 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 }
 
 func (c *conn) dropBarrier(id uint64) {
-	if c.barrier {
-		c.mu.Lock()
-		delete(c.barriers, id)
-		c.mu.Unlock()
-	}
+	c.mu.Lock()
+	delete(c.barriers, id)
+	c.mu.Unlock()
 }
 
 // callRaw is call for untyped (extension, relayed) methods.

@@ -23,6 +23,23 @@ func closed(c *AgentSideConn) bool {
 	}
 }
 
+// closesAt waits, in synctest's bubble, until just before the connection
+// should close at deadline and checks it is open, then until just after and
+// checks it is closed.
+func closesAt(t *testing.T, c *AgentSideConn, before, after time.Duration, deadline string) {
+	t.Helper()
+	time.Sleep(before)
+	synctest.Wait()
+	if closed(c) {
+		t.Fatal("closed before the " + deadline)
+	}
+	time.Sleep(after)
+	synctest.Wait()
+	if !closed(c) {
+		t.Fatal("still open after the " + deadline)
+	}
+}
+
 // drain reads r to the end, like a peer that reads everything.
 func drain(r io.Reader) {
 	buf := make([]byte, 4096)
@@ -40,16 +57,7 @@ func TestAConnectionThatMustAuthenticateIsClosedAtTheHandshakeDeadline(t *testin
 		go drain(peer)
 		a := &fakeAgent{}
 		a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{RequireAuth: true, Limits: Limits{HandshakeTimeout: 10 * time.Second}})
-		time.Sleep(9 * time.Second)
-		synctest.Wait()
-		if closed(a.conn) {
-			t.Fatal("closed before the deadline")
-		}
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		if !closed(a.conn) {
-			t.Fatal("still open after the handshake deadline")
-		}
+		closesAt(t, a.conn, 9*time.Second, 2*time.Second, "handshake deadline")
 	})
 }
 
@@ -107,16 +115,7 @@ func TestTheIdleTimeoutSparesAConnectionWithARunningRequest(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(59 * time.Second)
-		synctest.Wait()
-		if closed(a.conn) {
-			t.Fatal("closed before the idle timeout")
-		}
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		if !closed(a.conn) {
-			t.Fatal("still open after the idle timeout")
-		}
+		closesAt(t, a.conn, 59*time.Second, 2*time.Second, "idle timeout")
 	})
 }
 

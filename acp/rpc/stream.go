@@ -449,20 +449,16 @@ func (s *Stream) process(line []byte) []byte {
 		return nil
 	}
 	var env envelope
+	members := [...]struct {
+		key string
+		v   *[]byte
+	}{{"jsonrpc", &env.jsonrpc}, {"id", &env.id}, {"method", &env.method}, {"params", &env.params}, {"result", &env.result}, {"error", &env.errObj}}
 	_ = jsontext.ScanObject(line, func(k, v []byte) bool {
-		switch {
-		case jsontext.KeyIs(k, "jsonrpc"):
-			env.jsonrpc = v
-		case jsontext.KeyIs(k, "id"):
-			env.id = v
-		case jsontext.KeyIs(k, "method"):
-			env.method = v
-		case jsontext.KeyIs(k, "params"):
-			env.params = v
-		case jsontext.KeyIs(k, "result"):
-			env.result = v
-		case jsontext.KeyIs(k, "error"):
-			env.errObj = v
+		for _, m := range members {
+			if jsontext.KeyIs(k, m.key) {
+				*m.v = v
+				break
+			}
 		}
 		return true
 	})

@@ -196,13 +196,7 @@ func (c *Conn) watchModels(s *session.Session, sent []acp.SessionConfigOption) {
 	if ready == nil {
 		return
 	}
-	c.mu.Lock()
-	closing := c.closing
-	if !closing {
-		c.turns.Add(1)
-	}
-	c.mu.Unlock()
-	if closing {
+	if !c.holdTurn() {
 		return
 	}
 	go func() {

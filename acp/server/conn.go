@@ -32,6 +32,8 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	initialized atomic.Bool
+	// trusted connections were authenticated by their transport.
+	trusted bool
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
@@ -60,10 +62,11 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		sessions:   map[acp.SessionID]*session.Session{},
 		children:   map[acp.SessionID]*child{},
 		workspaces: map[acp.SessionID]*wsState{},
-		authed:     s.opts.Token == "",
 		idBase:     randomBase(),
+		trusted:    authenticatedByTransport(rwc),
 	}
-	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: s.opts.Token != ""})
+	c.authed = s.opts.Token == "" || c.trusted
+	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: !c.authed})
 	return c
 }
 
@@ -172,6 +175,19 @@ func randomBase() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// holdTurn counts one more piece of work shutdown waits for (a turn, a
+// watcher), and reports false, counting nothing, once the connection is
+// closing. The caller ends the count with c.turns.Done.
+func (c *Conn) holdTurn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.turns.Add(1)
+	return true
 }
 
 // mintID returns a connection-unique counter value.

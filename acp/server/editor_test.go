@@ -188,40 +188,30 @@ func TestPermissionFlows(t *testing.T) {
 		return st
 	}
 
-	t.Run("allow_once allows this call only", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
-		var asked int
-		h.ed.set(func(e *editor) { e.permission = answer("allow_once", &asked) })
-		sid := h.newSession()
-		h.mustPrompt(sid, "write one", acp.StopReasonEndTurn)
-		h.mustPrompt(sid, "write two", acp.StopReasonEndTurn)
-		if asked != 2 || read(h) != "write two" {
-			t.Fatalf("asked %d times, file %q; want 2 and the second write", asked, read(h))
-		}
-	})
-
-	t.Run("allow_always is remembered", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
-		var asked int
-		h.ed.set(func(e *editor) { e.permission = answer("allow_always", &asked) })
-		sid := h.newSession()
-		h.mustPrompt(sid, "write one", acp.StopReasonEndTurn)
-		h.mustPrompt(sid, "write two", acp.StopReasonEndTurn)
-		if asked != 1 || read(h) != "write two" {
-			t.Fatalf("asked %d times, file %q; want 1 and the second write", asked, read(h))
-		}
-	})
-
-	t.Run("reject fails the tool call and writes nothing", func(t *testing.T) {
-		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
-		var asked int
-		h.ed.set(func(e *editor) { e.permission = answer("reject_once", &asked) })
-		sid := h.newSession()
-		h.mustPrompt(sid, "write one", acp.StopReasonEndTurn)
-		if asked != 1 || read(h) != "" || lastStatus(h, sid) != acp.ToolCallStatusFailed {
-			t.Fatalf("asked %d, file %q, last status %q", asked, read(h), lastStatus(h, sid))
-		}
-	})
+	for _, tt := range []struct {
+		name, option string
+		prompts      []string
+		asked        int
+		file         string
+		status       acp.ToolCallStatus // of the last tool call; "" is not checked
+	}{
+		{"allow_once allows this call only", "allow_once", []string{"write one", "write two"}, 2, "write two", ""},
+		{"allow_always is remembered", "allow_always", []string{"write one", "write two"}, 1, "write two", ""},
+		{"reject fails the tool call and writes nothing", "reject_once", []string{"write one"}, 1, "", acp.ToolCallStatusFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})
+			var asked int
+			h.ed.set(func(e *editor) { e.permission = answer(tt.option, &asked) })
+			sid := h.newSession()
+			for _, p := range tt.prompts {
+				h.mustPrompt(sid, p, acp.StopReasonEndTurn)
+			}
+			if asked != tt.asked || read(h) != tt.file || (tt.status != "" && lastStatus(h, sid) != tt.status) {
+				t.Fatalf("asked %d times, file %q, last status %q; want %d, %q, %q", asked, read(h), lastStatus(h, sid), tt.asked, tt.file, tt.status)
+			}
+		})
+	}
 
 	t.Run("the request names the announced tool call", func(t *testing.T) {
 		h := newHarness(t, hopts{script: editorScript, mode: permission.ModeAsk})

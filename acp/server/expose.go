@@ -85,21 +85,18 @@ func (e *exposure) Message(parent, childID, text string) {
 	n := c.mintID()
 	out := acp.MessageID(fmt.Sprintf("mo_%d", n))
 	in := acp.MessageID(fmt.Sprintf("mi_%d", n))
-	content := []acp.ContentBlock{acp.TextBlock(text)}
-	c.send(e.root, acp.SessionID(parent), &acp.SessionMessage{
-		MessageID:          out,
+	// Both views name the same participants and content; each names the
+	// other view's id.
+	outgoing := acp.SessionMessage{
 		SenderSessionID:    acp.Set(acp.SessionID(parent)),
 		RecipientSessionID: acp.Set(acp.SessionID(childID)),
-		RecipientMessageID: acp.Set(in),
-		Content:            acp.Set(content),
-	})
-	c.send(e.root, acp.SessionID(childID), &acp.SessionMessage{
-		MessageID:          in,
-		SenderSessionID:    acp.Set(acp.SessionID(parent)),
-		RecipientSessionID: acp.Set(acp.SessionID(childID)),
-		SenderMessageID:    acp.Set(out),
-		Content:            acp.Set(content),
-	})
+		Content:            acp.Set([]acp.ContentBlock{acp.TextBlock(text)}),
+	}
+	incoming := outgoing
+	outgoing.MessageID, outgoing.RecipientMessageID = out, acp.Set(in)
+	incoming.MessageID, incoming.SenderMessageID = in, acp.Set(out)
+	c.send(e.root, acp.SessionID(parent), &outgoing)
+	c.send(e.root, acp.SessionID(childID), &incoming)
 }
 
 // Emit sends one of the child's events on the child's stream.

@@ -323,70 +323,51 @@ func (e *editor) RequestPermission(ctx context.Context, req *acp.RequestPermissi
 	e.record(acp.MethodSessionRequestPermission, nil)
 	// A person answers later: let the updates after it through meanwhile.
 	rpc.Detach(ctx)
-	e.mu.Lock()
-	h := e.permission
-	e.mu.Unlock()
-	if h == nil {
+	return callHook(ctx, e, &e.permission, req, func() (*acp.RequestPermissionResponse, error) {
 		return &acp.RequestPermissionResponse{Outcome: acp.Selected("reject_once")}, nil
-	}
-	return h(ctx, req)
+	})
 }
 
 func (e *editor) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
 	e.record(acp.MethodFsReadTextFile, nil)
-	e.mu.Lock()
-	h := e.readFile
-	e.mu.Unlock()
-	if h == nil {
-		return nil, acp.ErrMethodNotFound
-	}
-	return h(ctx, req)
+	return callHook(ctx, e, &e.readFile, req, methodNotFound)
 }
 
 func (e *editor) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
 	e.record(acp.MethodFsWriteTextFile, nil)
-	e.mu.Lock()
-	h := e.writeFile
-	e.mu.Unlock()
-	if h == nil {
-		return nil, acp.ErrMethodNotFound
-	}
-	return h(ctx, req)
+	return callHook(ctx, e, &e.writeFile, req, methodNotFound)
 }
 
 func (e *editor) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	e.record(acp.MethodTerminalCreate, nil)
-	e.mu.Lock()
-	h := e.createTerminal
-	e.mu.Unlock()
-	if h == nil {
-		return nil, acp.ErrMethodNotFound
-	}
-	return h(ctx, req)
+	return callHook(ctx, e, &e.createTerminal, req, methodNotFound)
 }
 
 func (e *editor) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
 	e.record(acp.MethodTerminalOutput, nil)
-	e.mu.Lock()
-	h := e.output
-	e.mu.Unlock()
-	if h == nil {
-		return &acp.TerminalOutputResponse{}, nil
-	}
-	return h(ctx, req)
+	return callHook(ctx, e, &e.output, req, func() (*acp.TerminalOutputResponse, error) { return &acp.TerminalOutputResponse{}, nil })
 }
 
 func (e *editor) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
 	e.record(acp.MethodTerminalWaitForExit, nil)
 	rpc.Detach(ctx) // a command runs for a while
+	return callHook(ctx, e, &e.waitExit, req, methodNotFound)
+}
+
+// callHook answers req with the hook the test set in *hook, read under
+// the lock, or with fallback when it set none.
+func callHook[Req, Resp any](ctx context.Context, e *editor, hook *func(context.Context, *Req) (*Resp, error), req *Req, fallback func() (*Resp, error)) (*Resp, error) {
 	e.mu.Lock()
-	h := e.waitExit
+	h := *hook
 	e.mu.Unlock()
 	if h == nil {
-		return nil, acp.ErrMethodNotFound
+		return fallback()
 	}
 	return h(ctx, req)
 }
+
+// methodNotFound is the answer of an editor without the method.
+func methodNotFound[Resp any]() (*Resp, error) { return nil, acp.ErrMethodNotFound }
 
 func (e *editor) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
 	e.record(acp.MethodTerminalKill, nil)

@@ -51,13 +51,16 @@ func (c *Conn) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp
 		AgentInfo:   &acp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},
 		AuthMethods: []acp.AuthMethod{},
 	}
-	if o.Token != "" {
+	if o.Token != "" && !c.trusted {
 		resp.AgentCapabilities.Auth.Logout = &acp.EmptyCapability{}
 		resp.AuthMethods = append(resp.AuthMethods, &acp.AuthMethodAgent{
 			ID:          authToken,
 			Name:        "Daemon token",
 			Description: fmt.Sprintf("This daemon requires its token (DSHD_TOKEN or --token-file). Pass it in authenticate's _meta as %q.", metaToken),
 		})
+	}
+	if m := c.terminalAuth(); m != nil {
+		resp.AuthMethods = append(resp.AuthMethods, m)
 	}
 	if c.keyMissing() {
 		resp.AuthMethods = append(resp.AuthMethods, &acp.AuthMethodAgent{
@@ -75,7 +78,7 @@ func (c *Conn) keyMissing() bool {
 }
 
 func (c *Conn) keyHelp() string {
-	return fmt.Sprintf("Set %s in dshd's environment to your model API key and restart dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
+	return fmt.Sprintf("Set %s in dshd's environment to your model API key and restart dshd, or run `dshd auth` in a terminal to store the key for dshd (or choose a model that needs no key with --model-url and --api-key-env \"\", or --model scripted).", c.srv.opts.KeyEnv)
 }
 
 // Authenticate checks the daemon token, or re-checks the model key.
@@ -104,14 +107,17 @@ func (c *Conn) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (
 			return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 		}
 		return &acp.AuthenticateResponse{}, nil
+	case authTerminal:
+		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "methodId", "reason": "a terminal auth method is run by the client (dshd auth in a terminal), never passed to authenticate"})
 	}
 	return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "methodId", "reason": fmt.Sprintf("unknown auth method %q", req.MethodID)})
 }
 
 // Logout returns the connection to the unauthenticated state (token
-// daemons only; advertised only then).
+// daemons only, on a connection its transport did not vouch for;
+// advertised only then).
 func (c *Conn) Logout(ctx context.Context, req *acp.LogoutRequest) (*acp.LogoutResponse, error) {
-	if c.srv.opts.Token == "" {
+	if c.srv.opts.Token == "" || c.trusted {
 		return nil, acp.ErrMethodNotFound.WithData(map[string]any{"method": acp.MethodLogout})
 	}
 	c.mu.Lock()

@@ -30,16 +30,16 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	closing := c.closing
-	if !closing {
-		c.turns.Add(1)
-	}
-	c.mu.Unlock()
-	if closing {
+	if !c.holdTurn() {
 		return nil, notFound(req.SessionID)
 	}
 	defer c.turns.Done()
+	if err := c.srv.beginTurn(); err != nil {
+		return nil, err
+	}
+	// The turn runs until its answer is on the wire, so that a drain
+	// waiting for the turns closes no connection before the answer.
+	rpc.AfterAnswer(ctx, c.srv.endTurn)
 	turn, err := s.BeginTurn(c.ctx)
 	if err != nil {
 		var ns *session.NotSavedError
@@ -69,6 +69,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	c.refreshWorkspace(s, ws)
 	in, command := slashCommand(ws, in)
 	tr := &translator{c: c, journal: s, session: id, optedIn: c.optedIn()}
+	began := time.Now()
 	var res agent.Result
 	if command != nil {
 		// A command that acts on the session is the turn's work; what it
@@ -78,6 +79,7 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 	} else {
 		res, err = turn.Run(in, tr.emit)
 	}
+	c.srv.observer().TurnEnded(string(res.StopReason), time.Since(began), err)
 	if err != nil {
 		c.log.Warn("turn failed", "session", id, "err", err)
 		var ns *session.NotSavedError

@@ -70,9 +70,11 @@ type Options struct {
 	// Models' list is final from the start.
 	ModelsReady <-chan struct{}
 	// KeyEnv names the environment variable the backend needs a key from;
-	// HasKey reports whether it is set. When HasKey returns false,
-	// initialize advertises an auth method saying which variable to set and
-	// session/new answers auth_required.
+	// HasKey reports whether a key is known (the variable, or one `dshd
+	// auth` stored). When HasKey returns false, initialize advertises an
+	// auth method saying which variable to set and session/new answers
+	// auth_required; a client with auth.terminal is also offered `dshd
+	// auth` as a terminal method whenever KeyEnv is set.
 	KeyEnv string
 	HasKey func() bool
 
@@ -138,6 +140,9 @@ type Options struct {
 
 	// Logger receives the daemon's logs; nil discards.
 	Logger *slog.Logger
+	// Observer is told of sessions, turns and tool calls, for metrics;
+	// nil: nobody (transport.go).
+	Observer Observer
 	// Now returns the time (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -163,6 +168,8 @@ type Server struct {
 	live  map[acp.SessionID]*Conn // open sessions and the connection that holds each
 	conns map[*Conn]struct{}
 	wg    sync.WaitGroup
+
+	ops ops // draining and running turns (transport.go)
 }
 
 // New returns a Server.
@@ -249,29 +256,53 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 
 // claim marks id live on c; it fails when another connection holds it.
 func (s *Server) claim(id acp.SessionID, c *Conn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.live[id]; ok && other != c {
-		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+	began := time.Now()
+	for {
+		s.mu.Lock()
+		other, ok := s.live[id]
+		if !ok || other == c {
+			s.live[id] = c
+			s.mu.Unlock()
+			if !ok {
+				s.observer().SessionOpened()
+			}
+			return nil
+		}
+		released := s.ops.releasedLocked()
+		s.mu.Unlock()
+		// A connection that is ending (its client dropped) lets the
+		// session go shortly; a reattach waits for that (transport.go).
+		if !s.waitRelease(other, released, began) {
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+		}
 	}
-	s.live[id] = c
-	return nil
 }
 
 // reserve marks id live on c for a load; it fails when any connection,
 // c included, holds it already.
 func (s *Server) reserve(id acp.SessionID, c *Conn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.live[id]; ok {
-		reason := "the session is open on another connection"
-		if other == c {
-			reason = "the session is already open on this connection"
+	began := time.Now()
+	for {
+		s.mu.Lock()
+		other, ok := s.live[id]
+		if !ok {
+			s.live[id] = c
+			s.mu.Unlock()
+			s.observer().SessionOpened()
+			return nil
 		}
-		return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": reason})
+		if other == c {
+			s.mu.Unlock()
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is already open on this connection"})
+		}
+		released := s.ops.releasedLocked()
+		s.mu.Unlock()
+		// A reattach after a drop waits for the dropped connection to let
+		// the session go (transport.go).
+		if !s.waitRelease(other, released, began) {
+			return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open on another connection"})
+		}
 	}
-	s.live[id] = c
-	return nil
 }
 
 func (s *Server) release(id acp.SessionID, c *Conn) {
@@ -279,5 +310,6 @@ func (s *Server) release(id acp.SessionID, c *Conn) {
 	defer s.mu.Unlock()
 	if s.live[id] == c {
 		delete(s.live, id)
+		s.ops.broadcastReleaseLocked()
 	}
 }

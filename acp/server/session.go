@@ -22,8 +22,17 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if err := c.requireAuth(); err != nil {
 		return nil, err
 	}
+	if err := c.srv.refuseWhileDraining(); err != nil {
+		return nil, err
+	}
 	if c.keyMissing() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
+	}
+	// A session on a checkout of its own works there (checkout.go).
+	if dir, err := c.checkout(ctx, req.Meta); err != nil {
+		return nil, err
+	} else if dir != "" {
+		req.Cwd, req.AdditionalDirectories = dir, nil
 	}
 	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
@@ -114,6 +123,9 @@ func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest)
 // session and its recorded updates.
 func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []string, servers []acp.McpServer) (*session.Session, []json.RawMessage, error) {
 	if err := c.requireAuth(); err != nil {
+		return nil, nil, err
+	}
+	if err := c.srv.refuseWhileDraining(); err != nil {
 		return nil, nil, err
 	}
 	if isChildID(id) {

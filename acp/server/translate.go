@@ -7,7 +7,6 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
-	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 )
@@ -100,6 +99,9 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 			Locations:  locations(e.Locations),
 		}
 	case agent.ToolCallUpdated:
+		if e.Status == agent.ToolCompleted || e.Status == agent.ToolFailed {
+			t.c.srv.observer().ToolCallEnded(string(e.Status))
+		}
 		u := &acp.ToolCallUpdate{
 			ToolCallID: acp.ToolCallID(e.ID),
 			Title:      e.Title,
@@ -128,7 +130,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: callUsage(e.Call), metaTurnUsage: callUsage(e.Turn)}}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: wireUsage(e.Call), metaTurnUsage: wireUsage(e.Turn)}}
 	}
 	return nil
 }
@@ -239,19 +241,3 @@ const metaUsage = "dshd.dev/usage"
 // the session's totals for the editor, and what a parent dshd charges an
 // acp child's budget as it goes.
 const metaTurnUsage = "dshd.dev/turnUsage"
-
-func callUsage(u llm.Usage) *acp.Usage {
-	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}
-	if out.TotalTokens == 0 {
-		out.TotalTokens = out.InputTokens + out.OutputTokens
-	}
-	if u.ReasoningTokens > 0 {
-		n := uint64(u.ReasoningTokens)
-		out.ThoughtTokens = &n
-	}
-	if u.CachedInputTokens > 0 {
-		n := uint64(u.CachedInputTokens)
-		out.CachedReadTokens = &n
-	}
-	return out
-}

@@ -20,7 +20,9 @@
 // ($XDG_STATE_HOME/dshd/sessions by default, see [DefaultDir]). Every line
 // is one [Record]: a kind ("meta" first, then "update", "message", "reset"
 // and "state" records), a time, and data the journal never interprets. A
-// record is written with a single write of a whole line, so a crash can
+// record is written whole before the next one starts — with a single write
+// of its line, or, for a large one (a 50 MB prompt), in consecutive writes
+// as it is encoded, so that it is never copied in memory — so a crash can
 // tear at most the last line; [OpenJournal] returns every complete record,
 // logs and skips a torn or corrupt line, and the next append starts on a
 // fresh line. [Journal.Sync] makes everything appended so far durable; a
@@ -28,7 +30,7 @@
 // the turn's answer is sent, and closing the journal syncs it too; nothing
 // else syncs (not a tool's completion, not a mode change). A daemon
 // killed mid-turn therefore keeps
-// every record the OS received (each is one write), and loses to a machine
+// every record whose append returned, and loses to a machine
 // crash at most what was appended since the last turn ended.
 //
 // Acknowledged means durable. A record that cannot be written, or a sync

@@ -139,8 +139,9 @@ const maxPending = 64 << 20
 // Journal is an open session journal. Its methods are safe for concurrent
 // use.
 //
-// Appended records reach the file at once, each with one write of a whole
-// line; [Journal.Sync] makes them durable. When a write or a sync fails (a
+// Appended records reach the file at once, each as one whole line (a large
+// one in several writes, as it is encoded); [Journal.Sync] makes them
+// durable. When a write or a sync fails (a
 // full disk), the journal says so: Append and Sync return a
 // [*NotSavedError] until a Sync has written and synced everything again.
 // Meanwhile records are kept in order in memory (up to 64 MiB), and a
@@ -278,7 +279,7 @@ func (j *Journal) Path() string { return j.path }
 
 // Append adds a record of kind with data marshalled to JSON, stamped with
 // the current time. The record reaches the file (the OS, not yet the disk)
-// with one write of one whole line before Append returns, so it survives
+// as one whole line before Append returns, so it survives
 // the process being killed; [Journal.Sync] makes it survive the machine.
 // When it cannot be written, or an earlier record could not be, Append
 // returns a [*NotSavedError] and keeps the record for the Sync that
@@ -295,43 +296,27 @@ func (j *Journal) Append(kind string, data any) error {
 		j.mu.Unlock()
 		return ErrClosed
 	}
-	// buf holds a newline, then the record: the newline is written only
-	// when the file ends with a torn line.
-	b := append(j.buf[:0], '\n')
-	b = append(b, `{"k":`...)
-	b = append(b, k...)
-	if !now.IsZero() {
-		b = append(b, `,"t":"`...)
-		b, _ = now.AppendText(b) // UTC times of years 0–9999 always format
-		b = append(b, '"')
+	written := false
+	var err error
+	if j.lost == nil && j.err == nil {
+		var werr error
+		if err, werr = j.writeRecord(k, now, data); err == nil && werr != nil {
+			j.fail(werr)
+		}
+		written = err == nil && werr == nil
 	}
-	b = append(b, `,"d":`...)
-	b, err := appendData(b, data)
+	if err == nil && !written {
+		err = j.keepRecord(k, now, data)
+	}
 	if err != nil {
 		j.mu.Unlock()
 		return fmt.Errorf("session: append %s: %w", kind, err)
 	}
-	b = append(b, "}\n"...)
-	j.buf = b
-	if cap(b) > 64<<10 {
-		j.buf = nil // a huge record's buffer is not kept for the session's life
-	}
-
-	switch {
-	case j.lost != nil:
-		err = j.notSaved()
-	case j.err != nil:
-		j.keep(b[1:])
-		err = j.notSaved()
-	default:
-		if werr := j.write(b); werr != nil {
-			j.fail(werr)
-			j.keep(b[1:])
-			err = j.notSaved()
-		}
-	}
 	if j.lost == nil {
 		j.last = now
+	}
+	if !written {
+		err = j.notSaved()
 	}
 	victim := j.use()
 	j.mu.Unlock()
@@ -339,44 +324,69 @@ func (j *Journal) Append(kind string, data any) error {
 	return err
 }
 
-// appendData appends data's JSON to b, encoded straight into the record
-// so that a large one is not copied twice; already encoded JSON (an update
-// from the connection's encoder) is only compacted. The bytes are
-// json.Marshal's, but for HTML characters in raw JSON, which stay as sent.
-func appendData(b []byte, data any) ([]byte, error) {
-	w := bytes.NewBuffer(b)
-	if raw, ok := data.(json.RawMessage); ok && len(raw) > 0 {
-		err := json.Compact(w, raw)
-		return w.Bytes(), err
+// writeRecord writes a record at the journal's end. err is data that does
+// not encode, werr a failed write; either way the file ends where it did.
+func (j *Journal) writeRecord(kind []byte, now time.Time, data any) (err, werr error) {
+	w := j.lineAtEnd()
+	err = encodeRecord(&w, kind, now, data)
+	if err == nil {
+		w.flush()
 	}
-	if err := json.NewEncoder(w).Encode(data); err != nil {
-		return b, err
-	}
-	w.Truncate(w.Len() - 1) // Encode ends with a newline
-	return w.Bytes(), nil
+	return err, j.finish(&w, err)
 }
 
-// write writes one record at the journal's end: b is a newline and the
-// record's line. A failed write leaves size where it was, so the record
-// is written there again later; a partly written one is cut off.
-func (j *Journal) write(b []byte) error {
-	if !j.freshLine {
-		b = b[1:]
+// writeLine writes a held record's line at the journal's end.
+func (j *Journal) writeLine(line []byte) error {
+	w := j.lineAtEnd()
+	w.write(line)
+	w.flush()
+	return j.finish(&w, nil)
+}
+
+// lineAtEnd returns a writer of a line at the journal's end, which first
+// ends a torn last line.
+func (j *Journal) lineAtEnd() lineWriter {
+	w := lineWriter{j: j, buf: j.buf[:0], off: j.size, sum: j.sum}
+	if j.freshLine {
+		w.buf = append(w.buf, '\n')
 	}
-	if err := j.ensureOpen(); err != nil {
-		return err
+	return w
+}
+
+// finish ends the line w wrote: the journal grows by it when it was all
+// written, else what it wrote is cut off, so the record is written there
+// again later. It returns the failed write.
+func (j *Journal) finish(w *lineWriter, encodeErr error) error {
+	j.reuse(w.buf)
+	switch {
+	case encodeErr == nil && w.err == nil:
+		j.size, j.sum, j.freshLine = w.off, w.sum, false
+	case w.wrote:
+		_ = j.f.Truncate(j.size) // best effort: the next write lands there anyway
 	}
-	n, err := j.f.WriteAt(b, j.size)
-	if err != nil {
-		if n > 0 {
-			_ = j.f.Truncate(j.size) // best effort: the next write lands there anyway
-		}
-		return err
+	return w.err
+}
+
+// keepRecord encodes a record the journal cannot write now and, unless
+// records are lost already, keeps it for the next Sync; it fails only for
+// data that does not encode.
+func (j *Journal) keepRecord(kind []byte, now time.Time, data any) error {
+	w := lineWriter{buf: j.buf[:0]}
+	err := encodeRecord(&w, kind, now, data)
+	if err == nil && j.lost == nil {
+		j.keep(w.buf)
 	}
-	j.sum = crc32.Update(j.sum, crc32.IEEETable, b)
-	j.size += int64(n)
-	j.freshLine = false
-	return nil
+	j.reuse(w.buf)
+	return err
+}
+
+// reuse keeps b as the buffer of the next record, unless a huge record
+// grew it: that is not kept for the session's life.
+func (j *Journal) reuse(b []byte) {
+	j.buf = b
+	if cap(b) > 2*largeData {
+		j.buf = nil
+	}
 }
 
 // ensureOpen opens the file again after the cache took it back.
@@ -544,9 +554,7 @@ func (j *Journal) writeAgain() error {
 	}
 	for len(j.pending) > 0 {
 		line := j.pending[0]
-		b := make([]byte, 0, len(line)+1)
-		b = append(append(b, '\n'), line...)
-		if err := j.write(b); err != nil {
+		if err := j.writeLine(line); err != nil {
 			return err
 		}
 		j.pending[0] = nil

@@ -19,12 +19,13 @@ import (
 
 // faults makes the journal files it opens fail on purpose: every write
 // while write is set (after writing half, when short), the next failNext
-// writes with ENOSPC, every sync while sync is set. It records where
-// writes landed.
+// writes with ENOSPC, the failNth-th write from now with ENOSPC, every sync
+// while sync is set. It records where writes landed.
 type faults struct {
 	mu       sync.Mutex
 	write    error
 	failNext int
+	failNth  int
 	short    bool
 	sync     error
 	writes   []int64 // offsets of successful writes
@@ -69,6 +70,11 @@ func (f *faultyFile) WriteAt(b []byte, off int64) (int, error) {
 	if werr == nil && f.fl.failNext > 0 {
 		f.fl.failNext--
 		werr = syscall.ENOSPC
+	}
+	if werr == nil && f.fl.failNth > 0 {
+		if f.fl.failNth--; f.fl.failNth == 0 {
+			werr = syscall.ENOSPC
+		}
 	}
 	f.fl.mu.Unlock()
 	if werr != nil {

@@ -24,9 +24,6 @@ import (
 	"testing"
 )
 
-// abuseToken is a token long enough for the daemon to accept.
-const abuseToken = "abuse-test-token-0123456789"
-
 // memSlack is how far the peak RSS of the race-enabled test binary may be
 // above a plain build's: the race detector's shadow memory and its heap
 // overhead. The bounds below are set well above what dshd needs and well
@@ -40,21 +37,15 @@ func memSlack() int64 {
 
 const mb = 1 << 20
 
-// serveTokenTCP starts a tcp daemon that requires abuseToken and returns
-// it with its address.
-func serveTokenTCP(t testing.TB, o opts, extra ...string) (*proc, string) {
+// checkPeakRSS logs a daemon's peak RSS and fails the test when it is
+// over limitMB (times memSlack), naming what the daemon went through.
+func checkPeakRSS(t testing.TB, peak, limitMB int64, what string) {
 	t.Helper()
-	port := freePort(t)
-	o.env = append(o.env, "DSHD_TOKEN="+abuseToken)
-	args := append([]string{"serve", "--listen", "tcp:127.0.0.1:" + port, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, o, args...)
-	waitListening(t, p)
-	return p, "127.0.0.1:" + port
-}
-
-func authenticate(ctx context.Context, c *wire) {
-	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": abuseToken}}, nil)
+	limit := limitMB * mb * memSlack()
+	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
+	if peak > limit {
+		t.Errorf("peak RSS %d MB %s, want under %d MB", peak/mb, what, limit/mb)
+	}
 }
 
 // peakRSS stops a socket daemon (SIGTERM, exit 0) and returns its peak
@@ -201,7 +192,7 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 
 	// While the flood runs, another client is served.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(ctx, c)
+	authenticate(ctx, c, daemonToken)
 	sid := c.newSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, "still served?"); got != "end_turn" {
 		t.Fatalf("the second client's prompt ended %q", got)
@@ -227,11 +218,7 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 	if n := strings.Count(p.stderr.String(), "pausing its input"); n < 1 || n > 2 {
 		t.Errorf("the pause was logged %d times, want once per queue\n%s", n, p.stderr)
 	}
-	peak, limit := peakRSS(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, peakRSS(t, p), 96, "under the flood")
 }
 
 func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testing.T) {
@@ -250,11 +237,7 @@ func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testin
 	if !strings.Contains(p.stderr.String(), "has not read for the write timeout") {
 		t.Errorf("the stalled connection was not closed for it:\n%s", p.stderr)
 	}
-	peak, limit := maxRSS(t, p), 96*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB under the flood, want under %d MB", peak/mb, limit/mb)
-	}
+	checkPeakRSS(t, maxRSS(t, p), 96, "under the flood")
 }
 
 func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle(t *testing.T) {
@@ -273,11 +256,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 		})
 	}
 	wg.Wait()
-	peak, limit := vmHWM(t, p), 64*mb*memSlack()
-	t.Logf("peak RSS %.1f MB", float64(peak)/mb)
-	if peak > limit {
-		t.Errorf("peak RSS %d MB with %d partial lines of %d MB, want under %d MB", peak/mb, conns, line/mb, limit/mb)
-	}
+	checkPeakRSS(t, vmHWM(t, p), 64, fmt.Sprintf("with %d partial lines of %d MB", conns, line/mb))
 	for _, nc := range ncs {
 		// The -32600 saying why goes out first, but the peer is still
 		// sending, so the close may reset the connection before it reads it.
@@ -288,7 +267,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 	}
 	// The daemon still serves.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c)
+	authenticate(testCtx(t), c, daemonToken)
 	c.newSession(testCtx(t), t.TempDir())
 }
 
@@ -304,7 +283,7 @@ func TestAnAcceptedLargePromptCostsAFewCopiesOfIt(t *testing.T) {
 	p, addr := serveTokenTCP(t, opts{env: []string{"GODEBUG=gctrace=1"}}, "--model", "scripted:"+script)
 	ctx := testCtx(t)
 	c := dialClosing(t, "tcp", addr)
-	authenticate(ctx, c)
+	authenticate(ctx, c, daemonToken)
 	sid := c.newSession(ctx, t.TempDir())
 	if got := c.prompt(ctx, sid, strings.Repeat("y", size)); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
@@ -360,7 +339,7 @@ func TestConnectionsThatNeverAuthenticateAreClosedAtTheHandshakeDeadline(t *test
 	}
 	// An authenticated connection is not subject to the deadline.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c)
+	authenticate(testCtx(t), c, daemonToken)
 	c.newSession(testCtx(t), t.TempDir())
 }
 
@@ -397,9 +376,9 @@ func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// Once one authenticates, there is room again.
-	first.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": abuseToken}}, nil)
+	first.call(ctx, "authenticate", tokenParams(daemonToken), nil)
 	third := dialClosing(t, "tcp", addr)
-	authenticate(ctx, third)
+	authenticate(ctx, third, daemonToken)
 	third.newSession(ctx, t.TempDir())
 }
 
@@ -514,7 +493,7 @@ func TestATokenShorterThan16CharactersIsRefusedAtStart(t *testing.T) {
 }
 
 func TestTheTokenIsNotTakenFromTheCommandLine(t *testing.T) {
-	code, _, stderr := runDshd(t, nil, "serve", "--listen", "tcp:127.0.0.1:"+freePort(t), "--token", abuseToken)
+	code, _, stderr := runDshd(t, nil, "serve", "--listen", "tcp:127.0.0.1:"+freePort(t), "--token", daemonToken)
 	if code == 0 || !strings.Contains(stderr, "--token: unknown flag") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -527,7 +506,7 @@ func TestFailedAuthenticationsCloseTheConnectionAndRefuseTheSource(t *testing.T)
 	c := newWire(t, nc, nc, nc)
 	c.initialize(ctx, nil)
 	for i := range 3 {
-		e := c.callFail(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": fmt.Sprintf("guess-%d-0123456789", i)}})
+		e := c.callFail(ctx, "authenticate", tokenParams(fmt.Sprintf("guess-%d-0123456789", i)))
 		if e.Code != -32000 {
 			t.Fatalf("guess %d: %v, want -32000", i, e)
 		}

@@ -14,54 +14,6 @@ import (
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
-// childModel routes the fake model's requests: the parent delegates, the
-// child runs `echo hi` and reports the tool's answer, the parent ends.
-// The child's two calls report known usage.
-func childModel(srv *openaitest.Server) {
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		var tool string
-		for _, m := range c.Messages {
-			if m.Role == "tool" {
-				_ = json.Unmarshal(m.Content, &tool)
-			}
-		}
-		child := strings.Contains(c.LastUserText(), "child task")
-		switch {
-		case child && tool == "":
-			return openaitest.Reply{
-				ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "run_command", Arguments: `{"command":"echo hi"}`}},
-				Usage:     &openaitest.Usage{PromptTokens: 1000, CompletionTokens: 50},
-			}
-		case child:
-			return openaitest.Reply{Text: []string{"child saw: " + tool}, Usage: &openaitest.Usage{PromptTokens: 1100, CompletionTokens: 60}}
-		case tool == "":
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "subagent_acp", Arguments: `{"description":"d","prompt":"child task"}`}}}
-		}
-		return openaitest.Text("parent done")
-	})
-}
-
-// childToolResult is what the child's model got back from run_command.
-func childToolResult(srv *openaitest.Server) string {
-	for _, r := range srv.ChatRequests() {
-		if !strings.Contains(r.LastUserText(), "child task") {
-			continue
-		}
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				var s string
-				_ = json.Unmarshal(m.Content, &s)
-				return s
-			}
-		}
-	}
-	return ""
-}
-
 // slowTerminal is an editor terminal whose command prints first, is
 // polled, then prints last and exits: the final output holds more than
 // any poll saw.
@@ -95,7 +47,15 @@ func (s *slowTerminal) handle(m *msg) (any, *rpcErr) {
 	case "terminal/release", "terminal/kill":
 		return map[string]any{}, nil
 	}
-	return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+	return nil, notFound
+}
+
+// childRunsEchoHi has the child run `echo hi` through subagent_acp, its
+// two calls reporting known usage.
+var childRunsEchoHi = delegation{
+	via:   "subagent_acp",
+	call:  openaitest.ToolCall{ID: "c1", Name: "run_command", Arguments: `{"command":"echo hi"}`},
+	usage: [2]*openaitest.Usage{{PromptTokens: 1000, CompletionTokens: 50}, {PromptTokens: 1100, CompletionTokens: 60}},
 }
 
 func TestAnACPChildGetsTheWholeOutputOfACommandRunInTheEditorsTerminal(t *testing.T) {
@@ -113,15 +73,12 @@ func TestAnACPChildGetsTheWholeOutputOfACommandRunInTheEditorsTerminal(t *testin
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			srv := fakeModel(t)
-			childModel(srv)
-			p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo", "--subagent", "subagent_acp=acp")
-			w := stdioWire(p)
+			childRunsEchoHi.serve(srv)
+			p, w := fakeDaemon(t, srv, "--mode", "yolo", "--subagent", "subagent_acp=acp")
 			w.handleRequests(tc.handler())
 			w.initialize(ctx, map[string]any{"terminal": true})
 			sid := w.newSession(ctx, t.TempDir())
-			if stop := w.prompt(ctx, sid, "delegate this"); stop != "end_turn" {
-				t.Fatalf("stop reason %q; stderr:\n%s", stop, p.stderr)
-			}
+			w.endTurn(ctx, sid, "delegate this")
 			if got := childToolResult(srv); !strings.Contains(got, tc.want) {
 				t.Fatalf("the child's model got %q from run_command, want %q in it; stderr:\n%s", got, tc.want, p.stderr)
 			}

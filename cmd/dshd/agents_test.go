@@ -14,14 +14,6 @@ import (
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
-// fakeDaemon starts dshd on stdio against the fake model server.
-func fakeDaemon(t testing.TB, srv *openaitest.Server, extra ...string) (*proc, *wire) {
-	t.Helper()
-	args := append([]string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, opts{}, args...)
-	return p, stdioWire(p)
-}
-
 // agentFile writes a definition into the workspace's dir (".dshd/agents"
 // or ".claude/agents").
 func agentFile(t testing.TB, ws, dir, name, content string) string {
@@ -113,14 +105,9 @@ tools: [read_file, grep]
 ---
 You are the reviewer, working in {{cwd}}.
 `)
-	srv := fakeModel(t)
-	srv.Handle(delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
-	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "review my change"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	srv, _, c := modelDaemon(t, delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "review my change")
 	parent, child := requests(srv, "You are the reviewer")
 	if len(parent) == 0 || len(child) != 1 {
 		t.Fatalf("%d parent and %d child requests", len(parent), len(child))
@@ -157,14 +144,9 @@ When invoked:
 2. Focus on modified files
 3. Begin review immediately
 `)
-	srv := fakeModel(t)
-	srv.Handle(delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
-	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "review"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	srv, _, c := modelDaemon(t, delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "review")
 	_, child := requests(srv, "You are a senior code reviewer")
 	if len(child) != 1 {
 		t.Fatalf("%d child requests; the parent said %q", len(child), text(c.updates(sid)))
@@ -182,11 +164,8 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 	ws := t.TempDir()
 	bad := agentFile(t, ws, ".dshd/agents", "remote.md", "---\ndescription: Runs elsewhere.\nprovider: acp\ntools: [read_file]\n---\n")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Helps.\n---\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
-	p, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	srv, p, c := modelDaemon(t, answer("ok"))
+	sid := c.openSession(ctx, ws)
 	want := bad + ":4:1: tools: the acp provider cannot restrict its children's tools (it lacks the toolFilter capability)"
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { return strings.Contains(text(ns), want) })
 	if !strings.Contains(text(ups), want) {
@@ -195,9 +174,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 	if _, err := p.stderr.waitFor(ctx, "agent definition rejected", "remote.md:4:1: tools:"); err != nil {
 		t.Fatalf("no log line: %v\n%s", err, p.stderr.String())
 	}
-	if stop := c.prompt(ctx, sid, "hi"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "hi")
 	names := toolNames(srv.ChatRequests()[0])
 	if slices.Contains(names, "remote") || !slices.Contains(names, "helper") {
 		t.Fatalf("tools offered: %v", names)
@@ -208,11 +185,8 @@ func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t 
 	ctx := testCtx(t)
 	ws := t.TempDir()
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: First wording.\n---\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
-	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	srv, _, c := modelDaemon(t, answer("ok"))
+	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "one")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Second, longer wording.\n---\n")
 	agentFile(t, ws, ".dshd/agents", "added.md", "---\ndescription: Added later.\n---\n")
@@ -276,11 +250,8 @@ func structuredCase(t *testing.T, provider string, texts ...string) (result stri
 		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "judge", Arguments: `{"description":"judge","prompt":"judge it"}`}}}
 	})
 	_, c := fakeDaemon(t, srv, "--mode", "yolo")
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
-	if stop := c.prompt(ctx, sid, "go"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, ws)
+	c.endTurn(ctx, sid, "go")
 	for _, r := range srv.ChatRequests() {
 		if res := toolResult(r); res != "" && !isJudge(r) {
 			result = res
@@ -330,9 +301,7 @@ func TestAgents_StructuredResults(t *testing.T) {
 
 func TestAgents_BindingOptionsMeanTheSameAsTheFrontMatter(t *testing.T) {
 	ctx := testCtx(t)
-	srv := fakeModel(t)
-	srv.Handle(delegating("ro", "Read-only helper", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("read it") }))
-	_, c := fakeDaemon(t, srv, "--subagent", "ro=spawn,description=Reads only.,tools=read_file|list_dir,system-prompt=Read-only helper in {{cwd}}.")
+	srv, _, c := modelDaemon(t, delegating("ro", "Read-only helper", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("read it") }), "--subagent", "ro=spawn,description=Reads only.,tools=read_file|list_dir,system-prompt=Read-only helper in {{cwd}}.")
 	c.initialize(ctx, nil)
 	ws := t.TempDir()
 	sid := c.newSession(ctx, ws)
@@ -350,7 +319,7 @@ func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *te
 	agentFile(t, config, "dshd/agents", "planner.md", "---\ndescription: Plans the work.\n---\n")
 	bad := agentFile(t, config, "dshd/agents", "typo.md", "---\ndescription: d\ntool: [grep]\n---\n")
 	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
+	srv.Handle(answer("ok"))
 	args := []string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir()}
 	p := start(t, opts{env: []string{"XDG_CONFIG_HOME=" + config}}, args...)
 	c := stdioWire(p)
@@ -358,8 +327,7 @@ func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *te
 	if _, err := p.stderr.waitFor(ctx, "agent definition rejected", bad+":3:1: tool: unknown key"); err != nil {
 		t.Fatalf("%v\n%s", err, p.stderr.String())
 	}
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	c.prompt(ctx, sid, "hi")
 	if names := toolNames(srv.ChatRequests()[0]); !slices.Contains(names, "planner") || slices.Contains(names, "typo") {
 		t.Fatalf("tools offered: %v", names)

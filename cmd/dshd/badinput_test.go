@@ -22,12 +22,19 @@ const badInputScript = `{"rules": [
 // rawCall writes the line built for a fresh id and waits for its answer.
 func (c *wire) rawCall(ctx context.Context, build func(id int64) string) *msg {
 	c.t.Helper()
+	return c.callWith(ctx, func(id int64) error { return c.writeLine([]byte(build(id))) })
+}
+
+// callWith registers a fresh id, lets write send the request that has it,
+// and waits for its answer.
+func (c *wire) callWith(ctx context.Context, write func(id int64) error) *msg {
+	c.t.Helper()
 	id := c.nextID.Add(1)
 	ch := make(chan *msg, 1)
 	c.mu.Lock()
 	c.pending[fmt.Sprint(id)] = ch
 	c.mu.Unlock()
-	if err := c.writeLine([]byte(build(id))); err != nil {
+	if err := write(id); err != nil {
 		c.t.Fatal(err)
 	}
 	select {
@@ -62,21 +69,7 @@ func (c *wire) streamLine(prefix string, n int, suffix string) error {
 // streamCall is rawCall for a streamed line.
 func (c *wire) streamCall(ctx context.Context, prefix func(id int64) string, n int, suffix string) *msg {
 	c.t.Helper()
-	id := c.nextID.Add(1)
-	ch := make(chan *msg, 1)
-	c.mu.Lock()
-	c.pending[fmt.Sprint(id)] = ch
-	c.mu.Unlock()
-	if err := c.streamLine(prefix(id), n, suffix); err != nil {
-		c.t.Fatal(err)
-	}
-	select {
-	case m := <-ch:
-		return m
-	case <-ctx.Done():
-		c.t.Fatalf("no answer to request %d", id)
-	}
-	return nil
+	return c.callWith(ctx, func(id int64) error { return c.streamLine(prefix(id), n, suffix) })
 }
 
 // alive checks that the connection still serves requests.
@@ -163,7 +156,7 @@ func TestBadInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 			method string
 			params any
 		}{
-			{"session/new", map[string]any{"cwd": "relative/dir", "mcpServers": []any{}}},
+			{"session/new", newParams("relative/dir")},
 			{"session/new", map[string]any{"cwd": cwd, "additionalDirectories": []any{"rel"}, "mcpServers": []any{}}},
 			{"session/load", map[string]any{"sessionId": "s_x", "cwd": "rel", "mcpServers": []any{}}},
 			{"session/resume", map[string]any{"sessionId": "s_x", "cwd": "rel"}},

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -125,7 +126,7 @@ func TestTheCommandQuestionShowsEveryLineTheCwdAndTheSandbox(t *testing.T) {
 	questions := make(chan json.RawMessage, 1)
 	c.handleRequests(func(m *msg) (any, *rpcErr) {
 		if m.Method != "session/request_permission" {
-			return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+			return nil, notFound
 		}
 		questions <- m.Params
 		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
@@ -309,32 +310,44 @@ func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 		c.promptAsync(c.newSession(ctx, t.TempDir()), text)
 	}
 
-	// Wait for the three commands' six sleeps (there is no event for a
-	// process appearing under another).
-	pid := p.cmd.Process.Pid
-	var procs map[int]procInfo
+	// The three commands' six sleeps.
+	procs := waitSleeps(ctx, t, p, 6)
+	p.signal(syscall.SIGKILL)
+	p.wait(ctx)
+	waitEnded(ctx, t, procs, "the daemon")
+}
+
+// waitSleeps waits until n sleep processes run below p and returns every
+// process below it then. There is no event for a process appearing under
+// another, so it polls /proc.
+func waitSleeps(ctx context.Context, t *testing.T, p *proc, n int) map[int]procInfo {
+	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		procs = descendantsOf(t, pid)
+		procs := descendantsOf(t, p.cmd.Process.Pid)
 		sleeps := 0
 		for _, info := range procs {
 			if info.comm == "sleep" {
 				sleeps++
 			}
 		}
-		if sleeps == 6 {
-			break
+		if sleeps == n {
+			return procs
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("%d of 6 sleeps started; processes %v; stderr:\n%s", sleeps, procs, p.stderr)
+			t.Fatalf("%d of %d sleeps started; processes %v; stderr:\n%s", sleeps, n, procs, p.stderr)
 		}
 	}
+}
 
-	p.signal(syscall.SIGKILL)
-	p.wait(ctx)
+// waitEnded waits, on each one's pidfd, until every process of procs has
+// ended, and fails the test naming the first that outlived what (killing
+// the survivors).
+func waitEnded(ctx context.Context, t *testing.T, procs map[int]procInfo, what string) {
+	t.Helper()
 	for child, info := range procs {
 		fd, err := unix.PidfdOpen(child, 0)
 		if err != nil {
@@ -349,7 +362,7 @@ func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 						_ = syscall.Kill(survivor, syscall.SIGKILL)
 					}
 				}
-				t.Fatalf("process %d (%s) outlived the daemon", child, info.comm)
+				t.Fatalf("process %d (%s) outlived %s", child, info.comm, what)
 			}
 		}
 		unix.Close(fd)
@@ -367,44 +380,10 @@ func TestClosingASessionEndsEverythingItsCommandStarted(t *testing.T) {
 	ctx := testCtx(t)
 	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo")
 	c := stdioWire(p)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	answer := c.promptAsync(sid, "sleep")
-	pid := p.cmd.Process.Pid
-	var procs map[int]procInfo
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		procs = descendantsOf(t, pid)
-		sleeps := 0
-		for _, info := range procs {
-			if info.comm == "sleep" {
-				sleeps++
-			}
-		}
-		if sleeps == 2 {
-			break
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("the command's sleeps did not start; stderr:\n%s", p.stderr)
-		}
-	}
+	procs := waitSleeps(ctx, t, p, 2)
 	c.call(ctx, "session/close", map[string]any{"sessionId": sid}, nil)
 	stopReason(ctx, t, answer)
-	for child, info := range procs {
-		for !ended(child) {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				for survivor := range procs {
-					if !ended(survivor) {
-						_ = syscall.Kill(survivor, syscall.SIGKILL)
-					}
-				}
-				t.Fatalf("process %d (%s) outlived its closed session", child, info.comm)
-			}
-		}
-	}
+	waitEnded(ctx, t, procs, "its closed session")
 }

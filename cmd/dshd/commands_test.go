@@ -50,11 +50,8 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	dir := filepath.Join(ws, ".dshd", "commands")
 	os.MkdirAll(dir, 0o755)
 	writeFile(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: big\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("ok") })
-	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	srv, _, c := modelDaemon(t, answer("ok"))
+	sid := c.openSession(ctx, ws)
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { _, _, ok := commandsOf(ns); return ok })
 	names, hints, _ := commandsOf(ups)
 	for _, want := range []string{"compact", "init", "agents", "review"} {
@@ -65,9 +62,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	if hints["review"] != "PR [PRIORITY]" {
 		t.Fatalf("hints %v", hints)
 	}
-	if stop := c.prompt(ctx, sid, "/review 42 high"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "/review 42 high")
 	first := srv.ChatRequests()[0]
 	if got := first.LastUserText(); got != "Review PR #42 at priority high. All: 42 high" {
 		t.Fatalf("the model got %q", got)
@@ -104,13 +99,10 @@ func TestCommands_CompactCompactsTheConversation(t *testing.T) {
 		return openaitest.Text("answer")
 	})
 	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
+	sid := c.openSession(ctx, t.TempDir())
 	c.prompt(ctx, sid, "first question")
 	c.prompt(ctx, sid, "second question")
-	if stop := c.prompt(ctx, sid, "/compact"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "/compact")
 	c.prompt(ctx, sid, "third question")
 	reqs := srv.ChatRequests()
 	last := reqs[len(reqs)-1]
@@ -132,11 +124,8 @@ func TestCommands_AgentsListsTheAgentsAndTheirTools(t *testing.T) {
 	ctx := testCtx(t)
 	ws := t.TempDir()
 	agentFile(t, ws, ".dshd/agents", "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, grep]\n---\n")
-	srv := fakeModel(t)
-	srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Text("model answered") })
-	_, c := fakeDaemon(t, srv)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, ws)
+	srv, _, c := modelDaemon(t, answer("model answered"))
+	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "/agents")
 	got := text(c.updates(sid))
 	for _, want := range []string{"reviewer", "Reviews diffs.", "read_file, grep", "subagent", "spawn", "subagent_fork", "fork"} {

@@ -5,7 +5,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,10 @@ const denyScript = `{"rules": [
   {"user": "delegate", "step": 1, "text": "PARENT-GOT: {{tool}}"}
 ]}`
 
+// childWritesNote is a child's write of note.txt, which its parent's
+// permission gate decides.
+var childWritesNote = openaitest.ToolCall{ID: "c1", Name: "write_file", Arguments: `{"path":"note.txt","content":"x"}`}
+
 func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
 	ctx := testCtx(t)
 	_, c := stdioDaemon(t, writeScript(t, denyScript), t.TempDir(), "--subagent", "reader=spawn,deny-permissions")
@@ -31,13 +34,10 @@ func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
 			asked.Add(1)
 			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
 		}
-		return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+		return nil, notFound
 	})
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
-	if stop := c.prompt(ctx, sid, "delegate it"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, t.TempDir())
+	c.endTurn(ctx, sid, "delegate it")
 	got := text(c.updates(sid))
 	_, child, ok := strings.Cut(got, "CHILD-GOT:")
 	if !ok {
@@ -60,36 +60,10 @@ func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
 func TestADenyPermissionsACPChildIsNotToldAUserRejectedIt(t *testing.T) {
 	ctx := testCtx(t)
 	srv := fakeModel(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		tool := ""
-		for _, m := range c.Messages {
-			if m.Role == "tool" {
-				_ = json.Unmarshal(m.Content, &tool)
-			}
-		}
-		child := strings.Contains(c.LastUserText(), "child task")
-		switch {
-		case child && tool == "":
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"note.txt","content":"x"}`}}}
-		case child:
-			return openaitest.Text("child saw: " + tool)
-		case tool == "":
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "ro", Arguments: `{"description":"d","prompt":"child task"}`}}}
-		}
-		return openaitest.Text("parent done")
-	})
-	p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo", "--subagent", "ro=acp,deny-permissions")
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
+	delegation{via: "ro", call: childWritesNote}.serve(srv)
+	p, w := fakeDaemon(t, srv, "--mode", "yolo", "--subagent", "ro=acp,deny-permissions")
 	cwd := t.TempDir()
-	sid := w.newSession(ctx, cwd)
-	if stop := w.prompt(ctx, sid, "delegate this"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, p.stderr)
-	}
+	w.endTurn(ctx, w.openSession(ctx, cwd), "delegate this")
 	got := childToolResult(srv)
 	if !strings.Contains(got, "refused without asking anyone") || strings.Contains(got, "user") {
 		t.Fatalf("the child's model was told %q, want a refusal that asked nobody; stderr:\n%s", got, p.stderr)

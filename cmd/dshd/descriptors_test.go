@@ -18,7 +18,7 @@ import (
 func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	const nofile, sessions = 512, 600
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t))
 	lim := unix.Rlimit{Cur: nofile, Max: nofile}
 	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
 		t.Fatalf("prlimit: %v", err)
@@ -29,7 +29,7 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	c.initialize(ctx, nil)
 	sids := make([]string, sessions)
 	for i := range sids {
-		raw, err := c.callErr(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+		raw, err := c.callErr(ctx, "session/new", newParams(cwd))
 		if err != nil {
 			t.Fatalf("session/new number %d under %d descriptors: %v; stderr:\n%s", i+1, nofile, err, p.stderr)
 		}
@@ -56,7 +56,7 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 func TestMaxOpenJournalsBoundsTheJournalFilesTheDaemonHoldsOpen(t *testing.T) {
 	const limit, sessions = 3, 12
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t), "--max-open-journals", fmt.Sprint(limit)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t), "--max-open-journals", fmt.Sprint(limit))
 	ctx := testCtx(t)
 	cwd := t.TempDir()
 	c := dialWire(t, "unix", path)

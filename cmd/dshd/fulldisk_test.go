@@ -47,8 +47,7 @@ func TestAFullDiskNeverLosesAnAcknowledgedTurn(t *testing.T) {
 	cwd := t.TempDir()
 	p := start(t, opts{}, "--model", "scripted", "--state-dir", state)
 	c := stdioWire(p)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, cwd)
+	sid := c.openSession(ctx, cwd)
 
 	pad := strings.Repeat("x", 200)
 	var acked []string

@@ -24,20 +24,11 @@ const hangScript = `{"rules": [
 
 const hangText = "Working on it, step by step"
 
-// stdioDaemon starts dshd on stdio with a script and a state dir.
-func stdioDaemon(t testing.TB, script, state string, extra ...string) (*proc, *wire) {
-	t.Helper()
-	args := append([]string{"--model", "scripted:" + script, "--state-dir", state}, extra...)
-	p := start(t, opts{}, args...)
-	return p, stdioWire(p)
-}
-
 // hangingTurn creates a session and starts a turn that hangs once it has
 // streamed hangText; it returns when the client has received all of it.
 func hangingTurn(ctx context.Context, t testing.TB, c *wire, cwd string) (sid string, answer <-chan *msg) {
 	t.Helper()
-	c.initialize(ctx, nil)
-	sid = c.newSession(ctx, cwd)
+	sid = c.openSession(ctx, cwd)
 	answer = c.promptAsync(sid, "hang")
 	c.waitUpdates(ctx, sid, textIs(hangText))
 	return sid, answer
@@ -113,6 +104,8 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 		{"SIGINT", func(p *proc) { p.signal(syscall.SIGINT) }, true},
 		{"SIGTERM", func(p *proc) { p.signal(syscall.SIGTERM) }, true},
 		{"stdin EOF", func(p *proc) { p.stdin.Close() }, false},
+		// The client goes away mid-turn.
+		{"both pipes close", func(p *proc) { p.stdin.Close(); p.stdout.Close() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -132,9 +125,7 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 
 			p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 			checkReplay(t, live, replay, "hang")
-			if got := c2.prompt(ctx, sid, "after restart"); got != "end_turn" {
-				t.Fatalf("next prompt: stop reason %q", got)
-			}
+			c2.endTurn(ctx, sid, "after restart")
 			p2.stdin.Close()
 			p2.wait(ctx)
 		})
@@ -174,9 +165,7 @@ func TestSIGKILLMidTurnLosesNoSentUpdate(t *testing.T) {
 
 	p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 	checkReplay(t, live, replay, "hang")
-	if got := c2.prompt(ctx, sid, "after the crash"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "after the crash")
 	if got := text(c2.updates(sid)); !strings.HasSuffix(got, "You said: after the crash") {
 		t.Fatalf("text after the crash: %q", got)
 	}
@@ -190,11 +179,8 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	ctx := testCtx(t)
 	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, cwd)
-	if got := c.prompt(ctx, sid, "first turn"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	sid := c.openSession(ctx, cwd)
+	c.endTurn(ctx, sid, "first turn")
 	p.stdin.Close()
 	p.wait(ctx)
 	live := c.updates(sid)
@@ -220,9 +206,7 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	if _, err := p2.stderr.waitFor(ctx, "torn"); err != nil {
 		t.Fatalf("no warning about the torn line: %v; stderr:\n%s", err, p2.stderr)
 	}
-	if got := c2.prompt(ctx, sid, "second turn"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "second turn")
 	p2.stdin.Close()
 	p2.wait(ctx)
 	live2 := c2.updates(sid)
@@ -233,28 +217,6 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	checkReplay(t, live2, replay3, "second turn")
 	p3.stdin.Close()
 	p3.wait(ctx)
-}
-
-func TestClientDisconnectMidTurnOnStdio(t *testing.T) {
-	ctx := testCtx(t)
-	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
-	p, c := stdioDaemon(t, script, state)
-	sid, _ := hangingTurn(ctx, t, c, cwd)
-	// The client goes away: both pipes close.
-	p.stdin.Close()
-	p.stdout.Close()
-	if code := p.wait(ctx); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
-	}
-	live := c.updates(sid)
-
-	p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
-	checkReplay(t, live, replay, "hang")
-	if got := c2.prompt(ctx, sid, "next"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
-	p2.stdin.Close()
-	p2.wait(ctx)
 }
 
 func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
@@ -276,9 +238,7 @@ func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
 	c2.initialize(ctx, nil)
 	c2.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
 	checkReplay(t, live, c2.updates(sid), "hang")
-	if got := c2.prompt(ctx, sid, "next"); got != "end_turn" {
-		t.Fatalf("next prompt: stop reason %q", got)
-	}
+	c2.endTurn(ctx, sid, "next")
 	c2.closer.Close()
 	p.stop(t)
 }

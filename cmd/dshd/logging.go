@@ -31,7 +31,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})), nil
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly, NoColor: !isTerminal(w)})), nil
+	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly, NoColor: !isTerminal(w)})), nil
 }
 
 func isTerminal(w io.Writer) bool {

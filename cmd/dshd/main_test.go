@@ -5,7 +5,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -89,7 +88,8 @@ type opts struct {
 	env []string // extra environment
 	// stdin, when set, feeds the process instead of a pipe.
 	stdin io.Reader
-	// prefix, when set, runs dshd under this command (prlimit ... --).
+	// prefix, when set, runs dshd under this command (prlimit ... --,
+	// ip netns exec NS).
 	prefix []string
 }
 
@@ -247,26 +247,6 @@ func writeScript(t testing.TB, script string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// readLines splits r into lines on a goroutine until EOF; the channel is
-// closed at the end.
-func readLines(r io.Reader) <-chan []byte {
-	ch := make(chan []byte, 64)
-	go func() {
-		defer close(ch)
-		br := bufio.NewReaderSize(r, 1<<20)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				ch <- line
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch
 }
 
 // writeFile writes dir/name.

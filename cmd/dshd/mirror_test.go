@@ -6,11 +6,8 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
-
-	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
 func TestAChildsPermissionQuestionNamesAToolCallTheClientWasShown(t *testing.T) {
@@ -18,36 +15,14 @@ func TestAChildsPermissionQuestionNamesAToolCallTheClientWasShown(t *testing.T) 
 		t.Run(provider, func(t *testing.T) {
 			ctx := testCtx(t)
 			srv := fakeModel(t)
-			srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-				c := r.Chat
-				if c == nil {
-					return openaitest.Status(400)
-				}
-				tool := ""
-				for _, m := range c.Messages {
-					if m.Role == "tool" {
-						_ = json.Unmarshal(m.Content, &tool)
-					}
-				}
-				child := strings.Contains(c.LastUserText(), "child task")
-				switch {
-				case child && tool == "":
-					return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"note.txt","content":"x"}`}}}
-				case child:
-					return openaitest.Text("child saw: " + tool)
-				case tool == "":
-					return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "sub", Arguments: `{"description":"d","prompt":"child task"}`}}}
-				}
-				return openaitest.Text("parent done")
-			})
-			p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--subagent", "sub="+provider)
-			w := stdioWire(p)
+			delegation{via: "sub", call: childWritesNote}.serve(srv)
+			p, w := fakeDaemon(t, srv, "--subagent", "sub="+provider)
 			var mu sync.Mutex
 			var unannounced []string
 			var sid string
 			w.handleRequests(func(m *msg) (any, *rpcErr) {
 				if m.Method != "session/request_permission" {
-					return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+					return nil, notFound
 				}
 				var q struct {
 					SessionID string `json:"sessionId"`
@@ -76,9 +51,7 @@ func TestAChildsPermissionQuestionNamesAToolCallTheClientWasShown(t *testing.T) 
 			mu.Lock()
 			sid = w.newSession(ctx, t.TempDir())
 			mu.Unlock()
-			if stop := w.prompt(ctx, sid, "delegate this"); stop != "end_turn" {
-				t.Fatalf("stop reason %q; stderr:\n%s", stop, p.stderr)
-			}
+			w.endTurn(ctx, sid, "delegate this")
 			mu.Lock()
 			defer mu.Unlock()
 			if len(w.daemonRequests("session/request_permission")) == 0 {

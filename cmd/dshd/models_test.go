@@ -64,7 +64,7 @@ func TestTheModelSelectorIsUpdatedWhenTheModelListArrives(t *testing.T) {
 		SessionID     string          `json:"sessionId"`
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
-	c.call(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}, &res)
+	c.call(ctx, "session/new", newParams(t.TempDir()), &res)
 	if got := modelOptions(res.ConfigOptions); len(got) != 1 || got[0] != "m" {
 		t.Fatalf("before the list arrives the selector offers %v, want only the default", got)
 	}

@@ -55,7 +55,7 @@ func (e *slowWriter) handle(m *msg) (any, *rpcErr) {
 		e.mu.Unlock()
 		return map[string]any{}, nil
 	}
-	return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+	return nil, notFound
 }
 
 func TestAReadAfterAWriteInOneMessageSeesTheWrite(t *testing.T) {
@@ -63,13 +63,11 @@ func TestAReadAfterAWriteInOneMessageSeesTheWrite(t *testing.T) {
 	_, c := stdioDaemon(t, writeScript(t, writeThenReadScript), t.TempDir(), "--mode", "yolo")
 	ed := &slowWriter{content: "old\n", reread: make(chan struct{})}
 	c.handleRequests(ed.handle)
-	c.initialize(ctx, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
+	c.initialize(ctx, fsCaps)
 	cwd := t.TempDir()
 	writeFile(t, cwd, "a.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "update a.txt"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "update a.txt")
 	got := text(c.updates(sid))
 	if !strings.Contains(got, "new") || strings.Contains(got, "old") {
 		t.Fatalf("the read issued after the write saw %q, want the new content", got)

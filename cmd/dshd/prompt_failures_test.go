@@ -110,8 +110,7 @@ func TestTheModelTimeoutEndsAWaitForAServerThatSendsNothing(t *testing.T) {
 		srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Hold: never, HoldHeaders: true} })
 		p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--model-timeout", "1s", "--state-dir", t.TempDir())
 		c := stdioWire(p)
-		c.initialize(ctx, nil)
-		sid := c.newSession(ctx, t.TempDir())
+		sid := c.openSession(ctx, t.TempDir())
 		e := c.callFail(ctx, "session/prompt", promptParams(sid, "hi"))
 		if !strings.Contains(e.Message+string(e.Data), "sent nothing for 1s") {
 			t.Fatalf("prompt error %v, want the model timeout", e)

@@ -15,12 +15,6 @@ import (
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
-func fakeModel(t testing.TB) *openaitest.Server {
-	srv := openaitest.New()
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // promptArgs is `dshd prompt` against srv with no key.
 func promptArgs(t testing.TB, srv *openaitest.Server, extra ...string) []string {
 	args := []string{"prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--cwd", t.TempDir()}

@@ -15,9 +15,7 @@ func TestLoadingASessionOpenOnTheSameConnectionReplaysItAgain(t *testing.T) {
 	c.initialize(ctx, nil)
 	cwd := t.TempDir()
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "first words"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "first words")
 	live := c.updates(sid)
 	for round := 1; round <= 2; round++ {
 		before := len(c.updates(sid))
@@ -26,9 +24,7 @@ func TestLoadingASessionOpenOnTheSameConnectionReplaysItAgain(t *testing.T) {
 		checkReplay(t, live, replay, "first words")
 	}
 	// The session is the same live one: it takes the next prompt.
-	if stop := c.prompt(ctx, sid, "second words"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "second words")
 	if got := text(c.updates(sid)); !strings.HasSuffix(got, "You said: second words") {
 		t.Fatalf("the agent said %q", got)
 	}

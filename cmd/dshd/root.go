@@ -64,6 +64,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	serve := newServeCmd(stdin, stdout, stderr)
+	// `dshd serve [flags] auth` too: terminal auth appends "auth" to
+	// whatever command line the editor starts dshd with.
+	serve.AddCommand(newAuthCmd(stdin, stderr))
 	root := &cobra.Command{
 		Use:           "dshd",
 		Short:         "An ACP agent daemon with in-process and cross-process subagents",
@@ -77,7 +80,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stderr) // help and usage never touch the protocol channel
 	root.SetErr(stderr)
 	root.Flags().AddFlagSet(serve.Flags())
-	root.AddCommand(serve, newPromptCmd(stdin, stdout, stderr), newSessionsCmd(stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout), newSandboxCmd())
+	root.AddCommand(serve, newAuthCmd(stdin, stderr), newPromptCmd(stdin, stdout, stderr), newSessionsCmd(stdout, stderr), newConformanceCmd(stdout, stderr), newVersionCmd(stdout), newSandboxCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return config.FlagError(c.CommandPath(), c.Flags(), err)
 	})

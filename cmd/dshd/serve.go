@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -53,9 +54,15 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				return err
 			}
 			defer d.Close()
+			if isRemoteListen(st.Listen) {
+				return serveRemote(cmd.Context(), d, st, log)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if st.Listen == "" {
+				if st.Token != "" {
+					log.Debug("the daemon token (DSHD_TOKEN or --token-file) is ignored on stdio: the peer is the process that started dshd")
+				}
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
 			}
 			if listen.IsTCP(st.Listen) && st.Token == "" {
@@ -65,20 +72,26 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
-			l := listen.New(inner, listen.Options{
-				MaxConnections:     st.MaxConnections,
-				RequireAuth:        st.Token != "",
-				MaxUnauthenticated: st.MaxUnauthenticated,
-				MaxAuthFailures:    st.MaxAuthFailures,
-				AuthPenalty:        st.AuthPenalty,
-				Logger:             log,
-			})
+			l := listen.New(inner, listenOptions(st, log))
 			log.Info("dshd listening", "addr", st.Listen)
 			return d.Server.Serve(ctx, l)
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Serve)
 	return cmd
+}
+
+// listenOptions are the connection limits of a socket or HTTP listener,
+// from the settings.
+func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
+	return listen.Options{
+		MaxConnections:     st.MaxConnections,
+		RequireAuth:        st.Token != "",
+		MaxUnauthenticated: st.MaxUnauthenticated,
+		MaxAuthFailures:    st.MaxAuthFailures,
+		AuthPenalty:        st.AuthPenalty,
+		Logger:             log,
+	}
 }
 
 // resolveToken returns the daemon token: DSHD_TOKEN, else the content of
@@ -110,6 +123,12 @@ type stdio struct {
 	io.Reader
 	io.Writer
 }
+
+// PeerAuthenticated vouches for the stdio peer: it is the process that
+// started dshd and already has its privileges, so a token in the
+// environment (meant for a socket daemon elsewhere, say) must not lock it
+// out.
+func (stdio) PeerAuthenticated() bool { return true }
 
 // Close closes stdin so that a blocked read ends; stdout stays open for
 // the last writes of the shutdown.

@@ -78,7 +78,7 @@ func TestAForkedSessionAndItsSourceEachSendTheirOwnHistoryAndThinking(t *testing
 		SessionID     string         `json:"sessionId"`
 		ConfigOptions []configOption `json:"configOptions"`
 	}
-	c.call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created)
+	c.call(ctx, "session/new", newParams(cwd), &created)
 	src := created.SessionID
 	i := slices.IndexFunc(created.ConfigOptions, func(o configOption) bool { return o.ID == "thinking" })
 	if i < 0 || created.ConfigOptions[i].Type != "boolean" || created.ConfigOptions[i].Category != "thought_level" || string(created.ConfigOptions[i].CurrentValue) != "true" {

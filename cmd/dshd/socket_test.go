@@ -10,68 +10,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 )
-
-// serveUnix starts a socket daemon on a fresh path and waits until it
-// listens.
-func serveUnix(t testing.TB, extra ...string) (*proc, string) {
-	t.Helper()
-	path := socketPath(t)
-	return serveUnixAt(t, path, extra...), path
-}
-
-// socketPath returns a fresh socket path; socket paths are short (108
-// bytes), and t.TempDir can be too long.
-func socketPath(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "d.sock")
-}
-
-func serveUnixAt(t testing.TB, path string, extra ...string) *proc {
-	t.Helper()
-	args := append([]string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	return serveArgs(t, args)
-}
-
-func serveArgs(t testing.TB, args []string) *proc {
-	t.Helper()
-	p := start(t, opts{}, args...)
-	waitListening(t, p)
-	return p
-}
-
-func waitListening(t testing.TB, p *proc) {
-	t.Helper()
-	ctx := testCtx(t)
-	if _, err := p.stderr.waitFor(ctx, "dshd listening"); err != nil {
-		select {
-		case <-p.done:
-			t.Fatalf("dshd exited: %v; stderr:\n%s", p.err, p.stderr)
-		default:
-		}
-		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
-	}
-}
-
-// stop ends a socket daemon with SIGTERM and checks it exits 0.
-func (p *proc) stop(t testing.TB) {
-	t.Helper()
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(testCtx(t)); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
-	}
-}
 
 func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 	p, path := serveUnix(t)
@@ -84,22 +28,14 @@ func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hello"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	sid := c.openSession(ctx, t.TempDir())
+	c.endTurn(ctx, sid, "hello")
 	c.closer.Close()
 	p.stop(t)
 }
 
 func TestUnixSocketStaleFileIsRemoved(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "d.sock")
+	path := socketPath(t)
 	// A socket file nobody listens on, as a crashed daemon leaves it.
 	l, err := net.Listen("unix", path)
 	if err != nil {
@@ -113,10 +49,7 @@ func TestUnixSocketStaleFileIsRemoved(t *testing.T) {
 
 	p := serveUnixAt(t, path)
 	ctx := testCtx(t)
-	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	c.newSession(ctx, t.TempDir())
-	c.closer.Close()
+	checkServes(ctx, t, "unix", path)
 	p.stop(t)
 }
 
@@ -128,10 +61,7 @@ func TestUnixSocketSecondDaemonOnALiveSocketRefuses(t *testing.T) {
 	}
 	// The first one still serves.
 	ctx := testCtx(t)
-	c := dialWire(t, "unix", path)
-	c.initialize(ctx, nil)
-	c.newSession(ctx, t.TempDir())
-	c.closer.Close()
+	checkServes(ctx, t, "unix", path)
 	first.stop(t)
 }
 
@@ -156,7 +86,7 @@ func TestUnixSocketServesManyConcurrentClientsEachWithItsOwnSessions(t *testing.
 				return
 			}
 			for j := range perClient {
-				raw, err := cl.c.callErr(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+				raw, err := cl.c.callErr(ctx, "session/new", newParams(t.TempDir()))
 				if err != nil {
 					errs <- err
 					return
@@ -224,7 +154,7 @@ func memTempDir(t testing.TB) string {
 
 func TestUnixSocketThousandSessions(t *testing.T) {
 	path := socketPath(t)
-	p := serveArgs(t, []string{"serve", "--listen", "unix:" + path, "--model", "scripted", "--state-dir", memTempDir(t)})
+	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t))
 	ctx := testCtx(t)
 	const conns, total = 4, 1000
 	cwd := t.TempDir()
@@ -240,7 +170,7 @@ func TestUnixSocketThousandSessions(t *testing.T) {
 				return
 			}
 			for range total / conns {
-				raw, err := ws[i].callErr(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+				raw, err := ws[i].callErr(ctx, "session/new", newParams(cwd))
 				if err != nil {
 					errs <- err
 					return
@@ -319,26 +249,6 @@ func TestUnixSocketThousandSessions(t *testing.T) {
 	p.stop(t)
 }
 
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-func serveTCP(t testing.TB, host string, extra ...string) (*proc, string) {
-	t.Helper()
-	port := freePort(t)
-	args := append([]string{"serve", "--listen", "tcp:" + net.JoinHostPort(host, port), "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
-	p := start(t, opts{}, args...)
-	waitListening(t, p)
-	return p, port
-}
-
 func TestTCPWithToken(t *testing.T) {
 	const token = "s3cret-token-0123"
 	// Three wrong tokens below must not trip the brake on guessing
@@ -369,7 +279,7 @@ func TestTCPWithToken(t *testing.T) {
 			method string
 			params any
 		}{
-			{"session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}},
+			{"session/new", newParams(cwd)},
 			{"session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}},
 			{"session/resume", map[string]any{"sessionId": sid, "cwd": cwd}},
 			{"session/list", map[string]any{}},
@@ -398,7 +308,7 @@ func TestTCPWithToken(t *testing.T) {
 				t.Errorf("authenticate with %v: %v, want -32000", meta, e)
 			}
 		}
-		if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
+		if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
 			t.Errorf("session/new after a failed authenticate: %v, want -32000", e)
 		}
 		c.closer.Close()
@@ -406,12 +316,9 @@ func TestTCPWithToken(t *testing.T) {
 
 	t.Run("after authenticate sessions work", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
-		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": token}}, nil)
+		authenticate(ctx, c, token)
 		sid := c.newSession(ctx, t.TempDir())
-		if got := c.prompt(ctx, sid, "over tcp"); got != "end_turn" {
-			t.Fatalf("stop reason %q", got)
-		}
+		c.endTurn(ctx, sid, "over tcp")
 		var list struct {
 			Sessions []struct{ SessionID string } `json:"sessions"`
 		}
@@ -424,11 +331,10 @@ func TestTCPWithToken(t *testing.T) {
 
 	t.Run("after logout the open sessions are out of reach too", func(t *testing.T) {
 		c := dialWire(t, "tcp", addr)
-		c.initialize(ctx, nil)
-		c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": token}}, nil)
+		authenticate(ctx, c, token)
 		sid := c.newSession(ctx, t.TempDir())
 		c.call(ctx, "logout", map[string]any{}, nil)
-		if e := c.callFail(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}); e.Code != -32000 {
+		if e := c.callFail(ctx, "session/new", newParams(t.TempDir())); e.Code != -32000 {
 			t.Errorf("session/new after logout: %v, want -32000", e)
 		}
 		if raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, "still here?")); err == nil {
@@ -454,8 +360,7 @@ func TestTCPTokenFromEnvironment(t *testing.T) {
 	waitListening(t, p)
 	ctx := testCtx(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
-	c.initialize(ctx, nil)
-	c.call(ctx, "authenticate", map[string]any{"methodId": "token", "_meta": map[string]any{"dshd.dev/token": "from-env-0123456789"}}, nil)
+	authenticate(ctx, c, "from-env-0123456789")
 	c.newSession(ctx, t.TempDir())
 	c.closer.Close()
 	p.stop(t)

@@ -19,9 +19,7 @@ func TestStdioHandshakeNewPromptStreamsChunksThenStopReason(t *testing.T) {
 		t.Fatalf("initialize: %+v", init)
 	}
 	sid := c.newSession(ctx, t.TempDir())
-	if got := c.prompt(ctx, sid, "hi"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	c.endTurn(ctx, sid, "hi")
 	// The client-side reader has seen every line before the response, so
 	// the updates are complete here.
 	ups := c.updates(sid)
@@ -56,11 +54,8 @@ func TestStdoutCarriesOnlyJSONRPCMessagesWithDebugLogsAndNoisyTools(t *testing.T
 	writeFile(t, dir, "notes.txt", "some notes\n")
 	p := start(t, opts{}, "--model", "scripted:"+script, "--state-dir", t.TempDir(), "--log-level", "debug", "--mode", "yolo")
 	c := stdioWire(p)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, dir)
-	if got := c.prompt(ctx, sid, "go"); got != "end_turn" {
-		t.Fatalf("stop reason %q", got)
-	}
+	sid := c.openSession(ctx, dir)
+	c.endTurn(ctx, sid, "go")
 	if n := count(c.updates(sid), "tool_call"); n != 2 {
 		t.Fatalf("%d tool calls, want 2", n)
 	}

@@ -31,7 +31,7 @@ func editorTerminal(out string) requestHandler {
 		case "terminal/release", "terminal/kill":
 			return map[string]any{}, nil
 		}
-		return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+		return nil, notFound
 	}
 }
 
@@ -63,9 +63,7 @@ func TestAReplayedCommandShowsItsOutputNotADeadTerminal(t *testing.T) {
 	c.handleRequests(editorTerminal("hello from the editor terminal\n"))
 	c.initialize(ctx, map[string]any{"terminal": true})
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "run it"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "run it")
 	live := strings.Join(contentItems(c.updates(sid)), "\n")
 	if !strings.Contains(live, "terminal:term-old-connection") {
 		t.Fatalf("the live tool call does not embed the editor's terminal:\n%s", live)

@@ -34,11 +34,8 @@ func TestLoadAndResumeReportTheSessionsRealContextUsage(t *testing.T) {
 	ctx := testCtx(t)
 	script, state, cwd := writeScript(t, usageScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
-	c.initialize(ctx, nil)
-	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "remember this"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	sid := c.openSession(ctx, cwd)
+	c.endTurn(ctx, sid, "remember this")
 	if used, _ := lastUsed(t, c.updates(sid)); used != 4150 {
 		t.Fatalf("live usage_update used %d, want 4150", used)
 	}

@@ -55,6 +55,8 @@ type requestHandler func(m *msg) (any, *rpcErr)
 type wire struct {
 	t      testing.TB
 	closer io.Closer
+	// stderr is the daemon's, when the test started the process.
+	stderr fmt.Stringer
 
 	wmu sync.Mutex
 	w   io.Writer
@@ -101,7 +103,11 @@ func dialWire(t testing.TB, network, addr string) *wire {
 }
 
 // stdioWire talks to a process on its stdin and stdout.
-func stdioWire(p *proc) *wire { return newWire(p.t, p.stdout, p.stdin, p.stdin) }
+func stdioWire(p *proc) *wire {
+	c := newWire(p.t, p.stdout, p.stdin, p.stdin)
+	c.stderr = p.stderr
+	return c
+}
 
 func (c *wire) read(r io.Reader) {
 	defer close(c.done)
@@ -195,7 +201,7 @@ func (c *wire) answer(m *msg, h *requestHandler) {
 	var res any
 	var e *rpcErr
 	if h == nil {
-		e = &rpcErr{Code: -32601, Message: "Method not found"}
+		e = notFound
 	} else {
 		res, e = (*h)(m)
 	}
@@ -353,7 +359,7 @@ type newResult struct {
 func (c *wire) newSession(ctx context.Context, cwd string) string {
 	c.t.Helper()
 	var res newResult
-	c.call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &res)
+	c.call(ctx, "session/new", newParams(cwd), &res)
 	if res.SessionID == "" {
 		c.t.Fatal("session/new: no sessionId")
 	}

@@ -46,13 +46,11 @@ func TestWriteFileCreatesAFileWhateverErrorTheEditorGivesForAMissingOne(t *testi
 					mu.Unlock()
 					return map[string]any{}, nil
 				}
-				return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+				return nil, notFound
 			})
-			c.initialize(ctx, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
+			c.initialize(ctx, fsCaps)
 			sid := c.newSession(ctx, t.TempDir())
-			if stop := c.prompt(ctx, sid, "create it"); stop != "end_turn" {
-				t.Fatalf("stop reason %q", stop)
-			}
+			c.endTurn(ctx, sid, "create it")
 			mu.Lock()
 			defer mu.Unlock()
 			if len(written) != 1 || written[0] != "hello\n" {
@@ -83,15 +81,13 @@ func TestWriteFileKeepsTheEditorsErrorForAFileThatExists(t *testing.T) {
 			mu.Unlock()
 			return map[string]any{}, nil
 		}
-		return nil, &rpcErr{Code: -32601, Message: "Method not found"}
+		return nil, notFound
 	})
-	c.initialize(ctx, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
+	c.initialize(ctx, fsCaps)
 	cwd := t.TempDir()
 	writeFile(t, cwd, "one.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
-	if stop := c.prompt(ctx, sid, "create it"); stop != "end_turn" {
-		t.Fatalf("stop reason %q", stop)
-	}
+	c.endTurn(ctx, sid, "create it")
 	mu.Lock()
 	defer mu.Unlock()
 	if writes != 0 {

@@ -65,10 +65,7 @@ func (d *abuseDaemon) hwmKB() int64 { return procStatusKB(d.cmd.Process.Pid, "Vm
 func (d *abuseDaemon) stop() int64 {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	_ = d.cmd.Wait()
-	if ru, ok := d.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss
-	}
-	return 0
+	return maxRSSKB(d.cmd.ProcessState)
 }
 
 // client dials the daemon and authenticates.

@@ -356,6 +356,3 @@ func percentile(ds []time.Duration, p int) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
 func mib(kib int64) string      { return fmt.Sprintf("%.1f MB", float64(kib)*1024/1e6) }
-func kb(bytes int64) string     { return fmt.Sprintf("%.1f KB", float64(bytes)/1000) }
-
-var _ = kb

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dshd/dshd/conformance/internal/piped"
 )
 
 // callTimeout bounds one call to an agent process.
@@ -47,15 +49,8 @@ func startAgent(argv []string, env []string) (*agentProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
+	in, out, err := piped.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &agentProc{cmd: cmd, in: in}
@@ -158,9 +153,6 @@ func (p *rpc) prompt(sid, text string) (string, int, error) {
 // hwmKB reads the process's peak resident set (VmHWM) so far, in KiB.
 func (p *agentProc) hwmKB() int64 { return procStatusKB(p.cmd.Process.Pid, "VmHWM:") }
 
-// rssKB reads the process's current resident set, in KiB.
-func (p *agentProc) rssKB() int64 { return procStatusKB(p.cmd.Process.Pid, "VmRSS:") }
-
 func procStatusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -203,8 +195,5 @@ func (p *agentProc) close() (int64, error) {
 	if err != nil && !errors.As(err, &ee) {
 		return 0, err
 	}
-	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss, nil
-	}
-	return 0, nil
+	return maxRSSKB(p.cmd.ProcessState), nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/dshd/dshd/acp"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/conformance/internal/piped"
 )
 
 //go:embed demo.json
@@ -129,15 +130,8 @@ type daemon struct {
 func launch(ctx context.Context, bin string, args []string, out *printer) (*daemon, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := piped.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	d := &daemon{cmd: cmd}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,11 @@ const (
 	KeyUnsetEnv = "unset-env"
 	// KeyCwd is "session" (default) or an absolute path.
 	KeyCwd = "cwd"
-	// KeyAddress reaches a daemon: unix:PATH or tcp:HOST:PORT.
+	// KeyAddress reaches a daemon: unix:PATH or tcp:HOST:PORT, or an
+	// agent behind ACP's remote transport: ws://, wss://, http:// or
+	// https://HOST:PORT/acp. Several remote URLs (words), or one whose
+	// host name resolves to several addresses, make a fleet: each run is
+	// placed on one endpoint (see fleet.go).
 	KeyAddress = "address"
 	// KeyToken is the daemon's token; KeyTokenEnv names an environment
 	// variable holding it (kept out of process listings).
@@ -52,6 +57,12 @@ const (
 	// KeyForwardMCP (true/false, bare for true) passes the parent
 	// session's MCP servers to the child.
 	KeyForwardMCP = "forward-mcp"
+	// KeyRepo gives the child a checkout of its own: a dshd child clones
+	// this repository URL (at KeyRev, a branch, tag or commit; default the
+	// default branch) into a workspace on its host and works there,
+	// instead of on the parent's files through fs/* and terminal/*.
+	KeyRepo = "repo"
+	KeyRev  = "rev"
 )
 
 // selfUnset are the daemon settings a child dshd must not inherit from
@@ -62,9 +73,11 @@ var selfUnset = []string{"DSHD_LISTEN", "DSHD_TOKEN"}
 type target struct {
 	// label names the agent in messages and logs.
 	label string
-	// network is "" for a stdio command, else "unix" or "tcp"; address is
-	// the socket path or host:port.
+	// network is "" for a stdio command, "unix" or "tcp" (address is the
+	// socket path or host:port), or "remote" (address is the endpoint's
+	// URL; endpoints lists a fleet's URLs as configured).
 	network, address string
+	endpoints        []string
 	token            string
 	command          string
 	args             []string
@@ -76,15 +89,56 @@ type target struct {
 	timeout      time.Duration
 	startTimeout time.Duration
 	forwardMCP   bool
+	// repo and rev give the child its own checkout ("": the parent's
+	// workspace).
+	repo, rev string
 }
 
 // stdio reports whether the target is a command on stdio.
 func (t *target) stdio() bool { return t.network == "" }
 
+// where names the agent's address in messages: unix:PATH, tcp:HOST:PORT
+// or the endpoint's URL.
+func (t *target) where() string {
+	if t.network == "remote" {
+		return t.address
+	}
+	return t.network + ":" + t.address
+}
+
+// isRemoteAddress reports whether an address names the remote transport.
+func isRemoteAddress(a string) bool {
+	for _, s := range []string{"ws://", "wss://", "http://", "https://"} {
+		if strings.HasPrefix(strings.TrimSpace(a), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseEndpoints reads one or more remote URLs, separated by spaces.
+func parseEndpoints(s string) ([]string, error) {
+	words := strings.Fields(s)
+	for _, w := range words {
+		u, err := url.Parse(w)
+		switch {
+		case err != nil:
+			return nil, err
+		case u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https":
+			return nil, fmt.Errorf("%q: want ws://, wss://, http:// or https://", w)
+		case u.Host == "" || u.Port() == "":
+			return nil, fmt.Errorf("%q: want SCHEME://HOST:PORT/acp", w)
+		case u.User != nil:
+			return nil, fmt.Errorf("%q: put the token in token-env=, not the URL", w)
+		}
+	}
+	return words, nil
+}
+
 // optionKeys are the binding options the provider takes, in the order
 // messages show them.
 var optionKeys = []string{KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
-	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP}
+	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP, KeyRepo, KeyRev}
 
 // OptionKeys lists the binding options the provider takes.
 func (p *Provider) OptionKeys() []string { return slices.Clone(optionKeys) }
@@ -198,7 +252,18 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			a.ForwardMCP = b
 		}
 	}
-	return p.targetOf(a, label, argsSet)
+	t, err := p.targetOf(a, label, argsSet)
+	if err != nil {
+		return nil, err
+	}
+	t.repo, t.rev = opts[KeyRepo], opts[KeyRev]
+	switch {
+	case t.rev != "" && t.repo == "":
+		return nil, fmt.Errorf("rev=%s needs repo=", t.rev)
+	case strings.HasPrefix(t.repo, "-") || strings.HasPrefix(t.rev, "-"):
+		return nil, fmt.Errorf("repo= and rev= must not start with -")
+	}
+	return t, nil
 }
 
 // targetOf checks a and fills in the defaults.
@@ -242,18 +307,27 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		}
 	}
 	switch {
+	case isRemoteAddress(a.Address):
+		urls, err := parseEndpoints(a.Address)
+		if err != nil {
+			return nil, fmt.Errorf("address %q: %w", a.Address, err)
+		}
+		t.network, t.address, t.endpoints = "remote", urls[0], urls
+		if label == "" {
+			label = a.Address
+		}
 	case a.Address != "":
 		network, where, ok := strings.Cut(a.Address, ":")
 		switch {
 		case !ok || where == "":
-			return nil, fmt.Errorf("address %q: want unix:PATH or tcp:HOST:PORT", a.Address)
+			return nil, fmt.Errorf("address %q: want unix:PATH, tcp:HOST:PORT or a ws://, wss://, http:// or https:// URL", a.Address)
 		case network == "unix":
 		case network == "tcp":
 			if _, _, err := splitHostPort(where); err != nil {
 				return nil, fmt.Errorf("address %q: %w", a.Address, err)
 			}
 		default:
-			return nil, fmt.Errorf("address %q: want unix:PATH or tcp:HOST:PORT", a.Address)
+			return nil, fmt.Errorf("address %q: want unix:PATH, tcp:HOST:PORT or a ws://, wss://, http:// or https:// URL", a.Address)
 		}
 		t.network, t.address = network, where
 		if label == "" {

@@ -6,6 +6,7 @@ package acpprovider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -28,6 +29,9 @@ import (
 const (
 	metaDepth    = "dshd.dev/depth"
 	metaMaxDepth = "dshd.dev/maxDepth"
+	// metaCheckout asks a dshd child for a session on a clone of a
+	// repository.
+	metaCheckout = "dshd.dev/checkout"
 )
 
 // closeTimeout bounds session/close at teardown.
@@ -68,6 +72,12 @@ type child struct {
 	session acp.SessionID // the agent's id of the child's session
 	up      string        // the editor's id; "" when not exposed
 	routes  []*route      // every route of the child on peer; guarded by mu
+	// endpoint is the fleet endpoint the child is placed on ("" off a
+	// remote binding); depth, limit and model open its session again on
+	// another endpoint when its own is gone.
+	endpoint     string
+	depth, limit int
+	model        string
 	// used is the context the agent reported last in a run (not after
 	// setup): where the next run's growth starts. Guarded by mu.
 	used uint64
@@ -144,21 +154,16 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if ctx.Err() != nil {
 		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
-	left, err := c.meter.Remaining()
-	if err != nil {
+	if _, err := c.meter.Remaining(); err != nil {
 		// Nothing is left to spend: no agent is started for it.
 		return settledRun(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
 	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
 	defer cancel()
-	pr, err := p.acquire(startCtx, t, c.clientCaps(), cwd)
+	c.depth, c.limit, c.model = depth, limit, req.Model
+	pr, sess, err := c.open(startCtx, "")
 	if err != nil {
-		return c.failedStart(ctx, err), nil
-	}
-	sess, err := c.newSession(startCtx, pr, depth, limit, left, req.Model)
-	if err != nil {
-		p.releasePeer(pr)
 		return c.failedStart(ctx, err), nil
 	}
 	c.peer, c.session = pr, sess
@@ -232,7 +237,8 @@ func (r *settled) Dispose() error { return nil }
 // its editor sees children (so the agent's children can be relayed).
 func (c *child) clientCaps() acp.ClientCapabilities {
 	var caps acp.ClientCapabilities
-	if env := c.env; env != nil && env.Workspace != nil {
+	// A child on a checkout of its own uses its host's files, not ours.
+	if env := c.env; env != nil && env.Workspace != nil && c.t.repo == "" {
 		if env.FS != nil {
 			caps.FS = acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}
 		}
@@ -253,6 +259,11 @@ func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left
 		Cwd:        c.cwd,
 		McpServers: c.mcpServers(pr),
 		Meta:       acp.Meta{metaDepth: depth, metaMaxDepth: limit},
+	}
+	if c.t.repo != "" {
+		// A dshd child clones it and works in the clone
+		// (acp/server/checkout.go).
+		req.Meta[metaCheckout] = map[string]any{"repo": c.t.repo, "rev": c.t.rev}
 	}
 	budgetMeta(req.Meta, left)
 	if c.t.cwd == "" && len(c.parent.AdditionalDirectories) > 0 && pr.sessionCaps().AdditionalDirectories != nil {
@@ -445,6 +456,103 @@ func (c *child) release() {
 	pr.removeRoutes(routes)
 	c.forget(routes)
 	c.p.releasePeer(pr)
+	if c.endpoint != "" {
+		c.p.fleet.released(c.endpoint)
+	}
+}
+
+// open connects to the agent and opens the child's session. On a remote
+// binding the endpoints are tried in placement order (fleet.go), skipping
+// skip and every endpoint that fails to connect or to open the session;
+// the child is then placed on the one that took it.
+func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, error) {
+	// What is left of the budgets now: a session opened again on another
+	// endpoint gets no more than the first one had left.
+	left, err := c.meter.Remaining()
+	if err != nil {
+		return nil, "", err
+	}
+	if c.t.network != "remote" {
+		pr, err := c.p.acquire(ctx, c.t, c.clientCaps(), c.cwd)
+		if err != nil {
+			return nil, "", err
+		}
+		sess, err := c.newSession(ctx, pr, c.depth, c.limit, left, c.model)
+		if err != nil {
+			c.p.releasePeer(pr)
+			return nil, "", err
+		}
+		return pr, sess, nil
+	}
+	var errs []error
+	for _, u := range c.p.fleet.order(c.p.expand(ctx, c.t)) {
+		if u == skip {
+			continue
+		}
+		et := c.t.at(u)
+		pr, err := c.p.acquire(ctx, et, c.clientCaps(), c.cwd)
+		if err == nil {
+			var sess acp.SessionID
+			if sess, err = c.newSession(ctx, pr, c.depth, c.limit, left, c.model); err == nil {
+				c.mu.Lock()
+				c.t, c.endpoint = et, u
+				c.mu.Unlock()
+				c.p.fleet.placed(u)
+				return pr, sess, nil
+			}
+			c.p.releasePeer(pr)
+		}
+		if ctx.Err() != nil {
+			return nil, "", err
+		}
+		c.p.fleet.failed(u)
+		c.log.Warn("skipping an endpoint that failed", "endpoint", u, "err", err)
+		errs = append(errs, fmt.Errorf("%s: %w", u, err))
+	}
+	if len(errs) == 0 {
+		return nil, "", fmt.Errorf("no endpoint of %s is left to try", c.t.label)
+	}
+	return nil, "", errors.Join(errs...)
+}
+
+// reattach continues the child after its connection dropped during a run:
+// on its endpoint through session/resume or session/load; when that
+// endpoint is gone and the binding has others, as a new session on
+// another endpoint, to which the run sends its task again.
+func (c *child) reattach(ctx context.Context) error {
+	err := c.reconnect(ctx)
+	if err == nil || c.t.network != "remote" {
+		return err
+	}
+	c.mu.Lock()
+	old, oldRoutes, from := c.peer, c.routes, c.endpoint
+	c.mu.Unlock()
+	c.p.fleet.failed(from)
+	startCtx, cancel := context.WithTimeout(ctx, c.t.startTimeout)
+	defer cancel()
+	pr, sess, oerr := c.open(startCtx, from)
+	if oerr != nil {
+		return fmt.Errorf("%w; no other endpoint took the task: %v", err, oerr)
+	}
+	c.log.Warn("the child's endpoint is gone: its task goes to another", "from", from, "to", c.endpoint)
+	c.p.fleet.released(from)
+	own := &route{c: c, down: sess, up: c.up}
+	old.removeRoutes(oldRoutes)
+	var gone []*route
+	for _, rt := range oldRoutes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	old.lostRoutes(gone)
+	c.forget(gone)
+	c.mu.Lock()
+	c.peer, c.session = pr, sess
+	c.routes = []*route{own}
+	c.mu.Unlock()
+	pr.addRoute(own)
+	c.p.releasePeer(old)
+	return nil
 }
 
 // forget drops the editor's routes of the child and its relayed children.

@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -69,6 +70,10 @@ type Options struct {
 	// before the run ends aborted without its answer (default
 	// [DefaultCancelGrace]).
 	CancelGrace time.Duration
+	// LookupHost resolves the host name of a remote address into the
+	// endpoints of a fleet (a Kubernetes headless Service's name resolves
+	// to its pods); nil is the system resolver.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// HoldUnknown is how long a message naming a session id the provider
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
@@ -123,7 +128,8 @@ type Provider struct {
 	log *slog.Logger
 	seq atomic.Uint64
 
-	pool pool
+	pool  pool
+	fleet fleet
 
 	closeOnce sync.Once
 }
@@ -170,6 +176,7 @@ func New(opts *Options) (*Provider, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Provider{o: o, log: log.With("provider", Name)}
+	p.fleet.lookup = o.LookupHost
 	p.pool.p = p
 	return p, nil
 }
@@ -191,6 +198,9 @@ func (p *Provider) InheritsParentContext() bool { return false }
 // Close closes the pooled socket connections. Runs still using them end
 // with an error; stdio children belong to their runs and end with them.
 func (p *Provider) Close() error {
-	p.closeOnce.Do(p.pool.close)
+	p.closeOnce.Do(func() {
+		p.pool.close()
+		p.fleet.closeClients()
+	})
 	return nil
 }

@@ -10,11 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/remote"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -40,7 +42,8 @@ type peer struct {
 	t     *target
 	key   string // pool key; "" for a stdio child
 	conn  *rpc.ClientSideConn
-	proc  *process // nil for a socket
+	rwc   io.ReadWriteCloser // what conn runs on
+	proc  *process           // nil for a socket
 	check *lineCheck
 	caps  acp.ClientCapabilities // what we advertised
 	init  *acp.InitializeResponse
@@ -83,6 +86,13 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		pr.proc = proc
 		pr.check = &lineCheck{r: proc.child.Stdout}
 		rwc = &stdioConn{r: pr.check, pr: proc}
+	} else if t.network == "remote" {
+		c, err := remote.Dial(ctx, t.address, &remote.DialOptions{Token: t.token, Client: p.httpClient(t.address), Logger: pr.log})
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach the agent at %s: %w", t.address, err)
+		}
+		pr.check = &lineCheck{r: c}
+		rwc = &remoteConn{ReadWriteCloser: c, r: pr.check}
 	} else {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, t.network, t.address)
@@ -92,6 +102,7 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		pr.check = &lineCheck{r: nc}
 		rwc = &netConn{Conn: nc, r: pr.check}
 	}
+	pr.rwc = rwc
 	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log})
 	go pr.watch()
 	if err := pr.handshake(ctx); err != nil {
@@ -127,6 +138,15 @@ type netConn struct {
 }
 
 func (c *netConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// remoteConn is a connection over ACP's remote transport whose reads are
+// checked for garbage.
+type remoteConn struct {
+	io.ReadWriteCloser
+	r *lineCheck
+}
+
+func (c *remoteConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // handshake runs initialize and, for a daemon that asks for its token,
 // authenticate.
@@ -220,7 +240,12 @@ func (pr *peer) describeEnd() string {
 		}
 		return "the agent process closed its stdout"
 	}
-	return fmt.Sprintf("the connection to the agent at %s:%s was lost", pr.t.network, pr.t.address)
+	if rc, ok := pr.rwc.(*remoteConn); ok {
+		if e, ok := rc.ReadWriteCloser.(interface{ Err() error }); ok && e.Err() != nil {
+			return fmt.Sprintf("the connection to the agent at %s was lost: %v", pr.t.where(), e.Err())
+		}
+	}
+	return fmt.Sprintf("the connection to the agent at %s was lost", pr.t.where())
 }
 
 // endReason waits up to d for the connection's end and returns its reason
@@ -282,12 +307,22 @@ func (pr *peer) sessionCaps() acp.SessionCapabilities {
 // sameHost reports whether the agent shares this machine's file system,
 // so paths it names (a child's cwd) mean the same thing here.
 func (pr *peer) sameHost() bool {
-	if pr.t.network != "tcp" {
+	var host string
+	switch pr.t.network {
+	case "tcp":
+		h, _, err := splitHostPort(pr.t.address)
+		if err != nil {
+			return false
+		}
+		host = h
+	case "remote":
+		u, err := url.Parse(pr.t.address)
+		if err != nil {
+			return false
+		}
+		host = u.Hostname()
+	default:
 		return true
-	}
-	host, _, err := splitHostPort(pr.t.address)
-	if err != nil {
-		return false
 	}
 	if host == "localhost" {
 		return true

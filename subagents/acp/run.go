@@ -235,10 +235,35 @@ func (r *run) Snapshot() (json.RawMessage, error) {
 
 // prompt sends one session/prompt and maps its answer.
 func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result {
+	c := r.c
 	raw, err := pr.conn.Call(r.ctx, acp.MethodSessionPrompt, &acp.PromptRequest{
 		SessionID: sess,
 		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
+	if err != nil && c.t.network == "remote" && r.dropped(pr, err) {
+		// A remote connection that drops mid-run is retried once: the
+		// session is reattached (or, on a fleet whose endpoint is gone,
+		// opened on another) and the prompt sent again.
+		c.log.Warn("the connection dropped during the run; reattaching", "agent", c.t.where(), "err", err)
+		// The pool hands out the old connection until its watcher has
+		// seen it end.
+		pr.conn.Close()
+		waitFor(pr.dead, 2*time.Second)
+		if rerr := c.reattach(r.ctx); rerr != nil {
+			c.log.Warn("reattaching failed", "agent", c.t.where(), "err", rerr)
+			r.mu.Lock()
+			if r.grace != nil {
+				r.grace.Stop()
+			}
+			r.mu.Unlock()
+			return r.result(subagents.StopError, fmt.Sprintf("the connection to the agent at %s dropped during the run and could not be reattached: %v", c.t.where(), rerr))
+		}
+		pr, sess = c.conn()
+		raw, err = pr.conn.Call(r.ctx, acp.MethodSessionPrompt, &acp.PromptRequest{
+			SessionID: sess,
+			Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
+		})
+	}
 	r.mu.Lock()
 	if r.grace != nil {
 		r.grace.Stop()
@@ -311,6 +336,15 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 		}
 	}
 	return res
+}
+
+// dropped reports whether a failed prompt call means the connection went
+// away under a run nobody stopped.
+func (r *run) dropped(pr *peer, err error) bool {
+	if r.cancelled.Load() || r.timedOut.Load() || r.ctx.Err() != nil {
+		return false
+	}
+	return errors.Is(err, acp.ErrConnClosed) || !pr.alive()
 }
 
 // result is a Result with the child's output so far.

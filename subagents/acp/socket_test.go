@@ -24,7 +24,7 @@ type daemon struct {
 
 // startDaemon runs cmd until the test ends; ready picks the daemon's
 // address out of a line of its output, which is read from out.
-func startDaemon(t *testing.T, cmd *exec.Cmd, out func(*exec.Cmd) (io.ReadCloser, error), ready func(line string) (string, bool)) *daemon {
+func startDaemon(t testing.TB, cmd *exec.Cmd, out func(*exec.Cmd) (io.ReadCloser, error), ready func(line string) (string, bool)) *daemon {
 	t.Helper()
 	r, err := out(cmd)
 	if err != nil {

@@ -3,7 +3,6 @@ package definition_test
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -80,13 +79,6 @@ func benchFirstOpen(b *testing.B, schemas bool) {
 	// On a shared machine wall time includes waiting for a core; the CPU
 	// time the process spent is the cost itself.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/op")
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkOpen_HundredDefinitionsUnchanged is a session/new in a

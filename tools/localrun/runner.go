@@ -28,7 +28,8 @@ const (
 // Options configures a [Runner]. The zero value is usable.
 type Options struct {
 	// Shell runs Command.Command when Command.Args is empty, as
-	// `Shell -c command`. Empty means "/bin/sh".
+	// `Shell -c command`. Empty means "/bin/sh" ("sh" from PATH on
+	// Windows, which has no /bin: Git for Windows' or MSYS2's).
 	Shell string
 	// Env is the base environment of every command; nil means the
 	// daemon's own filtered by the zero cmdenv.Policy (no variable whose
@@ -78,7 +79,7 @@ func New(opts *Options) *Runner {
 		r.opts.Env = slices.Clone(r.opts.Env)
 	}
 	if r.opts.Shell == "" {
-		r.opts.Shell = "/bin/sh"
+		r.opts.Shell = defaultShell
 	}
 	if r.opts.KillGrace <= 0 {
 		r.opts.KillGrace = DefaultKillGrace

@@ -176,7 +176,7 @@ func TestLaunch_TheCommandsGroupIsSignalledWholeAndKeepsTheCallersAttributes(t *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := cmd.SysProcAttr; !a.Setsid || a.Credential == nil || a.Pdeathsig != deathSignalWanted(syscall.SIGTERM) {
+	if a := cmd.SysProcAttr; !a.Setsid || a.Credential == nil || deathSignalOf(a) != deathSignalWanted(syscall.SIGTERM) {
 		t.Fatalf("SysProcAttr = %+v", a)
 	}
 	g := GroupOf(cmd)

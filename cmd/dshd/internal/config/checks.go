@@ -167,6 +167,17 @@ func address(v any) error {
 	}
 	network, where, _ := strings.Cut(s, ":")
 	switch network {
+	case "http", "https":
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return errors.New("want http://HOST:PORT or https://HOST:PORT (the endpoint is /acp)")
+		}
+		if _, port, err := net.SplitHostPort(u.Host); err != nil {
+			return errors.New("want http://HOST:PORT or https://HOST:PORT: the port is missing")
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+		}
+		return nil
 	case "unix":
 		if where != "" {
 			return nil
@@ -181,7 +192,7 @@ func address(v any) error {
 		}
 		return nil
 	}
-	return errors.New("want unix:PATH or tcp:HOST:PORT")
+	return errors.New("want unix:PATH, tcp:HOST:PORT, http://HOST:PORT or https://HOST:PORT")
 }
 
 // absolute accepts an absolute path.

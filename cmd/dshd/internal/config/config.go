@@ -55,6 +55,16 @@ type Settings struct {
 	MaxAuthFailures      int           `json:"maxAuthFailures,omitempty"`
 	AuthPenalty          time.Duration `json:"authPenalty,omitempty"`
 
+	// The http(s) listener (the remote transport): TLS files, the drain
+	// grace, SSE keepalives and WebSocket pings, how long an HTTP
+	// connection without streams lives, and the affinity cookie.
+	TLSCert              string `json:"tlsCert,omitempty"`
+	TLSKey               string `json:"tlsKey,omitempty"`
+	DrainGraceSeconds    int    `json:"drainGraceSeconds,omitempty"`
+	KeepaliveSeconds     int    `json:"keepaliveSeconds,omitempty"`
+	DetachTimeoutSeconds int    `json:"detachTimeoutSeconds,omitempty"`
+	AffinityCookie       string `json:"affinityCookie,omitempty"`
+
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
@@ -183,7 +193,7 @@ var table = []setting{
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
-	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH or tcp:HOST:PORT", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
+	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: address, only: Serve},
 	{flag: "token-file", file: "tokenFile", usage: "file holding the token clients must authenticate with (or set DSHD_TOKEN; at least 16 characters; never on the command line)", ptr: func(s *Settings) any { return &s.TokenFile }, only: Serve},
 	{flag: "max-line-bytes", file: "maxLineBytes", usage: "longest incoming message line, in bytes", kind: kInt, def: "67108864", ptr: func(s *Settings) any { return &s.MaxLineBytes }, check: atLeast(1), only: Serve},
 	{flag: "preauth-max-line-bytes", file: "preauthMaxLineBytes", usage: "longest line before a connection has authenticated (token daemons); a longer one closes it", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.PreauthMaxLineBytes }, check: atLeast(1), only: Serve},
@@ -191,11 +201,17 @@ var table = []setting{
 	{flag: "max-queued-input-bytes", file: "maxQueuedInputBytes", usage: "bytes of a connection's requests read but not yet handled; beyond it reading pauses", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedInputBytes }, check: atLeast(1), only: Serve},
 	{flag: "max-queued-output-bytes", file: "maxQueuedOutputBytes", usage: "bytes of answers and notifications waiting for a slow reader; beyond it its requests are not read", kind: kInt, def: "4194304", ptr: func(s *Settings) any { return &s.MaxQueuedOutputBytes }, check: atLeast(1), only: Serve},
 	{flag: "write-timeout", file: "writeTimeout", usage: "how long a peer may leave our output unread before its connection is closed; 0 never", kind: kDuration, def: "60s", ptr: func(s *Settings) any { return &s.WriteTimeout }, check: zeroOrPositive, only: Serve},
-	{flag: "idle-timeout", file: "idleTimeout", usage: "how long a socket connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kDuration, def: "1h", ptr: func(s *Settings) any { return &s.IdleTimeout }, check: zeroOrPositive, only: Serve},
-	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once; more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }, check: atLeast(1), only: Serve},
+	{flag: "idle-timeout", file: "idleTimeout", usage: "how long a socket, WebSocket or Streamable HTTP connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kDuration, def: "1h", ptr: func(s *Settings) any { return &s.IdleTimeout }, check: zeroOrPositive, only: Serve},
+	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once (on an http(s) listener: TCP connections, and ACP connections apart); more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }, check: atLeast(1), only: Serve},
 	{flag: "max-unauthenticated", file: "maxUnauthenticated", usage: "connections waiting to authenticate at once (token daemons); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxUnauthenticated }, check: atLeast(1), only: Serve},
 	{flag: "max-auth-failures", file: "maxAuthFailures", usage: "failed authentications that close a connection and earn its source a penalty", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxAuthFailures }, check: atLeast(1), only: Serve},
 	{flag: "auth-penalty", file: "authPenalty", usage: "how long a source that failed authentication too often is refused, doubling each time (up to an hour)", kind: kDuration, def: "5s", ptr: func(s *Settings) any { return &s.AuthPenalty }, only: Serve},
+	{flag: "tls-cert", file: "tlsCert", usage: "certificate file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSCert }, only: Serve},
+	{flag: "tls-key", file: "tlsKey", usage: "private key file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSKey }, only: Serve},
+	{flag: "drain-grace-seconds", file: "drainGraceSeconds", usage: "seconds running turns may go on after SIGTERM on an http(s) listener before they are cancelled and journaled", kind: kInt, def: "25", ptr: func(s *Settings) any { return &s.DrainGraceSeconds }, only: Serve},
+	{flag: "keepalive-seconds", file: "keepaliveSeconds", usage: "seconds between SSE keepalive comments and WebSocket pings on an http(s) listener (0: none)", kind: kInt, def: "15", ptr: func(s *Settings) any { return &s.KeepaliveSeconds }, only: Serve},
+	{flag: "detach-timeout-seconds", file: "detachTimeoutSeconds", usage: "seconds a Streamable HTTP connection lives with no SSE stream open and no request before it ends, freeing its sessions for session/load elsewhere", kind: kInt, def: "30", check: atLeast(1), ptr: func(s *Settings) any { return &s.DetachTimeoutSeconds }, only: Serve},
+	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},

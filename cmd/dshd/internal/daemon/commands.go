@@ -22,7 +22,7 @@ import (
 // commandRunner builds the local runner of every session's commands (and
 // of the terminals acp children ask for): the configured sandbox, and the
 // configured environment policy applied to dshd's own environment once.
-func commandRunner(st *config.Settings, keyEnv string, bindings []subagent.Binding, log *slog.Logger, lookupEnv func(string) (string, bool)) (*localrun.Runner, error) {
+func commandRunner(st *config.Settings, keyEnv, key string, bindings []subagent.Binding, log *slog.Logger, lookupEnv func(string) (string, bool)) (*localrun.Runner, error) {
 	sb, err := sandbox.New(&sandbox.Config{
 		Mode:          sandbox.Mode(st.Sandbox),
 		NoNetwork:     !st.SandboxNetwork,
@@ -35,7 +35,7 @@ func commandRunner(st *config.Settings, keyEnv string, bindings []subagent.Bindi
 	if err != nil {
 		return nil, err
 	}
-	p := commandEnv(st, keyEnv, bindings, lookupEnv)
+	p := commandEnv(st, keyEnv, key, bindings, lookupEnv)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -44,15 +44,15 @@ func commandRunner(st *config.Settings, keyEnv string, bindings []subagent.Bindi
 
 // commandEnv is the environment policy of commands: the configured one,
 // plus dshd's own secrets, by name and by value: the token, the model key
-// and every token a binding or named agent holds or names.
-func commandEnv(st *config.Settings, keyEnv string, bindings []subagent.Binding, lookupEnv func(string) (string, bool)) cmdenv.Policy {
+// (key, which may be the stored one no variable holds) and every token a binding or named agent holds or names.
+func commandEnv(st *config.Settings, keyEnv, key string, bindings []subagent.Binding, lookupEnv func(string) (string, bool)) cmdenv.Policy {
 	p := cmdenv.Policy{
 		Inherit:         cmdenv.Inherit(st.CommandEnv),
 		KeepSecretNames: st.CommandEnvSecret,
 		Exclude:         st.CommandEnvDrop,
 		IncludeOnly:     st.CommandEnvOnly,
 		Set:             st.CommandEnvSet,
-		SecretValues:    []string{st.Token},
+		SecretValues:    []string{st.Token, key},
 	}
 	secretName := func(name string) {
 		if name == "" {

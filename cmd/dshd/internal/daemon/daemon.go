@@ -26,6 +26,7 @@ import (
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/version"
+	"github.com/dshd/dshd/internal/metrics"
 	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
@@ -47,6 +48,9 @@ type Daemon struct {
 	// Model is the backend, ModelID its default model.
 	Model   llm.Model
 	ModelID string
+	// Metrics counts what the daemon does (served on /metrics by an
+	// http(s) listener).
+	Metrics *metrics.Metrics
 
 	closers []func()
 }
@@ -65,6 +69,9 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
+	// Every model request is counted for /metrics.
+	d.Metrics = metrics.New()
+	b.model = d.Metrics.Model(b.model)
 	d.Model, d.ModelID = b.model, b.modelID
 
 	dir, err := SessionsDir(st.StateDir)
@@ -86,7 +93,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	svc := subagents.NewService(&subagents.ServiceOptions{Logger: log})
 	acpProvider, err := acpprovider.New(&acpprovider.Options{
 		DefaultArgs: childArgs(st),
-		DefaultEnv:  childEnv(b, lookupEnv),
+		DefaultEnv:  childEnv(b),
 		Agents:      namedAgents(st.Agents),
 		Version:     version.String(),
 		Logger:      log,
@@ -137,7 +144,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	runner, err := commandRunner(st, b.keyEnv, bindings, log, lookupEnv)
+	runner, err := commandRunner(st, b.keyEnv, b.key(), bindings, log, lookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +181,13 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MCPSSE:           mcpCaps.SSE,
 		SetupWarnings:    sandboxWarnings(st.Sandbox, runner),
 		Logger:           log,
+		Observer:         d.Metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.Server = srv
+	d.Metrics.Watch(srv)
 	return d, nil
 }
 
@@ -224,14 +233,12 @@ func childArgs(st *config.Settings) []string {
 }
 
 // childEnv is what a child dshd gets on top of the daemon's environment:
-// the model's API key, which the acp provider otherwise holds back with
-// every variable named like a credential.
-func childEnv(b *backend, lookupEnv func(string) (string, bool)) []string {
-	if b.keyEnv == "" {
-		return nil
-	}
-	if v, ok := lookupEnv(b.keyEnv); ok {
-		return []string{b.keyEnv + "=" + v}
+// the model's API key (the variable's or the stored one), which the acp
+// provider otherwise holds back with every variable named like a
+// credential.
+func childEnv(b *backend) []string {
+	if k := b.key(); b.keyEnv != "" && k != "" {
+		return []string{b.keyEnv + "=" + k}
 	}
 	return nil
 }
@@ -303,14 +310,17 @@ type backend struct {
 	modelID string
 	keyEnv  string
 	hasKey  func() bool
+	// key is the key in use, "" without one.
+	key     func() string
 	catalog *catalog
 }
 
 // openBackend picks the model backend: the scripted model for
 // "scripted[:FILE]", else an OpenAI-compatible server from the preset,
-// URL, model and key settings.
+// URL, model and key settings. The key is the key variable's, else the
+// one `dshd auth` stored (see key.go).
 func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, bool)) (*backend, error) {
-	if st.Model == "scripted" || strings.HasPrefix(st.Model, "scripted:") {
+	if scriptedModel(st) {
 		var m *scripted.Model
 		var err error
 		if file, ok := strings.CutPrefix(st.Model, "scripted:"); ok && file != "" {
@@ -326,16 +336,46 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 		if len(infos) > 0 {
 			id = infos[0].ID
 		}
-		return &backend{model: m, modelID: id, catalog: staticCatalog(infos)}, nil
+		return &backend{model: m, modelID: id, key: func() string { return "" }, catalog: staticCatalog(infos)}, nil
 	}
 
+	opts, keyEnv, err := modelOptions(st)
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = log
+	client, err := openai.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{model: client, modelID: client.DefaultModel(), keyEnv: keyEnv, key: func() string { return "" }}
+	list := client.Models
+	if keyEnv != "" {
+		kc, err := newKeyedClient(opts, newKeySource(keyEnv, lookupEnv, log), log)
+		if err != nil {
+			return nil, err
+		}
+		b.model, b.hasKey, b.key, list = kc, kc.has, kc.key, kc.Models
+	}
+	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
+		if b.hasKey != nil && !b.hasKey() {
+			return nil, errors.New("no API key")
+		}
+		return list(ctx)
+	}, log: log}
+	return b, nil
+}
+
+// modelOptions are the client options of st's OpenAI-compatible server,
+// without the key, and the variable the key comes from ("" for none).
+func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	backendName := ""
 	if st.IsSet("backend") {
 		backendName = st.Backend
 	}
 	opts, keyEnv, err := openai.PresetFor(backendName, st.ModelURL)
 	if err != nil {
-		return nil, st.Invalid("backend", err)
+		return opts, "", st.Invalid("backend", err)
 	}
 	if st.Model != "" {
 		opts.DefaultModel = st.Model
@@ -343,38 +383,15 @@ func openBackend(st *config.Settings, log *slog.Logger, lookupEnv func(string) (
 	if st.APIKeyEnvSet() {
 		keyEnv = st.APIKeyEnv
 	}
-	if keyEnv != "" {
-		if v, ok := lookupEnv(keyEnv); ok {
-			opts.APIKey = openai.APIKey(v)
-		}
-	}
 	switch st.Thinking {
 	case "off":
 		opts.DisableThinking = true
 	case "", "on":
 	default:
-		return nil, fmt.Errorf("thinking %q: want on or off", st.Thinking)
+		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
 	opts.FirstByteTimeout = st.ModelTimeout
-	opts.Logger = log
-	client, err := openai.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	b := &backend{model: client, modelID: client.DefaultModel(), keyEnv: keyEnv}
-	if keyEnv != "" {
-		b.hasKey = func() bool {
-			v, ok := lookupEnv(keyEnv)
-			return ok && v != ""
-		}
-	}
-	b.catalog = &catalog{ready: make(chan struct{}), fetch: func(ctx context.Context) ([]llm.Info, error) {
-		if b.hasKey != nil && !b.hasKey() {
-			return nil, errors.New("no API key")
-		}
-		return client.Models(ctx)
-	}, log: log}
-	return b, nil
+	return opts, keyEnv, nil
 }
 
 // catalog is the model list for the model selector. The first call starts

@@ -3,7 +3,8 @@
 // descriptors (EMFILE, ENFILE, ECONNABORTED) backs off and retries, as
 // net/http does, instead of ending the daemon; connections beyond
 // MaxConnections, and unauthenticated ones beyond MaxUnauthenticated, are
-// refused with a JSON-RPC error line; and a source whose connections keep
+// refused with a JSON-RPC error line (or what Options.Refuse says, an
+// HTTP 503 for the http(s) listener); and a source whose connections keep
 // failing authentication is refused for a while that doubles each time.
 //
 // It knows nothing of ACP beyond two optional methods of the connections

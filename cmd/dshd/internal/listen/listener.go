@@ -36,6 +36,11 @@ type Options struct {
 	AuthPenalty     time.Duration
 	// Logger receives the limits hit, once per episode, with the peer.
 	Logger *slog.Logger
+	// Refuse, when set, tells a refused peer why in the words of the
+	// protocol it speaks (an HTTP listener answers 503) and closes nc;
+	// limit names the limit hit: "connections", "unauthenticated" or
+	// "auth-penalty". Nil writes one JSON-RPC error line.
+	Refuse func(nc net.Conn, limit, reason string)
 	// now returns the time (tests); nil is time.Now.
 	now func() time.Time
 }
@@ -180,9 +185,10 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 	src := host(nc.RemoteAddr())
 	now := l.opts.now()
 	l.mu.Lock()
-	var reason string
+	var limit, reason string
 	switch {
 	case l.penalised(src, now):
+		limit = "auth-penalty"
 		s := l.sources[src]
 		reason = fmt.Sprintf("too many failed authentications from %s; retry in %s", src, s.until.Sub(now).Round(time.Second))
 		if !s.logged {
@@ -190,12 +196,14 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 			l.log.Warn("refusing connections from a source that failed authentication", "peer", nc.RemoteAddr().String(), "until", s.until)
 		}
 	case l.open >= l.opts.MaxConnections:
+		limit = "connections"
 		reason = fmt.Sprintf("too many connections (the limit is %d); try again later", l.opts.MaxConnections)
 		if !l.loggedFull {
 			l.loggedFull = true
 			l.log.Warn("refusing connections: the connection limit is reached", "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
 		}
 	case l.opts.RequireAuth && l.unauthed >= l.opts.MaxUnauthenticated:
+		limit = "unauthenticated"
 		reason = fmt.Sprintf("too many connections waiting to authenticate (the limit is %d); try again later", l.opts.MaxUnauthenticated)
 		if !l.loggedUnauthed {
 			l.loggedUnauthed = true
@@ -204,7 +212,11 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 	}
 	if reason != "" {
 		l.mu.Unlock()
-		refuse(nc, reason)
+		if l.opts.Refuse != nil {
+			l.opts.Refuse(nc, limit, reason)
+		} else {
+			refuse(nc, reason)
+		}
 		return nil
 	}
 	l.open++

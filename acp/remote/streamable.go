@@ -1,0 +1,422 @@
+// streamable.go: the Streamable HTTP requests — POST a message, GET an SSE
+// stream, DELETE a connection — with the RFD's status codes.
+
+package remote
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// takeOverWait bounds how long reattaching a session waits for the stale
+// connection that held it to end.
+const takeOverWait = 10 * time.Second
+
+// batchError is the JSON-RPC answer to a batch, sent with status 501.
+var batchError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"JSON-RPC batches are not supported"}}}` + "\n")
+
+// servePost takes one client message: initialize opens a connection and
+// is answered 200 with the agent's answer; anything else is queued for the
+// agent and answered 202, its answer coming on an SSE stream.
+func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mimeJSON {
+		textError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		body, env, ok := h.readMessage(w, r, h.o.MaxInitializeBytes, nil)
+		if !ok {
+			return
+		}
+		if env.method != methodInitialize || !env.isRequest() {
+			textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
+			return
+		}
+		h.initialize(w, r, env, body)
+		return
+	}
+	c := h.lookup(connID)
+	if c == nil {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	if err := c.beginRead(r.Context()); err != nil {
+		h.refusedPut(w, c)
+		return
+	}
+	defer c.endRead()
+	body, env, ok := h.readMessage(w, r, h.o.MaxMessageBytes, c)
+	if !ok {
+		return
+	}
+	if env.method == methodInitialize && env.isRequest() {
+		textError(w, http.StatusBadRequest, "initialize is not allowed on an existing connection")
+		return
+	}
+	sid := r.Header.Get(HeaderSessionID)
+	c.touch()
+	switch {
+	case env.hasMethod:
+		if (sessionScoped[env.method] || env.paramsSession != "") && sid == "" {
+			textError(w, http.StatusBadRequest, "missing "+HeaderSessionID)
+			return
+		}
+		if sid != "" && env.paramsSession != "" && sid != env.paramsSession {
+			textError(w, http.StatusBadRequest, "mismatched "+HeaderSessionID)
+			return
+		}
+		if sid != "" && (env.method == methodSessionLoad || env.method == methodSessionResume) {
+			h.takeOver(r, sid, c)
+		}
+		c.mu.Lock()
+		if env.isRequest() {
+			// The RFD answers session/new and session/load on the
+			// connection stream; other session requests on the session's.
+			to := sid
+			if env.method == methodSessionLoad || env.method == methodSessionNew {
+				to = ""
+			}
+			c.routes[env.key()] = to
+		}
+		if sid != "" {
+			c.ensure(sid)
+		}
+		c.mu.Unlock()
+	case env.isResponse():
+		c.mu.Lock()
+		want, asked := c.asked[env.key()]
+		if asked && want != "" && sid != want {
+			c.mu.Unlock()
+			textError(w, http.StatusBadRequest, "mismatched or missing "+HeaderSessionID)
+			return
+		}
+		delete(c.asked, env.key())
+		c.mu.Unlock()
+	}
+	if err := c.in.put(r.Context(), body); err != nil {
+		h.refusedPut(w, c)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// refusedPut answers a POST whose message could not be queued: the
+// connection ended (404), or the request went first.
+func (h *Handler) refusedPut(w http.ResponseWriter, c *httpConn) {
+	if c.ended() {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	textError(w, http.StatusServiceUnavailable, "the request was cancelled")
+}
+
+// readMessage reads a POST body of at most limit bytes holding one
+// JSON-RPC message, and returns it as one line with its envelope. It
+// answers the request itself (413, 501, 400) and reports false when the
+// body is not that; c is the connection the body is for, nil for one that
+// opens a connection.
+func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int, c *httpConn) ([]byte, envelope, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if !errors.As(err, &tooBig) {
+			textError(w, http.StatusBadRequest, "cannot read the request body")
+			return nil, envelope{}, false
+		}
+		h.o.Observer.LimitHit("message-size")
+		first := false
+		if c != nil {
+			first = c.firstHit(&c.loggedSize)
+		} else {
+			first = !h.loggedInit.Swap(true)
+		}
+		if first {
+			h.log.Warn("refusing a POST larger than the message limit", "limit", limit, "initialize", c == nil, "peer", r.RemoteAddr)
+		}
+		textError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is larger than the limit of %d bytes", limit))
+		return nil, envelope{}, false
+	}
+	if c == nil {
+		h.loggedInit.Store(false)
+	}
+	body = bytes.TrimSpace(body)
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		w.Header().Set("Content-Type", mimeJSON)
+		w.WriteHeader(http.StatusNotImplemented)
+		_, _ = w.Write(batchError)
+		return nil, envelope{}, false
+	case len(body) == 0 || body[0] != '{':
+		textError(w, http.StatusBadRequest, "the body is not a JSON-RPC message")
+		return nil, envelope{}, false
+	}
+	env, err := parseEnvelope(body)
+	if err != nil {
+		textError(w, http.StatusBadRequest, "the body is not valid JSON")
+		return nil, envelope{}, false
+	}
+	return append(oneLine(body), '\n'), env, true
+}
+
+// initialize opens a connection with the client's initialize request and
+// answers with the agent's answer and the new Acp-Connection-Id.
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, env envelope, body []byte) {
+	if !h.admit(w, r) {
+		return
+	}
+	c := h.newHTTPConn(addrOf(r))
+	c.initKey = env.key()
+	resp := make(chan []byte, 1)
+	c.initResp = resp
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.release()
+		textError(w, http.StatusServiceUnavailable, "the daemon is shutting down")
+		return
+	}
+	h.conns[c.id] = c
+	h.wg.Go(c.serve)
+	h.mu.Unlock()
+	if err := c.in.put(r.Context(), body); err != nil {
+		c.close("the initialize request was cancelled")
+		return
+	}
+	var deadline <-chan time.Time
+	if h.o.HandshakeTimeout > 0 {
+		timer := time.NewTimer(h.o.HandshakeTimeout)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	var answer []byte
+	select {
+	case answer = <-resp:
+	case <-c.done:
+		textError(w, http.StatusInternalServerError, "the agent ended the connection before answering initialize")
+		return
+	case <-deadline:
+		c.close("initialize was not answered in time")
+		textError(w, http.StatusGatewayTimeout, "the agent did not answer initialize in time")
+		return
+	case <-r.Context().Done():
+		c.close("the client went away during initialize")
+		return
+	}
+	c.mu.Lock()
+	c.armIdle()
+	c.mu.Unlock()
+	w.Header().Set(HeaderConnectionID, c.id)
+	w.Header().Set("Content-Type", mimeJSON)
+	h.setAffinity(w)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(answer)
+}
+
+// serveStream opens an SSE stream: the connection-scoped one, or with
+// Acp-Session-Id the session-scoped one. At most one reader holds a stream
+// at a time (409 for a second); what the agent sends while nobody reads
+// waits for the next reader.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
+	if !acceptsEventStream(r) {
+		textError(w, http.StatusNotAcceptable, "Accept must include text/event-stream")
+		return
+	}
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
+		return
+	}
+	c := h.lookup(connID)
+	if c == nil {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	sid := r.Header.Get(HeaderSessionID)
+	if sid != "" {
+		c.mu.Lock()
+		known := c.streams[sid] != nil
+		c.mu.Unlock()
+		if !known && h.o.SessionExists != nil && !h.o.SessionExists(sid) {
+			textError(w, http.StatusNotFound, "unknown "+HeaderSessionID)
+			return
+		}
+		h.takeOver(r, sid, c)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	mb := c.ensure(sid)
+	if sid != "" && mb == c.streams[""] {
+		c.mu.Unlock()
+		textError(w, http.StatusServiceUnavailable, "the connection has too many session streams")
+		return
+	}
+	if mb.leased {
+		c.mu.Unlock()
+		textError(w, http.StatusConflict, "the stream already has a reader")
+		return
+	}
+	mb.leased = true
+	c.receivers++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		mb.leased = false
+		c.receivers--
+		c.armIdle()
+		c.broadcast()
+		c.mu.Unlock()
+	}()
+	c.pump(w, r, mb)
+}
+
+// pump writes a stream's messages as SSE events, with a keepalive comment
+// every KeepAlive, until the client goes away or the connection ends.
+func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", mimeEventStream)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	flush()
+	var tick <-chan time.Time
+	if ka := c.h.o.KeepAlive; ka > 0 {
+		t := time.NewTicker(ka)
+		defer t.Stop()
+		tick = t.C
+	}
+	var buf []byte
+	for {
+		c.mu.Lock()
+		if len(mb.q) > 0 {
+			batch := mb.q
+			mb.q = nil
+			c.mu.Unlock()
+			buf = buf[:0]
+			size := 0
+			for _, m := range batch {
+				buf = append(buf, "data: "...)
+				buf = append(buf, m...)
+				buf = append(buf, '\n', '\n')
+				size += len(m)
+			}
+			_, err := w.Write(buf)
+			flush()
+			c.mu.Lock()
+			c.queued -= size
+			c.taken += uint64(len(batch))
+			c.broadcast()
+			c.mu.Unlock()
+			if err != nil {
+				return
+			}
+			continue
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return
+		case <-tick:
+			if _, err := io.WriteString(w, ":\n\n"); err != nil {
+				return
+			}
+			flush()
+		}
+	}
+}
+
+// serveDelete ends a connection and its sessions, waiting (within the
+// request) until the agent has let them go so that they can be loaded on
+// another connection at once.
+func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
+		return
+	}
+	c := h.lookup(connID)
+	if c == nil {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+		return
+	}
+	c.close("the client deleted it")
+	select {
+	case <-c.done:
+	case <-r.Context().Done():
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// lookup returns the open connection id, or nil.
+func (h *Handler) lookup(id string) *httpConn {
+	h.mu.Lock()
+	c := h.conns[id]
+	h.mu.Unlock()
+	if c == nil || c.ended() {
+		return nil
+	}
+	return c
+}
+
+// takeOver ends the connections other than c that hold session sid with
+// no stream open — a client that went away and now reattaches the session
+// here — and waits for them, so that the agent has released the session.
+func (h *Handler) takeOver(r *http.Request, sid string, c *httpConn) {
+	h.mu.Lock()
+	var stale []*httpConn
+	for _, d := range h.conns {
+		if d != c && d.holdsDetached(sid) {
+			stale = append(stale, d)
+		}
+	}
+	h.mu.Unlock()
+	if len(stale) == 0 {
+		return
+	}
+	t := time.NewTimer(takeOverWait)
+	defer t.Stop()
+	for _, d := range stale {
+		h.log.Info("ending a detached HTTP connection: its session is reattached elsewhere", "conn", d.id, "session", sid, "by", c.id)
+		d.close("its session was reattached on another connection")
+		select {
+		case <-d.done:
+		case <-t.C:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func acceptsEventStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, p := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(p))
+			if err == nil && mt == mimeEventStream {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,217 @@
+// `dshd auth` on a real terminal: a pseudo-terminal is dshd's stdin,
+// stdout and stderr, as in the terminal an editor opens for terminal auth.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+)
+
+// openPty returns the two ends of a new pseudo-terminal.
+func openPty(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// ptyProc is `dshd args...` with a pseudo-terminal as its stdin, stdout and
+// stderr and as its controlling terminal, as in a terminal window.
+type ptyProc struct {
+	cmd    *exec.Cmd
+	tty    *os.File // our copy of the terminal's end, for its modes
+	screen *screen
+	exited chan struct{}
+	err    error // Wait's, after exited
+}
+
+func startOnPty(t *testing.T, env []string, args ...string) *ptyProc {
+	t.Helper()
+	master, tty := openPty(t)
+	t.Cleanup(func() { tty.Close() })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &ptyProc{cmd: exec.Command(exe, args...), tty: tty, exited: make(chan struct{})}
+	p.cmd.Env = baseEnv(t, env...)
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = tty, tty, tty
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	})
+	p.screen = readScreen(master)
+	return p
+}
+
+// typeKeys writes to the terminal as the user's keyboard would.
+func (p *ptyProc) typeKeys(t *testing.T, keys string) {
+	t.Helper()
+	// The master end is the screen's reader's; writing to it is safe.
+	if _, err := p.screen.master.WriteString(keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *ptyProc) wait(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		t.Fatalf("dshd auth did not exit; screen:\n%s", p.screen)
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatalf("dshd auth: %v", p.err)
+	return -1
+}
+
+// screen is everything the terminal showed, with a wait for a text.
+type screen struct {
+	master  *os.File
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func readScreen(r *os.File) *screen {
+	s := &screen{master: r, changed: make(chan struct{})}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := r.Read(b)
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			close(s.changed)
+			s.changed = make(chan struct{})
+			s.mu.Unlock()
+			if err != nil {
+				// EIO once the terminal's other end is closed.
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until the screen shows text.
+func (s *screen) waitFor(ctx context.Context, text string) error {
+	for {
+		s.mu.Lock()
+		done := strings.Contains(s.buf.String(), text)
+		ch := s.changed
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return errors.New("the terminal shows no " + text)
+		}
+	}
+}
+
+func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
+	srv := fakeModel(t)
+	srv.RequireAPIKey("sk-typed-secret")
+	env, keyFile := authHome(t)
+	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
+	ctx := testCtx(t)
+	if err := p.screen.waitFor(ctx, "Model API key (DEEPSEEK_API_KEY): "); err != nil {
+		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	}
+	// The prompt shows once echo is off, so the key typed now is hidden.
+	p.typeKeys(t, "sk-typed-secret\r")
+	if code := p.wait(ctx, t); code != 0 {
+		t.Fatalf("dshd auth: exit %d; screen:\n%s", code, p.screen)
+	}
+	if err := p.screen.waitFor(ctx, "Stored the key"); err != nil {
+		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	}
+	if strings.Contains(p.screen.String(), "sk-typed") {
+		t.Fatalf("the key showed on the terminal:\n%s", p.screen)
+	}
+	checkStored(t, keyFile, "sk-typed-secret")
+
+	// And a new daemon's session sends it.
+	srv.Enqueue(openaitest.Text("hello"))
+	code, stdout, stderr := runDshd(t, env, deepSeekAt(srv, "prompt", "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "hi")...)
+	if code != 0 || stdout != "hello\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	if got := chatAuth(srv); len(got) != 1 || got[0] != "Bearer sk-typed-secret" {
+		t.Fatalf("Authorization %q, want the typed key", got)
+	}
+}
+
+func TestAuth_CtrlCOnTheTerminalStoresNothingAndRestoresEcho(t *testing.T) {
+	srv := fakeModel(t)
+	env, keyFile := authHome(t)
+	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
+	ctx := testCtx(t)
+	if err := p.screen.waitFor(ctx, "Model API key"); err != nil {
+		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	}
+	p.typeKeys(t, "sk-half\x03")
+	if code := p.wait(ctx, t); code != 1 {
+		t.Fatalf("dshd auth after Ctrl-C: exit %d, want 1; screen:\n%s", code, p.screen)
+	}
+	tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tio.Lflag&unix.ECHO == 0 || tio.Lflag&unix.ICANON == 0 {
+		t.Fatalf("the terminal was left without echo or line editing (lflag %#o)", tio.Lflag)
+	}
+	if _, err := os.Stat(keyFile); !os.IsNotExist(err) {
+		t.Fatalf("a key was stored after Ctrl-C (%v)", err)
+	}
+}

@@ -1,0 +1,243 @@
+// This file implements `dshd serve --listen http(s)://HOST:PORT`: ACP's
+// remote transport on /acp, the probes, metrics, and the drain on SIGTERM.
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+	"github.com/dshd/dshd/cmd/dshd/internal/listen"
+)
+
+// isRemoteListen reports whether --listen names the remote transport.
+func isRemoteListen(addr string) bool {
+	return strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://")
+}
+
+// closeWait bounds the end of the connections and of the HTTP server once
+// the drain is over.
+const closeWait = 5 * time.Second
+
+// serveRemote serves until a signal: the first SIGTERM or SIGINT drains
+// (readiness goes false, new sessions and turns are refused, running turns
+// get --drain-grace-seconds), then every connection is ended, which
+// cancels the turns left and journals them. A second signal ends at once.
+func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, log *slog.Logger) error {
+	u, err := url.Parse(st.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", st.Listen, err)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", st.Listen, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !loopbackOnly(host) && st.Token == "" {
+		return fmt.Errorf("--listen %s: a listener off loopback needs a token (DSHD_TOKEN or --token-file)", st.Listen)
+	}
+	secure := u.Scheme == "https"
+	var tlsConf *tls.Config
+	switch {
+	case secure && (st.TLSCert == "" || st.TLSKey == ""):
+		return errors.New("--listen https:// needs --tls-cert and --tls-key")
+	case !secure && (st.TLSCert != "" || st.TLSKey != ""):
+		return errors.New("--tls-cert and --tls-key need --listen https://")
+	case secure:
+		cert, err := tls.LoadX509KeyPair(st.TLSCert, st.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+
+	srv := d.Server
+	// The limits of the unix and tcp listeners, as they apply here: the
+	// same settings bound each ACP connection (the rpc stream under
+	// srv.ServeConn has them too), and the TCP listener is the tcp one's.
+	adm := &httpAdmission{
+		requireAuth: st.Token != "",
+		handshake:   max(st.HandshakeTimeout, 0),
+		maxFailures: max(st.MaxAuthFailures, 1),
+		limitHit:    d.Metrics.LimitHit,
+		log:         log,
+	}
+	h, err := remote.NewHandler(remote.Options{
+		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
+		Token:              st.Token,
+		Authenticated:      adm.authenticated,
+		AuthFailed:         adm.authFailed,
+		SessionExists:      srv.SessionExists,
+		Accepting:          func() bool { return !srv.Draining() },
+		MaxConnections:     st.MaxConnections,
+		MaxMessageBytes:    st.MaxLineBytes,
+		MaxInitializeBytes: st.PreauthMaxLineBytes,
+		MaxQueuedInput:     st.MaxQueuedInputBytes,
+		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
+		WriteTimeout:       orNever(st.WriteTimeout),
+		HandshakeTimeout:   orNever(st.HandshakeTimeout),
+		KeepAlive:          seconds(st.KeepaliveSeconds),
+		DetachTimeout:      seconds(st.DetachTimeoutSeconds),
+		AffinityCookie:     st.AffinityCookie,
+		AffinityValue:      affinityValue(),
+		Secure:             secure,
+		Observer:           d.Metrics,
+		Logger:             log,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/acp", h)
+	mux.Handle("/metrics", d.Metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if srv.Draining() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(!secure) // h2c with prior knowledge
+	hs := &http.Server{
+		Handler:           mux,
+		TLSConfig:         tlsConf,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		Protocols:         &protocols,
+		// Every SSE stream is one HTTP/2 stream; a client with many
+		// sessions needs more than the default 250.
+		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnContext: adm.connContext,
+	}
+	inner, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return err
+	}
+	lo := listenOptions(st, log)
+	lo.Refuse = adm.refuse(secure)
+	l := listen.New(inner, lo)
+	endpoint := (&url.URL{Scheme: u.Scheme, Host: l.Addr().String(), Path: "/acp"}).String()
+	log.Info("dshd listening", "addr", endpoint, "tls", secure, "token", st.Token != "")
+
+	served := make(chan error, 1)
+	go func() {
+		if secure {
+			served <- hs.ServeTLS(l, "", "")
+		} else {
+			served <- hs.Serve(l)
+		}
+	}()
+
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sig)
+	select {
+	case err := <-served:
+		_ = h.Close(context.Background())
+		return err
+	case <-parent.Done():
+	case s := <-sig:
+		drain(srv, st, log, s, sig)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	_ = h.Close(ctx)
+	if err := hs.Shutdown(ctx); err != nil {
+		_ = hs.Close()
+	}
+	<-served
+	log.Info("dshd stopped")
+	return nil
+}
+
+// drain refuses new work and waits for the running turns, up to the grace
+// or a second signal.
+func drain(srv interface {
+	Drain()
+	RunningTurns() int
+	WaitTurns(context.Context) bool
+	CancelTurns()
+}, st *config.Settings, log *slog.Logger, s os.Signal, sig <-chan os.Signal) {
+	srv.Drain()
+	grace := seconds(st.DrainGraceSeconds)
+	log.Info("draining", "signal", s.String(), "turns", srv.RunningTurns(), "grace", grace)
+	ctx, cancel := context.WithTimeout(context.Background(), max(grace, 0))
+	defer cancel()
+	go func() {
+		select {
+		case <-sig:
+			log.Info("second signal: stopping now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if srv.WaitTurns(ctx) {
+		return
+	}
+	log.Warn("the drain grace is over: cancelling the turns still running", "turns", srv.RunningTurns())
+	// Cancelled turns answer their prompts and journal what they did
+	// while the connections are still open.
+	srv.CancelTurns()
+	wait, stop := context.WithTimeout(context.Background(), closeWait)
+	defer stop()
+	if !srv.WaitTurns(wait) {
+		log.Warn("turns did not end after their cancel", "turns", srv.RunningTurns())
+	}
+}
+
+// loopbackOnly reports whether host binds only loopback addresses.
+func loopbackOnly(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// affinityValue names this daemon in the affinity cookie: the host name,
+// which in Kubernetes is the pod's.
+func affinityValue() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// orNever turns a duration setting where 0 means never into the -1 the
+// remote transport reads so.
+func orNever(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// seconds turns a seconds setting into a duration; 0 means none (-1).
+func seconds(n int) time.Duration {
+	if n <= 0 {
+		return -1
+	}
+	return time.Duration(n) * time.Second
+}

@@ -1,0 +1,203 @@
+//go:build unix
+
+package acpprovider_test
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshd/dshd/subagents"
+)
+
+// remoteDshd runs the test's dshd on an http listener and returns it; its
+// addr is the /acp URL.
+func remoteDshd(t *testing.T, script string, env []string, extra ...string) *daemon {
+	t.Helper()
+	if !filepath.IsAbs(script) {
+		script = testdata(t, script)
+	}
+	args := append([]string{"serve", "--model", "scripted:" + script, "--state-dir", t.TempDir(), "--mode", "ask", "--listen", "http://127.0.0.1:0"}, extra...)
+	cmd := exec.Command(dshdBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return startDaemon(t, cmd, (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
+		if !strings.Contains(line, "dshd listening") {
+			return "", false
+		}
+		_, rest, _ := strings.Cut(line, "addr=")
+		return strings.Fields(rest)[0], true
+	})
+}
+
+func wsOf(u string) string { return "ws" + strings.TrimPrefix(u, "http") }
+
+func TestRemote_ADshdChildOverWebSocketAndStreamableHTTP(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	d := remoteDshd(t, "echo.json", nil)
+	for _, addr := range []string{wsOf(d.addr), d.addr} {
+		t.Run(addr[:strings.Index(addr, ":")], func(t *testing.T) {
+			for _, prompt := range []string{"first", "second"} {
+				if res := ask(t, p, parent, prompt, map[string]string{"address": addr}); res.StopReason != subagents.StopCompleted || res.Output != "You said: "+prompt {
+					t.Fatalf("result = %+v", res)
+				}
+			}
+		})
+	}
+}
+
+func TestRemote_TheTokenComesFromTokenEnv(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	const token = "provider-token-0123456789"
+	d := remoteDshd(t, "echo.json", []string{"DSHD_TOKEN=" + token})
+	t.Setenv("TEST_REMOTE_TOKEN", token)
+	for _, addr := range []string{wsOf(d.addr), d.addr} {
+		if res := ask(t, p, parent, "hi", map[string]string{"address": addr, "token-env": "TEST_REMOTE_TOKEN"}); res.Output != "You said: hi" {
+			t.Fatalf("%s with the token: %+v", addr, res)
+		}
+		res := ask(t, p, parent, "hi", map[string]string{"address": addr})
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "401") || !strings.Contains(res.Diagnostic, addr) {
+			t.Fatalf("%s without the token: %+v", addr, res)
+		}
+	}
+}
+
+// tsRemoteAgent runs the SDK's experimental server hosting its echo agent
+// (conformance/interop/remote-agent.mjs), or skips without node.
+func tsRemoteAgent(t *testing.T) *daemon {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "conformance", "interop")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ws")); err != nil {
+		t.Skip("conformance/interop/node_modules is not installed (npm ci there)")
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "remote-agent.mjs"))
+	return startDaemon(t, cmd, (*exec.Cmd).StdoutPipe, func(line string) (string, bool) {
+		return strings.CutPrefix(line, "listening ")
+	})
+}
+
+func TestRemote_TheSDKsExperimentalServerAsAChild(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	d := tsRemoteAgent(t)
+	for _, addr := range []string{wsOf(d.addr), d.addr} {
+		res := ask(t, p, parent, "hello over "+addr[:2], map[string]string{"address": addr})
+		if res.StopReason != subagents.StopCompleted || res.Output != "echo: hello over "+addr[:2] {
+			t.Fatalf("%s: %+v", addr, res)
+		}
+	}
+}
+
+// proxy forwards TCP connections to a backend until cut, which drops
+// every connection open at that moment, as a network failure would.
+type proxy struct {
+	l       net.Listener
+	backend string
+	mu      sync.Mutex
+	conns   []net.Conn
+	wg      sync.WaitGroup
+}
+
+func newProxy(t *testing.T, backend string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{l: l, backend: backend}
+	p.wg.Go(p.accept)
+	t.Cleanup(func() {
+		l.Close()
+		p.cut()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		b, err := net.Dial("tcp", p.backend)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, b)
+		p.mu.Unlock()
+		p.wg.Go(func() { io.Copy(b, c); b.Close() })
+		p.wg.Go(func() { io.Copy(c, b); c.Close() })
+	}
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func TestRemote_AConnectionDroppedDuringARunIsRetriedOnceThroughTheSession(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	script := filepath.Join(t.TempDir(), "gate.json")
+	os.WriteFile(script, []byte(`{"rules":[
+	 {"user":"^gated","step":0,"text":"waiting at the gate","toolCalls":[{"name":"run_command","arguments":{"command":"while [ ! -e `+gate+` ]; do sleep 0.02; done"}}]},
+	 {"user":"^gated","step":1,"text":"through the gate"},
+	 {"text":"You said: {{user}}"}]}`), 0o600)
+	d := remoteDshd(t, script, nil, "--mode", "yolo")
+	for _, scheme := range []string{"ws", "http"} {
+		t.Run(scheme, func(t *testing.T) {
+			os.Remove(gate)
+			p := newProvider(t, nil)
+			parent := newParent(t, parentOpts{})
+			u, _ := url.Parse(d.addr)
+			px := newProxy(t, u.Host)
+			addr := scheme + "://" + px.l.Addr().String() + "/acp"
+			progress := newProgressLog()
+			run := start(t, p, subagents.StartRequest{Prompt: "gated task", Parent: parent.Scope, Options: map[string]string{"address": addr}, Progress: progress.report})
+			defer run.Dispose()
+			progress.waitText(t, "waiting at the gate")
+			px.cut()
+			os.WriteFile(gate, nil, 0o600)
+			res := wait(t, run)
+			if res.StopReason != subagents.StopCompleted || res.Output != "through the gate" {
+				t.Fatalf("result = %+v", res)
+			}
+		})
+	}
+}
+
+func TestRemote_ARunWhoseAgentIsGoneEndsWithAnErrorNamingTheAddress(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	d := remoteDshd(t, "echo.json", nil)
+	addr := wsOf(d.addr)
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: "hang here", Parent: parent.Scope, Options: map[string]string{"address": addr}, Progress: progress.report})
+	defer run.Dispose()
+	progress.waitText(t, "Working on it.")
+	d.kill()
+	res := wait(t, run)
+	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, addr) {
+		t.Fatalf("result = %+v", res)
+	}
+}

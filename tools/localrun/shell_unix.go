@@ -1,0 +1,6 @@
+//go:build unix
+
+package localrun
+
+// defaultShell runs a command line.
+const defaultShell = "/bin/sh"
