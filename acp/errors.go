@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"strings"
+
+	"github.com/dshd/dshd/internal/reason"
 )
 
 // Error is a JSON-RPC error object (acp-v1 §21). It is also the error type of
@@ -67,87 +68,10 @@ var (
 var ErrConnClosed = fmt.Errorf("acp: connection closed: %w", net.ErrClosed)
 
 // Reason returns the human reason of e, for a person or a model to read:
-// the reason the peer put in Data, whichever field carries it, else
-// Message. Peers spell it differently: Data itself as a string, or a
-// member "reason" (dshd), "details" (the TypeScript SDK, acpx), "error"
-// (the Go SDK) or "message" of a Data object, searched in that order, a
-// member that is itself an object searched the same way. A "field" member
-// beside the reason is named before it ("cwd: must be absolute"). The
-// reason replaces a Message that only names the code ("Internal error");
-// a Message that says more keeps it and the reason follows.
-func (e *Error) Reason() string {
-	msg := strings.TrimSpace(e.Message)
-	r := reasonIn(plainData(e.Data), 0)
-	switch {
-	case r == "" && msg == "":
-		return fmt.Sprintf("error %d", e.Code)
-	case r == "":
-		return msg
-	case msg == "" || isCodeMessage(msg) || strings.Contains(r, msg):
-		return r
-	case strings.Contains(msg, r):
-		return msg
-	}
-	return msg + ": " + r
-}
-
-// reasonKeys are the members that carry a reason, in the order searched.
-var reasonKeys = []string{"reason", "details", "error", "message"}
-
-// reasonIn finds the reason in decoded JSON data (see [Error.Reason]).
-func reasonIn(v any, depth int) string {
-	switch v := v.(type) {
-	case string:
-		return strings.TrimSpace(v)
-	case map[string]any:
-		if depth > 3 {
-			return ""
-		}
-		for _, k := range reasonKeys {
-			r := reasonIn(v[k], depth+1)
-			if r == "" {
-				continue
-			}
-			if f, ok := v["field"].(string); ok && f != "" && !strings.HasPrefix(r, f) {
-				r = f + ": " + r
-			}
-			return r
-		}
-	}
-	return ""
-}
-
-// plainData returns Data as decoded JSON (strings, maps, slices, numbers),
-// whatever Go value holds it: a peer's error keeps it as raw JSON, dshd's
-// own as maps or strings.
-func plainData(d any) any {
-	switch d := d.(type) {
-	case nil, string, map[string]any:
-		return d
-	case json.RawMessage:
-		var v any
-		if json.Unmarshal(d, &v) != nil {
-			return nil
-		}
-		return v
-	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil
-	}
-	return plainData(json.RawMessage(b))
-}
-
-// isCodeMessage reports whether msg only names an error code, as the
-// standard messages of §21 do.
-func isCodeMessage(msg string) bool {
-	for _, e := range []*Error{ErrParse, ErrInvalidRequest, ErrMethodNotFound, ErrInvalidParams, ErrInternal, ErrRequestCancelled, ErrAuthRequired, ErrResourceNotFound} {
-		if strings.EqualFold(msg, e.Message) {
-			return true
-		}
-	}
-	return strings.EqualFold(msg, "Internal server error") || strings.EqualFold(msg, "Server error")
-}
+// the reason the peer put in Data, whichever field carries it ("reason",
+// "details", "error", "message", or Data as a string), else Message; the
+// rule is [reason.Of], which the model backend shares.
+func (e *Error) Reason() string { return reason.Of(e.Code, e.Message, e.Data) }
 
 // invalidField is the -32602 error naming a params field.
 func invalidField(field, reason string) *Error {

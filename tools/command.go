@@ -40,7 +40,7 @@ func AskCommand(runner Runner, cmd Command) (CommandQuestion, error) {
 			return CommandQuestion{}, err
 		}
 	}
-	text := commandFence(line) + "\n\nin `" + cmd.Dir + "`\n\n" + sandbox
+	text := Fence(line, "sh") + "\n\nin `" + cmd.Dir + "`\n\n" + sandbox
 	return CommandQuestion{Title: commandTitle(line), Content: []Content{TextContent(text)}}, nil
 }
 
@@ -62,23 +62,4 @@ func commandTitle(s string) string {
 		suffix = "… (" + strconv.Itoa(len(lines)) + " lines)"
 	}
 	return t[:i] + suffix
-}
-
-// commandFence wraps s in a Markdown code fence longer than any backtick
-// run in it, so an editor shows every line verbatim.
-func commandFence(s string) string {
-	n, run := 3, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return f + "sh\n" + s + f
 }

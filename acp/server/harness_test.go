@@ -103,7 +103,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		t.Cleanup(dispose)
 	}
 	for _, b := range append(subagent.DefaultBindings(), o.bindings...) {
-		dispose, err := subagent.BindWith(svc, base, b, nil)
+		dispose, err := subagent.Bind(svc, base, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 )
 
 // Role is the author of a [Message].
@@ -155,6 +156,36 @@ func (u *Usage) Add(o Usage) {
 	u.TotalTokens += o.TotalTokens
 	u.CachedInputTokens += o.CachedInputTokens
 	u.ReasoningTokens += o.ReasoningTokens
+}
+
+// Sleep waits d, or until ctx ends, whichever comes first, and returns
+// ctx's error when ctx ended: the wait of a backend's retry and of a
+// scripted model's delay. d <= 0 does not wait.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Since is what was spent between the running total before and u, field
+// by field: the inverse of [Usage.Add]. A field that went down (a total
+// that was reset) comes out negative; the caller decides what that means.
+func (u Usage) Since(before Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens - before.InputTokens,
+		OutputTokens:      u.OutputTokens - before.OutputTokens,
+		TotalTokens:       u.TotalTokens - before.TotalTokens,
+		CachedInputTokens: u.CachedInputTokens - before.CachedInputTokens,
+		ReasoningTokens:   u.ReasoningTokens - before.ReasoningTokens,
+	}
 }
 
 // FinishReason says why the model stopped. Backends map their own values

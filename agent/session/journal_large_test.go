@@ -114,7 +114,10 @@ func TestJournalWritesALargeRecordWithoutACopyOfIt(t *testing.T) {
 				t.Fatal(aerr)
 			}
 			t.Logf("Append held %d KiB more for a %d MiB record", n>>10, size>>20)
-			if n > size/4 { // a copy of the record, or of its encoding, is 4 times this
+			// A copy of the record, or of its encoding, is twice this; the
+			// pieces in flight and the encoder's pooled buffers, up to about
+			// 4 MiB under -race on a loaded machine, stay well below it.
+			if n > size/2 {
 				t.Errorf("Append held %d MiB more for a %d MiB record, want no copy of it", n>>20, size>>20)
 			}
 			got, err := os.ReadFile(JournalPath(dir, "big"))

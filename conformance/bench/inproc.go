@@ -67,7 +67,7 @@ func newInproc(stateDir, cwd string) (*inproc, error) {
 		closers = append(closers, dispose)
 	}
 	for _, b := range subagent.DefaultBindings() {
-		dispose, err := subagent.BindWith(svc, base, b, nil)
+		dispose, err := subagent.Bind(svc, base, b, nil)
 		if err != nil {
 			return nil, err
 		}

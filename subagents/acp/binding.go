@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dshd/dshd/internal/secret"
 	"github.com/dshd/dshd/internal/suggest"
 )
 
@@ -33,7 +34,7 @@ const (
 	// KeyEnv sets environment variables: words of the form NAME=VALUE.
 	KeyEnv = "env"
 	// KeyPassEnv passes variables of the daemon's environment that
-	// [SensitiveEnvName] would hold back (an agent's API key): words
+	// [secret.Name] would hold back (an agent's API key): words
 	// naming them; a name that is not set is skipped.
 	KeyPassEnv = "pass-env"
 	// KeyUnsetEnv removes environment variables: words naming them.
@@ -473,18 +474,8 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// SensitiveEnvName reports whether an environment variable's name looks
-// like it holds a credential: it contains KEY, SECRET or TOKEN in any
-// case. Such variables of the daemon's environment are not passed to an
-// agent process unless its binding names them (env=, pass-env=), so an
-// agent gets only the credentials it was given.
-func SensitiveEnvName(name string) bool {
-	up := strings.ToUpper(name)
-	return strings.Contains(up, "KEY") || strings.Contains(up, "SECRET") || strings.Contains(up, "TOKEN")
-}
-
 // environ returns the child's environment: the daemon's, without the
-// unset names and without what [SensitiveEnvName] holds back, then the
+// unset names and without what [secret.Name] holds back, then the
 // pass-env names taken from the daemon's environment, then the set
 // entries, which replace either. An unset name removes all three.
 func (t *target) environ() []string {
@@ -504,7 +495,7 @@ func (t *target) environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !unset[name] && !explicit[name] && !passed[name] && !SensitiveEnvName(name) {
+		if !unset[name] && !explicit[name] && !passed[name] && !secret.Name(name) {
 			env = append(env, kv)
 		}
 	}

@@ -6,8 +6,6 @@
 package acpprovider
 
 import (
-	"time"
-
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
@@ -50,7 +48,7 @@ func (r *run) charge(news llm.Usage) {
 // no usage_update carried).
 func (r *run) settle(runUsage llm.Usage) {
 	r.mu.Lock()
-	news := atLeastZero(since(runUsage, r.usage.charged))
+	news := atLeastZero(runUsage.Since(r.usage.charged))
 	r.usage.charged.Add(news)
 	r.mu.Unlock()
 	r.c.meter.Charge(news)
@@ -63,13 +61,7 @@ func (r *run) budgetRanOut() {
 		return
 	}
 	r.c.log.Info("the child's budget ran out; stopping it", "err", r.c.meter.Exhausted())
-	pr, sess := r.c.conn()
-	r.sendCancel(pr, sess)
-	r.mu.Lock()
-	if r.grace == nil {
-		r.grace = time.AfterFunc(r.c.p.o.CancelGrace, r.stopCall)
-	}
-	r.mu.Unlock()
+	r.stop()
 }
 
 // outOfBudget marks a result that ended because a budget ran out: the
@@ -84,16 +76,6 @@ func (r *run) outOfBudget(res *subagents.Result) {
 		return
 	}
 	res.StopReason, res.OutOfBudget, res.Diagnostic = subagents.StopMaxTokens, true, err.Error()
-}
-
-func since(now, before llm.Usage) llm.Usage {
-	return llm.Usage{
-		InputTokens:       now.InputTokens - before.InputTokens,
-		OutputTokens:      now.OutputTokens - before.OutputTokens,
-		TotalTokens:       now.TotalTokens - before.TotalTokens,
-		CachedInputTokens: now.CachedInputTokens - before.CachedInputTokens,
-		ReasoningTokens:   now.ReasoningTokens - before.ReasoningTokens,
-	}
 }
 
 func atLeastZero(u llm.Usage) llm.Usage {

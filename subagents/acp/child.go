@@ -152,11 +152,11 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		c.requester = id
 	}
 	if ctx.Err() != nil {
-		return settledRun(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
 	if _, err := c.meter.Remaining(); err != nil {
 		// Nothing is left to spend: no agent is started for it.
-		return settledRun(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
+		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
 	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
@@ -201,36 +201,14 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 func (c *child) failedStart(ctx context.Context, err error) subagents.Run {
 	if ctx.Err() != nil {
 		c.log.Debug("start cancelled", "err", err)
-		return settledRun(c.id, subagents.Result{StopReason: subagents.StopAborted})
+		return runkit.NewSettled(c.id, subagents.Result{StopReason: subagents.StopAborted})
 	}
 	c.log.Warn("the agent could not be started", "err", err)
-	return settledRun(c.id, subagents.Result{
+	return runkit.NewSettled(c.id, subagents.Result{
 		StopReason: subagents.StopError,
 		Diagnostic: runkit.Cut(fmt.Sprintf("the agent %s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
 	})
 }
-
-// settled is a run that ended before a child existed. There is nothing
-// to cancel or dispose, and nothing to resume.
-type settled struct {
-	*runkit.Run
-	id string
-}
-
-func settledRun(id string, res subagents.Result) *settled {
-	r := &settled{Run: runkit.NewRun(), id: id}
-	r.Finish(res)
-	return r
-}
-
-// ID returns the run's id.
-func (r *settled) ID() string { return r.id }
-
-// Cancel does nothing: the run has ended.
-func (r *settled) Cancel() {}
-
-// Dispose does nothing: the run holds nothing.
-func (r *settled) Dispose() error { return nil }
 
 // clientCaps are the client capabilities the parent can honestly offer:
 // fs and terminal only when its environment has them, subagents only when
@@ -537,15 +515,7 @@ func (c *child) reattach(ctx context.Context) error {
 	c.log.Warn("the child's endpoint is gone: its task goes to another", "from", from, "to", c.endpoint)
 	c.p.fleet.released(from)
 	own := &route{c: c, down: sess, up: c.up}
-	old.removeRoutes(oldRoutes)
-	var gone []*route
-	for _, rt := range oldRoutes {
-		if rt.parent != nil {
-			gone = append(gone, rt)
-		}
-	}
-	old.lostRoutes(gone)
-	c.forget(gone)
+	c.leave(old, oldRoutes)
 	c.mu.Lock()
 	c.peer, c.session = pr, sess
 	c.routes = []*route{own}
@@ -553,6 +523,21 @@ func (c *child) reattach(ctx context.Context) error {
 	pr.addRoute(own)
 	c.p.releasePeer(old)
 	return nil
+}
+
+// leave takes the child's routes off the connection it is moving from:
+// the routes of its relayed children are lost with that connection, and
+// the editor forgets them.
+func (c *child) leave(old *peer, routes []*route) {
+	old.removeRoutes(routes)
+	var gone []*route
+	for _, rt := range routes {
+		if rt.parent != nil {
+			gone = append(gone, rt)
+		}
+	}
+	old.lostRoutes(gone)
+	c.forget(gone)
 }
 
 // forget drops the editor's routes of the child and its relayed children.
@@ -604,15 +589,7 @@ func (c *child) reconnect(ctx context.Context) error {
 		c.p.releasePeer(pr)
 		return fmt.Errorf("%s could not continue the session: %s", c.t.label, wireMessage(err))
 	}
-	old.removeRoutes(oldRoutes)
-	var gone []*route
-	for _, rt := range oldRoutes {
-		if rt.parent != nil {
-			gone = append(gone, rt)
-		}
-	}
-	old.lostRoutes(gone)
-	c.forget(gone)
+	c.leave(old, oldRoutes)
 	c.mu.Lock()
 	c.peer = pr
 	c.routes = []*route{own}

@@ -52,8 +52,8 @@
 // helper it started) with stdin, stdout and stderr on pipes the provider
 // owns; stdout is checked line by line and anything that is not a JSON
 // object ends the run. Its environment is the daemon's without the
-// variables named like credentials ([SensitiveEnvName]: KEY, SECRET or
-// TOKEN in any case), plus what the binding passes explicitly (env=,
+// variables named like credentials ([secret.Name]: KEY, SECRET, TOKEN,
+// PASSWORD… in any case), plus what the binding passes explicitly (env=,
 // pass-env=; for this program, the model's API key). Teardown is:
 // session/close when advertised, close stdin, wait [Options.EOFGrace],
 // SIGTERM to the group, wait [Options.TermGrace], SIGKILL to the group,

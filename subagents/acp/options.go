@@ -47,7 +47,7 @@ type Options struct {
 	DefaultArgs []string
 	// DefaultEnv are extra NAME=value entries for Self's environment. The
 	// daemon's own environment is inherited except what looks like a
-	// credential ([SensitiveEnvName]), so the daemon puts its model's API
+	// credential ([secret.Name]), so the daemon puts its model's API
 	// key here.
 	DefaultEnv []string
 	// Agents are the named agents a binding can select with agent=NAME
@@ -104,7 +104,7 @@ type AgentConfig struct {
 	Token string
 	// Env sets and Unset removes environment variables of the command.
 	// The command inherits the daemon's environment except the variables
-	// whose names look like credentials ([SensitiveEnvName]); PassEnv
+	// whose names look like credentials ([secret.Name]); PassEnv
 	// names those it gets anyway (Env may also set them).
 	Env     map[string]string
 	PassEnv []string

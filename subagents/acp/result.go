@@ -86,7 +86,7 @@ type usageTally struct {
 func (t *usageTally) add(u *acp.UsageUpdate) llm.Usage {
 	t.lastUsed, t.sawUsed = u.Used, true
 	if turn, ok := metaCount(u.Meta, metaTurnUsage); ok {
-		news := atLeastZero(since(turn, t.turn))
+		news := atLeastZero(turn.Since(t.turn))
 		t.turn, t.perTurn = turn, true
 		if call, ok := metaCount(u.Meta, metaUsage); ok {
 			t.calls.Add(call)

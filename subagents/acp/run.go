@@ -441,6 +441,12 @@ func (r *run) Cancel() {
 	if r.Ended() {
 		return
 	}
+	r.stop()
+}
+
+// stop asks the agent to cancel its turn (session/cancel) and, past
+// CancelGrace, stops waiting for its answer.
+func (r *run) stop() {
 	pr, sess := r.c.conn()
 	r.sendCancel(pr, sess)
 	r.mu.Lock()

@@ -172,8 +172,8 @@ func TestStart_ReportsAFlattenedChildFailureThroughTheLog(t *testing.T) {
 }
 
 // Mirrors "drops credential-shaped ambient vars but keeps the explicit
-// extras", in a real child process: names holding KEY, SECRET or TOKEN in
-// any case stay behind unless the binding passes them explicitly (env=,
+// extras", in a real child process: names that look like credentials
+// (secret.Name: KEY, SECRET, TOKEN…) stay behind unless the binding passes them explicitly (env=,
 // or pass-env= from the daemon's environment).
 func TestEnv_TheChildDropsCredentialShapedAmbientVarsButKeepsTheExplicitExtras(t *testing.T) {
 	t.Setenv("ACPPROVIDER_TEST_SECRET_TOKEN", "leak-me")

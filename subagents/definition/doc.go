@@ -23,7 +23,7 @@
 // tools in it, shared by the sessions in that workspace, and brings it up
 // to date with the files ([Workspace.Refresh]): a new, changed or deleted
 // file registers, re-derives or unregisters its tool, through
-// [subagent.BindWith], which follows the provider's lifecycle.
+// [subagent.Bind], which follows the provider's lifecycle.
 //
 // The package imports tools/subagent, subagents, tools and
 // internal/frontmatter, never a provider. Reading many files spreads the

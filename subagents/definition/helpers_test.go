@@ -43,7 +43,7 @@ func newDaemon(t testing.TB) *daemon {
 		}
 	}
 	for _, b := range subagent.DefaultBindings() {
-		dispose, err := subagent.Bind(svc, base, b)
+		dispose, err := subagent.Bind(svc, base, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

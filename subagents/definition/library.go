@@ -197,7 +197,7 @@ func (w *Workspace) bind(defs []*Definition) ([]*Definition, []*Error) {
 			b.dispose()
 			delete(w.bound, d.Name())
 		}
-		dispose, err := subagent.BindWith(l.o.Service, w.layer, d.Binding, &subagent.BindOptions{Logger: l.log})
+		dispose, err := subagent.Bind(l.o.Service, w.layer, d.Binding, &subagent.BindOptions{Logger: l.log})
 		if err != nil {
 			errs = append(errs, &Error{File: d.File, Err: err, scope: d.Scope})
 			continue

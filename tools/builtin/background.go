@@ -81,7 +81,7 @@ func (t *runCommand) background(ctx context.Context, set *tasks.Set, runner tool
 	fmt.Fprintf(&b, "Started background task %s: %s\n", r.ID, oneLine(cmd.Command, 200))
 	switch {
 	case r.New != "":
-		b.WriteString("First output:\n" + fence(r.New, "console") + "\n")
+		b.WriteString("First output:\n" + tools.Fence(r.New, "console") + "\n")
 	default:
 		b.WriteString("(no output yet)\n")
 	}

@@ -57,9 +57,6 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	if p.Path == "" {
-		return tools.Errorf("path is required"), nil
-	}
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll
 	switch {
@@ -70,13 +67,9 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	case len(edits) == 0:
 		return tools.Errorf("nothing to do: give old_text and new_text, or edits"), nil
 	}
-	env, res := envOf(call)
+	env, path, res := fileOf(call, p.Path)
 	if res != nil {
 		return res, nil
-	}
-	path, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return pathError(err), nil
 	}
 	shown := env.Workspace.Display(path)
 	file, err := openTarget(fsOf(env), path)
@@ -101,25 +94,15 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	if res != nil {
 		return res, nil
 	}
-	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: &old, NewText: text}}
-	loc := []tools.Location{{Path: path, Line: firstLine}}
-	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: "Edit " + shown, Kind: tools.KindEdit, Effect: tools.EditEffect(path),
-		Content: diff, Locations: loc,
-	}); res != nil || err != nil {
+	c := &change{title: "Edit " + shown, path: path, shown: shown, old: &old, text: text, line: firstLine}
+	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
 		return res, err
-	}
-	if err := file.Commit(ctx, text); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return tools.Errorf("cannot write %s: %v", shown, err), nil
 	}
 	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)
 	if len(edits) > 1 {
 		out = fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", shown, len(edits), replaced)
 	}
-	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: "Edit " + shown}, nil
+	return c.result(out), nil
 }
 
 // applyEdits applies edits to text in order. It returns the new text, the

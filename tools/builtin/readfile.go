@@ -93,19 +93,12 @@ func (t *readFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	if p.Path == "" {
-		return tools.Errorf("path is required"), nil
-	}
 	if p.Offset < 0 || p.Limit < 0 {
 		return tools.Errorf("offset and limit must not be negative"), nil
 	}
-	env, res := envOf(call)
+	env, path, res := fileOf(call, p.Path)
 	if res != nil {
 		return res, nil
-	}
-	path, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return pathError(err), nil
 	}
 	offset := max(p.Offset, 1)
 	limit := p.Limit

@@ -188,7 +188,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 	}
 	b.WriteString("[" + status + "]\n")
 
-	shown := fence(result.Output, "console") + "\n" + status
+	shown := tools.Fence(result.Output, "console") + "\n" + status
 	content := []tools.Content{tools.TextContent(shown)}
 	if id := prog.terminal(); id != "" {
 		content = []tools.Content{{Type: tools.ContentTerminal, TerminalID: id, Text: shown}}
@@ -261,7 +261,7 @@ func (p *progress) output(chunk string) {
 	}
 	text := string(tail)
 	p.mu.Unlock()
-	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(fence(text, "console"))}})
+	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(tools.Fence(text, "console"))}})
 }
 
 // progressTail is how much of a command's output its progress shows.
@@ -284,23 +284,4 @@ func (p *progress) terminal() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.terminalID
-}
-
-// fence wraps s in a Markdown code fence longer than any backtick run in
-// it, so editors that render text as Markdown show it verbatim.
-func fence(s, lang string) string {
-	n, run := 3, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return f + lang + "\n" + s + f
 }

@@ -45,16 +45,9 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	if p.Path == "" {
-		return tools.Errorf("path is required"), nil
-	}
-	env, res := envOf(call)
+	env, path, res := fileOf(call, p.Path)
 	if res != nil {
 		return res, nil
-	}
-	path, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return pathError(err), nil
 	}
 	file, err := openTarget(fsOf(env), path)
 	if err != nil {
@@ -81,26 +74,16 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 	if old == nil {
 		verb = "Create"
 	}
-	diff := []tools.Content{{Type: tools.ContentDiff, Path: path, OldText: old, NewText: p.Content}}
-	loc := []tools.Location{{Path: path}}
-	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: verb + " " + shown, Kind: tools.KindEdit, Effect: tools.EditEffect(path),
-		Content: diff, Locations: loc,
-	}); res != nil || err != nil {
+	c := &change{title: verb + " " + shown, path: path, shown: shown, old: old, text: p.Content}
+	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
 		return res, err
-	}
-	if err := file.Commit(ctx, p.Content); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return tools.Errorf("cannot write %s: %v", shown, err), nil
 	}
 	done := "Wrote"
 	if old == nil {
 		done = "Created"
 	}
 	out := fmt.Sprintf("%s %s (%s, %s)", done, shown, plural(countLines(p.Content), "line"), plural(len(p.Content), "byte"))
-	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: verb + " " + shown}, nil
+	return c.result(out), nil
 }
 
 // plural is "1 line", "2 lines", "0 lines".

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/dshd/dshd/internal/secret"
 )
 
 // Inherit is where a command's environment starts.
@@ -40,17 +42,13 @@ var Core = []string{
 	"TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
 }
 
-// secretWords are the default excludes: a name containing one of them,
-// in any case, is taken for a secret.
-var secretWords = []string{"KEY", "SECRET", "TOKEN"}
-
 // Policy says which variables a command gets. The zero value inherits
-// everything except names that look like secrets.
+// everything except names that look like secrets ([secret.Name]).
 type Policy struct {
 	// Inherit is the starting point; "" is InheritAll.
 	Inherit Inherit
-	// KeepSecretNames turns off the default excludes (names containing
-	// KEY, SECRET or TOKEN).
+	// KeepSecretNames turns off the default excludes (the names
+	// [secret.Name] takes for credentials: KEY, SECRET, TOKEN, PASSWORD…).
 	KeepSecretNames bool
 	// Exclude drops the names matching one of these globs.
 	Exclude []string
@@ -106,7 +104,7 @@ func (p *Policy) Apply(environ []string) []string {
 		if !ok || name == "" || !p.inherits(name) {
 			continue
 		}
-		if !p.KeepSecretNames && SecretName(name) || matchAny(p.Exclude, name) {
+		if !p.KeepSecretNames && secret.Name(name) || matchAny(p.Exclude, name) {
 			continue
 		}
 		put(name, value)
@@ -138,19 +136,6 @@ func (p *Policy) inherits(name string) bool {
 		return slices.Contains(Core, name)
 	}
 	return true
-}
-
-// SecretName reports whether name holds one of the secret words (KEY,
-// SECRET, TOKEN, in any case): the default excludes, the one rule for
-// "this variable looks like a credential".
-func SecretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // matchAny reports whether name matches one of the globs, ignoring case.

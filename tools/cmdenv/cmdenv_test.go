@@ -18,6 +18,8 @@ var environ = []string{
 	"GOFLAGS=-mod=mod",
 	"CI_JOB=7",
 	"EDITOR=vi",
+	"PGPASSWORD=pw",
+	"SSH_AUTH_SOCK=/tmp/agent.sock",
 }
 
 func names(env []string) []string {
@@ -41,19 +43,19 @@ func TestApply(t *testing.T) {
 		want []string
 	}{
 		{"the zero policy drops names that look like secrets", Policy{},
-			[]string{"PATH", "HOME", "LANG", "MY_COPY", "GOFLAGS", "CI_JOB", "EDITOR"}},
+			[]string{"PATH", "HOME", "LANG", "MY_COPY", "GOFLAGS", "CI_JOB", "EDITOR", "SSH_AUTH_SOCK"}},
 		{"dshd's secrets go by name and by value, even with the default excludes off", secrets(Policy{KeepSecretNames: true}),
-			[]string{"PATH", "HOME", "LANG", "GITHUB_TOKEN", "aws_secret_access_key", "GOFLAGS", "CI_JOB", "EDITOR"}},
+			[]string{"PATH", "HOME", "LANG", "GITHUB_TOKEN", "aws_secret_access_key", "GOFLAGS", "CI_JOB", "EDITOR", "PGPASSWORD", "SSH_AUTH_SOCK"}},
 		{"core keeps what programs need", secrets(Policy{Inherit: InheritCore}),
 			[]string{"PATH", "HOME", "LANG"}},
 		{"none passes only Set entries", secrets(Policy{Inherit: InheritNone, Set: []string{"A=1"}}),
 			[]string{"A"}},
 		{"exclude globs ignore case", secrets(Policy{Exclude: []string{"ci_*", "EDIT?R"}}),
-			[]string{"PATH", "HOME", "LANG", "GOFLAGS"}},
+			[]string{"PATH", "HOME", "LANG", "GOFLAGS", "SSH_AUTH_SOCK"}},
 		{"include-only keeps the matching names, Set entries included", secrets(Policy{IncludeOnly: []string{"PATH", "go*", "X"}, Set: []string{"X=1", "Y=2"}}),
 			[]string{"PATH", "GOFLAGS", "X"}},
 		{"a Set entry cannot bring a secret back", secrets(Policy{Set: []string{"DSHD_TOKEN=again", "OTHER=sk-secret-value", "EDITOR=nano"}}),
-			[]string{"PATH", "HOME", "LANG", "GOFLAGS", "CI_JOB", "EDITOR"}},
+			[]string{"PATH", "HOME", "LANG", "GOFLAGS", "CI_JOB", "EDITOR", "SSH_AUTH_SOCK"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,14 +1,17 @@
 // Package cmdenv decides the environment a command dshd starts gets: the
 // shell commands of run_command, and any other child that must not see
-// dshd's own secrets. It imports nothing of dshd.
+// dshd's own secrets. It imports only internal/secret of dshd, the rule
+// for a secret's name it shares with MCP servers and child agents.
 //
 // A [Policy] is applied to an environment (os.Environ, usually) in five
 // steps, after codex's shell_environment_policy:
 //
 //  1. Inherit: all variables (the default), the core ones programs need
 //     to run ([Core]: PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), or none.
-//  2. Unless KeepSecretNames is set, drop every name that contains KEY,
-//     SECRET or TOKEN, in any case (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY).
+//  2. Unless KeepSecretNames is set, drop every name [secret.Name] takes
+//     for a credential's: KEY, SECRET, TOKEN, PASSWORD, PASSWD,
+//     PASSPHRASE, CREDENTIAL or COOKIE in it, in any case (GITHUB_TOKEN,
+//     AWS_SECRET_ACCESS_KEY, PGPASSWORD).
 //  3. Drop the names matching an Exclude pattern.
 //  4. Add the Set entries, replacing variables of the same name.
 //  5. When IncludeOnly has patterns, keep only the names matching one.

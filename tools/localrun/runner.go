@@ -33,7 +33,8 @@ type Options struct {
 	Shell string
 	// Env is the base environment of every command; nil means the
 	// daemon's own filtered by the zero cmdenv.Policy (no variable whose
-	// name holds KEY, SECRET or TOKEN). Command.Env entries are appended.
+	// name looks like a credential's, secret.Name). Command.Env entries
+	// are appended.
 	Env []string
 	// Sandbox confines commands and ties them to dshd's lifetime; nil runs
 	// them directly and unconfined (tests, embedders).

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/dshd/dshd/internal/secret"
 )
 
 // Transport names, as ServerConfig.Transport spells them.
@@ -142,7 +144,7 @@ func (c *ServerConfig) validate() error {
 
 // secrets returns the values that must never appear in a warning or a log
 // line about c: header values, env values that are long or whose name
-// says they are secret, the URL's password and query values, and the
+// says they are secret ([secret.Name]), the URL's password and query values, and the
 // words of each ("Bearer x"). Short ordinary env values ("on", "debug")
 // are left alone, or they would blank out common words everywhere.
 func (c *ServerConfig) secrets() []string {
@@ -158,7 +160,7 @@ func (c *ServerConfig) secrets() []string {
 		}
 	}
 	for _, e := range c.Env {
-		if secretName(e.Name) {
+		if secret.Name(e.Name) {
 			add(e.Value, minSecretLen)
 		} else {
 			add(e.Value, minPlainSecretLen)
@@ -178,17 +180,6 @@ func (c *ServerConfig) secrets() []string {
 		}
 	}
 	return out
-}
-
-// secretName reports whether an env var name looks like it holds a secret.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED", "COOKIE", "SESSION", "PRIVATE"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // minSecretLen is the shortest secret-looking value scrubbed from messages;

@@ -32,7 +32,7 @@ func bgWorld(tb testing.TB, o st.ParentOptions) *st.Parent {
 	}
 	p := st.NewParent(tb, o)
 	p.Service.RegisterProvider(spawn.New(nil))
-	dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{ToolName: "bg", Provider: "spawn", Background: true})
+	dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{ToolName: "bg", Provider: "spawn", Background: true}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func (r *bareRun) Dispose() error { r.Cancel(); return nil }
 func TestBackground_ACapabilityTheProviderLacksIsAnErrorNamingIt(t *testing.T) {
 	p := bgWorld(t, st.ParentOptions{})
 	p.Service.RegisterProvider(bareProvider{})
-	dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{ToolName: "plain", Provider: "plain", Background: true})
+	dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{ToolName: "plain", Provider: "plain", Background: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

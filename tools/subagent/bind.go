@@ -17,7 +17,7 @@ import (
 // already used by another tool, in the registry.
 var ErrDuplicateBinding = errors.New("subagent: tool name already bound")
 
-// BindOptions are optional settings of [BindWith].
+// BindOptions are optional settings of [Bind].
 type BindOptions struct {
 	// Logger receives the notes on the tool's lifecycle (waiting for the
 	// provider, registered, removed); nil discards them.
@@ -42,20 +42,15 @@ type claimKey struct {
 	name string
 }
 
-// Bind makes b's tool exist in reg exactly while b.Provider is registered
-// in svc; see [BindWith].
-func Bind(svc *subagents.Service, reg *tools.Registry, b Binding) (dispose func(), err error) {
-	return BindWith(svc, reg, b, nil)
-}
-
-// BindWith makes b's tool exist in reg exactly while b.Provider is
+// Bind makes b's tool exist in reg exactly while b.Provider is
 // registered in svc, whatever the order: it registers at once when the
 // provider is there, or when it arrives, and unregisters when it leaves.
 // A provider registered again gets its wording derived again. While the
 // provider is absent the tool does not exist and a note is logged. A tool
 // name already bound (or used) in reg fails with [ErrDuplicateBinding].
-// dispose removes the tool and the binding; it is idempotent.
-func BindWith(svc *subagents.Service, reg *tools.Registry, b Binding, opts *BindOptions) (dispose func(), err error) {
+// opts may be nil. dispose removes the tool and the binding; it is
+// idempotent.
+func Bind(svc *subagents.Service, reg *tools.Registry, b Binding, opts *BindOptions) (dispose func(), err error) {
 	if svc == nil || reg == nil {
 		return nil, errors.New("subagent: Bind needs a service and a registry")
 	}

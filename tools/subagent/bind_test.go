@@ -35,7 +35,7 @@ func (p stubProvider) Start(context.Context, subagents.StartRequest) (subagents.
 func bindWatched(t *testing.T, svc *subagents.Service, reg *tools.Registry, b subagent.Binding, log *slog.Logger) <-chan bool {
 	t.Helper()
 	ch := make(chan bool, 16)
-	dispose, err := subagent.BindWith(svc, reg, b, &subagent.BindOptions{Logger: log, OnChange: func(r bool) { ch <- r }})
+	dispose, err := subagent.Bind(svc, reg, b, &subagent.BindOptions{Logger: log, OnChange: func(r bool) { ch <- r }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func bindWatched(t *testing.T, svc *subagents.Service, reg *tools.Registry, b su
 func TestBind_TheToolRegistersAtOnceWhenItsProviderIsAlreadyThere(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	svc.RegisterProvider(spawn.New(nil))
-	dispose, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"})
+	dispose, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,29 +128,29 @@ func TestBind_RegisteringTheProviderAgainDerivesTheWordingAgain(t *testing.T) {
 
 func TestBind_ASecondBindingWithTheSameToolNameIsRejected(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
-	dispose, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"})
+	dispose, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Rejected even though the first tool does not exist yet.
-	if _, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"}); !errors.Is(err, subagent.ErrDuplicateBinding) {
+	if _, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"}, nil); !errors.Is(err, subagent.ErrDuplicateBinding) {
 		t.Fatalf("err = %v", err)
 	}
 	// Another registry is another namespace.
-	d2, err := subagent.Bind(svc, tools.NewRegistry(nil), subagent.Binding{Provider: "fork"})
+	d2, err := subagent.Bind(svc, tools.NewRegistry(nil), subagent.Binding{Provider: "fork"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d2()
 	dispose()
 	dispose()
-	d3, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"})
+	d3, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"}, nil)
 	if err != nil {
 		t.Fatalf("the name stayed claimed after dispose: %v", err)
 	}
 	d3()
 	reg.Register(&subagenttest.Tool{ToolName: "taken"})
-	if _, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn", ToolName: "taken"}); !errors.Is(err, subagent.ErrDuplicateBinding) {
+	if _, err := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn", ToolName: "taken"}, nil); !errors.Is(err, subagent.ErrDuplicateBinding) {
 		t.Fatalf("binding over an existing tool: %v", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestBind_TwoBindingsExposeTwoProvidersUnderDistinctNames(t *testing.T) {
 	svc.RegisterProvider(spawn.New(nil))
 	svc.RegisterProvider(fork.New(nil))
 	for _, b := range subagent.DefaultBindings() {
-		dispose, err := subagent.Bind(svc, reg, b)
+		dispose, err := subagent.Bind(svc, reg, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestBind_TwoBindingsExposeTwoProvidersUnderDistinctNames(t *testing.T) {
 func TestBind_DisposeRemovesTheToolForGood(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	svc.RegisterProvider(spawn.New(nil))
-	dispose, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"})
+	dispose, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"}, nil)
 	dispose()
 	svc.RegisterProvider(stubProvider{name: "other"})
 	// Registering another provider goes through the observers; the
@@ -192,7 +192,7 @@ func TestBind_DisposeRemovesTheToolForGood(t *testing.T) {
 func TestBind_RejectsABindingWithoutAProviderOrWithABadName(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	for _, b := range []subagent.Binding{{}, {Provider: "spawn", ToolName: "has space"}} {
-		if _, err := subagent.Bind(svc, reg, b); err == nil {
+		if _, err := subagent.Bind(svc, reg, b, nil); err == nil {
 			t.Fatalf("Bind(%+v) succeeded", b)
 		}
 	}
@@ -201,7 +201,7 @@ func TestBind_RejectsABindingWithoutAProviderOrWithABadName(t *testing.T) {
 func TestWording_AFreshContextProviderGetsTheStandalonePromptWording(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	svc.RegisterProvider(spawn.New(nil))
-	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"})
+	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"}, nil)
 	defer d()
 	tl, _ := reg.Get("subagent")
 	prompt := promptDescription(t, tl)
@@ -216,7 +216,7 @@ func TestWording_AFreshContextProviderGetsTheStandalonePromptWording(t *testing.
 func TestWording_AnInheritingProviderIsToldTheChildSeesTheCompletedTurns(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	svc.RegisterProvider(fork.New(nil))
-	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"})
+	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"}, nil)
 	defer d()
 	tl, _ := reg.Get("subagent")
 	prompt := promptDescription(t, tl)
@@ -231,7 +231,7 @@ func TestWording_AnInheritingProviderIsToldTheChildSeesTheCompletedTurns(t *test
 func TestSchema_TheModelSeesOnlyDescriptionAndPrompt(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	svc.RegisterProvider(spawn.New(nil))
-	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn", AgentOptions: subagent.AgentOptions{Model: "m"}})
+	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn", AgentOptions: subagent.AgentOptions{Model: "m"}}, nil)
 	defer d()
 	tl, _ := reg.Get("subagent")
 	s := schemaOf(t, tl.InputSchema())

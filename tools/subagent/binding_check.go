@@ -77,7 +77,7 @@ const (
 // limit) must be one the provider declares; the output schema must be a
 // JSON Schema; and the system prompt must render with the subagent
 // variables. The error is an [*OptionError]. A provider that registers
-// later is still followed by [BindWith]; the service's Start checks the
+// later is still followed by [Bind]; the service's Start checks the
 // capabilities again.
 func Check(b Binding, svc *subagents.Service) error {
 	p, ok := svc.Provider(b.Provider)

@@ -140,7 +140,7 @@ func TestExecute_TheBindingsFilterSchemaDepthAndBudgetReachTheStartRequest(t *te
 	two := 2
 	d, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec", ToolName: "typed",
 		Tools: &subagents.ToolFilter{Allow: []string{"grep"}}, OutputSchema: []byte(`{"type":"object"}`), MaxDepth: &two,
-		Budget: subagents.Budget{MaxTurns: 3, MaxTokens: 900}})
+		Budget: subagents.Budget{MaxTurns: 3, MaxTokens: 900}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func world(t *testing.T, o st.ParentOptions, bindings ...subagent.Binding) *st.P
 		bindings = subagent.DefaultBindings()
 	}
 	for _, b := range bindings {
-		dispose, err := subagent.Bind(p.Service, p.Tools, b)
+		dispose, err := subagent.Bind(p.Service, p.Tools, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestExecute_StructuredOutputIsTheResultWhenPresent(t *testing.T) {
 	prov := &recordingProvider{name: "rec", res: subagents.Result{StopReason: subagents.StopCompleted, Output: "```json\n{\"a\":1}\n```", Structured: json.RawMessage(`{"a":1}`)}}
 	p := st.NewParent(t, st.ParentOptions{})
 	p.Service.RegisterProvider(prov)
-	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"})
+	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"}, nil)
 	defer d()
 	res := call(t, t.Context(), p, "subagent", "d", "p", nil)
 	if res.IsError || res.Output != `{"a":1}` {
@@ -180,7 +180,7 @@ func TestExecute_ANonCompletedStopReasonIsAnErrorResultWithAHeadline(t *testing.
 			prov := &recordingProvider{name: "rec", res: tc.res}
 			p := st.NewParent(t, st.ParentOptions{})
 			p.Service.RegisterProvider(prov)
-			d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"})
+			d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"}, nil)
 			defer d()
 			res := call(t, t.Context(), p, "subagent", "d", "p", nil)
 			if !res.IsError || !strings.HasPrefix(res.Output, tc.headline) {
@@ -217,7 +217,7 @@ func TestExecute_TheRunIsDisposedOnEveryPath(t *testing.T) {
 			prov := &recordingProvider{name: "rec", res: tc.res, block: tc.block}
 			p := st.NewParent(t, st.ParentOptions{})
 			p.Service.RegisterProvider(prov)
-			d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"})
+			d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"}, nil)
 			defer d()
 			ctx, cancel := context.WithCancel(t.Context())
 			if tc.cancel {
@@ -239,7 +239,7 @@ func TestExecute_AFailedDisposeIsReportedWithTheOtherFailure(t *testing.T) {
 	prov := &recordingProvider{name: "rec", res: subagents.Result{StopReason: subagents.StopError, Diagnostic: "the child crashed"}, disposeErr: errors.New("child process would not exit")}
 	p := st.NewParent(t, st.ParentOptions{})
 	p.Service.RegisterProvider(prov)
-	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"})
+	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec"}, nil)
 	defer d()
 	res := call(t, t.Context(), p, "subagent", "d", "p", nil)
 	if !res.IsError || !contains(res.Output, "The subagent run failed. The child crashed.", "could not be shut down cleanly: child process would not exit") {
@@ -257,7 +257,8 @@ func TestExecute_TheBindingsAgentOptionsApplyToEveryChild(t *testing.T) {
 	p := st.NewParent(t, st.ParentOptions{})
 	p.Service.RegisterProvider(prov)
 	d, _ := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "rec", ToolName: "helper", DenyPermissions: true, Options: map[string]string{"k": "v"},
-		AgentOptions: subagent.AgentOptions{Model: "small", SystemPrompt: "Be brief."}})
+		AgentOptions: subagent.AgentOptions{Model: "small", SystemPrompt: "Be brief."}}, nil)
+
 	defer d()
 	call(t, t.Context(), p, "helper", "One\nTwo", "task one", nil)
 	call(t, t.Context(), p, "helper", "Other", "task two", nil)

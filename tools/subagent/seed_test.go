@@ -89,7 +89,7 @@ func TestExecute_CancelsTheRunWhenTheToolSignalIsAlreadyAbortedBeforeExecute(t *
 		spy := &orderProvider{}
 		p := st.NewParent(t, st.ParentOptions{})
 		p.Service.RegisterProvider(spy)
-		dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "spy", ToolName: "subagent"})
+		dispose, err := subagent.Bind(p.Service, p.Tools, subagent.Binding{Provider: "spy", ToolName: "subagent"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestBind_RegistersUnderAConfigurableToolNameSoMultipleProvidersCanCoexist(t
 	p.Service.RegisterProvider(one)
 	p.Service.RegisterProvider(two)
 	for _, b := range []subagent.Binding{{Provider: "one", ToolName: "subagent"}, {Provider: "two", ToolName: "subagent_two"}} {
-		dispose, err := subagent.Bind(p.Service, p.Tools, b)
+		dispose, err := subagent.Bind(p.Service, p.Tools, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

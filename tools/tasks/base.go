@@ -100,9 +100,9 @@ func view(r Read, now time.Time) string {
 	case r.Lost > 0 && r.New == "":
 		fmt.Fprintf(&b, "\n\n%d bytes of new output were printed, but fell off the %d bytes kept before they were read.", r.Lost, len(r.Output))
 	case r.Lost > 0:
-		fmt.Fprintf(&b, "\n\nNew output since the last read (%d earlier bytes of it are gone):\n%s", r.Lost, fenced(r.New))
+		fmt.Fprintf(&b, "\n\nNew output since the last read (%d earlier bytes of it are gone):\n%s", r.Lost, tools.Fence(r.New, ""))
 	case r.New != "":
-		fmt.Fprintf(&b, "\n\nNew output since the last read:\n%s", fenced(r.New))
+		fmt.Fprintf(&b, "\n\nNew output since the last read:\n%s", tools.Fence(r.New, ""))
 	default:
 		b.WriteString("\n\nNo new output since the last read.")
 	}
@@ -111,23 +111,4 @@ func view(r Read, now time.Time) string {
 		b.WriteString(r.Result)
 	}
 	return b.String()
-}
-
-// fenced wraps s in a Markdown code fence longer than any backtick run in
-// it.
-func fenced(s string) string {
-	n, run := 3, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return f + "\n" + s + f
 }

@@ -68,7 +68,7 @@ func New(opts Options) (*Client, error) {
 		http:     r.HTTPClient,
 		chatURL:  base + "/chat/completions",
 		modelURL: base + "/models",
-		sleep:    sleepCtx,
+		sleep:    llm.Sleep,
 		model:    r.DefaultModel,
 	}
 	if c.http == nil {
@@ -101,20 +101,6 @@ var _ llm.ThinkingSwitch = (*Client)(nil)
 // CloseIdleConnections closes the idle connections of the client's
 // transport (tests call it so no transport goroutine outlives them).
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // modelFor resolves the model id of a request.
 func (c *Client) modelFor(ctx context.Context, req *llm.Request) (string, error) {

@@ -178,7 +178,7 @@ func TestRetries(t *testing.T) {
 
 func TestRetryAfterIsReallyWaited(t *testing.T) {
 	h := newHarness(t, nil)
-	h.c.sleep = sleepCtx
+	h.c.sleep = llm.Sleep
 	h.srv.Enqueue(openaitest.Reply{Status: 429, RetryAfter: "0.01"}, openaitest.Text("ok"))
 	if _, err := h.run(t.Context(), userReq("hi")); err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		h.c.sleep = func(ctx context.Context, d time.Duration) error {
 			cancel()
-			return sleepCtx(ctx, d)
+			return llm.Sleep(ctx, d)
 		}
 		_, err := h.run(ctx, userReq("hi"))
 		if !errors.Is(err, context.Canceled) {

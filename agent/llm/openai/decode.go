@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/reason"
 )
 
 // ErrUnknownFinishReason is returned for a finish_reason the client cannot
@@ -348,7 +348,7 @@ type wireError struct {
 }
 
 // text is the error's human text, found by the one rule dshd applies to
-// every peer's error ([acp.Error.Reason]); "" when the server said nothing.
+// every peer's error ([reason.Of]); "" when the server said nothing.
 func (w *wireError) text() string {
 	var data any
 	switch {
@@ -366,7 +366,7 @@ func (w *wireError) text() string {
 	case w.Message == "":
 		return ""
 	}
-	return (&acp.Error{Message: w.Message, Data: data}).Reason()
+	return reason.Of(0, w.Message, data)
 }
 
 func (w *wireError) code() string {

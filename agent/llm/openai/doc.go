@@ -20,7 +20,7 @@
 //     then not a byte — fails the call after [Options.FirstByteTimeout].
 //   - An error body's human reason is kept whichever member carries it
 //     (message, or data, details, reason beside a generic message), by
-//     the rule [acp.Error.Reason] applies to every peer's error.
+//     the rule [reason.Of] (internal/reason) dshd applies to every peer's error.
 //   - Success means a finish reason arrived. A stream that ends without one
 //     fails with [llm.ErrTruncated].
 //   - Keep-alive comments never count as progress: a first-data timeout, an

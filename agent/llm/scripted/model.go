@@ -262,17 +262,10 @@ func inputRunes(req *llm.Request) int {
 // wait sleeps ms milliseconds unless instant, returning early with ctx's
 // error when it is cancelled.
 func (m *Model) wait(ctx context.Context, ms int) error {
-	if m.instant || ms <= 0 {
+	if m.instant {
 		return ctx.Err()
 	}
-	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return llm.Sleep(ctx, time.Duration(ms)*time.Millisecond)
 }
 
 // split cuts text into pieces of n runes (16 when n is 0); instant mode and

@@ -75,7 +75,7 @@ func (r *run) failure(err error) subagents.Result {
 		StopReason:     subagents.StopError,
 		Diagnostic:     diagnose(err),
 		Output:         r.partial(),
-		Usage:          since(r.c.meter.Usage(), r.before),
+		Usage:          r.c.meter.Usage().Since(r.before),
 		ChildSessionID: r.c.session,
 	}
 	if res.Output != "" {
@@ -150,15 +150,4 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
-}
-
-// since is what was spent between the usage before and now.
-func since(now, before llm.Usage) llm.Usage {
-	return llm.Usage{
-		InputTokens:       now.InputTokens - before.InputTokens,
-		OutputTokens:      now.OutputTokens - before.OutputTokens,
-		TotalTokens:       now.TotalTokens - before.TotalTokens,
-		CachedInputTokens: now.CachedInputTokens - before.CachedInputTokens,
-		ReasoningTokens:   now.ReasoningTokens - before.ReasoningTokens,
-	}
 }

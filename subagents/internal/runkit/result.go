@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dshd/dshd/internal/secret"
 	"github.com/dshd/dshd/subagents"
 )
 
@@ -43,10 +44,12 @@ func FirstLine(s string) string {
 }
 
 // The parts of a credential both scrubbers recognise: a key naming a
-// secret (followed by its value), an HTTP auth scheme with its
-// credentials, and well-known key prefixes.
+// secret (followed by its value) — one [secret.Name] takes for a
+// credential's, or an Authorization header —, an HTTP auth scheme with
+// its credentials, and well-known key prefixes.
+var secretKey = `(` + secret.KeyPattern() + `|authorization)`
+
 const (
-	secretKey    = `(api[_-]?key|access[_-]?key|token|secret|password|passwd|authorization|credentials?)`
 	authScheme   = `(bearer|basic)\s+\S+`
 	keyPrefix    = `\b(sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_\-]{6,}`
 	optionalAuth = `((bearer|basic)\s+)?`

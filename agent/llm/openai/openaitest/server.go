@@ -88,13 +88,6 @@ func (s *Server) Enqueue(replies ...Reply) {
 	s.queue = append(s.queue, replies...)
 }
 
-// Pending returns how many queued replies are left.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
 // Handle sets the function that picks a reply once the queue is empty.
 // With neither, a chat request gets HTTP 400 "no reply scripted".
 func (s *Server) Handle(fn func(*Request) Reply) {

@@ -231,6 +231,6 @@ var table = []setting{
 	{flag: "command-env-exclude", file: "commandEnvExclude", usage: "drop the variables matching this glob (case ignored) from commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvDrop }, check: glob},
 	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},
 	{flag: "command-env-set", file: "commandEnvSet", usage: "NAME=VALUE to set in commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvSet }, check: assignment},
-	{flag: "command-env-keep-secret-names", file: "commandEnvKeepSecretNames", usage: "pass commands the variables whose names contain KEY, SECRET or TOKEN (dshd's own token and model key never are)", kind: kBool, def: "false", ptr: func(s *Settings) any { return &s.CommandEnvSecret }},
+	{flag: "command-env-keep-secret-names", file: "commandEnvKeepSecretNames", usage: "pass commands the variables whose names look like credentials: KEY, SECRET, TOKEN, PASSWORD… (dshd's own token and model key never are)", kind: kBool, def: "false", ptr: func(s *Settings) any { return &s.CommandEnvSecret }},
 	{flag: "subagent", file: "subagents", usage: "subagent tool binding TOOLNAME=PROVIDER[,model=M][,agent=NAME] (repeatable; default: subagent=spawn, subagent_fork=fork)", kind: kList, ptr: func(s *Settings) any { return &s.Subagents }},
 }

@@ -118,7 +118,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		return nil, err
 	}
 	for _, bnd := range bindings {
-		dispose, err := subagent.BindWith(svc, base, bnd, &subagent.BindOptions{Logger: log})
+		dispose, err := subagent.Bind(svc, base, bnd, &subagent.BindOptions{Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("subagent binding %s: %w", bnd, err)
 		}

@@ -1,0 +1,70 @@
+// This file holds what the file tools share: the file a path argument
+// names, and a prepared change asked for and written.
+
+package builtin
+
+import (
+	"context"
+
+	"github.com/dshd/dshd/tools"
+)
+
+// fileOf resolves the file a tool's path argument names in the call's
+// workspace. res is the model's answer when the argument is missing, the
+// path is refused, or the call has no workspace.
+func fileOf(call *tools.Call, arg string) (env *tools.Env, path string, res *tools.Result) {
+	if arg == "" {
+		return nil, "", tools.Errorf("path is required")
+	}
+	env, res = envOf(call)
+	if res != nil {
+		return nil, "", res
+	}
+	path, err := env.Workspace.Resolve(arg)
+	if err != nil {
+		return nil, "", pathError(err)
+	}
+	return env, path, nil
+}
+
+// change is a new text a file tool has prepared for one file.
+type change struct {
+	title string  // "Edit main.go": the question's title and the result's
+	path  string  // the resolved path
+	shown string  // the path as the model and the user see it
+	old   *string // the text now; nil for a file that does not exist
+	text  string  // the text it gets
+	line  int     // the 1-based line of the first change; 0 when it is not known
+}
+
+// diff is what the question and the result show of c.
+func (c *change) diff() ([]tools.Content, []tools.Location) {
+	return []tools.Content{{Type: tools.ContentDiff, Path: c.path, OldText: c.old, NewText: c.text}},
+		[]tools.Location{{Path: c.path, Line: c.line}}
+}
+
+// commit asks permission for c, showing its diff, and writes it through
+// file. A nil result and error mean it was written; otherwise res is the
+// model's answer (refused, or the write failed), or err stops the turn.
+func (c *change) commit(ctx context.Context, call *tools.Call, tool string, file target) (*tools.Result, error) {
+	diff, loc := c.diff()
+	if res, err := permit(ctx, call, tools.PermissionRequest{
+		ToolName: tool, Title: c.title, Kind: tools.KindEdit, Effect: tools.EditEffect(c.path),
+		Content: diff, Locations: loc,
+	}); res != nil || err != nil {
+		return res, err
+	}
+	if err := file.Commit(ctx, c.text); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return tools.Errorf("cannot write %s: %v", c.shown, err), nil
+	}
+	return nil, nil
+}
+
+// result is the tool's answer once c is written, with out for the model.
+func (c *change) result(out string) *tools.Result {
+	diff, loc := c.diff()
+	return &tools.Result{Output: out, Content: diff, Locations: loc, Title: c.title}
+}
