@@ -15,6 +15,13 @@
 // on the WebSocket path; the Streamable HTTP path reads each message's
 // envelope (id, method, the sessionId in params or result) to route it.
 //
+// Order. A WebSocket is one stream, in order. Streamable HTTP spreads a
+// connection over several SSE streams that have no order between them,
+// so each stream's reader writes a message only once the messages the
+// agent wrote before it on the other streams are written and flushed
+// (httpconn.go, queued): session/load's answer on the connection stream
+// comes after the replay on the session stream.
+//
 // It imports acp's internal JSON scanner, the standard library and
 // github.com/coder/websocket, and nothing else of the project.
 //

@@ -76,8 +76,10 @@ type Options struct {
 	// SSE readers (default 4 MiB); beyond it the agent's writes wait.
 	MaxQueuedOutput int
 	// WriteTimeout ends an HTTP connection whose SSE readers have taken
-	// none of its queued output for this long (default 60 s). In these
-	// durations a negative value means never.
+	// none of its queued output for this long (default 60 s), and bounds
+	// how long one SSE stream's messages wait for the earlier ones of a
+	// stream whose reader takes nothing. In these durations a negative
+	// value means never.
 	WriteTimeout time.Duration
 	// DetachTimeout ends an HTTP connection that has had no SSE stream
 	// open and no POST for this long (default 30 s), which frees its

@@ -60,9 +60,10 @@ func (l *lineConn) send(v any) error {
 // fakeAgent is the agent behind the Handler: initialize; session/new
 // answers sessionId "s1" and then sends one update for it; session/prompt
 // sends an update, asks session/request_permission, sends the answer's
-// outcome as an update and answers end_turn; "flood" sends n
-// notifications without a session; "echo" answers its params; "hold"
-// stops reading until release is closed.
+// outcome as an update and answers end_turn; session/load replays
+// params.replay updates (one "replayed" without it) and then answers;
+// "flood" sends n notifications without a session; "echo" answers its
+// params; "hold" stops reading until release is closed.
 type fakeAgent struct {
 	served  atomic.Int32
 	mu      sync.Mutex
@@ -120,9 +121,17 @@ func (a *fakeAgent) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			reply(map[string]any{"sessionId": "s1"})
 			update("s1", "ready")
 		case "session/load":
-			var p struct{ SessionID string }
+			var p struct {
+				SessionID string
+				Replay    int
+			}
 			_ = json.Unmarshal(m.Params, &p)
-			update(p.SessionID, "replayed")
+			if p.Replay == 0 {
+				update(p.SessionID, "replayed")
+			}
+			for i := range p.Replay {
+				update(p.SessionID, fmt.Sprintf("replayed %d", i))
+			}
 			reply(map[string]any{})
 		case "session/prompt":
 			var p struct{ SessionID string }

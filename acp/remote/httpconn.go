@@ -1,6 +1,6 @@
 // httpconn.go: one Streamable HTTP connection — the agent's output routed
-// to the connection-scoped or a session-scoped SSE stream, and the idle end
-// of a connection nobody reads.
+// to the connection-scoped or a session-scoped SSE stream in the order it
+// was written, and the idle end of a connection nobody reads.
 
 package remote
 
@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sort"
 	"sync"
 	"time"
 )
@@ -44,6 +45,9 @@ type httpConn struct {
 	routes    map[string]string   // client request id → the stream its answer goes to
 	asked     map[string]string   // our request id → the session its answer must name
 	queued    int                 // bytes waiting in the streams
+	seq       uint64              // messages queued in the streams so far
+	last      *mailbox            // the stream that got the last of them
+	lastPrev  uint64              // its prev (see queued)
 	taken     uint64              // messages taken by readers so far
 	receivers int                 // SSE streams open now
 	touched   time.Time           // the last POST or stream change
@@ -51,13 +55,35 @@ type httpConn struct {
 	initKey   string      // the initialize request's id, until answered
 	initResp  chan []byte // receives the initialize answer
 	// limits already logged for this connection
-	loggedCap, loggedSize bool
+	loggedCap, loggedSize, loggedStall bool
 }
 
 // mailbox is one SSE stream's queue; at most one GET reads it at a time.
+// A message stays in q until its reader has written and flushed it, so the
+// head of q is the stream's oldest message not yet out.
 type mailbox struct {
-	q      [][]byte
+	sid    string // "" for the connection-scoped stream
+	q      []queued
 	leased bool
+	// clear is the highest prev of this stream's messages found free to
+	// go: every earlier message of the other streams was out by then.
+	clear uint64
+	// stalled is set when the reader took none of the stream's messages
+	// for WriteTimeout while another stream waited on it; the other
+	// streams stop waiting on it until it takes some again.
+	stalled bool
+}
+
+// queued is one message of the agent in a stream's queue. seq numbers the
+// connection's messages in the order the agent wrote them; prev is the seq
+// of the last message queued before this one on another stream (0: none).
+// A message goes out only after every message of the other streams up to
+// prev has: two SSE streams have no order between them, and a client takes
+// the answer to session/load, sent on the connection stream, to mean that
+// the replay the agent wrote before it on the session stream is in.
+type queued struct {
+	seq, prev uint64
+	msg       []byte
 }
 
 func (h *Handler) newHTTPConn(remote net.Addr) *httpConn {
@@ -91,7 +117,7 @@ func (c *httpConn) ensure(sid string) *mailbox {
 		}
 		return c.streams[""]
 	}
-	mb := &mailbox{}
+	mb := &mailbox{sid: sid}
 	c.streams[sid] = mb
 	return mb
 }
@@ -134,7 +160,8 @@ func (r httpRWC) Close() error {
 // notification to its session's stream when the client has one, else to
 // the connection-scoped stream. It waits while the connection holds
 // MaxQueuedOutput bytes, and ends the connection when nobody takes any of
-// them for WriteTimeout.
+// them for WriteTimeout. The streams' readers keep the order across streams
+// (see queued and pump); deliver only numbers the messages.
 func (c *httpConn) deliver(msg []byte) error {
 	env, err := parseEnvelope(msg)
 	if err != nil {
@@ -179,10 +206,63 @@ func (c *httpConn) deliver(msg []byte) error {
 	if mb == nil {
 		mb = c.streams[""]
 	}
-	mb.q = append(mb.q, msg)
+	c.seq++
+	if c.last != mb {
+		c.lastPrev = c.seq - 1
+		c.last = mb
+	}
+	mb.q = append(mb.q, queued{seq: c.seq, prev: c.lastPrev, msg: msg})
 	c.queued += len(msg)
 	c.broadcast()
 	return nil
+}
+
+// sendable returns how many of the first messages of mb may be written
+// now: those whose predecessors on the other streams are out. When it
+// stops short it also returns the stream holding a predecessor. A stream's
+// prevs never decrease, so the messages still to check start at the first
+// prev beyond clear (a binary search), and one check clears every message
+// of that prev. mu is held.
+func (c *httpConn) sendable(mb *mailbox) (int, *mailbox) {
+	q := mb.q
+	for {
+		i := sort.Search(len(q), func(k int) bool { return q[k].prev > mb.clear })
+		if i == len(q) {
+			return len(q), nil
+		}
+		if o := c.holding(mb, q[i].prev); o != nil {
+			return i, o
+		}
+		mb.clear = q[i].prev
+	}
+}
+
+// holding returns a stream other than mb whose oldest message not yet out
+// is numbered seq or lower, or nil. A stream without a reader holds
+// nothing back: the RFD has the client open a session's stream before it
+// sends session/load, and a client that waits for the answer before it
+// opens the stream would wait forever, so it gets the answer first and the
+// replay when it opens the stream. Nor does a stalled stream (its reader
+// took nothing for WriteTimeout), which bounds the wait. mu is held.
+func (c *httpConn) holding(mb *mailbox, seq uint64) *mailbox {
+	for _, o := range c.streams {
+		if o != mb && o.leased && !o.stalled && len(o.q) > 0 && o.q[0].seq <= seq {
+			return o
+		}
+	}
+	return nil
+}
+
+// stall marks o stalled, which lets the streams waiting on it go; mu is
+// held.
+func (c *httpConn) stall(o *mailbox) {
+	o.stalled = true
+	c.h.o.Observer.LimitHit("write-timeout")
+	if !c.loggedStall {
+		c.loggedStall = true
+		c.h.log.Warn("an SSE stream took none of its output in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+	}
+	c.broadcast()
 }
 
 // waitRoom waits, with mu held, until n more bytes fit. Readers taking

@@ -281,7 +281,10 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // pump writes a stream's messages as SSE events, with a keepalive comment
-// every KeepAlive, until the client goes away or the connection ends.
+// every KeepAlive, until the client goes away or the connection ends. A
+// message goes only once the messages the agent wrote before it on other
+// streams are written and flushed (see queued); the wait for a stream
+// whose reader takes nothing is bounded by WriteTimeout (see holding).
 func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", mimeEventStream)
@@ -300,26 +303,43 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 		defer t.Stop()
 		tick = t.C
 	}
+	// gate times the wait for holder, the stream whose earlier messages
+	// this one waits on: it runs while no reader of the connection takes
+	// anything.
+	var gate *time.Timer
+	var gateHolder *mailbox
+	var gateTaken uint64
+	defer func() {
+		if gate != nil {
+			gate.Stop()
+		}
+	}()
 	var buf []byte
 	for {
 		c.mu.Lock()
-		if len(mb.q) > 0 {
-			batch := mb.q
-			mb.q = nil
+		n, holder := c.sendable(mb)
+		if n > 0 {
+			batch := mb.q[:n:n]
 			c.mu.Unlock()
 			buf = buf[:0]
 			size := 0
 			for _, m := range batch {
 				buf = append(buf, "data: "...)
-				buf = append(buf, m...)
+				buf = append(buf, m.msg...)
 				buf = append(buf, '\n', '\n')
-				size += len(m)
+				size += len(m.msg)
 			}
 			_, err := w.Write(buf)
 			flush()
 			c.mu.Lock()
+			clear(mb.q[:n]) // let the written messages go
+			mb.q = mb.q[n:]
+			if len(mb.q) == 0 {
+				mb.q = nil
+			}
+			mb.stalled = false
 			c.queued -= size
-			c.taken += uint64(len(batch))
+			c.taken += uint64(n)
 			c.broadcast()
 			c.mu.Unlock()
 			if err != nil {
@@ -327,14 +347,39 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 			}
 			continue
 		}
-		if c.closed {
+		if c.closed && len(mb.q) == 0 {
 			c.mu.Unlock()
 			return
+		}
+		var stalled <-chan time.Time
+		switch wt := c.h.o.WriteTimeout; {
+		case holder == nil || wt < 0:
+			if gate != nil {
+				gate.Stop()
+				gate = nil
+			}
+		case gate == nil || holder != gateHolder || c.taken != gateTaken:
+			if gate == nil {
+				gate = time.NewTimer(wt)
+			} else {
+				gate.Reset(wt)
+			}
+			gateHolder, gateTaken = holder, c.taken
+			stalled = gate.C
+		default:
+			stalled = gate.C
 		}
 		ch := c.changed
 		c.mu.Unlock()
 		select {
 		case <-ch:
+		case <-stalled:
+			gate = nil
+			c.mu.Lock()
+			if c.taken == gateTaken {
+				c.stall(gateHolder)
+			}
+			c.mu.Unlock()
 		case <-r.Context().Done():
 			return
 		case <-tick:
