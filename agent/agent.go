@@ -85,8 +85,28 @@ type Options struct {
 	// OnReset, when set, is called with the whole new history after a
 	// compaction replaced the old one.
 	OnReset func([]llm.Message)
+	// Notices, when set, is asked before each model call (and before a
+	// turn's prompt) for news that arrived from outside the conversation:
+	// background tasks that settled. It must be cheap when there is none.
+	Notices func() []Notice
 	Logger  *slog.Logger
 }
+
+// Notice is news the model gets between its steps from outside the
+// conversation (a background task settled). The agent adds it to the
+// history as a user message before its next model call and shows it to
+// the editor as a completed tool call of its own.
+type Notice struct {
+	// Text is what the model reads.
+	Text string
+	// Title is the title of the tool call that shows it.
+	Title string
+	// RawOutput is that tool call's rawOutput.
+	RawOutput any
+}
+
+// NoticeToolName is the name of the tool call a notice is shown as.
+const NoticeToolName = "task_notice"
 
 // Input is the user's message for one turn.
 type Input struct {
@@ -387,6 +407,8 @@ func (t *turn) run(in Input) (Result, error) {
 	a.mu.Lock()
 	a.turnStart = a.hist.Len()
 	a.mu.Unlock()
+	// What settled while no turn ran comes before the prompt, as it came.
+	t.takeNotices()
 	a.appendMsgs(llm.Message{Role: llm.RoleUser, Content: in.Text, Images: in.Images})
 
 	for calls := 0; ; calls++ {
@@ -400,6 +422,7 @@ func (t *turn) run(in Input) (Result, error) {
 			return t.exhausted(err), nil
 		}
 		t.takeSteering()
+		t.takeNotices()
 		if err := t.maybeCompact(); err != nil {
 			if t.ctx.Err() != nil {
 				return t.result(StopCancelled), nil
@@ -504,6 +527,22 @@ func (t *turn) takeSteering() {
 	a.mu.Unlock()
 	for _, s := range queued {
 		a.appendMsgs(llm.Message{Role: llm.RoleUser, Content: s})
+	}
+}
+
+// takeNotices adds the notices that arrived since the last model call:
+// each is a user message for the model and a completed tool call for the
+// editor.
+func (t *turn) takeNotices() {
+	a := t.a
+	if a.opts.Notices == nil {
+		return
+	}
+	for _, n := range a.opts.Notices() {
+		id := a.newID("tc")
+		t.emit(ToolCallStarted{ID: id, Name: NoticeToolName, Title: n.Title, Kind: tools.KindOther})
+		t.emit(ToolCallUpdated{ID: id, Status: ToolCompleted, Content: []tools.Content{tools.TextContent(n.Text)}, RawOutput: n.RawOutput})
+		a.appendMsgs(llm.Message{Role: llm.RoleUser, Content: n.Text})
 	}
 }
 

@@ -129,6 +129,11 @@ type StartRequest struct {
 	// Progress receives a bounded summary of the child's progress when the
 	// editor does not see the child as its own session; may be nil.
 	Progress func(Progress)
+	// Activity, when set, receives what the child does as it does it,
+	// whether or not the editor sees the child, in every run of it
+	// (resumed ones too): a background task's output. It is called in
+	// order and must not block.
+	Activity func(Activity)
 
 	// Options are the binding's provider-specific settings (for example an
 	// acp binding's command or socket), passed through unchanged; in-process
@@ -170,6 +175,19 @@ type Progress struct {
 	// Tools are the titles of the child's tool calls so far, with status.
 	Tools []string
 	Usage llm.Usage
+}
+
+// Activity is one thing a child did: a piece of its message text, a tool
+// call it started, or a model call's usage.
+type Activity struct {
+	// Text is a chunk of the child's message; a new message starts with
+	// NewMessage set.
+	Text       string
+	NewMessage bool
+	// Tool is the title of a tool call the child started.
+	Tool string
+	// Usage is one model call's usage.
+	Usage *llm.Usage
 }
 
 // Result is how a run ended. A child-level failure is a Result with
@@ -238,6 +256,23 @@ type Resumable interface {
 	Resume(ctx context.Context, prompt string) (Run, error)
 }
 
+// Durable is a Run whose child can be rebuilt once the run's process, or
+// this daemon, is gone: Snapshot is what its provider's [Restorer] takes
+// (an in-process child's conversation; an acp child's session on its
+// agent). It is taken from a run that has ended.
+type Durable interface {
+	Snapshot() (json.RawMessage, error)
+}
+
+// Restorer is a Provider that rebuilds a child from a [Durable] run's
+// snapshot. The run Restore returns has ended; resuming it ([Resumable])
+// continues the child's conversation: in process from the snapshot, for
+// an acp child through its agent's session/resume or session/load. req is
+// the start request the child was started with (its Prompt unused).
+type Restorer interface {
+	Restore(ctx context.Context, req StartRequest, snapshot json.RawMessage) (Run, error)
+}
+
 // Settling is a Run that tells when it has settled without being waited
 // for: Done is closed once Wait would return at once. The [Service]
 // follows such a run through Done, so that only its owner's Wait reaches
@@ -292,6 +327,10 @@ type Announcement struct {
 	Cancel func()
 	// Cwd is set only when the child runs somewhere other than the parent.
 	Cwd string
+	// ID, when set, is the id the child had before (a restored child the
+	// editor may know from a replay): it is announced again under it,
+	// unless the id is in use.
+	ID string
 }
 
 // WorkState is a child's activity.

@@ -19,6 +19,7 @@ import (
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/subagent"
 )
 
 // _meta keys a parent dshd sets on session/new for a subagent child: its
@@ -188,6 +189,8 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 	// limit of 0 is no scope at all.
 	var delegation session.Delegation = noDelegation{}
 	var ex *exposure
+	taskOpts := o.Tasks
+	taskOpts.Logger = c.log.With("session", id)
 	if maxDepth > 0 {
 		scope := &subagents.Scope{Service: o.Subagents, SessionID: string(id), Depth: depth, MaxDepth: maxDepth}
 		if c.optedIn() {
@@ -195,6 +198,9 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 			scope.Expose = ex
 		}
 		delegation = scope
+		// A background subagent loaded from the journal continues
+		// through this session's binding of the same name.
+		taskOpts.Restore = subagent.RestoreJob(o.Subagents, scope)
 	}
 	ws, mistakes := c.openWorkspace(cwd)
 	ws.pending = mistakes
@@ -227,6 +233,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Asker:                 ask,
 		Now:                   o.Now,
 		Delegation:            delegation,
+		Tasks:                 taskOpts,
 		History:               history(stored, hist),
 		ContextUsed:           lastUsage(id, stored.Updates),
 		Stored:                stored,

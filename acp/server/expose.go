@@ -9,6 +9,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
@@ -50,8 +51,13 @@ func (e *exposure) Announce(parent string, a subagents.Announcement) (string, er
 		c.mu.Unlock()
 		return "", fmt.Errorf("server: cannot announce a child of unknown session %q", parent)
 	}
-	c.nextID++
-	id := acp.SessionID(fmt.Sprintf("%s/sa%s%d", parent, c.idBase, c.nextID))
+	id := acp.SessionID(a.ID)
+	if _, taken := c.children[id]; taken || a.ID == "" || !strings.HasPrefix(a.ID, parent+"/") {
+		// A restored child keeps the id a replay showed, unless it is in
+		// use or not under this parent.
+		c.nextID++
+		id = acp.SessionID(fmt.Sprintf("%s/sa%s%d", parent, c.idBase, c.nextID))
+	}
 	ch := &child{id: id, parent: pid, root: e.root, cancel: a.Cancel}
 	c.children[id] = ch
 	c.mu.Unlock()

@@ -29,6 +29,7 @@ import (
 	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
+	"github.com/dshd/dshd/tools/tasks"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -51,6 +52,8 @@ type hopts struct {
 	script string
 	caps   acp.ClientCapabilities
 	mode   permission.Mode
+	// bindings are bound on top of the default ones.
+	bindings []subagent.Binding
 	// opts, when set, changes the server's options before it starts.
 	opts func(*server.Options)
 }
@@ -86,7 +89,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		model = o.model
 	}
 	base := tools.NewRegistry(nil)
-	for _, tl := range builtin.Builtins(nil) {
+	for _, tl := range append(builtin.Builtins(nil), tasks.Tools()...) {
 		if _, err := base.Register(tl); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +102,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 		}
 		t.Cleanup(dispose)
 	}
-	for _, b := range subagent.DefaultBindings() {
+	for _, b := range append(subagent.DefaultBindings(), o.bindings...) {
 		dispose, err := subagent.Bind(svc, base, b, nil)
 		if err != nil {
 			t.Fatal(err)

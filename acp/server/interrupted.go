@@ -27,6 +27,7 @@ func (c *Conn) endInterrupted(s *session.Session, updates []json.RawMessage) []j
 	}
 	var open []key
 	state := map[key]acp.ToolCallStatus{}
+	children := childWork(updates)
 	for _, raw := range updates {
 		if !bytes.Contains(raw, []byte(`"tool_call`)) {
 			continue
@@ -73,5 +74,62 @@ func (c *Conn) endInterrupted(s *session.Session, updates []json.RawMessage) []j
 		_ = s.RecordUpdate(raw)
 		updates = append(updates, raw)
 	}
+	for _, ch := range children {
+		// A child still at work when the daemon stopped (a background
+		// one outlives its turn) went idle with it.
+		raw, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: ch.parent, Update: &acp.SubagentUpdate{
+			SessionID: ch.id,
+			State:     acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: acp.StopReasonError, Error: &acp.Error{Code: acp.ErrInternal.Code, Message: interruptedChild}}),
+		}})
+		if err != nil {
+			continue
+		}
+		_ = s.RecordUpdate(raw)
+		updates = append(updates, raw)
+	}
 	return updates
+}
+
+// interruptedChild is why a child left running ends on a reopen.
+const interruptedChild = "The daemon stopped while the subagent ran."
+
+// busyChild is a child whose recorded work state is not idle.
+type busyChild struct{ id, parent acp.SessionID }
+
+// childWork returns the children whose last recorded work state is
+// running or requires_action, in the order they were announced.
+func childWork(updates []json.RawMessage) []busyChild {
+	var order []busyChild
+	busy, listed := map[acp.SessionID]bool{}, map[acp.SessionID]bool{}
+	for _, raw := range updates {
+		if !bytes.Contains(raw, []byte(acp.UpdateSubagentUpdate)) || !bytes.Contains(raw, []byte(`"state"`)) {
+			continue
+		}
+		var n struct {
+			SessionID acp.SessionID `json:"sessionId"`
+			Update    struct {
+				Kind    string        `json:"sessionUpdate"`
+				ChildID acp.SessionID `json:"sessionId"`
+				State   *struct {
+					State string `json:"state"`
+				} `json:"state"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(raw, &n) != nil || n.Update.Kind != acp.UpdateSubagentUpdate || n.Update.State == nil {
+			continue
+		}
+		now := n.Update.State.State == "running" || n.Update.State.State == "requires_action"
+		if now && !listed[n.Update.ChildID] {
+			listed[n.Update.ChildID] = true
+			order = append(order, busyChild{id: n.Update.ChildID, parent: n.SessionID})
+		}
+		busy[n.Update.ChildID] = now
+	}
+	out := order[:0]
+	for _, c := range order {
+		if busy[c.id] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

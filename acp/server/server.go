@@ -43,6 +43,7 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/tasks"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -106,6 +107,11 @@ type Options struct {
 	// for an explicit 0.
 	MaxDepth     int
 	NoDelegation bool
+	// Tasks are the limits of each session's background tasks: how many
+	// run at once, the output each keeps, how long a settled one keeps
+	// its child (tools/tasks; zero values are its defaults). Their
+	// journal and restore are the session's.
+	Tasks tasks.Options
 
 	// Token, when set, is required through authenticate before any session
 	// method (socket daemons on tcp).

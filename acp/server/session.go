@@ -237,6 +237,7 @@ func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (
 	c.mu.Unlock()
 	// Waiting for the turn to end must not hold up later messages.
 	rpc.Detach(ctx)
+	s.CloseTasks()
 	c.closeSession(s)
 	return &acp.CloseSessionResponse{}, nil
 }
@@ -282,6 +283,7 @@ func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest)
 	c.mu.Unlock()
 	if open {
 		rpc.Detach(ctx) // waiting for the turn must not hold later messages
+		s.CloseTasks()
 		c.closeSession(s)
 	}
 	c.srv.mu.Lock()

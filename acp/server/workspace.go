@@ -164,6 +164,11 @@ func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx co
 			say(subagent.Describe(subagent.Bindings(s.Tools().Tools())))
 			return agent.Result{StopReason: agent.StopEndTurn}, nil
 		}
+	case cmd.Name == commands.Tasks && cmd.Builtin():
+		return in, func(_ context.Context, s *session.Session, say func(string), _ func(agent.Event)) (agent.Result, error) {
+			say(s.Tasks().Describe())
+			return agent.Result{StopReason: agent.StopEndTurn}, nil
+		}
 	case cmd.Builtin():
 		text, _ := commands.BuiltinPrompt(cmd.Name, args)
 		in.Text = text

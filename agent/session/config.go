@@ -14,6 +14,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/tasks"
 	"github.com/dshd/dshd/tools/workspace"
 )
 
@@ -84,6 +85,10 @@ type Config struct {
 	// Delegation, when set, binds the session's delegating tools to it
 	// (subagents.Scope implements it); nil: the session cannot delegate.
 	Delegation Delegation
+	// Tasks configures the session's background tasks (tools/tasks); New
+	// sets its Record and Sync to the session's journal. Its Restore
+	// rebuilds the jobs of tasks loaded from the journal.
+	Tasks tasks.Options
 
 	// History is the conversation to continue; ContextUsed the tokens in
 	// context after its last model call, when known (a reopened session's
@@ -169,9 +174,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.ConnectMCP != nil {
 		s.closeMCP, s.warnings = cfg.ConnectMCP(ctx, s.reg)
 	}
-	var ts agent.ToolSet = s.reg
+	s.tasks = s.newTasks(cfg.Tasks, log)
+	var ts agent.ToolSet = taskTools{ts: s.reg, set: s.tasks}
 	if cfg.Delegation != nil {
-		ts = cfg.Delegation.Attach(s, s.reg)
+		ts = cfg.Delegation.Attach(s, ts)
 	}
 
 	opts := agent.Options{
@@ -191,6 +197,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		History:         cfg.History,
 		ContextUsed:     cfg.ContextUsed,
 		Registry:        cfg.Registry,
+		Notices:         s.notices,
 		Logger:          log,
 	}
 	if s.stored != nil {
@@ -237,6 +244,7 @@ func (s *Session) ChildConfig() Config {
 	c.Permission, c.Mode, c.Asker = s.gate, "", nil
 	c.System, c.TurnStarting = nil, nil
 	c.Delegation = nil
+	c.Tasks.Restore = nil
 	c.Meter, c.TurnLimits = nil, budget.Limits{}
 	return c
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // ErrNoPolicy is returned by SetMode on a session whose permission gate
@@ -94,6 +95,7 @@ type Session struct {
 
 	instructions InstructionsCache
 	titled       atomic.Bool
+	tasks        *tasks.Set
 
 	mu     sync.Mutex
 	turn   *Turn
@@ -210,8 +212,14 @@ func (s *Session) recorded(err error) error {
 	return err
 }
 
-// Close cancels the running turn, waits for it to end, closes the agent
-// and the MCP connections, and closes the journal. It is idempotent.
+// Tasks returns the session's background tasks.
+func (s *Session) Tasks() *tasks.Set { return s.tasks }
+
+// Close cancels the running turn, waits for it to end, stops the
+// background tasks still running (interrupted: the session goes away
+// without being closed by its client, see [Session.CloseTasks]), closes
+// the agent and the MCP connections, and closes the journal. It is
+// idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -225,6 +233,7 @@ func (s *Session) Close() error {
 		t.Cancel()
 		<-t.done
 	}
+	s.tasks.Close(tasks.StateInterrupted)
 	s.agent.Close()
 	if s.closeMCP != nil {
 		s.closeMCP()

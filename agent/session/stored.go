@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // KindReset is a journal record holding a whole new conversation (after
@@ -27,6 +28,8 @@ type Loaded struct {
 	Updates []json.RawMessage
 	// State is the last mode, model and title.
 	State State
+	// Tasks are the background tasks' records, in order.
+	Tasks []tasks.Record
 }
 
 // Stored is a session's journal, open in its store, and what it holds. It
@@ -148,6 +151,8 @@ func loaded(recs []Record) Loaded {
 			if r.Decode(&st) == nil {
 				ld.State.merge(st)
 			}
+		case KindTask, KindTaskOutput, KindTaskSeen:
+			ld.Tasks = append(ld.Tasks, tasks.Record{Kind: r.Kind, Data: r.Data})
 		}
 	}
 	ld.Messages = repairHistory(ld.Messages)

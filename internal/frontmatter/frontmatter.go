@@ -162,6 +162,18 @@ func (f Field) Int() (int, error) {
 	return int(n), nil
 }
 
+// Bool returns a true or false value.
+func (f Field) Bool() (bool, error) {
+	if f.Value.Kind != yaml.ScalarNode || f.Value.Tag != "!!bool" {
+		return false, f.Errorf("want true or false, not %q", f.Value.Value)
+	}
+	b, err := strconv.ParseBool(strings.ToLower(f.Value.Value))
+	if err != nil {
+		return false, f.Errorf("want true or false, not %q", f.Value.Value)
+	}
+	return b, nil
+}
+
 // List returns a YAML sequence of strings, or a string of items separated
 // by commas (Claude Code's form); items are trimmed and empty ones
 // dropped.

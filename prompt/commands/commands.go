@@ -45,6 +45,7 @@ const (
 	Compact = "compact"
 	Init    = "init"
 	Agents  = "agents"
+	Tasks   = "tasks"
 )
 
 // Builtins returns the built-in commands.
@@ -53,6 +54,7 @@ func Builtins() []Command {
 		{Name: Compact, Description: "Compact the conversation now: replace it with a summary, keeping what the work needs", ArgumentHint: "what the summary must keep (optional)"},
 		{Name: Init, Description: "Write or update AGENTS.md, the project's instructions for agents, from the project itself"},
 		{Name: Agents, Description: "List the agents this session can delegate to, with their tools"},
+		{Name: Tasks, Description: "List this session's background tasks: commands and subagents, with their state"},
 	}
 }
 
@@ -340,7 +342,7 @@ var initPrompt string
 
 // BuiltinPrompt is the prompt a built-in command sends to the model, with
 // the user's words after it; ok is false for a built-in that is no prompt
-// (/compact and /agents act on the session instead).
+// (/compact, /agents and /tasks act on the session instead).
 func BuiltinPrompt(name, args string) (text string, ok bool) {
 	if name != Init {
 		return "", false

@@ -71,7 +71,7 @@ func TestLoad_ReadsFilesWithTheWorkspaceFirstAndKeepsTheBuiltinsNames(t *testing
 		byName[c.Name] = c
 		names = append(names, c.Name)
 	}
-	if !slices.Equal(names, []string{"compact", "init", "agents", "review", "commit", "standup"}) {
+	if !slices.Equal(names, []string{"compact", "init", "agents", "tasks", "review", "commit", "standup"}) {
 		t.Fatalf("names = %v", names)
 	}
 	r := byName["review"]

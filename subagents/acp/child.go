@@ -53,6 +53,8 @@ type child struct {
 	schemaRaw json.RawMessage
 	interval  time.Duration
 	log       *slog.Logger
+	// activity receives what the child does in every run (nil: nobody).
+	activity func(subagents.Activity)
 	// meter is the run's: what the agent reports spending is charged to
 	// it, and so to the delegating turn.
 	meter *budget.Meter
@@ -141,6 +143,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema: schema, schemaRaw: req.OutputSchema,
 		interval: p.o.ProgressInterval,
 		log:      p.log.With("run", id, "agent", t.label),
+		activity: req.Activity,
 		meter:    subagents.RunMeter(req),
 	}
 	c.runs.Hold()
@@ -556,7 +559,7 @@ func (c *child) reconnect(ctx context.Context) error {
 	c.mu.Lock()
 	old, sess, oldRoutes := c.peer, c.session, c.routes
 	c.mu.Unlock()
-	init := old.init
+	init := old.init // a restored child's placeholder keeps the agent's
 	if init == nil || (init.AgentCapabilities.SessionCapabilities.Resume == nil && !init.AgentCapabilities.LoadSession) {
 		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the connection to the subagent is gone and the agent cannot resume sessions"}
 	}

@@ -112,6 +112,25 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 	return pr, nil
 }
 
+// gonePeer stands for the connection of a child restored from a
+// snapshot: it has ended (so a resume reconnects), and it remembers the
+// agent's capabilities that reconnecting needs.
+func (p *Provider) gonePeer(t *target, init *acp.InitializeResponse) *peer {
+	pr := &peer{
+		p: p, t: t, init: init,
+		log:     p.log.With("agent", t.label),
+		dead:    make(chan struct{}),
+		watched: make(chan struct{}),
+		routes:  map[acp.SessionID]*route{},
+		held:    map[acp.SessionID]*heldQueue{},
+		changed: make(chan struct{}),
+		reason:  "the connection ended before the daemon restarted",
+	}
+	close(pr.dead)
+	close(pr.watched)
+	return pr
+}
+
 // netConn is a socket whose reads are checked for garbage.
 type netConn struct {
 	net.Conn
@@ -266,6 +285,9 @@ func (pr *peer) alive() bool {
 func (pr *peer) shutdown() {
 	pr.shutOnce.Do(func() {
 		pr.closing.Store(true)
+		if pr.conn == nil {
+			return // a restored child's placeholder: nothing was opened
+		}
 		pr.conn.Close()
 		<-pr.watched
 		if pr.proc != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,11 +47,17 @@ type run struct {
 	prev     []byte        // the last earlier message with text; guarded by mu
 	toolSeen bool          // a tool call came after cur began; guarded by mu
 	usage    usageTally    // what the agent's usage_updates said; guarded by mu
+	// queued are the steering messages waiting for the agent to answer
+	// its current prompt; shut is set once the run takes no more.
+	queued []string // guarded by mu
+	shut   bool     // guarded by mu
 }
 
 var (
 	_ subagents.Run       = (*run)(nil)
 	_ subagents.Resumable = (*run)(nil)
+	_ subagents.Steerable = (*run)(nil)
+	_ subagents.Durable   = (*run)(nil)
 )
 
 func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
@@ -108,9 +115,11 @@ func (r *run) turn() subagents.Result {
 		})
 		defer timer.Stop()
 	}
+	defer r.shutQueue()
 	res := r.prompt(pr, sess, r.text)
 	r.settle(res.Usage)
 	r.outOfBudget(&res)
+	res = r.steered(pr, sess, res)
 	if r.schemaErr != nil && c.meter.Exhausted() == nil {
 		// One corrective turn: the child is told what is wrong with its
 		// answer and asked for it again, in the same session.
@@ -140,6 +149,88 @@ func (r *run) turn() subagents.Result {
 		}
 	}
 	return res
+}
+
+// steered sends the messages queued while the agent answered a prompt
+// as its next prompt, for as long as there are any (ACP has no steering
+// of its own: a message waits for the agent's current turn to end). The
+// run's result is the answer to the last.
+func (r *run) steered(pr *peer, sess acp.SessionID, res subagents.Result) subagents.Result {
+	for (res.StopReason == subagents.StopCompleted || r.schemaErr != nil) && r.c.meter.Exhausted() == nil {
+		r.mu.Lock()
+		next := strings.Join(r.queued, "\n\n")
+		r.queued = nil
+		if next == "" || r.cancelled.Load() {
+			r.shut = true
+		}
+		r.mu.Unlock()
+		if next == "" || r.cancelled.Load() {
+			return res
+		}
+		first := res.Usage
+		r.schemaErr = nil
+		r.mu.Lock()
+		r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
+		r.mu.Unlock()
+		r.c.log.Debug("sending the steering messages as the next prompt")
+		res = r.prompt(pr, sess, next+answerFormat(r.c.schemaRaw))
+		if r.perPrompt {
+			res.Usage.Add(first)
+		}
+		r.settle(res.Usage)
+		r.outOfBudget(&res)
+	}
+	r.shutQueue()
+	return res
+}
+
+// shutQueue makes the run take no more steering messages.
+func (r *run) shutQueue() {
+	r.mu.Lock()
+	r.shut = true
+	r.mu.Unlock()
+}
+
+// SendMessage steers the running child. An ACP agent takes one prompt at
+// a time and no messages in between, so the text is queued and sent as
+// the session's next prompt once the agent has answered its current one;
+// the run ends with the answer to the last.
+func (r *run) SendMessage(_ context.Context, text string) error {
+	r.mu.Lock()
+	if r.shut || r.Ended() {
+		r.mu.Unlock()
+		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+	}
+	r.queued = append(r.queued, text)
+	r.mu.Unlock()
+	if c := r.c; c.expose != nil {
+		c.expose.Message(c.parent.SessionID, c.up, text)
+	}
+	return nil
+}
+
+// snapshot is what a Durable run of this provider saves: the child's
+// session on its agent, what the agent can do to continue it, and the
+// editor's id for it.
+type snapshot struct {
+	Session acp.SessionID `json:"session"`
+	Up      string        `json:"up,omitempty"`
+	Cwd     string        `json:"cwd,omitempty"`
+	Resume  bool          `json:"resume,omitempty"`
+	Load    bool          `json:"load,omitempty"`
+}
+
+// Snapshot is what Restore needs to continue the child's session on its
+// agent once this connection (or this daemon) is gone.
+func (r *run) Snapshot() (json.RawMessage, error) {
+	c := r.c
+	pr, sess := c.conn()
+	snap := snapshot{Session: sess, Up: c.up, Cwd: c.cwd}
+	if pr.init != nil {
+		snap.Resume = pr.init.AgentCapabilities.SessionCapabilities.Resume != nil
+		snap.Load = pr.init.AgentCapabilities.LoadSession
+	}
+	return json.Marshal(snap)
 }
 
 // prompt sends one session/prompt and maps its answer.
@@ -290,19 +381,26 @@ func (r *run) observe(u acp.SessionUpdate) {
 	case *acp.AgentMessageChunk:
 		if t, ok := u.Content.(*acp.TextContent); ok && t.Text != "" {
 			r.mu.Lock()
+			fresh := len(r.cur) == 0
 			if u.MessageID != r.msgID || r.toolSeen {
 				if len(r.cur) > 0 {
 					r.prev = r.cur
 				}
-				r.cur, r.msgID, r.toolSeen = nil, u.MessageID, false
+				r.cur, r.msgID, r.toolSeen, fresh = nil, u.MessageID, false, true
 			}
 			r.cur = append(r.cur, t.Text...)
 			r.mu.Unlock()
+			if r.c.activity != nil {
+				r.c.activity(subagents.Activity{Text: t.Text, NewMessage: fresh})
+			}
 		}
 	case *acp.ToolCall:
 		r.mu.Lock()
 		r.toolSeen = len(r.cur) > 0
 		r.mu.Unlock()
+		if r.c.activity != nil {
+			r.c.activity(subagents.Activity{Tool: u.Title})
+		}
 	case *acp.UsageUpdate:
 		r.mu.Lock()
 		news := r.usage.add(u)

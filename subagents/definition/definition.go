@@ -107,6 +107,7 @@ const (
 	keyMaxTurns        = "maxTurns"
 	keyMaxTokens       = "maxTokens"
 	keyPermissions     = "permissions"
+	keyBackground      = "background"
 	keyBody            = "body"
 
 	// Claude Code's keys that dshd reads.
@@ -116,7 +117,7 @@ const (
 
 // dshdKeys are the keys of dshd's format, in the order messages list them.
 var dshdKeys = []string{keyName, keyDescription, keyProvider, keyAgent, keyCommand, keyArgs, keyTools, keyDisallowedTools,
-	keyModel, keyOutputSchema, keyMaxDepth, keyMaxTurns, keyMaxTokens, keyPermissions}
+	keyModel, keyOutputSchema, keyMaxDepth, keyMaxTurns, keyMaxTokens, keyPermissions, keyBackground}
 
 // Inherit is the model (and permissions) value that takes the parent's.
 const Inherit = "inherit"
@@ -233,6 +234,10 @@ func (d *Definition) field(f frontmatter.Field, command, agent *string, args *[]
 			}
 			b.Budget.MaxTokens = n
 		}
+	case keyBackground:
+		bg, err := f.Bool()
+		b.Background = bg
+		return err
 	case keyPermissions:
 		var p string
 		if err := str(&p); err != nil {

@@ -32,6 +32,7 @@ maxDepth: 0
 maxTurns: 20
 maxTokens: 200000
 permissions: deny
+background: true
 ---
 
 You review code in {{cwd}}.
@@ -46,7 +47,7 @@ You review code in {{cwd}}.
 		!slices.Equal(b.Tools.Allow, []string{"read_file", "grep", "glob"}) || !slices.Equal(b.Tools.Deny, []string{"run_command"}) ||
 		b.AgentOptions.Model != "deepseek-reasoner" || !strings.Contains(string(b.OutputSchema), `"verdict"`) ||
 		b.OutputSchemaFile != filepath.Join(dir, "answer.json") || *b.MaxDepth != 0 ||
-		b.Budget != (subagents.Budget{MaxTurns: 20, MaxTokens: 200000}) || !b.DenyPermissions ||
+		b.Budget != (subagents.Budget{MaxTurns: 20, MaxTokens: 200000}) || !b.DenyPermissions || !b.Background ||
 		b.AgentOptions.SystemPrompt != "You review code in {{cwd}}." {
 		t.Fatalf("binding = %+v", b)
 	}
@@ -136,6 +137,7 @@ func TestParse_MistakesNameTheFileTheLineAndTheKey(t *testing.T) {
 		{"a command for spawn", definition.DSHD, "---\ndescription: d\ncommand: codex-acp\n---\n", 3, "command", "only the acp provider takes command"},
 		{"no turns", definition.DSHD, "---\ndescription: d\nmaxTurns: 0\n---\n", 3, "maxTurns", "from 1"},
 		{"a string for a number", definition.DSHD, "---\ndescription: d\nmaxDepth: two\n---\n", 3, "maxDepth", "want a whole number"},
+		{"background that is no boolean", definition.DSHD, "---\ndescription: d\nbackground: yes please\n---\n", 3, "background", `want true or false, not "yes please"`},
 		{"permissions", definition.DSHD, "---\ndescription: d\npermissions: allow\n---\n", 3, "permissions", "want inherit or deny"},
 		{"a missing schema file", definition.DSHD, "---\ndescription: d\noutputSchema: nope.json\n---\n", 3, "outputSchema", "no such file"},
 		{"a schema that is a list", definition.DSHD, "---\ndescription: d\noutputSchema: [1]\n---\n", 3, "outputSchema", "want a JSON Schema"},

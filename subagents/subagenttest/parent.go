@@ -13,6 +13,7 @@ import (
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // ParentOptions configure [NewParent]. Zero values get test defaults.
@@ -48,6 +49,8 @@ type ParentOptions struct {
 	Registry *agent.Registry
 	// Dir is the session's cwd (default t.TempDir()).
 	Dir string
+	// Tasks are the limits of the session's background tasks.
+	Tasks tasks.Options
 }
 
 // Parent is a live top-level session with the scope its tools see.
@@ -135,6 +138,7 @@ func NewParent(tb testing.TB, o ParentOptions) *Parent {
 		Delegation: sees,
 		History:    o.History,
 		Registry:   o.Registry,
+		Tasks:      o.Tasks,
 	}
 	if o.Permission == nil {
 		// No gate: a policy that never asks.

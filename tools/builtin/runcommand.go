@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // RunCommandName is the run_command tool's name.
@@ -25,6 +26,8 @@ type RunCommandParams struct {
 	Command string `json:"command" jsonschema:"The shell command line to run"`
 	Cwd     string `json:"cwd,omitempty" jsonschema:"The directory to run in (default: the working directory)"`
 	Timeout int    `json:"timeout,omitempty" jsonschema:"Timeout in seconds"`
+	// Background starts the command as a task of the session.
+	Background bool `json:"background,omitempty" jsonschema:"Run it in the background: the call returns at once with a task id and the first output, and the command keeps running"`
 }
 
 // RunCommandOptions configures run_command; the zero value is usable.
@@ -40,6 +43,9 @@ type RunCommandOptions struct {
 	// a command's output; 0 means 250 ms. The first output is reported at
 	// once.
 	ProgressInterval time.Duration
+	// FirstOutputWait is the longest a background call waits for the
+	// command's first output before it returns; 0 means 500 ms.
+	FirstOutputWait time.Duration
 }
 
 //go:embed runcommand.md
@@ -69,6 +75,9 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 	if t.opts.ProgressInterval <= 0 {
 		t.opts.ProgressInterval = 250 * time.Millisecond
 	}
+	if t.opts.FirstOutputWait <= 0 {
+		t.opts.FirstOutputWait = 500 * time.Millisecond
+	}
 	desc := strings.NewReplacer(
 		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
@@ -89,6 +98,25 @@ func (t *runCommand) Title(input json.RawMessage) string {
 var defaultRunner = localrun.New(nil)
 
 func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return t.execute(ctx, call, nil)
+}
+
+// BindTasks returns run_command as it runs in the session whose tasks are
+// set: with background commands.
+func (t *runCommand) BindTasks(set *tasks.Set) tools.Tool { return &boundRunCommand{t, set} }
+
+// boundRunCommand is run_command bound to a session's tasks.
+type boundRunCommand struct {
+	*runCommand
+	set *tasks.Set
+}
+
+func (t *boundRunCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return t.execute(ctx, call, t.set)
+}
+
+// execute runs one call; set is the session's tasks (nil: no background).
+func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.Set) (*tools.Result, error) {
 	p, err := decodeInput[RunCommandParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
@@ -99,6 +127,9 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	if p.Timeout < 0 {
 		return tools.Errorf("timeout must not be negative"), nil
 	}
+	if p.Background && set == nil {
+		return tools.Errorf("this agent cannot run commands in the background; run it without background"), nil
+	}
 	env, res := envOf(call)
 	if res != nil {
 		return res, nil
@@ -108,6 +139,9 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 		return res, nil
 	}
 	timeout := t.opts.DefaultTimeout
+	if p.Background {
+		timeout = 0 // a server or a watcher runs until it is stopped
+	}
 	if p.Timeout > 0 {
 		timeout = min(time.Duration(p.Timeout)*time.Second, t.opts.MaxTimeout)
 	}
@@ -127,6 +161,9 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	}); res != nil || err != nil {
 		return res, err
 	}
+	if p.Background {
+		return t.background(ctx, set, runner, cmd)
+	}
 
 	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval}
 	result, err := runner.Run(ctx, cmd, prog.started, prog.output)
@@ -136,6 +173,7 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 		}
 		return tools.Errorf("cannot run the command: %v", err), nil
 	}
+	status, isErr := exitStatus(result, timeout)
 
 	var b strings.Builder
 	if result.Truncated {
@@ -144,20 +182,6 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 	b.WriteString(result.Output)
 	if result.Output != "" && !strings.HasSuffix(result.Output, "\n") {
 		b.WriteByte('\n')
-	}
-	status := ""
-	isErr := true
-	switch {
-	case result.TimedOut:
-		status = fmt.Sprintf("timed out after %s; the command and its children were stopped", timeout)
-	case result.Signal != "":
-		status = "killed by " + result.Signal
-	case result.ExitCode != nil && *result.ExitCode == 0:
-		status, isErr = "exit code 0", false
-	case result.ExitCode != nil:
-		status = "exit code " + strconv.Itoa(*result.ExitCode)
-	default:
-		status = "exit status unknown"
 	}
 	if result.Output == "" {
 		b.WriteString("(no output)\n")
@@ -180,6 +204,21 @@ func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Resu
 			"truncated": result.Truncated,
 		},
 	}, nil
+}
+
+// exitStatus words how a command ended, and whether that is a failure.
+func exitStatus(result tools.CommandResult, timeout time.Duration) (status string, failed bool) {
+	switch {
+	case result.TimedOut:
+		return fmt.Sprintf("timed out after %s; the command and its children were stopped", timeout), true
+	case result.Signal != "":
+		return "killed by " + result.Signal, true
+	case result.ExitCode != nil && *result.ExitCode == 0:
+		return "exit code 0", false
+	case result.ExitCode != nil:
+		return "exit code " + strconv.Itoa(*result.ExitCode), true
+	}
+	return "exit status unknown", true
 }
 
 // progress publishes a running command: its terminal when the runner has

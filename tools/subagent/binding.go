@@ -57,6 +57,11 @@ type Binding struct {
 	// Budget bounds each child with its descendants (carried in the start
 	// request; see [subagents.Budget]).
 	Budget subagents.Budget
+	// Background starts each run as a task of the calling session
+	// (tools/tasks): the call returns at once with the task's id, and the
+	// model follows the run with the task tools. The model still sees
+	// only {description, prompt}.
+	Background bool
 	// Options are provider-specific settings (for example an acp
 	// provider's command), passed through as given.
 	Options map[string]string
@@ -100,11 +105,12 @@ const (
 	KeyMaxDepth        = "max-depth"        // maxDepth
 	KeyMaxTurns        = "max-turns"        // maxTurns
 	KeyMaxTokens       = "max-tokens"       // maxTokens
+	KeyBackground      = "background"       // background
 )
 
 // bindingKeys lists them, in the order messages show them.
 var bindingKeys = []string{KeyDescription, KeyModel, KeySystemPrompt, KeyDenyPermissions, KeyTools, KeyDenyTools,
-	KeyOutputSchema, KeyMaxDepth, KeyMaxTurns, KeyMaxTokens}
+	KeyOutputSchema, KeyMaxDepth, KeyMaxTurns, KeyMaxTokens, KeyBackground}
 
 // ParseBinding parses the --subagent flag syntax
 // TOOLNAME=PROVIDER[,key=value...]. The keys every binding takes:
@@ -119,6 +125,7 @@ var bindingKeys = []string{KeyDescription, KeyModel, KeySystemPrompt, KeyDenyPer
 //	max-depth=N          levels of subagents the children may start below them
 //	max-turns=N          model round trips of a child and its descendants
 //	max-tokens=N         tokens of a child and its descendants
+//	background           runs start as tasks of the session (=true/false)
 //
 // A value cannot contain a comma (longer text belongs in an agent
 // definition file). Any other key goes to Options for the provider, which
@@ -162,15 +169,19 @@ func (b *Binding) set(k, v string, hasValue bool) error {
 		b.AgentOptions.Model = v
 	case KeySystemPrompt:
 		b.AgentOptions.SystemPrompt = v
-	case KeyDenyPermissions:
-		deny := true
+	case KeyDenyPermissions, KeyBackground:
+		on := true
 		if hasValue {
 			var err error
-			if deny, err = strconv.ParseBool(v); err != nil {
-				return fmt.Errorf("deny-permissions=%q: want true or false", v)
+			if on, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s=%q: want true or false", k, v)
 			}
 		}
-		b.DenyPermissions = deny
+		if k == KeyBackground {
+			b.Background = on
+		} else {
+			b.DenyPermissions = on
+		}
 	case KeyTools, KeyDenyTools:
 		names, err := toolList(k, v)
 		if err != nil {
@@ -263,6 +274,9 @@ func (b Binding) String() string {
 	}
 	if b.Budget.MaxTokens > 0 {
 		add(KeyMaxTokens, strconv.Itoa(b.Budget.MaxTokens))
+	}
+	if b.Background {
+		s.WriteString("," + KeyBackground)
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.Options)) {
 		add(k, b.Options[k])

@@ -126,7 +126,7 @@ func TestCheck_HoldsABindingToTheProvidersADaemonHas(t *testing.T) {
 		{"x=acp,command=codex-acp", ""},
 		{"x=nonsense", `unknown provider "nonsense" (dshd has spawn, acp)`},
 		{"x=spwan", `did you mean "spawn"?`},
-		{"x=spawn,command=x", `unknown option "command" for provider spawn (it takes description, model, system-prompt, deny-permissions, tools, deny-tools, output-schema, max-depth, max-turns, max-tokens)`},
+		{"x=spawn,command=x", `unknown option "command" for provider spawn (it takes description, model, system-prompt, deny-permissions, tools, deny-tools, output-schema, max-depth, max-turns, max-tokens, background)`},
 		{"x=spawn,tools=read_file", `tools: the spawn provider cannot restrict its children's tools (it lacks the toolFilter capability)`},
 		{"x=acp,comand=y", `did you mean "command"?`},
 		{"x=acp,address=bad", "address=bad cannot work"},

@@ -113,24 +113,13 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 	if report == nil {
 		report = tools.Discard
 	}
-	req := subagents.StartRequest{
-		Prompt:          in.Prompt,
-		Description:     oneLine(in.Description, 200),
-		Name:            t.b.ToolName,
-		Model:           t.b.AgentOptions.Model,
-		SystemPrompt:    t.b.AgentOptions.SystemPrompt,
-		DenyPermissions: t.b.DenyPermissions,
-		Parent:          scope,
-		ToolCallID:      call.ID,
-		Options:         t.b.Options,
-		ToolFilter:      t.b.Tools,
-		OutputSchema:    t.b.OutputSchema,
-		DepthLimit:      t.b.MaxDepth,
-		Budget:          t.b.Budget,
-		Meter:           call.Meter,
-		Progress: func(p subagents.Progress) {
-			report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(renderProgress(p))}})
-		},
+	req := t.request(in, scope, call.ID)
+	if t.b.Background {
+		return t.background(ctx, req, in)
+	}
+	req.Meter = call.Meter
+	req.Progress = func(p subagents.Progress) {
+		report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(renderProgress(p))}})
 	}
 	run, err := t.svc.Start(ctx, t.b.Provider, req)
 	if err != nil {
@@ -159,6 +148,25 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 		return tools.Errorf("%s: the run could not be followed to its end: %v", headlineError, werr), nil
 	}
 	return resultFor(t.b.ToolName, res), nil
+}
+
+// request is the start request of a call from scope.
+func (t *tool) request(in input, scope *subagents.Scope, toolCallID string) subagents.StartRequest {
+	return subagents.StartRequest{
+		Prompt:          in.Prompt,
+		Description:     oneLine(in.Description, 200),
+		Name:            t.b.ToolName,
+		Model:           t.b.AgentOptions.Model,
+		SystemPrompt:    t.b.AgentOptions.SystemPrompt,
+		DenyPermissions: t.b.DenyPermissions,
+		Parent:          scope,
+		ToolCallID:      toolCallID,
+		Options:         t.b.Options,
+		ToolFilter:      t.b.Tools,
+		OutputSchema:    t.b.OutputSchema,
+		DepthLimit:      t.b.MaxDepth,
+		Budget:          t.b.Budget,
+	}
 }
 
 // startFailure is the model's view of a Start that failed.

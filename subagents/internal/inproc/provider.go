@@ -5,6 +5,7 @@ package inproc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
@@ -58,7 +60,10 @@ type Provider struct {
 	seq atomic.Uint64
 }
 
-var _ subagents.Provider = (*Provider)(nil)
+var (
+	_ subagents.Provider = (*Provider)(nil)
+	_ subagents.Restorer = (*Provider)(nil)
+)
 
 // New returns a provider configured by cfg.
 func New(cfg Config) *Provider {
@@ -95,6 +100,31 @@ func invalid(format string, args ...any) error {
 // created or announced; a ctx that has already ended then gets a run that
 // settled aborted, and nothing is created.
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
+	return p.build(ctx, req, nil)
+}
+
+// snapshot is what a Durable run of this provider saves: the child's
+// conversation and the id the editor knew it by.
+type snapshot struct {
+	Messages []llm.Message `json:"messages"`
+	Session  string        `json:"session,omitempty"`
+}
+
+// Restore rebuilds a child from a snapshot: its conversation as the
+// snapshot holds it, its system prompt and tools from req as at Start.
+// The run returned has ended; resuming it continues the conversation
+// (the editor, when it sees children, is shown the child again under its
+// old id).
+func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
+	var snap snapshot
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		return nil, invalid("the snapshot is not this provider's: %v", err)
+	}
+	return p.build(ctx, req, &snap)
+}
+
+// build is Start, or with snap Restore.
+func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *snapshot) (subagents.Run, error) {
 	parent := req.Parent
 	switch {
 	case parent == nil:
@@ -138,6 +168,9 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
+	if snap != nil {
+		begin.History = agent.NewHistory(snap.Messages...)
+	}
 	name := req.Name
 	if name == "" {
 		name = p.cfg.Name
@@ -157,6 +190,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		schema:           schema,
 		progressInterval: p.cfg.ProgressInterval,
 		schemaRaw:        req.OutputSchema,
+		activity:         req.Activity,
 	}
 	c.log = p.log.With("run", c.id)
 	c.runs.Hold()
@@ -165,11 +199,15 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	// The editor learns of the child before the child exists or does
 	// anything, so no traffic can precede the announcement.
 	if c.expose != nil {
-		sess, err := c.expose.Announce(parent.SessionID, subagents.Announcement{
+		a := subagents.Announcement{
 			Title:       name,
 			Description: req.Description,
 			Cancel:      c.runs.CancelCurrent,
-		})
+		}
+		if snap != nil {
+			a.ID = snap.Session
+		}
+		sess, err := c.expose.Announce(parent.SessionID, a)
 		if err != nil {
 			r.cancel()
 			return nil, fmt.Errorf("subagents: announcing the child: %w", err)
@@ -215,6 +253,13 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	c.sess, c.agent = s, s.Agent()
 
+	if snap != nil {
+		// A restored child has ended its last run; Resume starts the next.
+		r.launched = true
+		c.runs.Begin(r)
+		r.Finish(subagents.Result{StopReason: subagents.StopCompleted, ChildSessionID: c.session})
+		return r, nil
+	}
 	if c.expose != nil {
 		c.expose.Message(parent.SessionID, c.session, req.Prompt)
 	}

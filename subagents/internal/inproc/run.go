@@ -34,10 +34,12 @@ type child struct {
 	schema           *jsonschema.Resolved
 	schemaRaw        json.RawMessage
 	progressInterval time.Duration
-	log              *slog.Logger
-	sess             *session.Session
-	agent            *agent.Agent  // sess's
-	meter            *budget.Meter // what the child and its descendants spent
+	// activity receives what the child does in every run (nil: nobody).
+	activity func(subagents.Activity)
+	log      *slog.Logger
+	sess     *session.Session
+	agent    *agent.Agent  // sess's
+	meter    *budget.Meter // what the child and its descendants spent
 
 	runs runkit.Runs[*run]
 
@@ -136,6 +138,7 @@ var (
 	_ subagents.Resumable = (*run)(nil)
 	_ subagents.Settling  = (*run)(nil)
 	_ subagents.Reachable = (*run)(nil)
+	_ subagents.Durable   = (*run)(nil)
 )
 
 // newRun prepares a run of c. Its context is detached from ctx's
@@ -244,6 +247,9 @@ func (r *run) emit(ev agent.Event) {
 		}
 		r.curText = append(r.curText, e.Text...)
 	}
+	if r.c.activity != nil {
+		r.activity(ev)
+	}
 	if c := r.c; c.expose != nil {
 		c.expose.Emit(c.session, ev)
 		return
@@ -251,6 +257,29 @@ func (r *run) emit(ev agent.Event) {
 	if r.progress != nil {
 		r.progress.observe(ev)
 	}
+}
+
+// activity reports ev to the child's activity sink.
+func (r *run) activity(ev agent.Event) {
+	switch e := ev.(type) {
+	case agent.MessageChunk:
+		r.c.activity(subagents.Activity{Text: e.Text, NewMessage: len(r.curText) == len(e.Text)})
+	case agent.ToolCallStarted:
+		title := e.Title
+		if title == "" {
+			title = e.Name
+		}
+		r.c.activity(subagents.Activity{Tool: title})
+	case agent.UsageUpdated:
+		u := e.Call
+		r.c.activity(subagents.Activity{Usage: &u})
+	}
+}
+
+// Snapshot is what Restore needs to rebuild the child: its conversation
+// and the editor's id for it.
+func (r *run) Snapshot() (json.RawMessage, error) {
+	return json.Marshal(snapshot{Messages: r.c.agent.History().Messages(), Session: r.c.session})
 }
 
 // partial is the text of the child's last message that has any, for a

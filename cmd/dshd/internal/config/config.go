@@ -74,6 +74,13 @@ type Settings struct {
 	ContextWindow    int `json:"contextWindow,omitempty"`
 	MaxDepth         int `json:"maxDepth,omitempty"`
 
+	// MaxTasks is how many background tasks a session runs at once;
+	// TaskOutput the bytes of output each keeps; TaskIdleRelease how long
+	// a settled subagent task keeps its child for a continue.
+	MaxTasks        int           `json:"maxTasks,omitempty"`
+	TaskOutput      int           `json:"taskOutputLimit,omitempty"`
+	TaskIdleRelease time.Duration `json:"taskIdleRelease,omitempty"`
+
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
 	Sandbox          string   `json:"sandbox,omitempty"`
@@ -211,6 +218,9 @@ var table = []setting{
 	{flag: "max-tokens-per-turn", file: "maxTokensPerTurn", usage: "tokens (input and output) one prompt turn may spend with every subagent below it, in this process or another (0: unbounded)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokensPerTurn }, check: atLeast(0)},
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
+	{flag: "max-tasks", file: "maxTasks", usage: "most background tasks (commands, subagents) a session runs at once", kind: kInt, def: "16", ptr: func(s *Settings) any { return &s.MaxTasks }, check: atLeast(1)},
+	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
+	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},
 	{flag: "sandbox-writable", file: "sandboxWritableRoots", usage: "another absolute directory sandboxed commands may write below (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.SandboxWritable }, check: absolute},

@@ -38,6 +38,7 @@ import (
 	"github.com/dshd/dshd/tools/mcp"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/subagent"
+	"github.com/dshd/dshd/tools/tasks"
 )
 
 // Daemon is an assembled dshd.
@@ -83,7 +84,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 
 	base := tools.NewRegistry(nil)
-	for _, t := range builtin.Builtins(nil) {
+	for _, t := range append(builtin.Builtins(nil), tasks.Tools()...) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}
@@ -172,6 +173,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxTokensPerTurn: st.MaxTokensPerTurn,
 		MaxDepth:         st.MaxDepth,
 		NoDelegation:     st.MaxDepth == 0,
+		Tasks:            tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
 		Token:            st.Token,
 		Limits:           connLimits(st),
 		ConnectMCP:       connectMCP(log),

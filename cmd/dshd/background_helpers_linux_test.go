@@ -1,0 +1,190 @@
+// This file holds what the background-task tests share: fake-model reply
+// helpers that tell a parent's requests from a child's, and waits on what
+// only the daemon's files and processes show (a journal record, a
+// process's exit), woken by the kernel (inotify, a pidfd) rather than by a
+// clock.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+)
+
+// call is a reply with one tool call.
+func call(id, name string, args any) openaitest.Reply {
+	b, _ := json.Marshal(args)
+	return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: id, Name: name, Arguments: string(b)}}}
+}
+
+// firstUser is the text of a request's first user message: which agent
+// (the parent, a child) sent it.
+func firstUser(c *openaitest.ChatRequest) string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Text()
+		}
+	}
+	return ""
+}
+
+// sinceUser are the tool results after a request's last user message:
+// where the model is in its current turn.
+func sinceUser(c *openaitest.ChatRequest) []string {
+	var out []string
+	for _, m := range c.Messages {
+		switch m.Role {
+		case "user":
+			out = nil
+		case "tool":
+			var s string
+			_ = json.Unmarshal(m.Content, &s)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// holds reports whether a request's messages contain every one of the
+// words, in any role.
+func holds(c *openaitest.ChatRequest, words ...string) bool {
+	var all strings.Builder
+	for _, m := range c.Messages {
+		all.WriteString(m.Text())
+		all.WriteByte('\n')
+	}
+	return containsAll(all.String(), words...)
+}
+
+// recorder keeps requests a handler wants to look at later.
+type recorder struct {
+	mu   sync.Mutex
+	reqs map[string][]*openaitest.ChatRequest
+}
+
+func (r *recorder) add(key string, c *openaitest.ChatRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reqs == nil {
+		r.reqs = map[string][]*openaitest.ChatRequest{}
+	}
+	r.reqs[key] = append(r.reqs[key], c)
+}
+
+func (r *recorder) get(key string) []*openaitest.ChatRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*openaitest.ChatRequest(nil), r.reqs[key]...)
+}
+
+// journalPath is where a daemon with state dir dir keeps session sid.
+func journalPath(dir, sid string) string { return filepath.Join(dir, "sessions", sid+".jsonl") }
+
+// waitJournal waits until a line of the journal at path holds every one
+// of the words. inotify on the journal's directory wakes it at each
+// write; the poll's timeout only lets it see ctx end.
+func waitJournal(ctx context.Context, t *testing.T, path string, words ...string) string {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		t.Skipf("no inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO); err != nil {
+		t.Fatalf("inotify watch: %v", err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			if containsAll(string(line), words...) {
+				return string(line)
+			}
+		}
+		for {
+			if ctx.Err() != nil {
+				t.Fatalf("no journal line with %q in %s:\n%s", words, path, b)
+			}
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
+			if err != nil && !errors.Is(err, unix.EINTR) {
+				t.Fatalf("poll: %v", err)
+			}
+			if n > 0 {
+				for {
+					if _, err := unix.Read(fd, buf); err != nil {
+						break
+					}
+				}
+				break
+			}
+		}
+	}
+}
+
+// waitExit waits for process pid to end, through a pidfd (readable once
+// the process has exited).
+func waitExit(ctx context.Context, t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if err != nil {
+		t.Skipf("no pidfd: %v", err)
+	}
+	defer unix.Close(fd)
+	for !ended(pid) {
+		if ctx.Err() != nil {
+			t.Fatalf("process %d did not exit", pid)
+		}
+		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
+	}
+}
+
+// mkfifo makes a named pipe in dir: a background command reads it to wait
+// for the test.
+func mkfifo(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := unix.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// release writes a line into the fifo once its reader opened it, on a
+// goroutine the test waits for before it ends.
+func release(t *testing.T, fifo string) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		_, _ = f.WriteString("go\n")
+		f.Close()
+	}()
+	t.Cleanup(func() {
+		// Opening a fifo without a reader blocks; one opened for reading
+		// here lets a writer that never met the command go.
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			defer r.Close()
+		}
+		<-done
+	})
+}

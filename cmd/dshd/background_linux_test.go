@@ -1,0 +1,537 @@
+// End-to-end tests of background work (issue 13) with a real dshd and the
+// fake OpenAI server: a background command read in steps, a background
+// child steered while it runs and continued after it settled (in process
+// and in a child dshd), the notice of a settled task in the next model
+// call, a wait that times out, a restart during a running task, a close
+// that leaves no process behind, and the child sessions an opted-in editor
+// sees.
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+)
+
+// daemonArgs are a serve daemon's arguments against srv.
+func daemonArgs(srv *openaitest.Server, stateDir string, extra ...string) []string {
+	return append([]string{"--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", stateDir, "--mode", "yolo"}, extra...)
+}
+
+func TestBackground_TheModelReadsACommandsOutputInTwoSteps(t *testing.T) {
+	needSandbox(t)
+	ctx := testCtx(t)
+	cwd := t.TempDir()
+	fifo := mkfifo(t, cwd, "gate")
+	command := "echo $((40+2))-first; read x < " + fifo + "; echo $((50+5))-second"
+	srv := fakeModel(t)
+	var once sync.Once
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		if r.Chat == nil {
+			return openaitest.Status(400)
+		}
+		switch len(sinceUser(r.Chat)) {
+		case 0:
+			return call("c1", "run_command", map[string]any{"command": command, "background": true})
+		case 1:
+			// The command waits on the fifo until the model has its first
+			// output; then it prints the rest and exits.
+			once.Do(func() { release(t, fifo) })
+			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 60})
+		case 2:
+			return call("c3", "task_read", map[string]any{"id": "t1"})
+		}
+		return openaitest.Text("done")
+	})
+	p := start(t, opts{}, daemonArgs(srv, t.TempDir())...)
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	sid := w.newSession(ctx, cwd)
+	if stop := w.prompt(ctx, sid, "run it in the background"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
+	}
+	reqs := srv.ChatRequests()
+	got := sinceUser(reqs[len(reqs)-1])
+	if len(got) != 3 {
+		t.Fatalf("tool results %q", got)
+	}
+	if !containsAll(got[0], "Started background task t1", "42-first", "It keeps running") || strings.Contains(got[0], "55-second") {
+		t.Errorf("the start's result is not the first output only:\n%s", got[0])
+	}
+	if !containsAll(got[1], "New output since the last read", "55-second", "Result:", "exit code 0") || strings.Contains(got[1], "42-first") {
+		t.Errorf("the wait's result is not the new output and the result:\n%s", got[1])
+	}
+	if !containsAll(got[2], "No new output since the last read", "completed") {
+		t.Errorf("a read after everything was read:\n%s", got[2])
+	}
+}
+
+// childScript routes a parent that starts a background child through
+// tool, steers it while its first model call is held, and continues it in
+// its next turn; and the child, which answers once steered and once
+// continued. Requests are recorded by who made them.
+type childScript struct {
+	tool       string
+	gate       chan struct{} // holds the child's first model call
+	firstCall  chan struct{} // closed when the child's first call arrived
+	firstOnce  sync.Once
+	steerFirst bool // the child answers its first call (acp) instead of calling a tool
+	rec        recorder
+}
+
+func newChildScript(tool string) *childScript {
+	return &childScript{tool: tool, gate: make(chan struct{}), firstCall: make(chan struct{})}
+}
+
+func (s *childScript) handle(r *openaitest.Request) openaitest.Reply {
+	c := r.Chat
+	if c == nil {
+		return openaitest.Status(400)
+	}
+	if firstUser(c) == "CHILD-TASK" {
+		return s.child(c)
+	}
+	last := c.LastUserText()
+	switch n := len(sinceUser(c)); {
+	case last == "start" && n == 0:
+		return call("p1", s.tool, map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+	case last == "start" && n == 1:
+		<-s.firstCall // the child is in its first model call
+		return call("p2", "task_send", map[string]any{"id": "t1", "message": "STEER-MSG"})
+	case last == "what now?" && n == 0:
+		s.rec.add("turn2", c)
+		return call("p3", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
+	}
+	return openaitest.Text("parent: ok")
+}
+
+func (s *childScript) child(c *openaitest.ChatRequest) openaitest.Reply {
+	s.rec.add("child", c)
+	last := c.LastUserText()
+	switch {
+	case last == "CHILD-MORE":
+		return openaitest.Text("CHILD-ANSWER-2")
+	case last == "STEER-MSG" && s.steerFirst:
+		return openaitest.Text("CHILD-ANSWER-STEERED")
+	case len(sinceUser(c)) == 0 && last == "CHILD-TASK":
+		s.firstOnce.Do(func() { close(s.firstCall) })
+		if s.steerFirst {
+			return openaitest.Reply{Hold: s.gate, Text: []string{"CHILD-ANSWER-1"}}
+		}
+		return openaitest.Reply{Hold: s.gate, ToolCalls: []openaitest.ToolCall{{ID: "k1", Name: "task_list", Arguments: `{}`}}}
+	}
+	return openaitest.Text("CHILD-ANSWER-1")
+}
+
+// steerAndContinue runs the parent's two turns and checks what the child
+// and the parent's model were sent: the steering message in the child's
+// request after it was sent, the settle notice in the parent's next model
+// call, and the child's whole conversation when it is continued.
+func steerAndContinue(t *testing.T, s *childScript, args ...string) {
+	ctx := testCtx(t)
+	stateDir := t.TempDir()
+	srv := fakeModel(t)
+	srv.Handle(s.handle)
+	p := start(t, opts{}, daemonArgs(srv, stateDir, args...)...)
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	sid := w.newSession(ctx, t.TempDir())
+	if stop := w.prompt(ctx, sid, "start"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
+	}
+	// The parent's turn has ended and the child is still in its first
+	// model call: cancelling nothing, the child goes on.
+	close(s.gate)
+	journal := journalPath(stateDir, sid)
+	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
+	if stop := w.prompt(ctx, sid, "what now?"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
+	}
+	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
+
+	turn2 := s.rec.get("turn2")
+	if len(turn2) != 1 {
+		t.Fatalf("%d first calls of turn 2", len(turn2))
+	}
+	notice := ""
+	for _, u := range userTexts(turn2[0]) {
+		if strings.HasPrefix(u, "Background task t1") {
+			notice = u
+		}
+	}
+	if !containsAll(notice, "completed", "child work") {
+		t.Fatalf("the parent's next model call has no settle notice; its user messages: %q", userTexts(turn2[0]))
+	}
+	var steered, continued *openaitest.ChatRequest
+	for _, c := range s.rec.get("child") {
+		if holds(c, "STEER-MSG") && steered == nil {
+			steered = c
+		}
+		if c.LastUserText() == "CHILD-MORE" {
+			continued = c
+		}
+	}
+	if steered == nil {
+		t.Fatalf("no child request carries the steering message; stderr:\n%s", p.stderr)
+	}
+	if holds(steered, "CHILD-ANSWER-1", "CHILD-MORE") && !s.steerFirst {
+		t.Errorf("the steering message came late: %q", userTexts(steered))
+	}
+	if continued == nil || !holds(continued, "CHILD-TASK", "STEER-MSG", "CHILD-ANSWER-1", "CHILD-MORE") {
+		t.Fatalf("the continued child's request does not hold its earlier conversation: %+v", continued)
+	}
+	// The editor saw the notice as a tool call of its own in turn 2.
+	noticed := false
+	for _, n := range w.updates(sid) {
+		var u struct {
+			Title string `json:"title"`
+		}
+		if n.Kind == "tool_call" && json.Unmarshal(n.Update, &u) == nil && strings.HasPrefix(u.Title, "Task t1 completed") {
+			noticed = true
+		}
+	}
+	if !noticed {
+		t.Errorf("no tool call shows the notice to the editor")
+	}
+}
+
+func TestBackground_ASpawnChildIsSteeredWhileItRunsAndContinuedAfterItSettled(t *testing.T) {
+	steerAndContinue(t, newChildScript("bg"), "--subagent", "bg=spawn,background")
+}
+
+func TestBackground_AnACPChildIsSteeredAndContinuedThroughItsOwnSession(t *testing.T) {
+	s := newChildScript("bgacp")
+	s.steerFirst = true // a message waits for the agent's current prompt
+	steerAndContinue(t, s, "--subagent", "bgacp=acp,background")
+	var second *openaitest.ChatRequest
+	for _, c := range s.rec.get("child") {
+		if c.LastUserText() == "STEER-MSG" {
+			second = c
+		}
+	}
+	if second == nil || !holds(second, "CHILD-TASK", "CHILD-ANSWER-1") {
+		t.Fatalf("the steering message is not the child session's next prompt: %+v", second)
+	}
+}
+
+func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResume(t *testing.T) {
+	ctx := testCtx(t)
+	stateDir := t.TempDir()
+	srv := fakeModel(t)
+	var rec recorder
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			rec.add("child", c)
+			if c.LastUserText() == "CHILD-MORE" {
+				return openaitest.Text("CHILD-ANSWER-2")
+			}
+			return openaitest.Text("CHILD-ANSWER-1")
+		}
+		switch last, n := c.LastUserText(), len(sinceUser(c)); {
+		case last == "start" && n == 0:
+			return call("p1", "bgacp", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+		case last == "more" && n == 0:
+			return call("p2", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
+		}
+		return openaitest.Text("ok")
+	})
+	p := start(t, opts{}, daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,background", "--task-idle-release", "1ms")...)
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	sid := w.newSession(ctx, t.TempDir())
+	children := descendantsOf(t, p.cmd.Process.Pid)
+	w.prompt(ctx, sid, "start")
+	journal := journalPath(stateDir, sid)
+	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
+	// The idle time is over at once: the child dshd is let go.
+	for pid := range descendantsOf(t, p.cmd.Process.Pid) {
+		if _, before := children[pid]; !before {
+			waitExit(ctx, t, pid)
+		}
+	}
+	w.prompt(ctx, sid, "more")
+	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
+	var continued *openaitest.ChatRequest
+	for _, c := range rec.get("child") {
+		if c.LastUserText() == "CHILD-MORE" {
+			continued = c
+		}
+	}
+	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
+		t.Fatalf("the restored child's request does not hold its conversation: %+v; stderr:\n%s", continued, p.stderr)
+	}
+}
+
+func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheCommand(t *testing.T) {
+	needSandbox(t)
+	ctx := testCtx(t)
+	cwd := t.TempDir()
+	fifo := mkfifo(t, cwd, "never")
+	srv := fakeModel(t)
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		if r.Chat == nil {
+			return openaitest.Status(400)
+		}
+		switch len(sinceUser(r.Chat)) {
+		case 0:
+			return call("c1", "run_command", map[string]any{"command": "echo $((6*7))-so-far; read x < " + fifo, "background": true})
+		case 1:
+			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})
+		case 2:
+			return call("c3", "task_cancel", map[string]any{"id": "t1"})
+		}
+		return openaitest.Text("done")
+	})
+	p := start(t, opts{}, daemonArgs(srv, t.TempDir())...)
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	sid := w.newSession(ctx, cwd)
+	w.prompt(ctx, sid, "go")
+	reqs := srv.ChatRequests()
+	got := sinceUser(reqs[len(reqs)-1])
+	if len(got) != 3 {
+		t.Fatalf("tool results %q", got)
+	}
+	if !containsAll(got[1], "Task t1 is still running after 1s", "running") {
+		t.Errorf("the wait that timed out:\n%s", got[1])
+	}
+	if !containsAll(got[2], "cancelled", "stopped") {
+		t.Errorf("the cancel:\n%s", got[2])
+	}
+	for pid, info := range descendantsOf(t, p.cmd.Process.Pid) {
+		if !ended(pid) {
+			t.Errorf("process %d (%s) still runs after the cancel", pid, info.comm)
+		}
+	}
+}
+
+func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAndASettledChildContinues(t *testing.T) {
+	needSandbox(t)
+	ctx := testCtx(t)
+	stateDir, cwd := t.TempDir(), t.TempDir()
+	fifo := mkfifo(t, cwd, "never")
+	srv := fakeModel(t)
+	var rec recorder
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			rec.add("child", c)
+			if c.LastUserText() == "CHILD-MORE" {
+				return openaitest.Text("CHILD-ANSWER-2")
+			}
+			return openaitest.Text("CHILD-ANSWER-1")
+		}
+		switch last, n := c.LastUserText(), len(sinceUser(c)); {
+		case last == "start" && n == 0:
+			cmd, _ := json.Marshal(map[string]any{"command": "echo $((1+1))-started-out; read x < " + fifo, "background": true})
+			child, _ := json.Marshal(map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+				{ID: "p1", Name: "run_command", Arguments: string(cmd)},
+				{ID: "p2", Name: "bg", Arguments: string(child)},
+			}}
+		case last == "start" && n == 2:
+			return call("p3", "task_wait", map[string]any{"id": "t2"})
+		case last == "go on" && n == 0:
+			rec.add("after", c)
+			return call("p4", "task_continue", map[string]any{"id": "t2", "prompt": "CHILD-MORE"})
+		}
+		return openaitest.Text("ok")
+	})
+	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
+	a := start(t, opts{}, args...)
+	wa := stdioWire(a)
+	wa.initialize(ctx, nil)
+	sid := wa.newSession(ctx, cwd)
+	if stop := wa.prompt(ctx, sid, "start"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, a.stderr)
+	}
+	journal := journalPath(stateDir, sid)
+	waitJournal(ctx, t, journal, `"k":"task_output"`, `"id":"t1"`, "2-started-out")
+	a.signal(syscall.SIGKILL) // a crash: t1 is still running in the journal
+	a.wait(ctx)
+
+	b := start(t, opts{}, args...)
+	wb := stdioWire(b)
+	wb.initialize(ctx, nil)
+	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	before := len(wb.updates(sid))
+	wb.prompt(ctx, sid, "/tasks")
+	list := text(wb.updates(sid)[before:])
+	if !containsAll(list, "t1 command, interrupted", "t2 subagent, completed") {
+		t.Fatalf("/tasks after the restart:\n%s", list)
+	}
+	if stop := wb.prompt(ctx, sid, "go on"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, b.stderr)
+	}
+	after := rec.get("after")
+	if len(after) != 1 || !holds(after[0], "Background task t1", "interrupted", "2-started-out") {
+		t.Fatalf("the first model call after the restart has no notice of the interrupted task: %+v", after)
+	}
+	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t2"`, `"state":"completed"`, `"runs":2`)
+	var continued *openaitest.ChatRequest
+	for _, c := range rec.get("child") {
+		if c.LastUserText() == "CHILD-MORE" {
+			continued = c
+		}
+	}
+	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
+		t.Fatalf("the child continued after the restart does not have its conversation: %+v; stderr:\n%s", continued, b.stderr)
+	}
+	release(t, fifo) // t1's command died with the first daemon; nobody reads
+}
+
+func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing.T) {
+	needSandbox(t)
+	ctx := testCtx(t)
+	cwd := t.TempDir()
+	fifo := mkfifo(t, cwd, "never")
+	srv := fakeModel(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		}
+		if len(sinceUser(c)) == 0 {
+			cmd, _ := json.Marshal(map[string]any{"command": "sh -c 'sleep 300 & read x < " + fifo + "'", "background": true})
+			child, _ := json.Marshal(map[string]any{"description": "d", "prompt": "CHILD-TASK"})
+			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "run_command", Arguments: string(cmd)}, {ID: "p2", Name: "bgacp", Arguments: string(child)}}}
+		}
+		return openaitest.Text("started")
+	})
+	stateDir := t.TempDir()
+	p := start(t, opts{}, daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,background")...)
+	w := stdioWire(p)
+	w.initialize(ctx, nil)
+	sid := w.newSession(ctx, cwd)
+	w.prompt(ctx, sid, "start two tasks")
+	if n := len(descendantsOf(t, p.cmd.Process.Pid)); n < 3 {
+		t.Fatalf("%d processes below dshd, want the command's and a child dshd's", n)
+	}
+	w.call(ctx, "session/close", map[string]any{"sessionId": sid}, nil)
+	for pid, info := range descendantsOf(t, p.cmd.Process.Pid) {
+		if !ended(pid) {
+			t.Errorf("process %d (%s) still runs after session/close", pid, info.comm)
+		}
+	}
+	line := waitJournal(ctx, t, journalPath(stateDir, sid), `"k":"task"`, `"id":"t1"`, `"state":"cancelled"`)
+	if !strings.Contains(line, `"state":"cancelled"`) {
+		t.Fatal(line)
+	}
+}
+
+func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredThenIdle(t *testing.T) {
+	ctx := testCtx(t)
+	srv := fakeModel(t)
+	gate := make(chan struct{})
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			return openaitest.Reply{Hold: gate, Text: []string{"CHILD-ANSWER"}}
+		}
+		if len(sinceUser(c)) == 0 {
+			return call("p1", "bg", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+		}
+		return openaitest.Text("parent done")
+	})
+	p := start(t, opts{}, daemonArgs(srv, t.TempDir(), "--subagent", "bg=spawn,background")...)
+	w := stdioWire(p)
+	w.initialize(ctx, map[string]any{"subagents": map[string]any{}})
+	sid := w.newSession(ctx, t.TempDir())
+	if stop := w.prompt(ctx, sid, "start"); stop != "end_turn" {
+		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
+	}
+	states := func(ns []note) []string {
+		var out []string
+		for _, n := range ns {
+			var u struct {
+				SessionID string `json:"sessionId"`
+				State     *struct {
+					State      string `json:"state"`
+					StopReason string `json:"stopReason"`
+				} `json:"state"`
+			}
+			if n.Kind == "subagent_update" && json.Unmarshal(n.Update, &u) == nil && u.State != nil {
+				out = append(out, u.State.State+" "+u.State.StopReason)
+			}
+		}
+		return out
+	}
+	got := w.waitUpdates(ctx, sid, func(ns []note) bool { return len(states(ns)) > 0 })
+	if s := states(got); len(s) != 1 || s[0] != "running " {
+		t.Fatalf("after the prompt answered the child's states are %q, want running", s)
+	}
+	close(gate)
+	got = w.waitUpdates(ctx, sid, func(ns []note) bool { return len(states(ns)) > 1 })
+	if s := states(got); fmt.Sprint(s) != "[running  idle end_turn]" {
+		t.Fatalf("the child's states are %q", s)
+	}
+}
+
+func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *testing.T) {
+	ctx := testCtx(t)
+	stateDir, cwd := t.TempDir(), t.TempDir()
+	srv := fakeModel(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	inModel := make(chan struct{})
+	var once sync.Once
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if firstUser(c) == "CHILD-TASK" {
+			once.Do(func() { close(inModel) })
+			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		}
+		if len(sinceUser(c)) == 0 {
+			return call("p1", "bg", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+		}
+		return openaitest.Text("started")
+	})
+	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
+	a := start(t, opts{}, args...)
+	wa := stdioWire(a)
+	wa.initialize(ctx, map[string]any{"subagents": map[string]any{}})
+	sid := wa.newSession(ctx, cwd)
+	wa.prompt(ctx, sid, "start")
+	<-inModel
+	waitJournal(ctx, t, journalPath(stateDir, sid), `"sessionUpdate":"subagent_update"`, `"state":"running"`)
+	a.signal(syscall.SIGKILL)
+	a.wait(ctx)
+
+	b := start(t, opts{}, args...)
+	wb := stdioWire(b)
+	wb.initialize(ctx, map[string]any{"subagents": map[string]any{}})
+	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	var last string
+	for _, n := range wb.updates(sid) {
+		if n.Kind == "subagent_update" && strings.Contains(string(n.Update), `"state":{`) {
+			last = string(n.Update)
+		}
+	}
+	if !containsAll(last, `"state":"idle"`, `"stopReason":"error"`, "The daemon stopped while the subagent ran.") {
+		t.Fatalf("the replay's last state of the child: %s", last)
+	}
+}

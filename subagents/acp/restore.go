@@ -1,0 +1,92 @@
+// This file implements Restore: a child rebuilt from a snapshot, whose
+// session lives on in its agent, continued on a new connection when it is
+// resumed.
+
+package acpprovider
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
+)
+
+var _ subagents.Restorer = (*Provider)(nil)
+
+// Restore rebuilds the child of a snapshot without connecting: the run
+// returned has ended, and resuming it starts (or dials) the agent again
+// and continues the child's session there through session/resume, or
+// session/load, whichever the agent offered when the snapshot was taken.
+// An agent that offered neither makes the resume an error saying so.
+func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
+	var snap snapshot
+	if err := json.Unmarshal(raw, &snap); err != nil || snap.Session == "" {
+		return nil, invalid("the snapshot is not this provider's")
+	}
+	parent := req.Parent
+	if parent == nil {
+		return nil, invalid("a restore request needs a parent scope")
+	}
+	t, err := p.resolveTarget(req.Options)
+	if err != nil {
+		return nil, invalid("acp binding: %v", err)
+	}
+	var schema *jsonschema.Resolved
+	if len(req.OutputSchema) > 0 {
+		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
+			return nil, invalid("output schema: %v", err)
+		}
+	}
+	cwd := snap.Cwd
+	if cwd == "" {
+		cwd = parent.Cwd
+	}
+	name := req.Name
+	if name == "" {
+		name = Name
+	}
+	id := "acp-" + strconv.FormatUint(p.seq.Add(1), 10)
+	c := &child{
+		p: p, id: id, name: name, t: t, parent: parent, env: parent.Env,
+		expose: parent.Expose, deny: req.DenyPermissions, cwd: cwd,
+		schema: schema, schemaRaw: req.OutputSchema,
+		interval: p.o.ProgressInterval,
+		log:      p.log.With("run", id, "agent", t.label),
+		activity: req.Activity,
+		session:  snap.Session,
+	}
+	c.runs.Hold()
+	c.requester = req.ToolCallID
+	if c.requester == "" {
+		c.requester = id
+	}
+	init := &acp.InitializeResponse{}
+	init.AgentCapabilities.LoadSession = snap.Load
+	if snap.Resume {
+		init.AgentCapabilities.SessionCapabilities.Resume = &acp.EmptyCapability{}
+	}
+	c.peer = p.gonePeer(t, init)
+	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
+	if c.expose != nil {
+		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.runs.CancelCurrent, ID: snap.Up}
+		if cwd != parent.Cwd {
+			a.Cwd = cwd
+		}
+		up, err := c.expose.Announce(parent.SessionID, a)
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		c.up, c.requester = up, up
+	}
+	c.track(&route{c: c, down: snap.Session, up: c.up})
+	r := c.newRun("", nil)
+	c.runs.Begin(r)
+	r.Finish(subagents.Result{StopReason: subagents.StopCompleted, ChildSessionID: c.up})
+	return r, nil
+}

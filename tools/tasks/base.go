@@ -1,0 +1,114 @@
+// This file holds what the task tools share: the binding to a session's
+// set, their static description and schema, and input decoding.
+
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshd/dshd/tools"
+)
+
+// Binder is a tool that works on its session's tasks: the task tools,
+// run_command (its background mode) and a background subagent binding. It
+// is registered once for the daemon; each session binds it to its own
+// set.
+type Binder interface {
+	tools.Tool
+	// BindTasks returns the tool as it runs in the session whose tasks
+	// are s.
+	BindTasks(s *Set) tools.Tool
+}
+
+// Tools returns the model-facing task tools, unbound.
+func Tools() []tools.Tool {
+	return []tools.Tool{newList(), newRead(), newWait(), newCancel(), newSend(), newContinue()}
+}
+
+// base is the static half of a task tool.
+type base struct {
+	name, description string
+	schema            func() json.RawMessage
+}
+
+func (b *base) Name() string                 { return b.name }
+func (b *base) Description() string          { return b.description }
+func (b *base) InputSchema() json.RawMessage { return b.schema() }
+func (b *base) Kind() tools.Kind             { return tools.KindOther }
+func (b *base) ParallelSafe() bool           { return true }
+
+func schemaOf[T any]() func() json.RawMessage {
+	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](nil) })
+}
+
+// bound is a task tool bound to a session's set: exec runs a call.
+type bound struct {
+	tools.Tool
+	set  *Set
+	exec func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error)
+}
+
+func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
+	return b.exec(ctx, b.set, call.Input)
+}
+
+// unbound is the result of a task tool outside any session.
+func unbound() *tools.Result {
+	return tools.Errorf("this agent has no background tasks")
+}
+
+// decode reads a call's arguments, refusing unknown fields.
+func decode[T any](in json.RawMessage) (T, error) {
+	var v T
+	in = bytes.TrimSpace(in)
+	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
+		return v, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("invalid arguments: %v", err)
+	}
+	return v, nil
+}
+
+// idArg is the argument of the tools that name one task.
+type idArg struct {
+	ID string `json:"id" jsonschema:"The task's id, as the tool that started it or task_list gave it (for example t1)"`
+}
+
+// needID checks an id argument.
+func needID(id string) *tools.Result {
+	if strings.TrimSpace(id) == "" {
+		return tools.Errorf("id is required: name the task (task_list lists them)")
+	}
+	return nil
+}
+
+// view is a task's full view for the model: what it is, its new output,
+// and its result once settled.
+func view(r Read, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(header(r.Info, now))
+	switch {
+	case r.Lost > 0 && r.New == "":
+		fmt.Fprintf(&b, "\n\n%d bytes of new output were printed, but fell off the %d bytes kept before they were read.", r.Lost, len(r.Output))
+	case r.Lost > 0:
+		fmt.Fprintf(&b, "\n\nNew output since the last read (%d earlier bytes of it are gone):\n%s", r.Lost, tools.Fence(r.New, ""))
+	case r.New != "":
+		fmt.Fprintf(&b, "\n\nNew output since the last read:\n%s", tools.Fence(r.New, ""))
+	default:
+		b.WriteString("\n\nNo new output since the last read.")
+	}
+	if r.State.Settled() && strings.TrimSpace(r.Result) != "" {
+		b.WriteString("\n\nResult:\n")
+		b.WriteString(r.Result)
+	}
+	return b.String()
+}

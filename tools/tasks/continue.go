@@ -1,0 +1,53 @@
+// This file implements the task_continue tool.
+
+package tasks
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dshd/dshd/tools"
+)
+
+// ContinueName is the task_continue tool's name.
+const ContinueName = "task_continue"
+
+type continueParams struct {
+	ID     string `json:"id" jsonschema:"The settled subagent task to continue"`
+	Prompt string `json:"prompt" jsonschema:"The next instruction; the subagent still has its whole conversation"`
+}
+
+//go:embed continue.md
+var continueDescription string
+
+type continueTool struct{ base }
+
+func newContinue() *continueTool {
+	return &continueTool{base{name: ContinueName, description: continueDescription, schema: schemaOf[continueParams]()}}
+}
+
+func (t *continueTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
+	return unbound(), nil
+}
+
+func (t *continueTool) BindTasks(s *Set) tools.Tool {
+	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
+		p, err := decode[continueParams](in)
+		if err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		if res := needID(p.ID); res != nil {
+			return res, nil
+		}
+		if strings.TrimSpace(p.Prompt) == "" {
+			return tools.Errorf("prompt is required: say what the subagent should do next"), nil
+		}
+		if _, err := s.Continue(ctx, p.ID, p.Prompt); err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		return &tools.Result{Output: fmt.Sprintf("Task %s is running again with its earlier conversation. You will be told when it settles; task_read or task_wait follow it.", p.ID)}, nil
+	}}
+}

@@ -1,0 +1,53 @@
+// This file implements the task_send tool.
+
+package tasks
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dshd/dshd/tools"
+)
+
+// SendName is the task_send tool's name.
+const SendName = "task_send"
+
+type sendParams struct {
+	ID      string `json:"id" jsonschema:"The running subagent task to send the message to"`
+	Message string `json:"message" jsonschema:"What to tell it: a correction, a hint, a change of plan"`
+}
+
+//go:embed send.md
+var sendDescription string
+
+type sendTool struct{ base }
+
+func newSend() *sendTool {
+	return &sendTool{base{name: SendName, description: sendDescription, schema: schemaOf[sendParams]()}}
+}
+
+func (t *sendTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
+	return unbound(), nil
+}
+
+func (t *sendTool) BindTasks(s *Set) tools.Tool {
+	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
+		p, err := decode[sendParams](in)
+		if err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		if res := needID(p.ID); res != nil {
+			return res, nil
+		}
+		if strings.TrimSpace(p.Message) == "" {
+			return tools.Errorf("message is required"), nil
+		}
+		if err := s.Send(ctx, p.ID, p.Message); err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		return &tools.Result{Output: fmt.Sprintf("Sent to task %s; it reads the message before its next step.", p.ID)}, nil
+	}}
+}
