@@ -33,6 +33,18 @@ func NewAgentSideConn(rwc io.ReadWriteCloser, a acp.Agent, opts *ConnOptions) *A
 	return &AgentSideConn{endpoint{startConn(rwc, agentMethods(a), a, true, opts)}}
 }
 
+// PrepareAgentSideConn is NewAgentSideConn for an agent that keeps the
+// connection to call the client from its handlers: nothing is read from
+// rwc until Start, so the agent can store the connection before any of its
+// handlers runs.
+func PrepareAgentSideConn(rwc io.ReadWriteCloser, a acp.Agent, opts *ConnOptions) *AgentSideConn {
+	return &AgentSideConn{endpoint{newConn(rwc, agentMethods(a), a, true, opts)}}
+}
+
+// Start begins serving a connection from PrepareAgentSideConn; call it
+// once.
+func (a *AgentSideConn) Start() { a.c.start() }
+
 func agentMethods(a acp.Agent) map[string]methodInfo {
 	return map[string]methodInfo{
 		acp.MethodInitialize:             requestMethod(false, a.Initialize),

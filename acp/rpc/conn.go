@@ -246,6 +246,13 @@ type conn struct {
 // methods, when it is an ExtHandler) over rwc; gate is the agent side's
 // rule that nothing but initialize is served before initialize succeeded.
 func startConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, gate bool, opts *ConnOptions) *conn {
+	c := newConn(rwc, methods, impl, gate, opts)
+	c.start()
+	return c
+}
+
+// newConn builds a connection that reads nothing until start.
+func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, gate bool, opts *ConnOptions) *conn {
 	var o ConnOptions
 	if opts != nil {
 		o = *opts
@@ -274,7 +281,6 @@ func startConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, 
 	c.stream.onEOF = c.drainAtEOF
 	c.drained = make(chan struct{})
 	c.guard.init(c, rwc, &o)
-	c.start()
 	return c
 }
 

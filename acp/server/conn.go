@@ -66,7 +66,10 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		trusted:    authenticatedByTransport(rwc),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
-	c.peer = rpc.NewAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: !c.authed})
+	// The handlers send session/update through c.peer, so it is set
+	// before the connection reads its first message.
+	c.peer = rpc.PrepareAgentSideConn(rwc, c, &rpc.ConnOptions{Logger: s.log, Limits: s.opts.Limits, RequireAuth: !c.authed})
+	c.peer.Start()
 	return c
 }
 
