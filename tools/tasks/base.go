@@ -47,6 +47,31 @@ func schemaOf[T any]() func() json.RawMessage {
 	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](nil) })
 }
 
+// tool is a task tool: its arguments P are decoded (unknown fields
+// refused) before run sees them, and it runs only bound to a session's set.
+type tool[P any] struct {
+	base
+	run func(ctx context.Context, s *Set, p P) (*tools.Result, error)
+}
+
+func newTool[P any](name, description string, run func(ctx context.Context, s *Set, p P) (*tools.Result, error)) *tool[P] {
+	return &tool[P]{base{name: name, description: description, schema: schemaOf[P]()}, run}
+}
+
+func (t *tool[P]) Execute(context.Context, *tools.Call) (*tools.Result, error) {
+	return unbound(), nil
+}
+
+func (t *tool[P]) BindTasks(s *Set) tools.Tool {
+	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
+		p, err := decode[P](in)
+		if err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		return t.run(ctx, s, p)
+	}}
+}
+
 // bound is a task tool bound to a session's set: exec runs a call.
 type bound struct {
 	tools.Tool

@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 
 	"github.com/dshd/dshd/tools"
 )
@@ -16,22 +15,8 @@ const CancelName = "task_cancel"
 //go:embed cancel.md
 var cancelDescription string
 
-type cancelTool struct{ base }
-
-func newCancel() *cancelTool {
-	return &cancelTool{base{name: CancelName, description: cancelDescription, schema: schemaOf[idArg]()}}
-}
-
-func (t *cancelTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
-	return unbound(), nil
-}
-
-func (t *cancelTool) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[idArg](in)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+func newCancel() *tool[idArg] {
+	return newTool(CancelName, cancelDescription, func(ctx context.Context, s *Set, p idArg) (*tools.Result, error) {
 		if res := needID(p.ID); res != nil {
 			return res, nil
 		}
@@ -46,5 +31,5 @@ func (t *cancelTool) BindTasks(s *Set) tools.Tool {
 			return tools.Errorf("%v", err), nil
 		}
 		return &tools.Result{Output: view(r, s.o.Now())}, nil
-	}}
+	})
 }

@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,22 +22,8 @@ type continueParams struct {
 //go:embed continue.md
 var continueDescription string
 
-type continueTool struct{ base }
-
-func newContinue() *continueTool {
-	return &continueTool{base{name: ContinueName, description: continueDescription, schema: schemaOf[continueParams]()}}
-}
-
-func (t *continueTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
-	return unbound(), nil
-}
-
-func (t *continueTool) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[continueParams](in)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+func newContinue() *tool[continueParams] {
+	return newTool(ContinueName, continueDescription, func(ctx context.Context, s *Set, p continueParams) (*tools.Result, error) {
 		if res := needID(p.ID); res != nil {
 			return res, nil
 		}
@@ -49,5 +34,5 @@ func (t *continueTool) BindTasks(s *Set) tools.Tool {
 			return tools.Errorf("%v", err), nil
 		}
 		return &tools.Result{Output: fmt.Sprintf("Task %s is running again with its earlier conversation. You will be told when it settles; task_read or task_wait follow it.", p.ID)}, nil
-	}}
+	})
 }

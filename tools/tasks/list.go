@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 
 	"github.com/dshd/dshd/tools"
 )
@@ -19,21 +18,8 @@ type listParams struct{}
 //go:embed list.md
 var listDescription string
 
-type listTool struct{ base }
-
-func newList() *listTool {
-	return &listTool{base{name: ListName, description: listDescription, schema: schemaOf[listParams]()}}
-}
-
-func (t *listTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
-	return unbound(), nil
-}
-
-func (t *listTool) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(_ context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		if _, err := decode[listParams](in); err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+func newList() *tool[listParams] {
+	return newTool(ListName, listDescription, func(_ context.Context, s *Set, _ listParams) (*tools.Result, error) {
 		return &tools.Result{Output: s.Describe()}, nil
-	}}
+	})
 }

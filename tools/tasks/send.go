@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,22 +22,8 @@ type sendParams struct {
 //go:embed send.md
 var sendDescription string
 
-type sendTool struct{ base }
-
-func newSend() *sendTool {
-	return &sendTool{base{name: SendName, description: sendDescription, schema: schemaOf[sendParams]()}}
-}
-
-func (t *sendTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
-	return unbound(), nil
-}
-
-func (t *sendTool) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[sendParams](in)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+func newSend() *tool[sendParams] {
+	return newTool(SendName, sendDescription, func(ctx context.Context, s *Set, p sendParams) (*tools.Result, error) {
 		if res := needID(p.ID); res != nil {
 			return res, nil
 		}
@@ -49,5 +34,5 @@ func (t *sendTool) BindTasks(s *Set) tools.Tool {
 			return tools.Errorf("%v", err), nil
 		}
 		return &tools.Result{Output: fmt.Sprintf("Sent to task %s; it reads the message before its next step.", p.ID)}, nil
-	}}
+	})
 }

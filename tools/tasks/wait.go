@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -30,22 +29,8 @@ type waitParams struct {
 //go:embed wait.md
 var waitDescription string
 
-type waitTool struct{ base }
-
-func newWait() *waitTool {
-	return &waitTool{base{name: WaitName, description: waitDescription, schema: schemaOf[waitParams]()}}
-}
-
-func (t *waitTool) Execute(context.Context, *tools.Call) (*tools.Result, error) {
-	return unbound(), nil
-}
-
-func (t *waitTool) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[waitParams](in)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+func newWait() *tool[waitParams] {
+	return newTool(WaitName, waitDescription, func(ctx context.Context, s *Set, p waitParams) (*tools.Result, error) {
 		if p.Timeout < 0 {
 			return tools.Errorf("timeout must not be negative"), nil
 		}
@@ -77,5 +62,5 @@ func (t *waitTool) BindTasks(s *Set) tools.Tool {
 			return &tools.Result{Output: fmt.Sprintf("Task %s is still running after %ds.\n\n", id, secs) + view(r, s.o.Now())}, nil
 		}
 		return &tools.Result{Output: fmt.Sprintf("No task settled within %ds.\n\n", secs) + Describe(s.List(), s.o.Now())}, nil
-	}}
+	})
 }
