@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/shellwords"
 )
 
 // readmeSection returns the README's section under heading (a "## "
@@ -83,35 +84,6 @@ func TestTheREADMEsCISectionNamesOnlyWhatDshdOffers(t *testing.T) {
 	}
 }
 
-// shellWords splits a command line as sh would for the README's simple
-// examples: blanks separate words, double quotes group, a backslash at a
-// line's end continues it.
-func shellWords(s string) []string {
-	s = strings.ReplaceAll(s, "\\\n", " ")
-	var words []string
-	var cur strings.Builder
-	inQuote, inWord := false, false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			inQuote, inWord = !inQuote, true
-		case (r == ' ' || r == '\n' || r == '\t') && !inQuote:
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
 func TestTheREADMEsGitHubActionsStepRuns(t *testing.T) {
 	ci := readmeSection(t, "## Headless runs and CI: `dshd prompt`")
 	_, yaml, ok := strings.Cut(ci, "```yaml\n")
@@ -121,7 +93,11 @@ func TestTheREADMEsGitHubActionsStepRuns(t *testing.T) {
 		t.Fatalf("no yaml step with a run script in the CI section")
 	}
 	cmdline, _, _ := strings.Cut(script, ">")
-	words := shellWords(cmdline)
+	// The step as sh reads it: a backslash at a line's end continues it.
+	words, err := shellwords.Split(strings.ReplaceAll(cmdline, "\\\n", " "))
+	if err != nil {
+		t.Fatalf("the step's command %q: %v", cmdline, err)
+	}
 	if len(words) < 3 || words[0] != "dshd" || words[1] != "prompt" {
 		t.Fatalf("the step's command is %q, want a dshd prompt", words)
 	}

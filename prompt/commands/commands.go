@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/suggest"
 )
 
@@ -64,7 +65,7 @@ func Builtins() []Command {
 // appended on a line of their own, so they are never lost.
 func (c Command) Expand(args string) string {
 	args = strings.TrimSpace(args)
-	words := splitWords(args)
+	words := shellwords.Fields(args)
 	used := false
 	var b strings.Builder
 	body := c.Body
@@ -96,39 +97,6 @@ func (c Command) Expand(args string) string {
 		out = strings.TrimRight(out, "\n") + "\n\n" + args
 	}
 	return out
-}
-
-// splitWords splits s into words at spaces; '…' and "…" hold spaces.
-func splitWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	var quote rune
-	inWord := false
-	for _, r := range s {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
 
 // Split reads "/name args" at the start of a prompt's text. ok is false

@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/dshd/dshd/internal/secret"
+	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/suggest"
 )
 
@@ -180,14 +181,14 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		a.Command, a.Address = v, ""
 	}
 	if v, ok := opts[KeyArgs]; ok {
-		words, err := splitWords(v)
+		words, err := shellwords.Split(v)
 		if err != nil {
 			return nil, fmt.Errorf("args: %w", err)
 		}
 		a.Args, argsSet = words, true
 	}
 	if v, ok := opts[KeyEnv]; ok {
-		words, err := splitWords(v)
+		words, err := shellwords.Split(v)
 		if err != nil {
 			return nil, fmt.Errorf("env: %w", err)
 		}
@@ -207,7 +208,7 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		dst *[]string
 	}{{KeyPassEnv, &a.PassEnv}, {KeyUnsetEnv, &a.Unset}} {
 		if v, ok := opts[l.key]; ok {
-			words, err := splitWords(v)
+			words, err := shellwords.Split(v)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", l.key, err)
 			}
@@ -417,61 +418,6 @@ func splitHostPort(s string) (host, port string, err error) {
 		return "", "", fmt.Errorf("port %q is not a number", port)
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port, nil
-}
-
-// splitWords splits s into words as a shell would, without expanding
-// anything: spaces separate words, '…' keeps everything literally, "…"
-// keeps everything but \" and \\, and a backslash elsewhere escapes the
-// next character.
-func splitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, errors.New("trailing backslash")
-			}
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, errors.New("unterminated ' quote")
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, errors.New("unterminated \" quote")
-			}
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // environ returns the child's environment: the daemon's, without the

@@ -11,31 +11,6 @@ import (
 	"time"
 )
 
-func TestSplitWords_ReadsWordsAsAShellWould(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"serve --model scripted:/a b", []string{"serve", "--model", "scripted:/a", "b"}},
-		{`  a   b  `, []string{"a", "b"}},
-		{`'a b' "c d" e\ f`, []string{"a b", "c d", "e f"}},
-		{`"say \"hi\"" 'it''s'`, []string{`say "hi"`, "its"}},
-		{`x'' ""`, []string{"x", ""}},
-		{"", nil},
-	}
-	for _, tc := range cases {
-		got, err := splitWords(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("splitWords(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{`'open`, `"open`, `trailing\`} {
-		if _, err := splitWords(bad); err == nil {
-			t.Errorf("splitWords(%q) did not fail", bad)
-		}
-	}
-}
-
 func TestResolveTarget_MergesTheNamedAgentWithTheBinding(t *testing.T) {
 	p, err := New(&Options{
 		Self:        "/usr/bin/dshd",

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/suggest"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
@@ -312,26 +313,12 @@ func (d *Definition) providerOptions(command, agent string, args []string) error
 		if command == "" && agent == "" {
 			return d.errorAt(keyArgs, errors.New("args need a command or an agent"))
 		}
-		opts["args"] = shellWords(args)
+		opts["args"] = shellwords.Join(args)
 	}
 	if len(opts) > 0 {
 		b.Options = opts
 	}
 	return nil
-}
-
-// shellWords quotes args for the acp provider's args option, which splits
-// words as a shell does.
-func shellWords(args []string) string {
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\") {
-			quoted[i] = a
-			continue
-		}
-		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(quoted, " ")
 }
 
 // trimBody trims the body and says how many lines were skipped at its
