@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/spawn"
 	st "github.com/dshd/dshd/subagents/subagenttest"
@@ -178,21 +180,20 @@ func BenchmarkBackground_StartReturnsToTheModel(b *testing.B) {
 }
 
 // BenchmarkBackground_AThousandConcurrentSpawnChildren starts 1,000
-// background spawn children in one session, all in their model call at
-// once, then lets them answer and waits until every task settled.
+// background spawn children in one session on the scripted model (the one
+// `--model scripted:FILE` runs), holds every one at the door of its model
+// call until all 1,000 are there at once, then lets the script answer and
+// waits until every task settled with its own child's answer.
 func BenchmarkBackground_AThousandConcurrentSpawnChildren(b *testing.B) {
 	const n = 1000
+	script, err := scripted.New(scripted.Script{Rules: []scripted.Rule{{User: "^child [0-9]+$", Text: "done {{user}}"}}}, &scripted.Options{Instant: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		b.StopTimer()
-		gate := make(chan struct{})
-		var inModel atomic.Int32
-		all := make(chan struct{})
-		p := bgWorld(b, st.ParentOptions{Tasks: tasks.Options{MaxRunning: n}, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-			if inModel.Add(1) == n {
-				close(all)
-			}
-			return st.Reply{Block: gate, Text: "done " + st.LastUser(req)}
-		})})
+		model := &heldModel{next: script, n: n, all: make(chan struct{}), gate: make(chan struct{})}
+		p := bgWorld(b, st.ParentOptions{Tasks: tasks.Options{MaxRunning: n}, Model: model})
 		tl, _ := p.Tool("bg")
 		b.StartTimer()
 		for i := range n {
@@ -201,17 +202,52 @@ func BenchmarkBackground_AThousandConcurrentSpawnChildren(b *testing.B) {
 				b.Fatalf("%+v, %v", res, err)
 			}
 		}
-		<-all
-		close(gate)
+		<-model.all
+		close(model.gate)
 		set := p.Session.Tasks()
+		answers := make(map[string]bool, n)
 		for range n {
-			if w, err := set.Wait(b.Context(), "", time.Minute); err != nil || !w.Settled {
+			w, err := set.Wait(b.Context(), "", time.Minute)
+			if err != nil || !w.Settled || w.Task.State != tasks.StateCompleted || !strings.HasPrefix(w.Task.Result, "done child ") {
 				b.Fatalf("%+v, %v", w, err)
 			}
+			answers[w.Task.Result] = true
 		}
 		b.StopTimer()
+		if len(answers) != n {
+			b.Fatalf("%d distinct answers from %d children", len(answers), n)
+		}
 		p.Session.Close()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n), "children/op")
+}
+
+// heldModel holds each call until n calls are in at once (all is closed
+// when the n-th arrives) and gate opens, then lets next answer it; it
+// proves the children were all in flight together.
+type heldModel struct {
+	next      llm.Model
+	n         int32
+	in        atomic.Int32
+	all, gate chan struct{}
+}
+
+func (m *heldModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if m.in.Add(1) == m.n {
+			close(m.all)
+		}
+		select {
+		case <-m.gate:
+		case <-ctx.Done():
+			yield(llm.Event{}, ctx.Err())
+			return
+		}
+		for ev, err := range m.next.Stream(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
