@@ -188,3 +188,149 @@ func release(t *testing.T, fifo string) {
 		<-done
 	})
 }
+
+// bgDaemon is how a background test starts its stdio daemons: against
+// srv, with state in stateDir, the client capabilities caps and the extra
+// arguments args (a --subagent, a limit).
+type bgDaemon struct {
+	srv      *openaitest.Server
+	stateDir string
+	caps     map[string]any
+	args     []string
+}
+
+// open starts the daemon, runs the handshake and opens a session in cwd.
+func (d bgDaemon) open(ctx context.Context, t *testing.T, cwd string) (*proc, *wire, string) {
+	t.Helper()
+	p, w := d.handshake(ctx, t)
+	return p, w, w.newSession(ctx, cwd)
+}
+
+// load starts the daemon again over the same state, runs the handshake and
+// loads session sid in cwd: the daemon after a restart.
+func (d bgDaemon) load(ctx context.Context, t *testing.T, sid, cwd string) (*proc, *wire) {
+	t.Helper()
+	p, w := d.handshake(ctx, t)
+	w.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	return p, w
+}
+
+func (d bgDaemon) handshake(ctx context.Context, t *testing.T) (*proc, *wire) {
+	t.Helper()
+	p := start(t, opts{}, daemonArgs(d.srv, d.stateDir, d.args...)...)
+	w := stdioWire(p)
+	w.initialize(ctx, d.caps)
+	return p, w
+}
+
+// promptText runs a turn and returns the text of the updates it brought.
+func promptText(ctx context.Context, w *wire, sid, prompt string) string {
+	before := len(w.updates(sid))
+	w.prompt(ctx, sid, prompt)
+	return text(w.updates(sid)[before:])
+}
+
+// calls is one reply with the tool calls of all of rs.
+func calls(rs ...openaitest.Reply) openaitest.Reply {
+	var out openaitest.Reply
+	for _, r := range rs {
+		out.ToolCalls = append(out.ToolCalls, r.ToolCalls...)
+	}
+	return out
+}
+
+// bgCommand is a reply that runs command in the background.
+func bgCommand(id, command string) openaitest.Reply {
+	return call(id, "run_command", map[string]any{"command": command, "background": true})
+}
+
+// startChild is a reply that starts a background child through tool with
+// the prompt CHILD-TASK.
+func startChild(id, tool, description string) openaitest.Reply {
+	return call(id, tool, map[string]any{"description": description, "prompt": "CHILD-TASK"})
+}
+
+// lastToolResults are the tool results of the last model call's turn,
+// which must be n.
+func lastToolResults(t *testing.T, srv *openaitest.Server, n int) []string {
+	t.Helper()
+	reqs := srv.ChatRequests()
+	got := sinceUser(reqs[len(reqs)-1])
+	if len(got) != n {
+		t.Fatalf("tool results %q", got)
+	}
+	return got
+}
+
+// isChild reports whether a request is a background child's: its first
+// user message is CHILD-TASK.
+func isChild(c *openaitest.ChatRequest) bool { return firstUser(c) == "CHILD-TASK" }
+
+// answerChild answers a child's request, recorded under "child":
+// CHILD-ANSWER-2 once continued with CHILD-MORE, CHILD-ANSWER-1 before.
+func answerChild(rec *recorder, c *openaitest.ChatRequest) openaitest.Reply {
+	rec.add("child", c)
+	if c.LastUserText() == "CHILD-MORE" {
+		return openaitest.Text("CHILD-ANSWER-2")
+	}
+	return openaitest.Text("CHILD-ANSWER-1")
+}
+
+// continuedChild is the last of the child's requests recorded in rec that
+// continues it with CHILD-MORE, nil when none did.
+func continuedChild(rec *recorder) *openaitest.ChatRequest {
+	var continued *openaitest.ChatRequest
+	for _, c := range rec.get("child") {
+		if c.LastUserText() == "CHILD-MORE" {
+			continued = c
+		}
+	}
+	return continued
+}
+
+// continueScript is a fake model for a parent that starts a background
+// child through tool in its turn "start" and continues it with CHILD-MORE
+// at the beginning of its turn more; the child answers through
+// answerChild. The parent's later calls of turn more are recorded under
+// "continued".
+type continueScript struct {
+	tool, more string
+	rec        recorder
+}
+
+func (s *continueScript) handle(r *openaitest.Request) openaitest.Reply {
+	c := r.Chat
+	if c == nil {
+		return openaitest.Status(400)
+	}
+	if isChild(c) {
+		return answerChild(&s.rec, c)
+	}
+	switch last, n := c.LastUserText(), len(sinceUser(c)); {
+	case last == "start" && n == 0:
+		return startChild("p1", s.tool, "child work")
+	case last == s.more && n == 0:
+		return call("p2", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
+	case last == s.more:
+		s.rec.add("continued", c)
+	}
+	return openaitest.Text("ok")
+}
+
+// heldChild is a child whose model calls are held until the test ends;
+// in is closed at its first call.
+type heldChild struct {
+	hold, in chan struct{}
+	once     sync.Once
+}
+
+func newHeldChild(t *testing.T) *heldChild {
+	h := &heldChild{hold: make(chan struct{}), in: make(chan struct{})}
+	t.Cleanup(func() { close(h.hold) })
+	return h
+}
+
+func (h *heldChild) reply() openaitest.Reply {
+	h.once.Do(func() { close(h.in) })
+	return openaitest.Reply{Hold: h.hold, Text: []string{"never"}}
+}

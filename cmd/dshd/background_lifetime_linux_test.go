@@ -35,7 +35,7 @@ func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCal
 		}
 		switch len(sinceUser(c)) {
 		case 0:
-			return call("c1", "run_command", map[string]any{"command": "echo started; read x < " + fifo + "; echo $((3*3))-done", "background": true})
+			return bgCommand("c1", "echo started; read x < "+fifo+"; echo $((3*3))-done")
 		case 1:
 			// The command ends while this model call runs; the next one
 			// must carry the notice, with no tool call asking for it.
@@ -48,10 +48,7 @@ func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCal
 		}
 		return openaitest.Text("no notice came")
 	})
-	p := start(t, opts{}, daemonArgs(srv, stateDir)...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, cwd)
+	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir}.open(ctx, t, cwd)
 	answer := w.promptAsync(sid, "go")
 	waitJournal(ctx, t, journalPath(stateDir, sid), `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
 	close(settled)
@@ -99,30 +96,16 @@ func TestBackground_TheDaemonsSettingsLimitTheTasksAndTheOutputEachKeeps(t *test
 		}
 		switch len(sinceUser(r.Chat)) {
 		case 0:
-			first, _ := json.Marshal(map[string]any{"command": "echo begin; read x < " + fifo + "; seq 1 2000", "background": true})
-			second, _ := json.Marshal(map[string]any{"command": "echo second", "background": true})
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{
-				{ID: "c1", Name: "run_command", Arguments: string(first)},
-				{ID: "c2", Name: "run_command", Arguments: string(second)},
-			}}
+			return calls(bgCommand("c1", "echo begin; read x < "+fifo+"; seq 1 2000"), bgCommand("c2", "echo second"))
 		case 2:
 			once.Do(func() { release(t, fifo) })
 			return call("c3", "task_wait", map[string]any{"id": "t1", "timeout": 60})
 		}
 		return openaitest.Text("done")
 	})
-	p := start(t, opts{}, daemonArgs(srv, t.TempDir(), "--max-tasks", "1", "--task-output-limit", "1024")...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, cwd)
-	if stop := w.prompt(ctx, sid, "go"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
-	}
-	reqs := srv.ChatRequests()
-	got := sinceUser(reqs[len(reqs)-1])
-	if len(got) != 3 {
-		t.Fatalf("tool results %q", got)
-	}
+	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir(), args: []string{"--max-tasks", "1", "--task-output-limit", "1024"}}.open(ctx, t, cwd)
+	w.endTurn(ctx, sid, "go")
+	got := lastToolResults(t, srv, 3)
 	if !containsAll(got[0], "Started background task t1", "begin") {
 		t.Errorf("the first start:\n%s", got[0])
 	}
@@ -143,35 +126,24 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	fifo := mkfifo(t, cwd, "never")
 	srv := fakeModel(t)
-	hold := make(chan struct{})
-	t.Cleanup(func() { close(hold) })
-	inModel := make(chan struct{})
-	var once sync.Once
+	child := newHeldChild(t)
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
 		if c == nil {
 			return openaitest.Status(400)
 		}
-		if firstUser(c) == "CHILD-TASK" {
-			once.Do(func() { close(inModel) })
-			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		if isChild(c) {
+			return child.reply()
 		}
 		if len(sinceUser(c)) == 0 && c.LastUserText() == "start" {
-			cmd, _ := json.Marshal(map[string]any{"command": "sh -c 'sleep 300 & read x < " + fifo + "'", "background": true})
-			child, _ := json.Marshal(map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "run_command", Arguments: string(cmd)}, {ID: "p2", Name: "bg", Arguments: string(child)}}}
+			return calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bg", "child work"))
 		}
 		return openaitest.Text("ok")
 	})
-	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
-	a := start(t, opts{}, args...)
-	wa := stdioWire(a)
-	wa.initialize(ctx, nil)
-	sid := wa.newSession(ctx, cwd)
-	if stop := wa.prompt(ctx, sid, "start"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, a.stderr)
-	}
-	<-inModel
+	d := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bg=spawn,background"}}
+	a, wa, sid := d.open(ctx, t, cwd)
+	wa.endTurn(ctx, sid, "start")
+	<-child.in
 	below := descendantsOf(t, a.cmd.Process.Pid)
 	if len(below) < 2 {
 		t.Fatalf("%d processes below dshd, want the command's", len(below))
@@ -190,13 +162,8 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"interrupted"`)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t2"`, `"state":"interrupted"`)
 
-	b := start(t, opts{}, args...)
-	wb := stdioWire(b)
-	wb.initialize(ctx, nil)
-	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
-	before := len(wb.updates(sid))
-	wb.prompt(ctx, sid, "/tasks")
-	if list := text(wb.updates(sid)[before:]); !containsAll(list, "t1 command, interrupted", "t2 subagent, interrupted") {
+	_, wb := d.load(ctx, t, sid, cwd)
+	if list := promptText(ctx, wb, sid, "/tasks"); !containsAll(list, "t1 command, interrupted", "t2 subagent, interrupted") {
 		t.Fatalf("/tasks after the stop:\n%s", list)
 	}
 }
@@ -205,57 +172,23 @@ func TestBackground_AfterARestartASettledACPChildIsContinuedThroughItsAgentsSess
 	ctx := testCtx(t)
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	srv := fakeModel(t)
-	var rec recorder
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if firstUser(c) == "CHILD-TASK" {
-			rec.add("child", c)
-			if c.LastUserText() == "CHILD-MORE" {
-				return openaitest.Text("CHILD-ANSWER-2")
-			}
-			return openaitest.Text("CHILD-ANSWER-1")
-		}
-		switch last, n := c.LastUserText(), len(sinceUser(c)); {
-		case last == "start" && n == 0:
-			return call("p1", "bgacp", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
-		case last == "go on" && n == 0:
-			return call("p2", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
-		case last == "go on":
-			rec.add("continued", c)
-		}
-		return openaitest.Text("ok")
-	})
-	args := daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,background")
-	a := start(t, opts{}, args...)
-	wa := stdioWire(a)
-	wa.initialize(ctx, nil)
-	sid := wa.newSession(ctx, cwd)
+	s := &continueScript{tool: "bgacp", more: "go on"}
+	srv.Handle(s.handle)
+	d := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background"}}
+	a, wa, sid := d.open(ctx, t, cwd)
 	wa.prompt(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"snapshot"`)
 	a.signal(syscall.SIGKILL) // the child dshd dies with it
 	a.wait(ctx)
 
-	b := start(t, opts{}, args...)
-	wb := stdioWire(b)
-	wb.initialize(ctx, nil)
-	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
-	if stop := wb.prompt(ctx, sid, "go on"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, b.stderr)
-	}
-	if res := rec.get("continued"); len(res) != 1 || !containsAll(strings.Join(sinceUser(res[0]), "\n"), "Task t1 is running again") {
+	b, wb := d.load(ctx, t, sid, cwd)
+	wb.endTurn(ctx, sid, "go on")
+	if res := s.rec.get("continued"); len(res) != 1 || !containsAll(strings.Join(sinceUser(res[0]), "\n"), "Task t1 is running again") {
 		t.Fatalf("task_continue after the restart was not followed by one model call that has its result; stderr:\n%s", b.stderr)
 	}
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	var continued *openaitest.ChatRequest
-	for _, c := range rec.get("child") {
-		if c.LastUserText() == "CHILD-MORE" {
-			continued = c
-		}
-	}
+	continued := continuedChild(&s.rec)
 	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
 		t.Fatalf("the acp child continued after the restart does not have its conversation: %+v; stderr:\n%s", continued, b.stderr)
 	}

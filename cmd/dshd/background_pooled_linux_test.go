@@ -14,8 +14,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
 // journalCloses watches dir for journal files closed after writing: a
@@ -69,27 +67,8 @@ func (w *journalCloses) next(ctx context.Context) string {
 func TestBackground_AReleasedPooledACPChildIsContinuedOnANewConnectionThroughSessionResume(t *testing.T) {
 	ctx := testCtx(t)
 	srv := fakeModel(t)
-	var rec recorder
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if firstUser(c) == "CHILD-TASK" {
-			rec.add("child", c)
-			if c.LastUserText() == "CHILD-MORE" {
-				return openaitest.Text("CHILD-ANSWER-2")
-			}
-			return openaitest.Text("CHILD-ANSWER-1")
-		}
-		switch last, n := c.LastUserText(), len(sinceUser(c)); {
-		case last == "start" && n == 0:
-			return call("p1", "bgacp", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
-		case last == "more" && n == 0:
-			return call("p2", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
-		}
-		return openaitest.Text("ok")
-	})
+	s := &continueScript{tool: "bgacp", more: "more"}
+	srv.Handle(s.handle)
 	// The socket daemon the child lives in. Its idle timeout drops the
 	// pooled connection once the child was let go, so the continue has to
 	// dial a new one.
@@ -100,10 +79,7 @@ func TestBackground_AReleasedPooledACPChildIsContinuedOnANewConnectionThroughSes
 	waitListening(t, daemon)
 
 	stateDir := t.TempDir()
-	p := start(t, opts{}, daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,address=unix:"+sock+",background", "--task-idle-release", "1ms")...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, t.TempDir())
+	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,address=unix:" + sock + ",background", "--task-idle-release", "1ms"}}.open(ctx, t, t.TempDir())
 	w.prompt(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
@@ -123,12 +99,7 @@ func TestBackground_AReleasedPooledACPChildIsContinuedOnANewConnectionThroughSes
 
 	w.prompt(ctx, sid, "more")
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	var continued *openaitest.ChatRequest
-	for _, c := range rec.get("child") {
-		if c.LastUserText() == "CHILD-MORE" {
-			continued = c
-		}
-	}
+	continued := continuedChild(&s.rec)
 	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
 		t.Fatalf("the continued child's request does not hold its conversation: %+v; stderr:\n%s\ndaemon stderr:\n%s", continued, p.stderr, daemon.stderr)
 	}
