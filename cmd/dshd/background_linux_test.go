@@ -38,7 +38,7 @@ func TestBackground_TheModelReadsACommandsOutputInTwoSteps(t *testing.T) {
 		}
 		switch len(sinceUser(r.Chat)) {
 		case 0:
-			return call("c1", "run_command", map[string]any{"command": command, "background": true})
+			return bgCommand("c1", command)
 		case 1:
 			// The command waits on the fifo until the model has its first
 			// output; then it prints the rest and exits.
@@ -49,18 +49,9 @@ func TestBackground_TheModelReadsACommandsOutputInTwoSteps(t *testing.T) {
 		}
 		return openaitest.Text("done")
 	})
-	p := start(t, opts{}, daemonArgs(srv, t.TempDir())...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, cwd)
-	if stop := w.prompt(ctx, sid, "run it in the background"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
-	}
-	reqs := srv.ChatRequests()
-	got := sinceUser(reqs[len(reqs)-1])
-	if len(got) != 3 {
-		t.Fatalf("tool results %q", got)
-	}
+	_, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
+	w.endTurn(ctx, sid, "run it in the background")
+	got := lastToolResults(t, srv, 3)
 	if !containsAll(got[0], "Started background task t1", "42-first", "It keeps running") || strings.Contains(got[0], "55-second") {
 		t.Errorf("the start's result is not the first output only:\n%s", got[0])
 	}
@@ -94,13 +85,13 @@ func (s *childScript) handle(r *openaitest.Request) openaitest.Reply {
 	if c == nil {
 		return openaitest.Status(400)
 	}
-	if firstUser(c) == "CHILD-TASK" {
+	if isChild(c) {
 		return s.child(c)
 	}
 	last := c.LastUserText()
 	switch n := len(sinceUser(c)); {
 	case last == "start" && n == 0:
-		return call("p1", s.tool, map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+		return startChild("p1", s.tool, "child work")
 	case last == "start" && n == 1:
 		<-s.firstCall // the child is in its first model call
 		return call("p2", "task_send", map[string]any{"id": "t1", "message": "STEER-MSG"})
@@ -138,21 +129,14 @@ func steerAndContinue(t *testing.T, s *childScript, args ...string) {
 	stateDir := t.TempDir()
 	srv := fakeModel(t)
 	srv.Handle(s.handle)
-	p := start(t, opts{}, daemonArgs(srv, stateDir, args...)...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, t.TempDir())
-	if stop := w.prompt(ctx, sid, "start"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
-	}
+	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: args}.open(ctx, t, t.TempDir())
+	w.endTurn(ctx, sid, "start")
 	// The parent's turn has ended and the child is still in its first
 	// model call: cancelling nothing, the child goes on.
 	close(s.gate)
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
-	if stop := w.prompt(ctx, sid, "what now?"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
-	}
+	w.endTurn(ctx, sid, "what now?")
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
 
 	turn2 := s.rec.get("turn2")
@@ -224,31 +208,9 @@ func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResum
 	ctx := testCtx(t)
 	stateDir := t.TempDir()
 	srv := fakeModel(t)
-	var rec recorder
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if firstUser(c) == "CHILD-TASK" {
-			rec.add("child", c)
-			if c.LastUserText() == "CHILD-MORE" {
-				return openaitest.Text("CHILD-ANSWER-2")
-			}
-			return openaitest.Text("CHILD-ANSWER-1")
-		}
-		switch last, n := c.LastUserText(), len(sinceUser(c)); {
-		case last == "start" && n == 0:
-			return call("p1", "bgacp", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
-		case last == "more" && n == 0:
-			return call("p2", "task_continue", map[string]any{"id": "t1", "prompt": "CHILD-MORE"})
-		}
-		return openaitest.Text("ok")
-	})
-	p := start(t, opts{}, daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,background", "--task-idle-release", "1ms")...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, t.TempDir())
+	s := &continueScript{tool: "bgacp", more: "more"}
+	srv.Handle(s.handle)
+	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background", "--task-idle-release", "1ms"}}.open(ctx, t, t.TempDir())
 	children := descendantsOf(t, p.cmd.Process.Pid)
 	w.prompt(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
@@ -261,12 +223,7 @@ func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResum
 	}
 	w.prompt(ctx, sid, "more")
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	var continued *openaitest.ChatRequest
-	for _, c := range rec.get("child") {
-		if c.LastUserText() == "CHILD-MORE" {
-			continued = c
-		}
-	}
+	continued := continuedChild(&s.rec)
 	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
 		t.Fatalf("the restored child's request does not hold its conversation: %+v; stderr:\n%s", continued, p.stderr)
 	}
@@ -284,7 +241,7 @@ func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheComma
 		}
 		switch len(sinceUser(r.Chat)) {
 		case 0:
-			return call("c1", "run_command", map[string]any{"command": "echo $((6*7))-so-far; read x < " + fifo, "background": true})
+			return bgCommand("c1", "echo $((6*7))-so-far; read x < "+fifo)
 		case 1:
 			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})
 		case 2:
@@ -292,16 +249,9 @@ func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheComma
 		}
 		return openaitest.Text("done")
 	})
-	p := start(t, opts{}, daemonArgs(srv, t.TempDir())...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, cwd)
+	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
 	w.prompt(ctx, sid, "go")
-	reqs := srv.ChatRequests()
-	got := sinceUser(reqs[len(reqs)-1])
-	if len(got) != 3 {
-		t.Fatalf("tool results %q", got)
-	}
+	got := lastToolResults(t, srv, 3)
 	if !containsAll(got[1], "Task t1 is still running after 1s", "running") {
 		t.Errorf("the wait that timed out:\n%s", got[1])
 	}
@@ -327,21 +277,12 @@ func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAnd
 		if c == nil {
 			return openaitest.Status(400)
 		}
-		if firstUser(c) == "CHILD-TASK" {
-			rec.add("child", c)
-			if c.LastUserText() == "CHILD-MORE" {
-				return openaitest.Text("CHILD-ANSWER-2")
-			}
-			return openaitest.Text("CHILD-ANSWER-1")
+		if isChild(c) {
+			return answerChild(&rec, c)
 		}
 		switch last, n := c.LastUserText(), len(sinceUser(c)); {
 		case last == "start" && n == 0:
-			cmd, _ := json.Marshal(map[string]any{"command": "echo $((1+1))-started-out; read x < " + fifo, "background": true})
-			child, _ := json.Marshal(map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{
-				{ID: "p1", Name: "run_command", Arguments: string(cmd)},
-				{ID: "p2", Name: "bg", Arguments: string(child)},
-			}}
+			return calls(bgCommand("p1", "echo $((1+1))-started-out; read x < "+fifo), startChild("p2", "bg", "child work"))
 		case last == "start" && n == 2:
 			return call("p3", "task_wait", map[string]any{"id": "t2"})
 		case last == "go on" && n == 0:
@@ -350,43 +291,26 @@ func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAnd
 		}
 		return openaitest.Text("ok")
 	})
-	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
-	a := start(t, opts{}, args...)
-	wa := stdioWire(a)
-	wa.initialize(ctx, nil)
-	sid := wa.newSession(ctx, cwd)
-	if stop := wa.prompt(ctx, sid, "start"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, a.stderr)
-	}
+	d := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bg=spawn,background"}}
+	a, wa, sid := d.open(ctx, t, cwd)
+	wa.endTurn(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task_output"`, `"id":"t1"`, "2-started-out")
 	a.signal(syscall.SIGKILL) // a crash: t1 is still running in the journal
 	a.wait(ctx)
 
-	b := start(t, opts{}, args...)
-	wb := stdioWire(b)
-	wb.initialize(ctx, nil)
-	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
-	before := len(wb.updates(sid))
-	wb.prompt(ctx, sid, "/tasks")
-	list := text(wb.updates(sid)[before:])
+	b, wb := d.load(ctx, t, sid, cwd)
+	list := promptText(ctx, wb, sid, "/tasks")
 	if !containsAll(list, "t1 command, interrupted", "t2 subagent, completed") {
 		t.Fatalf("/tasks after the restart:\n%s", list)
 	}
-	if stop := wb.prompt(ctx, sid, "go on"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, b.stderr)
-	}
+	wb.endTurn(ctx, sid, "go on")
 	after := rec.get("after")
 	if len(after) != 1 || !holds(after[0], "Background task t1", "interrupted", "2-started-out") {
 		t.Fatalf("the first model call after the restart has no notice of the interrupted task: %+v", after)
 	}
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t2"`, `"state":"completed"`, `"runs":2`)
-	var continued *openaitest.ChatRequest
-	for _, c := range rec.get("child") {
-		if c.LastUserText() == "CHILD-MORE" {
-			continued = c
-		}
-	}
+	continued := continuedChild(&rec)
 	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
 		t.Fatalf("the child continued after the restart does not have its conversation: %+v; stderr:\n%s", continued, b.stderr)
 	}
@@ -399,28 +323,22 @@ func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing
 	cwd := t.TempDir()
 	fifo := mkfifo(t, cwd, "never")
 	srv := fakeModel(t)
-	hold := make(chan struct{})
-	t.Cleanup(func() { close(hold) })
+	child := newHeldChild(t)
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
 		if c == nil {
 			return openaitest.Status(400)
 		}
-		if firstUser(c) == "CHILD-TASK" {
-			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		if isChild(c) {
+			return child.reply()
 		}
 		if len(sinceUser(c)) == 0 {
-			cmd, _ := json.Marshal(map[string]any{"command": "sh -c 'sleep 300 & read x < " + fifo + "'", "background": true})
-			child, _ := json.Marshal(map[string]any{"description": "d", "prompt": "CHILD-TASK"})
-			return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "run_command", Arguments: string(cmd)}, {ID: "p2", Name: "bgacp", Arguments: string(child)}}}
+			return calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bgacp", "d"))
 		}
 		return openaitest.Text("started")
 	})
 	stateDir := t.TempDir()
-	p := start(t, opts{}, daemonArgs(srv, stateDir, "--subagent", "bgacp=acp,background")...)
-	w := stdioWire(p)
-	w.initialize(ctx, nil)
-	sid := w.newSession(ctx, cwd)
+	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background"}}.open(ctx, t, cwd)
 	w.prompt(ctx, sid, "start two tasks")
 	if n := len(descendantsOf(t, p.cmd.Process.Pid)); n < 3 {
 		t.Fatalf("%d processes below dshd, want the command's and a child dshd's", n)
@@ -446,21 +364,16 @@ func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredT
 		if c == nil {
 			return openaitest.Status(400)
 		}
-		if firstUser(c) == "CHILD-TASK" {
+		if isChild(c) {
 			return openaitest.Reply{Hold: gate, Text: []string{"CHILD-ANSWER"}}
 		}
 		if len(sinceUser(c)) == 0 {
-			return call("p1", "bg", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+			return startChild("p1", "bg", "child work")
 		}
 		return openaitest.Text("parent done")
 	})
-	p := start(t, opts{}, daemonArgs(srv, t.TempDir(), "--subagent", "bg=spawn,background")...)
-	w := stdioWire(p)
-	w.initialize(ctx, map[string]any{"subagents": map[string]any{}})
-	sid := w.newSession(ctx, t.TempDir())
-	if stop := w.prompt(ctx, sid, "start"); stop != "end_turn" {
-		t.Fatalf("stop %q; stderr:\n%s", stop, p.stderr)
-	}
+	_, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir(), caps: map[string]any{"subagents": map[string]any{}}, args: []string{"--subagent", "bg=spawn,background"}}.open(ctx, t, t.TempDir())
+	w.endTurn(ctx, sid, "start")
 	states := func(ns []note) []string {
 		var out []string
 		for _, n := range ns {
@@ -492,39 +405,29 @@ func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *t
 	ctx := testCtx(t)
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	srv := fakeModel(t)
-	hold := make(chan struct{})
-	t.Cleanup(func() { close(hold) })
-	inModel := make(chan struct{})
-	var once sync.Once
+	child := newHeldChild(t)
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
 		if c == nil {
 			return openaitest.Status(400)
 		}
-		if firstUser(c) == "CHILD-TASK" {
-			once.Do(func() { close(inModel) })
-			return openaitest.Reply{Hold: hold, Text: []string{"never"}}
+		if isChild(c) {
+			return child.reply()
 		}
 		if len(sinceUser(c)) == 0 {
-			return call("p1", "bg", map[string]any{"description": "child work", "prompt": "CHILD-TASK"})
+			return startChild("p1", "bg", "child work")
 		}
 		return openaitest.Text("started")
 	})
-	args := daemonArgs(srv, stateDir, "--subagent", "bg=spawn,background")
-	a := start(t, opts{}, args...)
-	wa := stdioWire(a)
-	wa.initialize(ctx, map[string]any{"subagents": map[string]any{}})
-	sid := wa.newSession(ctx, cwd)
+	d := bgDaemon{srv: srv, stateDir: stateDir, caps: map[string]any{"subagents": map[string]any{}}, args: []string{"--subagent", "bg=spawn,background"}}
+	a, wa, sid := d.open(ctx, t, cwd)
 	wa.prompt(ctx, sid, "start")
-	<-inModel
+	<-child.in
 	waitJournal(ctx, t, journalPath(stateDir, sid), `"sessionUpdate":"subagent_update"`, `"state":"running"`)
 	a.signal(syscall.SIGKILL)
 	a.wait(ctx)
 
-	b := start(t, opts{}, args...)
-	wb := stdioWire(b)
-	wb.initialize(ctx, map[string]any{"subagents": map[string]any{}})
-	wb.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	_, wb := d.load(ctx, t, sid, cwd)
 	var last string
 	for _, n := range wb.updates(sid) {
 		if n.Kind == "subagent_update" && strings.Contains(string(n.Update), `"state":{`) {
