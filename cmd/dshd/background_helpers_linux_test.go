@@ -334,3 +334,36 @@ func (h *heldChild) reply() openaitest.Reply {
 	h.once.Do(func() { close(h.in) })
 	return openaitest.Reply{Hold: h.hold, Text: []string{"never"}}
 }
+
+// script is a fake model for a parent that starts its tasks with first in
+// the first call of a turn (of the turn whose prompt is turn, when set),
+// and says after otherwise, with the child held.
+func (h *heldChild) script(turn string, first openaitest.Reply, after string) func(*openaitest.Request) openaitest.Reply {
+	return func(r *openaitest.Request) openaitest.Reply {
+		c := r.Chat
+		if c == nil {
+			return openaitest.Status(400)
+		}
+		if isChild(c) {
+			return h.reply()
+		}
+		if len(sinceUser(c)) == 0 && (turn == "" || c.LastUserText() == turn) {
+			return first
+		}
+		return openaitest.Text(after)
+	}
+}
+
+// shownAsToolCall reports whether the editor was shown a tool call of
+// session sid whose title begins with prefix.
+func shownAsToolCall(w *wire, sid, prefix string) bool {
+	for _, n := range w.updates(sid) {
+		var u struct {
+			Title string `json:"title"`
+		}
+		if n.Kind == "tool_call" && json.Unmarshal(n.Update, &u) == nil && strings.HasPrefix(u.Title, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -6,7 +6,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,17 +67,7 @@ func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCal
 	if res := sinceUser(&openaitest.ChatRequest{Messages: got[0].Messages[:len(got[0].Messages)-1]}); len(res) != 2 {
 		t.Errorf("the notice follows %d tool results of the turn, want 2 (run_command, list_dir)", len(res))
 	}
-	shown := false
-	for _, n := range w.updates(sid) {
-		var u struct {
-			Title  string `json:"title"`
-			Status string `json:"status"`
-		}
-		if n.Kind == "tool_call" && json.Unmarshal(n.Update, &u) == nil && strings.HasPrefix(u.Title, "Task t1 completed: echo started;") {
-			shown = true
-		}
-	}
-	if !shown {
+	if !shownAsToolCall(w, sid, "Task t1 completed: echo started;") {
 		t.Error("the editor was not shown the notice as a tool call of the turn")
 	}
 }
@@ -127,19 +116,7 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 	fifo := mkfifo(t, cwd, "never")
 	srv := fakeModel(t)
 	child := newHeldChild(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if isChild(c) {
-			return child.reply()
-		}
-		if len(sinceUser(c)) == 0 && c.LastUserText() == "start" {
-			return calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bg", "child work"))
-		}
-		return openaitest.Text("ok")
-	})
+	srv.Handle(child.script("start", calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bg", "child work")), "ok"))
 	d := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bg=spawn,background"}}
 	a, wa, sid := d.open(ctx, t, cwd)
 	wa.endTurn(ctx, sid, "start")

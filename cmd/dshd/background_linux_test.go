@@ -171,16 +171,7 @@ func steerAndContinue(t *testing.T, s *childScript, args ...string) {
 		t.Fatalf("the continued child's request does not hold its earlier conversation: %+v", continued)
 	}
 	// The editor saw the notice as a tool call of its own in turn 2.
-	noticed := false
-	for _, n := range w.updates(sid) {
-		var u struct {
-			Title string `json:"title"`
-		}
-		if n.Kind == "tool_call" && json.Unmarshal(n.Update, &u) == nil && strings.HasPrefix(u.Title, "Task t1 completed") {
-			noticed = true
-		}
-	}
-	if !noticed {
+	if !shownAsToolCall(w, sid, "Task t1 completed") {
 		t.Errorf("no tool call shows the notice to the editor")
 	}
 }
@@ -323,20 +314,7 @@ func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing
 	cwd := t.TempDir()
 	fifo := mkfifo(t, cwd, "never")
 	srv := fakeModel(t)
-	child := newHeldChild(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if isChild(c) {
-			return child.reply()
-		}
-		if len(sinceUser(c)) == 0 {
-			return calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bgacp", "d"))
-		}
-		return openaitest.Text("started")
-	})
+	srv.Handle(newHeldChild(t).script("", calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bgacp", "d")), "started"))
 	stateDir := t.TempDir()
 	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background"}}.open(ctx, t, cwd)
 	w.prompt(ctx, sid, "start two tasks")
@@ -406,19 +384,7 @@ func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *t
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	srv := fakeModel(t)
 	child := newHeldChild(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
-		if isChild(c) {
-			return child.reply()
-		}
-		if len(sinceUser(c)) == 0 {
-			return startChild("p1", "bg", "child work")
-		}
-		return openaitest.Text("started")
-	})
+	srv.Handle(child.script("", startChild("p1", "bg", "child work"), "started"))
 	d := bgDaemon{srv: srv, stateDir: stateDir, caps: map[string]any{"subagents": map[string]any{}}, args: []string{"--subagent", "bg=spawn,background"}}
 	a, wa, sid := d.open(ctx, t, cwd)
 	wa.prompt(ctx, sid, "start")
