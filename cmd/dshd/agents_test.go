@@ -25,6 +25,15 @@ func agentFile(t testing.TB, ws, dir, name, content string) string {
 	return writeFile(t, d, name, content)
 }
 
+// agentWorkspace is a new workspace whose .dshd/agents holds one
+// definition, name, with content.
+func agentWorkspace(t testing.TB, name, content string) string {
+	t.Helper()
+	ws := t.TempDir()
+	agentFile(t, ws, ".dshd/agents", name, content)
+	return ws
+}
+
 // systemOf is a chat request's system message.
 func systemOf(c *openaitest.ChatRequest) string {
 	for _, m := range c.Messages {
@@ -98,8 +107,7 @@ func requests(srv *openaitest.Server, childMark string) (parent, child []*openai
 
 func TestAgents_AWorkspaceDefinitionIsAToolWhoseChildIsOfferedExactlyTheFilteredTools(t *testing.T) {
 	ctx := testCtx(t)
-	ws := t.TempDir()
-	agentFile(t, ws, ".dshd/agents", "reviewer.md", `---
+	ws := agentWorkspace(t, "reviewer.md", `---
 description: Reviews the diff for bugs; never edits.
 tools: [read_file, grep]
 ---
@@ -183,8 +191,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 
 func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t *testing.T) {
 	ctx := testCtx(t)
-	ws := t.TempDir()
-	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: First wording.\n---\n")
+	ws := agentWorkspace(t, "helper.md", "---\ndescription: First wording.\n---\n")
 	srv, _, c := modelDaemon(t, answer("ok"))
 	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "one")

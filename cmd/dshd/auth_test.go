@@ -39,6 +39,21 @@ func runAuth(t *testing.T, srv *openaitest.Server, env []string, input string) (
 	return p, p.wait(testCtx(t))
 }
 
+// authAgainst runs `dshd auth` with input on stdin in a fresh home against
+// a fake server that accepts only serverKey, and fails unless it exits
+// with wantCode.
+func authAgainst(t *testing.T, serverKey, input string, wantCode int) (srv *openaitest.Server, env []string, keyFile string, p *proc) {
+	t.Helper()
+	srv = fakeModel(t)
+	srv.RequireAPIKey(serverKey)
+	env, keyFile = authHome(t)
+	p, code := runAuth(t, srv, env, input)
+	if code != wantCode {
+		t.Fatalf("dshd auth with %q: exit %d, want %d; stderr:\n%s", input, code, wantCode, p.stderr)
+	}
+	return srv, env, keyFile, p
+}
+
 // checkStored fails unless file holds key, readable by its owner only.
 func checkStored(t *testing.T, file, key string) {
 	t.Helper()
@@ -100,13 +115,7 @@ func terminalMethods(ms []map[string]any) []map[string]any {
 }
 
 func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
-	srv := fakeModel(t)
-	srv.RequireAPIKey("sk-stored")
-	env, keyFile := authHome(t)
-	p, code := runAuth(t, srv, env, "sk-stored\n")
-	if code != 0 {
-		t.Fatalf("dshd auth: exit %d; stderr:\n%s", code, p.stderr)
-	}
+	srv, env, keyFile, p := authAgainst(t, "sk-stored", "sk-stored\n", 0)
 	checkStored(t, keyFile, "sk-stored")
 	if !strings.Contains(p.stderr.String(), keyFile) {
 		t.Fatalf("dshd auth does not say where the key went:\n%s", p.stderr)
@@ -150,13 +159,7 @@ func TestAuth_TheKeyVariableWinsOverAStoredKey(t *testing.T) {
 }
 
 func TestAuth_AKeyTheServerRefusesIsNotStored(t *testing.T) {
-	srv := fakeModel(t)
-	srv.RequireAPIKey("sk-right")
-	env, keyFile := authHome(t)
-	p, code := runAuth(t, srv, env, "sk-wrong\n")
-	if code != 1 {
-		t.Fatalf("dshd auth with a refused key: exit %d, want 1; stderr:\n%s", code, p.stderr)
-	}
+	_, _, keyFile, p := authAgainst(t, "sk-right", "sk-wrong\n", 1)
 	if !strings.Contains(p.stderr.String(), "refused") || strings.Contains(p.stderr.String(), "sk-wrong") {
 		t.Fatalf("stderr should say the key was refused, without showing it:\n%s", p.stderr)
 	}

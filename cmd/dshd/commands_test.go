@@ -122,8 +122,7 @@ func TestCommands_CompactCompactsTheConversation(t *testing.T) {
 
 func TestCommands_AgentsListsTheAgentsAndTheirTools(t *testing.T) {
 	ctx := testCtx(t)
-	ws := t.TempDir()
-	agentFile(t, ws, ".dshd/agents", "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, grep]\n---\n")
+	ws := agentWorkspace(t, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, grep]\n---\n")
 	srv, _, c := modelDaemon(t, answer("model answered"))
 	sid := c.openSession(ctx, ws)
 	c.prompt(ctx, sid, "/agents")

@@ -24,6 +24,17 @@ func promptArgs(t testing.TB, srv *openaitest.Server, extra ...string) []string 
 // quickRetry makes a failure retried at once.
 var quickRetry = http.Header{"Retry-After-Ms": {"1"}}
 
+// promptWithKey runs `dshd prompt hi` with the key sent in E2E_MODEL_KEY
+// against a fake server that accepts only serverKey and would answer reply.
+func promptWithKey(t *testing.T, serverKey, sentKey, reply string) (code int, stdout, stderr string) {
+	t.Helper()
+	srv := fakeModel(t)
+	srv.RequireAPIKey(serverKey)
+	srv.Enqueue(openaitest.Text(reply))
+	args := promptArgs(t, srv, "--api-key-env", "E2E_MODEL_KEY", "hi")
+	return runDshd(t, []string{"E2E_MODEL_KEY=" + sentKey}, args...)
+}
+
 func TestPromptPrintsTheAnswerOnStdoutAndToolActivityOnStderr(t *testing.T) {
 	srv := fakeModel(t)
 	srv.Enqueue(
@@ -118,11 +129,7 @@ func TestPromptExitCodes(t *testing.T) {
 	})
 
 	t.Run("1 on a wrong API key (401)", func(t *testing.T) {
-		srv := fakeModel(t)
-		srv.RequireAPIKey("right-key")
-		srv.Enqueue(openaitest.Text("never sent"))
-		args := promptArgs(t, srv, "--api-key-env", "E2E_MODEL_KEY", "hi")
-		code, _, stderr := runDshd(t, []string{"E2E_MODEL_KEY=wrong-key"}, args...)
+		code, _, stderr := promptWithKey(t, "right-key", "wrong-key", "never sent")
 		if code != 1 || !strings.Contains(stderr, "401") {
 			t.Fatalf("exit %d, want 1 naming the 401; stderr:\n%s", code, stderr)
 		}
@@ -132,11 +139,7 @@ func TestPromptExitCodes(t *testing.T) {
 	})
 
 	t.Run("0 with the right API key from the named variable", func(t *testing.T) {
-		srv := fakeModel(t)
-		srv.RequireAPIKey("right-key")
-		srv.Enqueue(openaitest.Text("welcome"))
-		args := promptArgs(t, srv, "--api-key-env", "E2E_MODEL_KEY", "hi")
-		code, stdout, stderr := runDshd(t, []string{"E2E_MODEL_KEY=right-key"}, args...)
+		code, stdout, stderr := promptWithKey(t, "right-key", "right-key", "welcome")
 		if code != 0 || stdout != "welcome\n" {
 			t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 		}
