@@ -96,15 +96,7 @@ func (p *ptyProc) wait(ctx context.Context, t *testing.T) int {
 	case <-ctx.Done():
 		t.Fatalf("dshd auth did not exit; screen:\n%s", p.screen)
 	}
-	var ee *exec.ExitError
-	switch {
-	case p.err == nil:
-		return 0
-	case errors.As(p.err, &ee):
-		return ee.ExitCode()
-	}
-	t.Fatalf("dshd auth: %v", p.err)
-	return -1
+	return exitCode(t, "dshd auth", p.err)
 }
 
 // screen is everything the terminal showed, with a wait for a text.
@@ -159,20 +151,28 @@ func (s *screen) waitFor(ctx context.Context, text string) error {
 	}
 }
 
+// authOnPty runs `dshd auth` against srv on a terminal, types keys once
+// the screen shows prompt, and fails unless it exits with wantCode.
+func authOnPty(ctx context.Context, t *testing.T, srv *openaitest.Server, env []string, prompt, keys string, wantCode int) *ptyProc {
+	t.Helper()
+	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
+	if err := p.screen.waitFor(ctx, prompt); err != nil {
+		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	}
+	p.typeKeys(t, keys)
+	if code := p.wait(ctx, t); code != wantCode {
+		t.Fatalf("dshd auth after typing %q: exit %d, want %d; screen:\n%s", keys, code, wantCode, p.screen)
+	}
+	return p
+}
+
 func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
 	srv := fakeModel(t)
 	srv.RequireAPIKey("sk-typed-secret")
 	env, keyFile := authHome(t)
-	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
 	ctx := testCtx(t)
-	if err := p.screen.waitFor(ctx, "Model API key (DEEPSEEK_API_KEY): "); err != nil {
-		t.Fatalf("%v; screen:\n%s", err, p.screen)
-	}
-	// The prompt shows once echo is off, so the key typed now is hidden.
-	p.typeKeys(t, "sk-typed-secret\r")
-	if code := p.wait(ctx, t); code != 0 {
-		t.Fatalf("dshd auth: exit %d; screen:\n%s", code, p.screen)
-	}
+	// The prompt shows once echo is off, so the key typed after it is hidden.
+	p := authOnPty(ctx, t, srv, env, "Model API key (DEEPSEEK_API_KEY): ", "sk-typed-secret\r", 0)
 	if err := p.screen.waitFor(ctx, "Stored the key"); err != nil {
 		t.Fatalf("%v; screen:\n%s", err, p.screen)
 	}
@@ -195,15 +195,7 @@ func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
 func TestAuth_CtrlCOnTheTerminalStoresNothingAndRestoresEcho(t *testing.T) {
 	srv := fakeModel(t)
 	env, keyFile := authHome(t)
-	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
-	ctx := testCtx(t)
-	if err := p.screen.waitFor(ctx, "Model API key"); err != nil {
-		t.Fatalf("%v; screen:\n%s", err, p.screen)
-	}
-	p.typeKeys(t, "sk-half\x03")
-	if code := p.wait(ctx, t); code != 1 {
-		t.Fatalf("dshd auth after Ctrl-C: exit %d, want 1; screen:\n%s", code, p.screen)
-	}
+	p := authOnPty(testCtx(t), t, srv, env, "Model API key", "sk-half\x03", 1)
 	tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)

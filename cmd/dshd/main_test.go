@@ -162,14 +162,21 @@ func (p *proc) wait(ctx context.Context) int {
 	case <-ctx.Done():
 		p.t.Fatalf("dshd did not exit; stderr:\n%s", p.stderr)
 	}
+	return exitCode(p.t, "dshd", p.err)
+}
+
+// exitCode is the exit code of a process that ended with err; it fails t,
+// naming what ran, when err is not an exit status.
+func exitCode(t testing.TB, what string, err error) int {
+	t.Helper()
 	var ee *exec.ExitError
 	switch {
-	case p.err == nil:
+	case err == nil:
 		return 0
-	case errors.As(p.err, &ee):
+	case errors.As(err, &ee):
 		return ee.ExitCode()
 	}
-	p.t.Fatalf("dshd: %v", p.err)
+	t.Fatalf("%s: %v", what, err)
 	return -1
 }
 
