@@ -157,8 +157,14 @@ func serveTokenTCP(t testing.TB, o opts, extra ...string) (*proc, string) {
 
 func waitListening(t testing.TB, p *proc) {
 	t.Helper()
-	ctx := testCtx(t)
-	if _, err := p.stderr.waitFor(ctx, "dshd listening"); err != nil {
+	p.waitLogged(testCtx(t), t, "dshd listening")
+}
+
+// waitLogged waits until p's stderr shows text, and fails t otherwise,
+// saying so when dshd exited first.
+func (p *proc) waitLogged(ctx context.Context, t testing.TB, text string) {
+	t.Helper()
+	if _, err := p.stderr.waitFor(ctx, text); err != nil {
 		select {
 		case <-p.done:
 			t.Fatalf("dshd exited: %v; stderr:\n%s", p.err, p.stderr)

@@ -333,14 +333,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	c := remoteWire(t, wsURL(u), nil)
 	sid := c.openSession(ctx, dir)
 	running := c.promptAsync(sid, "wait-for-gate")
-	c.waitUpdates(ctx, sid, func(ns []note) bool {
-		for _, n := range ns {
-			if n.Kind == "tool_call" {
-				return true
-			}
-		}
-		return false
-	})
+	c.waitUpdates(ctx, sid, func(ns []note) bool { return count(ns, "tool_call") > 0 })
 	if code := status(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz before the drain: %d", code)
 	}
@@ -389,14 +382,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	c = remoteWire(t, u, nil)
 	sid2 := c.openSession(ctx, dir)
 	hung := c.promptAsync(sid2, "hang on")
-	c.waitUpdates(ctx, sid2, func(ns []note) bool {
-		for _, n := range ns {
-			if n.Kind == "agent_message_chunk" {
-				return true
-			}
-		}
-		return false
-	})
+	c.waitUpdates(ctx, sid2, func(ns []note) bool { return count(ns, "agent_message_chunk") > 0 })
 	p.signal(syscall.SIGTERM)
 	if stop := stopReason(ctx, t, hung); stop != "cancelled" {
 		t.Fatalf("the hanging turn ended %q, want cancelled", stop)
