@@ -113,8 +113,7 @@ tools: [read_file, grep]
 ---
 You are the reviewer, working in {{cwd}}.
 `)
-	srv, _, c := modelDaemon(t, delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
-	sid := c.openSession(ctx, ws)
+	srv, c, sid := modelSession(ctx, t, ws, delegating("reviewer", "You are the reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("no bugs found") }))
 	c.endTurn(ctx, sid, "review my change")
 	parent, child := requests(srv, "You are the reviewer")
 	if len(parent) == 0 || len(child) != 1 {
@@ -152,8 +151,7 @@ When invoked:
 2. Focus on modified files
 3. Begin review immediately
 `)
-	srv, _, c := modelDaemon(t, delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
-	sid := c.openSession(ctx, ws)
+	srv, c, sid := modelSession(ctx, t, ws, delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
 	c.endTurn(ctx, sid, "review")
 	_, child := requests(srv, "You are a senior code reviewer")
 	if len(child) != 1 {
@@ -192,8 +190,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t *testing.T) {
 	ctx := testCtx(t)
 	ws := agentWorkspace(t, "helper.md", "---\ndescription: First wording.\n---\n")
-	srv, _, c := modelDaemon(t, answer("ok"))
-	sid := c.openSession(ctx, ws)
+	srv, c, sid := modelSession(ctx, t, ws, answer("ok"))
 	c.prompt(ctx, sid, "one")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Second, longer wording.\n---\n")
 	agentFile(t, ws, ".dshd/agents", "added.md", "---\ndescription: Added later.\n---\n")

@@ -50,8 +50,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	dir := filepath.Join(ws, ".dshd", "commands")
 	os.MkdirAll(dir, 0o755)
 	writeFile(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: big\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
-	srv, _, c := modelDaemon(t, answer("ok"))
-	sid := c.openSession(ctx, ws)
+	srv, c, sid := modelSession(ctx, t, ws, answer("ok"))
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { _, _, ok := commandsOf(ns); return ok })
 	names, hints, _ := commandsOf(ups)
 	for _, want := range []string{"compact", "init", "agents", "review"} {
@@ -123,8 +122,7 @@ func TestCommands_CompactCompactsTheConversation(t *testing.T) {
 func TestCommands_AgentsListsTheAgentsAndTheirTools(t *testing.T) {
 	ctx := testCtx(t)
 	ws := agentWorkspace(t, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, grep]\n---\n")
-	srv, _, c := modelDaemon(t, answer("model answered"))
-	sid := c.openSession(ctx, ws)
+	srv, c, sid := modelSession(ctx, t, ws, answer("model answered"))
 	c.prompt(ctx, sid, "/agents")
 	got := text(c.updates(sid))
 	for _, want := range []string{"reviewer", "Reviews diffs.", "read_file, grep", "subagent", "spawn", "subagent_fork", "fork"} {

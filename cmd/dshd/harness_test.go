@@ -54,6 +54,14 @@ func modelDaemon(t testing.TB, h func(*openaitest.Request) openaitest.Reply, ext
 	return srv, p, c
 }
 
+// modelSession starts a daemon on a fake model that answers with h and
+// opens a session in ws.
+func modelSession(ctx context.Context, t testing.TB, ws string, h func(*openaitest.Request) openaitest.Reply) (*openaitest.Server, *wire, string) {
+	t.Helper()
+	srv, _, c := modelDaemon(t, h)
+	return srv, c, c.openSession(ctx, ws)
+}
+
 // answer is a fake model that answers every request with text.
 func answer(text string) func(*openaitest.Request) openaitest.Reply {
 	return func(*openaitest.Request) openaitest.Reply { return openaitest.Text(text) }
