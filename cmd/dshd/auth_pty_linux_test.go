@@ -5,12 +5,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -99,25 +97,20 @@ func (p *ptyProc) wait(ctx context.Context, t *testing.T) int {
 	return exitCode(t, "dshd auth", p.err)
 }
 
-// screen is everything the terminal showed, with a wait for a text.
+// screen is everything the terminal showed, kept as a lineLog so that a
+// test can wait for a text with waitText.
 type screen struct {
-	master  *os.File
-	mu      sync.Mutex
-	buf     strings.Builder
-	changed chan struct{}
+	master *os.File
+	*lineLog
 }
 
 func readScreen(r *os.File) *screen {
-	s := &screen{master: r, changed: make(chan struct{})}
+	s := &screen{master: r, lineLog: newLineLog()}
 	go func() {
 		b := make([]byte, 4096)
 		for {
 			n, err := r.Read(b)
-			s.mu.Lock()
-			s.buf.Write(b[:n])
-			close(s.changed)
-			s.changed = make(chan struct{})
-			s.mu.Unlock()
+			s.Write(b[:n])
 			if err != nil {
 				// EIO once the terminal's other end is closed.
 				return
@@ -127,37 +120,13 @@ func readScreen(r *os.File) *screen {
 	return s
 }
 
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitFor waits until the screen shows text.
-func (s *screen) waitFor(ctx context.Context, text string) error {
-	for {
-		s.mu.Lock()
-		done := strings.Contains(s.buf.String(), text)
-		ch := s.changed
-		s.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return errors.New("the terminal shows no " + text)
-		}
-	}
-}
-
 // authOnPty runs `dshd auth` against srv on a terminal, types keys once
 // the screen shows prompt, and fails unless it exits with wantCode.
 func authOnPty(ctx context.Context, t *testing.T, srv *openaitest.Server, env []string, prompt, keys string, wantCode int) *ptyProc {
 	t.Helper()
 	p := startOnPty(t, env, deepSeekAt(srv, "auth")...)
-	if err := p.screen.waitFor(ctx, prompt); err != nil {
-		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	if err := p.screen.waitText(ctx, prompt); err != nil {
+		t.Fatalf("the terminal shows no %q: %v; screen:\n%s", prompt, err, p.screen)
 	}
 	p.typeKeys(t, keys)
 	if code := p.wait(ctx, t); code != wantCode {
@@ -173,8 +142,8 @@ func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
 	ctx := testCtx(t)
 	// The prompt shows once echo is off, so the key typed after it is hidden.
 	p := authOnPty(ctx, t, srv, env, "Model API key (DEEPSEEK_API_KEY): ", "sk-typed-secret\r", 0)
-	if err := p.screen.waitFor(ctx, "Stored the key"); err != nil {
-		t.Fatalf("%v; screen:\n%s", err, p.screen)
+	if err := p.screen.waitText(ctx, "Stored the key"); err != nil {
+		t.Fatalf("the terminal shows no %q: %v; screen:\n%s", "Stored the key", err, p.screen)
 	}
 	if strings.Contains(p.screen.String(), "sk-typed") {
 		t.Fatalf("the key showed on the terminal:\n%s", p.screen)
