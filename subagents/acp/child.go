@@ -89,6 +89,24 @@ func invalid(format string, args ...any) error {
 	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// resolveRequest builds the target of a start or restore request's
+// binding and resolves its output schema, if it has one; either failing is
+// an invalid request.
+func (p *Provider) resolveRequest(req subagents.StartRequest) (*target, *jsonschema.Resolved, error) {
+	t, err := p.resolveTarget(req.Options)
+	if err != nil {
+		return nil, nil, invalid("acp binding: %v", err)
+	}
+	if len(req.OutputSchema) == 0 {
+		return t, nil, nil
+	}
+	schema, err := runkit.ResolveSchema(req.OutputSchema)
+	if err != nil {
+		return nil, nil, invalid("output schema: %v", err)
+	}
+	return t, schema, nil
+}
+
 // Start connects to the agent (starting it for a stdio binding), opens a
 // session in the parent session's cwd and sends the task. It returns once
 // the child's session exists and, when the editor sees children, is
@@ -111,15 +129,9 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		return nil, err
 	}
 	depth, limit := subagents.ChildLimits(req)
-	t, err := p.resolveTarget(req.Options)
+	t, schema, err := p.resolveRequest(req)
 	if err != nil {
-		return nil, invalid("acp binding: %v", err)
-	}
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+		return nil, err
 	}
 	cwd := t.cwd
 	if cwd == "" {

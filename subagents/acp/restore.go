@@ -9,11 +9,8 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
-	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 var _ subagents.Restorer = (*Provider)(nil)
@@ -32,15 +29,9 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	if parent == nil {
 		return nil, invalid("a restore request needs a parent scope")
 	}
-	t, err := p.resolveTarget(req.Options)
+	t, schema, err := p.resolveRequest(req)
 	if err != nil {
-		return nil, invalid("acp binding: %v", err)
-	}
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+		return nil, err
 	}
 	cwd := snap.Cwd
 	if cwd == "" {
