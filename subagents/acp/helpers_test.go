@@ -189,6 +189,19 @@ func start(t testing.TB, p *acpprovider.Provider, req subagents.StartRequest) su
 	return run
 }
 
+// wantError fails the test unless res ended with StopError and a
+// diagnostic that contains each of parts.
+func wantError(t testing.TB, res subagents.Result, parts ...string) {
+	t.Helper()
+	ok := res.StopReason == subagents.StopError
+	for _, p := range parts {
+		ok = ok && strings.Contains(res.Diagnostic, p)
+	}
+	if !ok {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
 // startObserved registers p with the parent's service, observes the
 // service's events and starts a run through it, so a test sees the run's
 // start and end events as well as its result. All three are undone when
