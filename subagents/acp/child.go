@@ -89,6 +89,49 @@ func invalid(format string, args ...any) error {
 	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// resolveRequest builds the target of a start or restore request's
+// binding and resolves its output schema, if it has one; either failing is
+// an invalid request.
+func (p *Provider) resolveRequest(req subagents.StartRequest) (*target, *jsonschema.Resolved, error) {
+	t, err := p.resolveTarget(req.Options)
+	if err != nil {
+		return nil, nil, invalid("acp binding: %v", err)
+	}
+	if len(req.OutputSchema) == 0 {
+		return t, nil, nil
+	}
+	schema, err := runkit.ResolveSchema(req.OutputSchema)
+	if err != nil {
+		return nil, nil, invalid("output schema: %v", err)
+	}
+	return t, schema, nil
+}
+
+// newChild returns the child of req on t, named and numbered, with the
+// parent scope's environment, exposure and permission settings.
+func (p *Provider) newChild(req subagents.StartRequest, t *target, schema *jsonschema.Resolved, cwd string) *child {
+	parent := req.Parent
+	name := req.Name
+	if name == "" {
+		name = Name
+	}
+	id := "acp-" + strconv.FormatUint(p.seq.Add(1), 10)
+	c := &child{
+		p: p, id: id, name: name, t: t, parent: parent, env: parent.Env,
+		expose: parent.Expose, deny: req.DenyPermissions, cwd: cwd,
+		schema: schema, schemaRaw: req.OutputSchema,
+		interval: p.o.ProgressInterval,
+		log:      p.log.With("run", id, "agent", t.label),
+		activity: req.Activity,
+	}
+	c.runs.Hold()
+	c.requester = req.ToolCallID
+	if c.requester == "" {
+		c.requester = id
+	}
+	return c
+}
+
 // Start connects to the agent (starting it for a stdio binding), opens a
 // session in the parent session's cwd and sends the task. It returns once
 // the child's session exists and, when the editor sees children, is
@@ -111,15 +154,9 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 		return nil, err
 	}
 	depth, limit := subagents.ChildLimits(req)
-	t, err := p.resolveTarget(req.Options)
+	t, schema, err := p.resolveRequest(req)
 	if err != nil {
-		return nil, invalid("acp binding: %v", err)
-	}
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+		return nil, err
 	}
 	cwd := t.cwd
 	if cwd == "" {
@@ -132,31 +169,14 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	name := req.Name
-	if name == "" {
-		name = Name
-	}
-	id := "acp-" + strconv.FormatUint(p.seq.Add(1), 10)
-	c := &child{
-		p: p, id: id, name: name, t: t, parent: parent, env: parent.Env,
-		expose: parent.Expose, deny: req.DenyPermissions, cwd: cwd,
-		schema: schema, schemaRaw: req.OutputSchema,
-		interval: p.o.ProgressInterval,
-		log:      p.log.With("run", id, "agent", t.label),
-		activity: req.Activity,
-		meter:    subagents.RunMeter(req),
-	}
-	c.runs.Hold()
-	c.requester = req.ToolCallID
-	if c.requester == "" {
-		c.requester = id
-	}
+	c := p.newChild(req, t, schema, cwd)
+	c.meter = subagents.RunMeter(req)
 	if ctx.Err() != nil {
-		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopAborted}), nil
+		return runkit.NewSettled(c.id, subagents.Result{StopReason: subagents.StopAborted}), nil
 	}
 	if _, err := c.meter.Remaining(); err != nil {
 		// Nothing is left to spend: no agent is started for it.
-		return runkit.NewSettled(id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
+		return runkit.NewSettled(c.id, subagents.Result{StopReason: subagents.StopMaxTokens, OutOfBudget: true, Diagnostic: err.Error()}), nil
 	}
 
 	startCtx, cancel := context.WithTimeout(ctx, t.startTimeout)
@@ -172,7 +192,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	own := &route{c: c, down: sess}
 	r := c.newRun(text, req.Progress)
 	if c.expose != nil {
-		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.runs.CancelCurrent}
+		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent}
 		if cwd != parent.Cwd {
 			a.Cwd = cwd
 		}

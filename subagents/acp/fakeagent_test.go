@@ -117,10 +117,7 @@ func fakeAgentMain(mode string) int {
 				fmt.Fprintln(os.Stderr, "helper:", err)
 			}
 		}
-		fa := newFake(mode)
-		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
-		fa.client.Store(conn)
-		<-conn.Done()
+		serveStdio(mode)
 		// Ignore stdin EOF: carry on until killed.
 		for {
 			time.Sleep(time.Hour)
@@ -133,18 +130,12 @@ func fakeAgentMain(mode string) int {
 			os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("sigterm"), 0o644)
 			os.Exit(0)
 		}()
-		fa := newFake(mode)
-		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
-		fa.client.Store(conn)
-		<-conn.Done()
+		serveStdio(mode)
 		for {
 			time.Sleep(time.Hour)
 		}
 	case modeFlush:
-		fa := newFake(mode)
-		conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
-		fa.client.Store(conn)
-		<-conn.Done()
+		serveStdio(mode)
 		time.Sleep(flushTime)
 		if err := os.WriteFile(os.Getenv(fakeMarkerEnv), []byte("flushed"), 0o644); err != nil {
 			return 1
@@ -155,11 +146,17 @@ func fakeAgentMain(mode string) int {
 	case modeParent:
 		return fakeParent()
 	}
+	serveStdio(mode)
+	return 0
+}
+
+// serveStdio serves one fake agent of mode on stdin and stdout until the
+// connection ends.
+func serveStdio(mode string) {
 	fa := newFake(mode)
 	conn := rpc.NewAgentSideConn(stdio{}, fa, nil)
 	fa.client.Store(conn)
 	<-conn.Done()
-	return 0
 }
 
 // fakeListen serves many connections on a unix socket until killed.

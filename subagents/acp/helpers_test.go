@@ -189,6 +189,50 @@ func start(t testing.TB, p *acpprovider.Provider, req subagents.StartRequest) su
 	return run
 }
 
+// wantError fails the test unless res ended with StopError and a
+// diagnostic that contains each of parts.
+func wantError(t testing.TB, res subagents.Result, parts ...string) {
+	t.Helper()
+	ok := res.StopReason == subagents.StopError
+	for _, p := range parts {
+		ok = ok && strings.Contains(res.Diagnostic, p)
+	}
+	if !ok {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+// startObserved registers p with the parent's service, observes the
+// service's events and starts a run through it, so a test sees the run's
+// start and end events as well as its result. All three are undone when
+// the test ends.
+func startObserved(t testing.TB, p *acpprovider.Provider, parent *st.Parent, req subagents.StartRequest) (subagents.Run, <-chan subagents.Event) {
+	t.Helper()
+	dispose, err := parent.Service.RegisterProvider(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dispose)
+	events := make(chan subagents.Event, 10)
+	t.Cleanup(parent.Service.Observe(func(ev subagents.Event) { events <- ev }))
+	run, err := parent.Service.Start(t.Context(), acpprovider.Name, req)
+	if err != nil {
+		t.Fatalf("Start = %v", err)
+	}
+	t.Cleanup(func() { run.Dispose() })
+	return run, events
+}
+
+// nextEvent skips events until one of kind arrives, under the watchdog.
+func nextEvent(t testing.TB, events <-chan subagents.Event, kind subagents.EventKind) subagents.Event {
+	t.Helper()
+	ev := recv(t, events)
+	for ev.Kind != kind {
+		ev = recv(t, events)
+	}
+	return ev
+}
+
 // wait waits for a run's result under the watchdog.
 func wait(t testing.TB, run subagents.Run) subagents.Result {
 	t.Helper()

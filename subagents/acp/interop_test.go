@@ -12,9 +12,10 @@ import (
 	st "github.com/dshd/dshd/subagents/subagenttest"
 )
 
-// tsEchoAgent returns the binding of the third-party echo agent written
-// with the official TypeScript SDK (conformance/interop), or skips.
-func tsEchoAgent(t *testing.T, env ...string) map[string]string {
+// interopDir returns node and the conformance/interop directory of the
+// third-party agents, or skips when node or the package pkg there (under
+// node_modules) is not installed.
+func interopDir(t *testing.T, pkg string) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -24,11 +25,19 @@ func tsEchoAgent(t *testing.T, env ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "conformance", "interop")
-	script := filepath.Join(dir, "echo-agent.mjs")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+	dir = filepath.Join(root, "conformance", "interop")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
 		t.Skip("conformance/interop/node_modules is not installed (npm ci there)")
 	}
+	return node, dir
+}
+
+// tsEchoAgent returns the binding of the third-party echo agent written
+// with the official TypeScript SDK (conformance/interop), or skips.
+func tsEchoAgent(t *testing.T, env ...string) map[string]string {
+	t.Helper()
+	node, dir := interopDir(t, filepath.Join("@agentclientprotocol", "sdk"))
+	script := filepath.Join(dir, "echo-agent.mjs")
 	if _, err := os.Stat(script); err != nil {
 		t.Skip("conformance/interop/echo-agent.mjs is missing")
 	}

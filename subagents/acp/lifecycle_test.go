@@ -86,9 +86,7 @@ func TestCrash_AChildDshdKilledMidTurnEndsWithError(t *testing.T) {
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	res := wait(t, run)
-	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "killed by signal SIGKILL") {
-		t.Fatalf("result = %+v", res)
-	}
+	wantError(t, res, "killed by signal SIGKILL")
 	run.Dispose()
 	checkNoProcesses(t)
 }
@@ -116,17 +114,13 @@ func TestGarbage_AChildPrintingGarbageOnStdoutEndsWithError(t *testing.T) {
 	t.Run("mid-turn", func(t *testing.T) {
 		run := start(t, p, subagents.StartRequest{Prompt: "garbage", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
 		res := wait(t, run)
-		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "not ACP") || !strings.Contains(res.Diagnostic, "panic: this is not JSON") {
-			t.Fatalf("result = %+v", res)
-		}
+		wantError(t, res, "not ACP", "panic: this is not JSON")
 		run.Dispose()
 	})
 	t.Run("a banner before initialize fails the run before it starts", func(t *testing.T) {
 		run := start(t, p, subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: fakeBinding(modeBanner)})
 		res := wait(t, run)
-		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "Welcome to the fake agent") {
-			t.Fatalf("result = %+v", res)
-		}
+		wantError(t, res, "Welcome to the fake agent")
 	})
 	checkNoProcesses(t)
 }
@@ -138,9 +132,7 @@ func TestStartTimeout_AChildThatNeverAnswersInitialize(t *testing.T) {
 	opts["start-timeout"] = "300ms"
 	run := start(t, p, subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: opts})
 	res := wait(t, run)
-	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "did not answer initialize within 300ms") {
-		t.Fatalf("result = %+v", res)
-	}
+	wantError(t, res, "did not answer initialize within 300ms")
 	checkNoProcesses(t)
 }
 

@@ -65,11 +65,11 @@ type peer struct {
 
 var _ acp.Client = (*peer)(nil)
 
-// connect starts or dials t and runs the handshake under ctx. dir is the
-// working directory of a stdio child.
-func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabilities, dir, key string) (*peer, error) {
-	pr := &peer{
-		p: p, t: t, key: key, caps: caps,
+// newPeer returns a peer for t with its channels and maps made, not yet
+// connected.
+func (p *Provider) newPeer(t *target) *peer {
+	return &peer{
+		p: p, t: t,
 		log:     p.log.With("agent", t.label),
 		dead:    make(chan struct{}),
 		watched: make(chan struct{}),
@@ -77,6 +77,13 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		held:    map[acp.SessionID]*heldQueue{},
 		changed: make(chan struct{}),
 	}
+}
+
+// connect starts or dials t and runs the handshake under ctx. dir is the
+// working directory of a stdio child.
+func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabilities, dir, key string) (*peer, error) {
+	pr := p.newPeer(t)
+	pr.key, pr.caps = key, caps
 	var rwc io.ReadWriteCloser
 	if t.stdio() {
 		proc, err := p.startProcess(t, dir)
@@ -116,16 +123,9 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 // snapshot: it has ended (so a resume reconnects), and it remembers the
 // agent's capabilities that reconnecting needs.
 func (p *Provider) gonePeer(t *target, init *acp.InitializeResponse) *peer {
-	pr := &peer{
-		p: p, t: t, init: init,
-		log:     p.log.With("agent", t.label),
-		dead:    make(chan struct{}),
-		watched: make(chan struct{}),
-		routes:  map[acp.SessionID]*route{},
-		held:    map[acp.SessionID]*heldQueue{},
-		changed: make(chan struct{}),
-		reason:  "the connection ended before the daemon restarted",
-	}
+	pr := p.newPeer(t)
+	pr.init = init
+	pr.reason = "the connection ended before the daemon restarted"
 	close(pr.dead)
 	close(pr.watched)
 	return pr

@@ -73,18 +73,7 @@ func TestRemote_TheTokenComesFromTokenEnv(t *testing.T) {
 // (conformance/interop/remote-agent.mjs), or skips without node.
 func tsRemoteAgent(t *testing.T) *daemon {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "conformance", "interop")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ws")); err != nil {
-		t.Skip("conformance/interop/node_modules is not installed (npm ci there)")
-	}
+	node, dir := interopDir(t, "ws")
 	cmd := exec.Command(node, filepath.Join(dir, "remote-agent.mjs"))
 	return startDaemon(t, cmd, (*exec.Cmd).StdoutPipe, func(line string) (string, bool) {
 		return strings.CutPrefix(line, "listening ")
@@ -197,7 +186,5 @@ func TestRemote_ARunWhoseAgentIsGoneEndsWithAnErrorNamingTheAddress(t *testing.T
 	progress.waitText(t, "Working on it.")
 	d.kill()
 	res := wait(t, run)
-	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, addr) {
-		t.Fatalf("result = %+v", res)
-	}
+	wantError(t, res, addr)
 }

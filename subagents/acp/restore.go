@@ -7,13 +7,9 @@ package acpprovider
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
-	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 var _ subagents.Restorer = (*Provider)(nil)
@@ -32,39 +28,16 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	if parent == nil {
 		return nil, invalid("a restore request needs a parent scope")
 	}
-	t, err := p.resolveTarget(req.Options)
+	t, schema, err := p.resolveRequest(req)
 	if err != nil {
-		return nil, invalid("acp binding: %v", err)
-	}
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+		return nil, err
 	}
 	cwd := snap.Cwd
 	if cwd == "" {
 		cwd = parent.Cwd
 	}
-	name := req.Name
-	if name == "" {
-		name = Name
-	}
-	id := "acp-" + strconv.FormatUint(p.seq.Add(1), 10)
-	c := &child{
-		p: p, id: id, name: name, t: t, parent: parent, env: parent.Env,
-		expose: parent.Expose, deny: req.DenyPermissions, cwd: cwd,
-		schema: schema, schemaRaw: req.OutputSchema,
-		interval: p.o.ProgressInterval,
-		log:      p.log.With("run", id, "agent", t.label),
-		activity: req.Activity,
-		session:  snap.Session,
-	}
-	c.runs.Hold()
-	c.requester = req.ToolCallID
-	if c.requester == "" {
-		c.requester = id
-	}
+	c := p.newChild(req, t, schema, cwd)
+	c.session = snap.Session
 	init := &acp.InitializeResponse{}
 	init.AgentCapabilities.LoadSession = snap.Load
 	if snap.Resume {
@@ -73,7 +46,7 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	c.peer = p.gonePeer(t, init)
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
 	if c.expose != nil {
-		a := subagents.Announcement{Title: name, Description: req.Description, Cancel: c.runs.CancelCurrent, ID: snap.Up}
+		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent, ID: snap.Up}
 		if cwd != parent.Cwd {
 			a.Cwd = cwd
 		}

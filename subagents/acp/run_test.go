@@ -47,25 +47,12 @@ func TestRun_AChildDshdOnStdioAnswersAndLeavesNothingBehind(t *testing.T) {
 func TestRun_TheServiceReportsStartAndEnd(t *testing.T) {
 	p := newProvider(t, nil)
 	parent := newParent(t, parentOpts{})
-	dispose, err := parent.Service.RegisterProvider(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dispose()
-	events := make(chan subagents.Event, 10)
-	stop := parent.Service.Observe(func(ev subagents.Event) { events <- ev })
-	defer stop()
-	run, err := parent.Service.Start(t.Context(), acpprovider.Name, subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: dshdBinding(t, "echo.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Dispose()
+	run, events := startObserved(t, p, parent, subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: dshdBinding(t, "echo.json")})
 	if res := wait(t, run); res.Output != "You said: hi" {
 		t.Fatalf("result = %+v", res)
 	}
 	for _, want := range []subagents.EventKind{subagents.EventStart, subagents.EventEnd} {
-		for ev := recv(t, events); ev.Kind != want; ev = recv(t, events) {
-		}
+		nextEvent(t, events, want)
 	}
 	if _, ok := run.(subagents.Resumable); !ok {
 		t.Fatal("the tracked run lost Resumable")

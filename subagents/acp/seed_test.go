@@ -129,30 +129,13 @@ func TestStart_ResolvesErrorNotRejectWhenTheSpawnCommandDoesNotExist(t *testing.
 func TestStart_ResolvesErrorViaTheProviderRealLoadPathWhenTheCommandDoesNotExist(t *testing.T) {
 	p := newProvider(t, nil)
 	parent := newParent(t, parentOpts{})
-	dispose, err := parent.Service.RegisterProvider(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dispose()
-	events := make(chan subagents.Event, 10)
-	stop := parent.Service.Observe(func(ev subagents.Event) { events <- ev })
-	defer stop()
-	run, err := parent.Service.Start(t.Context(), acpprovider.Name, subagents.StartRequest{Prompt: "p", Parent: parent.Scope, Options: map[string]string{"command": "/nonexistent/acp-agent-binary"}})
-	if err != nil {
-		t.Fatalf("Start = %v", err)
-	}
-	defer run.Dispose()
+	run, events := startObserved(t, p, parent, subagents.StartRequest{Prompt: "p", Parent: parent.Scope, Options: map[string]string{"command": "/nonexistent/acp-agent-binary"}})
 	if res := wait(t, run); res.StopReason != subagents.StopError {
 		t.Fatalf("result = %+v", res)
 	}
-	for _, want := range []subagents.EventKind{subagents.EventStart, subagents.EventEnd} {
-		ev := recv(t, events)
-		for ev.Kind != want {
-			ev = recv(t, events)
-		}
-		if want == subagents.EventEnd && ev.StopReason != subagents.StopError {
-			t.Fatalf("end event = %+v", ev)
-		}
+	nextEvent(t, events, subagents.EventStart)
+	if ev := nextEvent(t, events, subagents.EventEnd); ev.StopReason != subagents.StopError {
+		t.Fatalf("end event = %+v", ev)
 	}
 }
 

@@ -91,9 +91,7 @@ func TestSocket_RunsShareOneConnectionAndRedialAfterADrop(t *testing.T) {
 	count("conns=1 sessions=4")
 	d.kill()
 	res := wait(t, hung)
-	if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "the connection to the agent at unix:"+sock+" was lost") {
-		t.Fatalf("result = %+v", res)
-	}
+	wantError(t, res, "the connection to the agent at unix:"+sock+" was lost")
 	hung.Dispose()
 	os.Remove(sock)
 	fakeDaemon(t, "unix:"+sock)
