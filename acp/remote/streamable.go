@@ -228,14 +228,8 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		textError(w, http.StatusNotAcceptable, "Accept must include text/event-stream")
 		return
 	}
-	connID := r.Header.Get(HeaderConnectionID)
-	if connID == "" {
-		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
-		return
-	}
-	c := h.lookup(connID)
+	c := h.connOf(w, r)
 	if c == nil {
-		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
 		return
 	}
 	sid := r.Header.Get(HeaderSessionID)
@@ -395,14 +389,8 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 // request) until the agent has let them go so that they can be loaded on
 // another connection at once.
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
-	connID := r.Header.Get(HeaderConnectionID)
-	if connID == "" {
-		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
-		return
-	}
-	c := h.lookup(connID)
+	c := h.connOf(w, r)
 	if c == nil {
-		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
 		return
 	}
 	c.close("the client deleted it")
@@ -464,4 +452,19 @@ func acceptsEventStream(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// connOf returns the connection a GET or DELETE names, or answers 400
+// (no Acp-Connection-Id) or 404 (an unknown one) and returns nil.
+func (h *Handler) connOf(w http.ResponseWriter, r *http.Request) *httpConn {
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
+		return nil
+	}
+	c := h.lookup(connID)
+	if c == nil {
+		textError(w, http.StatusNotFound, "unknown "+HeaderConnectionID)
+	}
+	return c
 }
