@@ -112,14 +112,8 @@ func (j *job) Run(ctx context.Context, out *tasks.Output) tasks.Outcome {
 	if run == nil {
 		return tasks.Outcome{State: tasks.StateFailed, Result: "The subagent's run was released before it could run."}
 	}
-	if ctx.Err() != nil {
-		run.Cancel()
-	} else {
-		stop := context.AfterFunc(ctx, run.Cancel)
-		defer stop()
-	}
 	// The owner's Wait: an in-process child's turn begins here.
-	res, err := run.Wait(context.WithoutCancel(ctx))
+	res, err := waitCancellable(ctx, run)
 	snap, _, serr := subagents.SnapshotOf(run)
 	j.mu.Lock()
 	j.out = nil

@@ -198,33 +198,31 @@ func TestBind_RejectsABindingWithoutAProviderOrWithABadName(t *testing.T) {
 	}
 }
 
-func TestWording_AFreshContextProviderGetsTheStandalonePromptWording(t *testing.T) {
-	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
-	svc.RegisterProvider(spawn.New(nil))
-	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "spawn"}, nil)
-	defer d()
-	tl, _ := reg.Get("subagent")
-	prompt := promptDescription(t, tl)
-	if !contains(tl.Description(), "does not see this conversation", "self-contained") || !contains(prompt, "does not see this conversation", "self-contained") {
-		t.Fatalf("description %q\nprompt %q", tl.Description(), prompt)
+func TestWording_TheToolIsWordedForItsProvidersContext(t *testing.T) {
+	cases := []struct {
+		name     string
+		provider subagents.Provider
+		want     []string
+		not      string
+	}{
+		{"AFreshContextProviderGetsTheStandalonePromptWording", spawn.New(nil), []string{"does not see this conversation", "self-contained"}, "completed turns"},
+		{"AnInheritingProviderIsToldTheChildSeesTheCompletedTurns", fork.New(nil), []string{"completed turns", "only what is new"}, "does not see this conversation"},
 	}
-	if strings.Contains(tl.Description()+prompt, "completed turns") {
-		t.Fatal("fresh wording mentions the conversation's turns")
-	}
-}
-
-func TestWording_AnInheritingProviderIsToldTheChildSeesTheCompletedTurns(t *testing.T) {
-	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
-	svc.RegisterProvider(fork.New(nil))
-	d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: "fork"}, nil)
-	defer d()
-	tl, _ := reg.Get("subagent")
-	prompt := promptDescription(t, tl)
-	if !contains(tl.Description(), "completed turns", "only what is new") || !contains(prompt, "completed turns", "only what is new") {
-		t.Fatalf("description %q\nprompt %q", tl.Description(), prompt)
-	}
-	if strings.Contains(tl.Description()+prompt, "does not see this conversation") {
-		t.Fatal("inheriting wording uses the standalone wording")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
+			svc.RegisterProvider(tc.provider)
+			d, _ := subagent.Bind(svc, reg, subagent.Binding{Provider: tc.provider.Name()}, nil)
+			defer d()
+			tl, _ := reg.Get("subagent")
+			prompt := promptDescription(t, tl)
+			if !contains(tl.Description(), tc.want...) || !contains(prompt, tc.want...) {
+				t.Fatalf("description %q\nprompt %q", tl.Description(), prompt)
+			}
+			if strings.Contains(tl.Description()+prompt, tc.not) {
+				t.Fatalf("the wording mentions %q", tc.not)
+			}
+		})
 	}
 }
 

@@ -52,6 +52,18 @@ func firstUser(req *llm.Request) string {
 	return ""
 }
 
+// delegatingChild is a model for a child that delegates levelTwo once, at
+// 50 tokens, and then answers, and whose grandchild answers at 5 tokens.
+var delegatingChild = st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+	switch level := levelOf(req); {
+	case len(st.ToolResults(req)) > 0 || level == 2:
+		return st.Reply{Text: "answer", Usage: usage(4, 1)}
+	case level == 1:
+		return st.Reply{ToolCalls: delegateTo(levelTwo), Usage: usage(40, 10)}
+	}
+	return st.Reply{Text: "unused"}
+})
+
 // bindBudget replaces the default subagent tool with spec's binding.
 func bindBudget(t *testing.T, o st.ParentOptions, spec string) *st.Parent {
 	t.Helper()
@@ -106,15 +118,7 @@ func TestUsage_AParentTurnsUsageIsItsOwnPlusEveryLevelBelowIt(t *testing.T) {
 }
 
 func TestUsage_TheToolResultCarriesTheChildsUsageWithItsDescendants(t *testing.T) {
-	p := world(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		switch level := levelOf(req); {
-		case len(st.ToolResults(req)) > 0 || level == 2:
-			return st.Reply{Text: "answer", Usage: usage(4, 1)}
-		case level == 1:
-			return st.Reply{ToolCalls: delegateTo(levelTwo), Usage: usage(40, 10)}
-		}
-		return st.Reply{Text: "unused"}
-	})})
+	p := world(t, st.ParentOptions{Model: delegatingChild})
 	res := call(t, t.Context(), p, "subagent", "d", levelOne, nil)
 	raw := res.RawOutput.(subagent.RawOutput)
 	// The child's two calls (50 + 5) and its child's one (5).
@@ -211,15 +215,7 @@ func TestBudget_TheTurnLimitBoundsTheWholeTurnWithEveryDescendant(t *testing.T) 
 
 func TestUsage_AnExposedChildsIdleStateCarriesItsUsageWithItsDescendants(t *testing.T) {
 	ex := &st.Exposure{}
-	p := world(t, st.ParentOptions{Expose: ex, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		switch level := levelOf(req); {
-		case len(st.ToolResults(req)) > 0 || level == 2:
-			return st.Reply{Text: "answer", Usage: usage(4, 1)}
-		case level == 1:
-			return st.Reply{ToolCalls: delegateTo(levelTwo), Usage: usage(40, 10)}
-		}
-		return st.Reply{Text: "unused"}
-	})})
+	p := world(t, st.ParentOptions{Expose: ex, Model: delegatingChild})
 	res := call(t, t.Context(), p, "subagent", "d", levelOne, nil)
 	if res.IsError {
 		t.Fatalf("result %+v", res)

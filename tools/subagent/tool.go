@@ -132,18 +132,7 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 			out = withDisposeFailure(out, derr)
 		}
 	}()
-	// The turn's cancellation becomes the run's; the run then ends
-	// aborted and Wait returns, so the child is flushed before we answer.
-	// A turn cancelled already cancels the run here, before Wait: a run
-	// cancelled before anyone waited for it settles without running
-	// (AfterFunc would cancel it from another goroutine, too late).
-	if ctx.Err() != nil {
-		run.Cancel()
-	} else {
-		stop := context.AfterFunc(ctx, run.Cancel)
-		defer stop()
-	}
-	res, werr := run.Wait(context.WithoutCancel(ctx))
+	res, werr := waitCancellable(ctx, run)
 	if werr != nil {
 		return tools.Errorf("%s: the run could not be followed to its end: %v", headlineError, werr), nil
 	}
@@ -167,6 +156,22 @@ func (t *tool) request(in input, scope *subagents.Scope, toolCallID string) suba
 		DepthLimit:      t.b.MaxDepth,
 		Budget:          t.b.Budget,
 	}
+}
+
+// waitCancellable waits for run with ctx's cancellation as the run's:
+// the run then ends aborted and Wait returns, so the child is flushed
+// before the caller answers. A ctx that has ended already cancels the run
+// here, before Wait: a run cancelled before anyone waited for it settles
+// without running (AfterFunc would cancel it from another goroutine, too
+// late).
+func waitCancellable(ctx context.Context, run subagents.Run) (subagents.Result, error) {
+	if ctx.Err() != nil {
+		run.Cancel()
+	} else {
+		stop := context.AfterFunc(ctx, run.Cancel)
+		defer stop()
+	}
+	return run.Wait(context.WithoutCancel(ctx))
 }
 
 // startFailure is the model's view of a Start that failed.
