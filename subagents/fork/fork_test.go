@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dshd/dshd/agent"
@@ -17,26 +16,6 @@ import (
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
 )
-
-type recorder struct {
-	mu   sync.Mutex
-	reqs []*llm.Request
-}
-
-func (r *recorder) model(reply func(*llm.Request) st.Reply) st.Model {
-	return func(_ context.Context, req *llm.Request) st.Reply {
-		r.mu.Lock()
-		r.reqs = append(r.reqs, req)
-		r.mu.Unlock()
-		return reply(req)
-	}
-}
-
-func (r *recorder) all() []*llm.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*llm.Request(nil), r.reqs...)
-}
 
 func history(n int) agent.History {
 	msgs := make([]llm.Message, n)
@@ -50,32 +29,20 @@ func history(n int) agent.History {
 	return agent.NewHistory(msgs...)
 }
 
+// setup returns a parent with the fork provider registered.
 func setup(t testing.TB, o st.ParentOptions) *st.Parent {
-	p := st.NewParent(t, o)
-	if _, err := p.Service.RegisterProvider(fork.New(nil)); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	t.Helper()
+	return st.NewParentWith(t, o, fork.New(nil))
 }
 
 func start(t testing.TB, p *st.Parent, req subagents.StartRequest) subagents.Run {
 	t.Helper()
-	req.Parent = p.Scope
-	run, err := p.Service.Start(context.Background(), fork.Name, req)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { run.Dispose() })
-	return run
+	return st.Start(t, p, fork.Name, req)
 }
 
 func wait(t testing.TB, run subagents.Run) subagents.Result {
 	t.Helper()
-	res, err := run.Wait(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return st.Wait(t, run)
 }
 
 func TestFork_ProviderInheritsTheParentsContextAndDeclaresEveryCapability(t *testing.T) {
@@ -87,14 +54,14 @@ func TestFork_ProviderInheritsTheParentsContextAndDeclaresEveryCapability(t *tes
 }
 
 func TestFork_TheChildSeesTheParentsCompletedTurnsUnderTheParentsSystemPrompt(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{System: "You are the parent agent.", History: history(4),
-		Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "forked answer"} })})
+		Model: rec.Model(func(*llm.Request) st.Reply { return st.Reply{Text: "forked answer"} })})
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "summarise m2", DenyPermissions: true}))
 	if res.Output != "forked answer" {
 		t.Fatalf("output = %q", res.Output)
 	}
-	req := rec.all()[0]
+	req := rec.All()[0]
 	if st.System(req) != "You are the parent agent." {
 		t.Fatalf("system = %q, want the parent's, unchanged", st.System(req))
 	}
@@ -113,9 +80,9 @@ func TestFork_TheChildSeesTheParentsCompletedTurnsUnderTheParentsSystemPrompt(t 
 }
 
 func TestFork_OnlyTheParentsCompletedTurnsAreShared(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	childReq := make(chan *llm.Request, 1)
-	model := rec.model(func(req *llm.Request) st.Reply {
+	model := rec.Model(func(req *llm.Request) st.Reply {
 		if strings.Contains(st.LastUser(req), "# Task") {
 			childReq <- req
 			return st.Reply{Text: "child done"}
@@ -225,9 +192,9 @@ func TestFork_StartCostsTheSameMemoryAtAnyParentLength(t *testing.T) {
 }
 
 func TestSteer_AMessageSentBeforeTheTurnStartsIsNotLost(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	gate := make(chan struct{})
-	p := setup(t, st.ParentOptions{Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "done"} }),
+	p := setup(t, st.ParentOptions{Model: rec.Model(func(*llm.Request) st.Reply { return st.Reply{Text: "done"} }),
 		SystemFunc: func(context.Context) (string, error) { <-gate; return "sys", nil }})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	if err := run.(subagents.Steerable).SendMessage(t.Context(), "early note"); err != nil {
@@ -236,7 +203,7 @@ func TestSteer_AMessageSentBeforeTheTurnStartsIsNotLost(t *testing.T) {
 	close(gate)
 	wait(t, run)
 	var users []string
-	for _, m := range rec.all()[0].Messages {
+	for _, m := range rec.All()[0].Messages {
 		if m.Role == llm.RoleUser {
 			users = append(users, m.Content)
 		}
@@ -257,11 +224,11 @@ func TestFork_NeedsTheParentsSession(t *testing.T) {
 }
 
 func TestFork_ABindingsSystemPromptIsTheTasksInstructionsUnderTheParentsSystemPrompt(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{System: "You are the parent agent.", History: history(2),
-		Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "ok"} })})
+		Model: rec.Model(func(*llm.Request) st.Reply { return st.Reply{Text: "ok"} })})
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "check m1", SystemPrompt: "You only read, in {{cwd}}.", Persona: "Be brief."}))
-	req := rec.all()[0]
+	req := rec.All()[0]
 	task := req.Messages[len(req.Messages)-1].Content
 	if st.System(req) != "You are the parent agent." ||
 		!strings.Contains(task, "# Instructions for this task\n\nYou only read, in "+p.Scope.Cwd+".\n\nBe brief.\n\n# Task\n\ncheck m1") {

@@ -32,8 +32,8 @@ func parentTurn(t *testing.T, p *st.Parent, text string) agent.Result {
 // Mirrors "forks an UNSEEDED (fresh) child when the parent has no
 // completed turn": the child's request holds only its own task.
 func TestFork_ForksAnUnseededFreshChildWhenTheParentHasNoCompletedTurn(t *testing.T) {
-	rec := &recorder{}
-	p := setup(t, st.ParentOptions{Model: rec.model(func(*llm.Request) st.Reply { return st.Reply{Text: "fresh child"} })})
+	rec := &st.Requests{}
+	p := setup(t, st.ParentOptions{Model: rec.Model(func(*llm.Request) st.Reply { return st.Reply{Text: "fresh child"} })})
 	if n := p.Agent.CompletedHistory().Len(); n != 0 {
 		t.Fatalf("the parent has %d completed messages", n)
 	}
@@ -42,7 +42,7 @@ func TestFork_ForksAnUnseededFreshChildWhenTheParentHasNoCompletedTurn(t *testin
 	if res.StopReason != subagents.StopCompleted || res.Output != "fresh child" {
 		t.Fatalf("result = %+v", res)
 	}
-	reqs := rec.all()
+	reqs := rec.All()
 	if len(reqs) != 1 || len(reqs[0].Messages) != 1 || !strings.HasSuffix(reqs[0].Messages[0].Content, "child q") {
 		t.Fatalf("the child's requests: %+v", reqs)
 	}
@@ -56,8 +56,8 @@ func TestFork_ForksAnUnseededFreshChildWhenTheParentHasNoCompletedTurn(t *testin
 // produces no message of its own": the parent's last answer is in the
 // child's context, but its result is the child's own (empty) answer.
 func TestFork_DoesNotReturnTheSeededParentOutputWhenTheChildProducesNoMessageOfItsOwn(t *testing.T) {
-	rec := &recorder{}
-	p := setup(t, st.ParentOptions{Model: rec.model(func(req *llm.Request) st.Reply {
+	rec := &st.Requests{}
+	p := setup(t, st.ParentOptions{Model: rec.Model(func(req *llm.Request) st.Reply {
 		if st.LastUser(req) == "parent question" {
 			return st.Reply{Text: "parent stale"}
 		}
@@ -68,7 +68,7 @@ func TestFork_DoesNotReturnTheSeededParentOutputWhenTheChildProducesNoMessageOfI
 	if res.StopReason != subagents.StopCompleted || res.Output != "" || res.LastMessage != nil {
 		t.Fatalf("result = %+v (last message %+v)", res, res.LastMessage)
 	}
-	reqs := rec.all()
+	reqs := rec.All()
 	if last := reqs[len(reqs)-1]; len(last.Messages) != 3 || last.Messages[1].Content != "parent stale" {
 		t.Fatalf("the child did not see the parent's turn: %+v", last.Messages)
 	}

@@ -19,10 +19,10 @@ import (
 
 // writer is a model whose child writes out.txt with write_file, then
 // reports the tool's answer.
-func writer(rec *recorder) st.Model {
+func writer(rec *st.Requests) st.Model {
 	return func(_ context.Context, req *llm.Request) st.Reply {
 		if rec != nil {
-			rec.add(req)
+			rec.Add(req)
 		}
 		if res := st.ToolResults(req); len(res) > 0 {
 			return st.Reply{Text: "tool said: " + res[0]}
@@ -115,7 +115,7 @@ func TestPermission_AChildNeverGetsMorePermissionThanItsParent(t *testing.T) {
 
 func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(t *testing.T) {
 	log := &askLog{}
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Model: writer(rec), Permission: permission.NewPolicy(permission.ModeYolo, log.asker(permission.AllowOnce))})
 	st.Register(t, p.Tools, builtin.NewWriteFile())
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "write", DenyPermissions: true}))
@@ -128,7 +128,7 @@ func TestPermission_DenyPermissionsRejectsAtOnceAndTellsTheChildItsScopeIsFixed(
 	if res.StopReason != subagents.StopCompleted || !strings.Contains(res.Output, "refused without asking anyone") || strings.Contains(res.Output, "user") {
 		t.Fatalf("result = %+v, want a refusal that asked nobody", res)
 	}
-	if sys := st.System(rec.all()[0]); !strings.Contains(sys, prompt.FixedPermissionsNote) || strings.Contains(sys, prompt.AskPermissionsNote) {
+	if sys := st.System(rec.All()[0]); !strings.Contains(sys, prompt.FixedPermissionsNote) || strings.Contains(sys, prompt.AskPermissionsNote) {
 		t.Fatalf("the child was not told its scope is fixed:\n%s", sys)
 	}
 }

@@ -96,9 +96,9 @@ func TestProgress_AnExposedChildSendsNoFallbackProgress(t *testing.T) {
 func TestSteer_SendMessageReachesTheRunningChild(t *testing.T) {
 	first := make(chan struct{}, 1)
 	release := make(chan struct{})
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		if len(st.ToolResults(req)) == 0 && st.LastUser(req) == "x" {
 			first <- struct{}{}
 			return st.Reply{Block: release, ToolCalls: []llm.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}}
@@ -118,7 +118,7 @@ func TestSteer_SendMessageReachesTheRunningChild(t *testing.T) {
 	}
 	close(release)
 	recv(t, result)
-	reqs := rec.all()
+	reqs := rec.All()
 	if got := st.LastUser(reqs[len(reqs)-1]); got != "also check the tests" {
 		t.Fatalf("the model's last user message = %q", got)
 	}

@@ -13,9 +13,9 @@ import (
 
 func TestResume_ContinuesTheFinishedChildsConversationInTheSameSession(t *testing.T) {
 	ex := &st.Exposure{}
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Expose: ex, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "answer to " + st.LastUser(req)}
 	})})
 	first := start(t, p, subagents.StartRequest{Prompt: "one"})
@@ -32,7 +32,7 @@ func TestResume_ContinuesTheFinishedChildsConversationInTheSameSession(t *testin
 	if res2.Output != "answer to two" {
 		t.Fatalf("output = %q", res2.Output)
 	}
-	reqs := rec.all()
+	reqs := rec.All()
 	var contents []string
 	for _, m := range reqs[1].Messages {
 		contents = append(contents, m.Content)

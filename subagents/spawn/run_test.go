@@ -202,9 +202,9 @@ func TestOutputSchema_TheFinalAnswerMustBeValidJSONAgainstTheSchema(t *testing.T
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
+			rec := &st.Requests{}
 			p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-				rec.add(req)
+				rec.Add(req)
 				return st.Reply{Text: tc.answer}
 			})})
 			res := wait(t, start(t, p, subagents.StartRequest{Prompt: "count", OutputSchema: schema}))
@@ -214,34 +214,34 @@ func TestOutputSchema_TheFinalAnswerMustBeValidJSONAgainstTheSchema(t *testing.T
 			if res.Output != tc.answer {
 				t.Fatalf("output = %q", res.Output)
 			}
-			if u := st.LastUser(rec.all()[0]); !strings.Contains(u, `"required":["count"]`) {
+			if u := st.LastUser(rec.All()[0]); !strings.Contains(u, `"required":["count"]`) {
 				t.Fatalf("the child was not told the schema: %q", u)
 			}
 		})
 	}
 	t.Run("an invalid answer gets one corrective turn that says why", func(t *testing.T) {
-		rec := &recorder{}
+		rec := &st.Requests{}
 		p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-			rec.add(req)
+			rec.Add(req)
 			if strings.Contains(st.LastUser(req), "does not match the required JSON Schema") && strings.Contains(st.LastUser(req), "count") {
 				return st.Reply{Text: `{"count": 3}`}
 			}
 			return st.Reply{Text: `{"count": "three"}`}
 		})})
 		res := wait(t, start(t, p, subagents.StartRequest{Prompt: "count", OutputSchema: schema}))
-		if res.StopReason != subagents.StopCompleted || string(res.Structured) != `{"count": 3}` || len(rec.all()) != 2 {
-			t.Fatalf("result = %+v after %d model calls", res, len(rec.all()))
+		if res.StopReason != subagents.StopCompleted || string(res.Structured) != `{"count": 3}` || len(rec.All()) != 2 {
+			t.Fatalf("result = %+v after %d model calls", res, len(rec.All()))
 		}
 	})
 	t.Run("an answer invalid after the correction fails and says so", func(t *testing.T) {
-		rec := &recorder{}
+		rec := &st.Requests{}
 		p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-			rec.add(req)
+			rec.Add(req)
 			return st.Reply{Text: `{"count": "three"}`}
 		})})
 		res := wait(t, start(t, p, subagents.StartRequest{Prompt: "count", OutputSchema: schema}))
-		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "also after it was told why") || len(rec.all()) != 2 {
-			t.Fatalf("result = %+v after %d model calls", res, len(rec.all()))
+		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "also after it was told why") || len(rec.All()) != 2 {
+			t.Fatalf("result = %+v after %d model calls", res, len(rec.All()))
 		}
 	})
 	t.Run("an invalid schema fails Start before any child exists", func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dshd/dshd/agent"
@@ -18,54 +17,20 @@ import (
 	"github.com/dshd/dshd/tools"
 )
 
-// recorder keeps every request a model received.
-type recorder struct {
-	mu   sync.Mutex
-	reqs []*llm.Request
-}
-
-func (r *recorder) add(req *llm.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.reqs = append(r.reqs, req)
-}
-
-func (r *recorder) all() []*llm.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*llm.Request(nil), r.reqs...)
-}
-
 // setup returns a parent with the spawn provider registered.
 func setup(t *testing.T, o st.ParentOptions) *st.Parent {
 	t.Helper()
-	p := st.NewParent(t, o)
-	if _, err := p.Service.RegisterProvider(spawn.New(nil)); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return st.NewParentWith(t, o, spawn.New(nil))
 }
 
 func start(t *testing.T, p *st.Parent, req subagents.StartRequest) subagents.Run {
 	t.Helper()
-	if req.Parent == nil {
-		req.Parent = p.Scope
-	}
-	run, err := p.Service.Start(t.Context(), spawn.Name, req)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { run.Dispose() })
-	return run
+	return st.Start(t, p, spawn.Name, req)
 }
 
 func wait(t *testing.T, run subagents.Run) subagents.Result {
 	t.Helper()
-	res, err := run.Wait(t.Context())
-	if err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
-	return res
+	return st.Wait(t, run)
 }
 
 func TestSpawn_ProviderDeclaresEveryCapabilityAndAFreshContext(t *testing.T) {
@@ -118,14 +83,14 @@ func TestObserve_StartObserverReachesTheLiveChildThroughTheRegistry(t *testing.T
 }
 
 func TestSpawn_ChildStartsEmptyWithItsOwnSystemPromptInTheParentsCwd(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{ModelID: "parent-model", Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "ok"}
 	}), History: agentHistory("earlier question", "earlier answer")})
 	run := start(t, p, subagents.StartRequest{Prompt: "the task"})
 	wait(t, run)
-	req := rec.all()[0]
+	req := rec.All()[0]
 	if len(req.Messages) != 1 || req.Messages[0].Content != "the task" || req.System == "" {
 		t.Fatalf("child request messages = %+v, want the task only under a system prompt", req.Messages)
 	}
@@ -141,13 +106,13 @@ func TestSpawn_ChildStartsEmptyWithItsOwnSystemPromptInTheParentsCwd(t *testing.
 }
 
 func TestSpawn_SystemPromptComesFromTheRequestThenTheDefaultTemplate(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "ok"}
 	})})
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "a", SystemPrompt: "You review code in {{cwd}}.", Persona: "Be terse."}))
-	sys := st.System(rec.all()[0])
+	sys := st.System(rec.All()[0])
 	if !strings.HasPrefix(sys, "You review code in "+p.Scope.Cwd+".") || strings.Contains(sys, "You are a subagent") {
 		t.Fatalf("system prompt = %q", sys)
 	}
@@ -163,40 +128,40 @@ func TestSpawn_SystemPromptComesFromTheRequestThenTheDefaultTemplate(t *testing.
 func TestSpawn_ProjectInstructionsReachTheChildAsTheyAreNow(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Always run make lint."), 0o600)
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Dir: dir, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "ok"}
 	})})
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "a"}))
-	if !strings.Contains(st.System(rec.all()[0]), "Always run make lint.") {
+	if !strings.Contains(st.System(rec.All()[0]), "Always run make lint.") {
 		t.Fatal("AGENTS.md is missing from the child's system prompt")
 	}
 	os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Never run make lint, it is broken."), 0o600)
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "b"}))
-	if sys := st.System(rec.all()[1]); !strings.Contains(sys, "Never run make lint") || strings.Contains(sys, "Always") {
+	if sys := st.System(rec.All()[1]); !strings.Contains(sys, "Never run make lint") || strings.Contains(sys, "Always") {
 		t.Fatal("a changed AGENTS.md did not reach the next child")
 	}
 }
 
 func TestSpawn_ModelAndMaxTokensInheritUnlessTheRequestOverrides(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{ModelID: "big", MaxTokens: 999, Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "ok"}
 	})})
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "a"}))
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "b", Model: "small", MaxTokens: 7}))
-	reqs := rec.all()
+	reqs := rec.All()
 	if reqs[0].Model != "big" || reqs[0].MaxTokens != 999 || reqs[1].Model != "small" || reqs[1].MaxTokens != 7 {
 		t.Fatalf("models/max tokens = %s/%d, %s/%d", reqs[0].Model, reqs[0].MaxTokens, reqs[1].Model, reqs[1].MaxTokens)
 	}
 }
 
 func TestSpawn_ToolFilterAppliesToTheParentsTools(t *testing.T) {
-	rec := &recorder{}
+	rec := &st.Requests{}
 	p := setup(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		rec.add(req)
+		rec.Add(req)
 		return st.Reply{Text: "ok"}
 	})})
 	for _, n := range []string{"read_file", "write_file", "grep"} {
@@ -210,7 +175,7 @@ func TestSpawn_ToolFilterAppliesToTheParentsTools(t *testing.T) {
 		}
 		return out
 	}
-	reqs := rec.all()
+	reqs := rec.All()
 	if got := strings.Join(names(reqs[0]), ","); got != "grep,read_file,write_file" {
 		t.Errorf("unfiltered child tools = %s", got)
 	}
