@@ -14,21 +14,15 @@ import (
 // not announced, and is Resumable exactly when the provider's is; each run
 // resumed from it is tracked like a started one (start and end events).
 func (s *Service) Restore(ctx context.Context, name string, req StartRequest, snapshot json.RawMessage) (Run, error) {
-	p, ok := s.Provider(name)
-	if !ok {
-		return nil, errorf(CodeNoProvider, "no provider named %q", name)
+	p, err := s.lookup(name)
+	if err != nil {
+		return nil, err
 	}
 	r, ok := p.(Restorer)
 	if !ok {
 		return nil, errorf(CodeUnsupportedCapability, "the %s provider cannot restore a child", name)
 	}
-	if err := CheckCapabilities(p, req); err != nil {
-		return nil, err
-	}
-	if req.Parent == nil {
-		return nil, errorf(CodeInvalidRequest, "a restore request needs a parent scope")
-	}
-	if err := CheckDepth(req); err != nil {
+	if err := checkRequest(p, req, "restore"); err != nil {
 		return nil, err
 	}
 	run, err := r.Restore(ctx, req, snapshot)

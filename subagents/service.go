@@ -168,17 +168,11 @@ func (s *Service) publishLocked(ev Event) {
 // announces nothing; a successful one is announced as [EventStart], and
 // the run's settling as [EventEnd].
 func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run, error) {
-	p, ok := s.Provider(name)
-	if !ok {
-		return nil, errorf(CodeNoProvider, "no provider named %q", name)
-	}
-	if err := CheckCapabilities(p, req); err != nil {
+	p, err := s.lookup(name)
+	if err != nil {
 		return nil, err
 	}
-	if req.Parent == nil {
-		return nil, errorf(CodeInvalidRequest, "a start request needs a parent scope")
-	}
-	if err := CheckDepth(req); err != nil {
+	if err := checkRequest(p, req, "start"); err != nil {
 		return nil, err
 	}
 	run, err := p.Start(ctx, req)
@@ -189,6 +183,28 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (Run
 		return nil, errorf(CodeInvalidRequest, "provider %q returned no run", name)
 	}
 	return s.track(run, name, req.Parent.SessionID), nil
+}
+
+// lookup is the provider called name, or [ErrNoProvider].
+func (s *Service) lookup(name string) (Provider, error) {
+	p, ok := s.Provider(name)
+	if !ok {
+		return nil, errorf(CodeNoProvider, "no provider named %q", name)
+	}
+	return p, nil
+}
+
+// checkRequest runs the checks a start or restore request (kind) passes
+// on p before any child exists, in order: its start-time capabilities,
+// its parent, its depth.
+func checkRequest(p Provider, req StartRequest, kind string) error {
+	if err := CheckCapabilities(p, req); err != nil {
+		return err
+	}
+	if req.Parent == nil {
+		return errorf(CodeInvalidRequest, "a %s request needs a parent scope", kind)
+	}
+	return CheckDepth(req)
 }
 
 // CheckCapabilities returns [ErrUnsupportedCapability] naming p and the

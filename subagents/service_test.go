@@ -3,31 +3,19 @@ package subagents_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/dshd/dshd/subagents"
+	st "github.com/dshd/dshd/subagents/subagenttest"
 )
-
-// watchdog bounds every wait so a deadlock fails with a goroutine dump
-// instead of hanging; it is never an assertion about speed.
-const watchdog = 20 * time.Second
 
 func recv[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(watchdog):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("timed out waiting\n%s", buf[:runtime.Stack(buf, true)])
-		panic("unreachable")
-	}
+	return st.Recv(t, ch)
 }
 
 // fakeProvider is a provider whose runs the test settles by hand.
