@@ -189,6 +189,16 @@ func start(t testing.TB, p *acpprovider.Provider, req subagents.StartRequest) su
 	return run
 }
 
+// startWatched starts a run of prompt on binding under a fresh parent,
+// its progress logged.
+func startWatched(t testing.TB, p *acpprovider.Provider, binding map[string]string, prompt string) (subagents.Run, *progressLog) {
+	t.Helper()
+	parent := newParent(t, parentOpts{})
+	progress := newProgressLog()
+	run := start(t, p, subagents.StartRequest{Prompt: prompt, Parent: parent.Scope, Options: binding, Progress: progress.report})
+	return run, progress
+}
+
 // wantError fails the test unless res ended with StopError and a
 // diagnostic that contains each of parts.
 func wantError(t testing.TB, res subagents.Result, parts ...string) {

@@ -30,9 +30,7 @@ func pidFrom(t testing.TB, text string) int {
 
 func TestCancel_StopsTheChildDshdAndLeavesNoProcess(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "hang until told", Parent: parent.Scope, Options: dshdBinding(t, "echo.json"), Progress: progress.report})
+	run, progress := startWatched(t, p, dshdBinding(t, "echo.json"), "hang until told")
 	progress.waitText(t, "Working on it.")
 	run.Cancel()
 	res := wait(t, run)
@@ -48,9 +46,7 @@ func TestCancel_StopsTheChildDshdAndLeavesNoProcess(t *testing.T) {
 
 func TestCrash_AChildKilledMidTurnEndsWithErrorAndItsStderr(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "stderr kaboom-1234", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeAgent), "stderr kaboom-1234")
 	pid := pidFrom(t, progress.waitText(t, "pid="))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -71,9 +67,7 @@ func TestCrash_AChildKilledMidTurnEndsWithErrorAndItsStderr(t *testing.T) {
 
 func TestCrash_AChildDshdKilledMidTurnEndsWithError(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "hang", Parent: parent.Scope, Options: dshdBinding(t, "echo.json"), Progress: progress.report})
+	run, progress := startWatched(t, p, dshdBinding(t, "echo.json"), "hang")
 	progress.waitText(t, "Working on it.")
 	var pid int
 	for _, pr := range descendants(t, os.Getpid()) {
@@ -155,9 +149,7 @@ func TestTimeout_AHungChildEndsWithError(t *testing.T) {
 
 func TestDispose_KillsTheWholeGroupOfAStubbornChild(t *testing.T) {
 	p := newProvider(t, &acpprovider.Options{EOFGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond})
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "pid", Parent: parent.Scope, Options: fakeBinding(modeStubborn), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeStubborn), "pid")
 	pid := pidFrom(t, progress.waitText(t, "pid="))
 	if n := len(inGroup(t, pid)); n < 2 {
 		t.Fatalf("the fake agent's group has %d processes, want it and its helper", n)

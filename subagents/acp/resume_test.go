@@ -63,9 +63,7 @@ func TestResume_ContinuesOnTheLiveConnection(t *testing.T) {
 
 func TestResume_RefusesARunningOrDisposedRun(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "hang", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "hang")
 	if _, err := run.(subagents.Resumable).Resume(t.Context(), "more"); !errors.Is(err, subagents.ErrInvalidRequest) {
 		t.Fatalf("Resume of a running run = %v", err)
 	}

@@ -100,9 +100,7 @@ func TestStart_RefusesWhatItCannotDo(t *testing.T) {
 
 func TestRun_OutputIsTheLastMessageWithText(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "chunks first|second|third", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeAgent), "chunks first|second|third")
 	res := wait(t, run)
 	if res.StopReason != subagents.StopCompleted || res.Output != "third" {
 		t.Fatalf("result = %+v", res)

@@ -231,10 +231,8 @@ func TestDefaults_TheGracesKeepTheSeedsBounds(t *testing.T) {
 // grace after its stdin closes is not signalled before it is done.
 func TestDispose_GivesTheChildAnEOFWindowThatOutlastsTheSIGTERMGrace(t *testing.T) {
 	p := newProvider(t, &acpprovider.Options{EOFGrace: watchdog, TermGrace: flushTime / 30})
-	parent := newParent(t, parentOpts{})
 	marker := filepath.Join(t.TempDir(), "flushed")
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "pid", Parent: parent.Scope, Options: fakeBinding(modeFlush, fakeMarkerEnv+"="+marker), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeFlush, fakeMarkerEnv+"="+marker), "pid")
 	progress.waitText(t, "pid=")
 	if err := run.Dispose(); err != nil {
 		t.Fatal(err)
@@ -250,10 +248,8 @@ func TestDispose_GivesTheChildAnEOFWindowThatOutlastsTheSIGTERMGrace(t *testing.
 // runs; a SIGKILL could not be caught).
 func TestDispose_EscalatesToSIGTERMForAChildThatIgnoresEOFButIsNotSIGTERMTrapping(t *testing.T) {
 	p := newProvider(t, &acpprovider.Options{EOFGrace: 10 * time.Millisecond, TermGrace: watchdog})
-	parent := newParent(t, parentOpts{})
 	marker := filepath.Join(t.TempDir(), "sigterm")
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "pid", Parent: parent.Scope, Options: fakeBinding(modeTermFlush, fakeMarkerEnv+"="+marker), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeTermFlush, fakeMarkerEnv+"="+marker), "pid")
 	pid := pidFrom(t, progress.waitText(t, "pid="))
 	if err := run.Dispose(); err != nil {
 		t.Fatal(err)
@@ -269,9 +265,7 @@ func TestDispose_EscalatesToSIGTERMForAChildThatIgnoresEOFButIsNotSIGTERMTrappin
 // cancel grace, and Dispose still reaps the process.
 func TestCancel_SettlesAbortedEvenWhenTheChildIgnoresSessionCancel(t *testing.T) {
 	p := newProvider(t, &acpprovider.Options{CancelGrace: 100 * time.Millisecond})
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "deaf", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeAgent), "deaf")
 	progress.waitText(t, "ready")
 	run.Cancel()
 	res := wait(t, run)
@@ -288,9 +282,7 @@ func TestCancel_SettlesAbortedEvenWhenTheChildIgnoresSessionCancel(t *testing.T)
 // cancel": the torn pipe is the cancel surfacing, not an error.
 func TestCancel_SettlesAbortedWhenTheChildCrashesAfterACancel(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "crashoncancel", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeAgent), "crashoncancel")
 	progress.waitText(t, "ready")
 	run.Cancel()
 	if res := wait(t, run); res.StopReason != subagents.StopAborted || res.Diagnostic != "" {
@@ -333,9 +325,7 @@ func TestRun_MapsEachChildStopReasonOntoTheRunsStopReason(t *testing.T) {
 // the output".
 func TestRun_ConsumesAThoughtWithoutAddingItToTheOutput(t *testing.T) {
 	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	progress := newProgressLog()
-	run := start(t, p, subagents.StartRequest{Prompt: "think final answer", Parent: parent.Scope, Options: fakeBinding(modeAgent), Progress: progress.report})
+	run, progress := startWatched(t, p, fakeBinding(modeAgent), "think final answer")
 	res := wait(t, run)
 	if res.StopReason != subagents.StopCompleted || res.Output != "final answer" || res.LastMessage == nil || res.LastMessage.Content != "final answer" {
 		t.Fatalf("result = %+v", res)
