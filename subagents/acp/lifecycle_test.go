@@ -53,14 +53,7 @@ func TestCrash_AChildKilledMidTurnEndsWithErrorAndItsStderr(t *testing.T) {
 	}
 	res := wait(t, run)
 	t.Logf("diagnostic: %s", res.Diagnostic)
-	if res.StopReason != subagents.StopError {
-		t.Fatalf("result = %+v", res)
-	}
-	for _, want := range []string{"killed by signal SIGKILL", "something went wrong: kaboom-1234"} {
-		if !strings.Contains(res.Diagnostic, want) {
-			t.Errorf("diagnostic %q lacks %q", res.Diagnostic, want)
-		}
-	}
+	wantError(t, res, "killed by signal SIGKILL", "something went wrong: kaboom-1234")
 	run.Dispose()
 	checkNoProcesses(t, pid)
 }
@@ -90,13 +83,9 @@ func TestCrash_AChildThatExitsMidTurnKeepsItsPartialOutput(t *testing.T) {
 	parent := newParent(t, parentOpts{})
 	run := start(t, p, subagents.StartRequest{Prompt: "exit 3", Parent: parent.Scope, Options: fakeBinding(modeAgent)})
 	res := wait(t, run)
-	if res.StopReason != subagents.StopError || res.Output != "partial answer" {
+	wantError(t, res, "exited with status 3", "dying now")
+	if res.Output != "partial answer" {
 		t.Fatalf("result = %+v", res)
-	}
-	for _, want := range []string{"exited with status 3", "dying now"} {
-		if !strings.Contains(res.Diagnostic, want) {
-			t.Errorf("diagnostic %q lacks %q", res.Diagnostic, want)
-		}
 	}
 	run.Dispose()
 	checkNoProcesses(t)
@@ -119,30 +108,25 @@ func TestGarbage_AChildPrintingGarbageOnStdoutEndsWithError(t *testing.T) {
 	checkNoProcesses(t)
 }
 
-func TestStartTimeout_AChildThatNeverAnswersInitialize(t *testing.T) {
+func TestTimeouts_EndTheRunWithAnError(t *testing.T) {
 	p := newProvider(t, nil)
 	parent := newParent(t, parentOpts{})
-	opts := fakeBinding(modeNoInit)
-	opts["start-timeout"] = "300ms"
-	run := start(t, p, subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: opts})
-	res := wait(t, run)
-	wantError(t, res, "did not answer initialize within 300ms")
-	checkNoProcesses(t)
-}
-
-func TestTimeout_AHungChildEndsWithError(t *testing.T) {
-	p := newProvider(t, nil)
-	parent := newParent(t, parentOpts{})
-	opts := fakeBinding(modeAgent)
-	opts["timeout"] = "0.3"
-	// One ignores the cancel sent when time runs out; one answers it.
-	for _, prompt := range []string{"hangforever", "hang"} {
-		run := start(t, p, subagents.StartRequest{Prompt: prompt, Parent: parent.Scope, Options: opts})
-		res := wait(t, run)
-		if res.StopReason != subagents.StopError || !strings.Contains(res.Diagnostic, "timed out after 300ms") {
-			t.Fatalf("%s: result = %+v", prompt, res)
-		}
-		run.Dispose()
+	cases := []struct {
+		name, mode, option, value, prompt, want string
+	}{
+		{"StartTimeout_AChildThatNeverAnswersInitialize", modeNoInit, "start-timeout", "300ms", "echo hi", "did not answer initialize within 300ms"},
+		// One ignores the cancel sent when time runs out; one answers it.
+		{"Timeout_AHungChildEndsWithError_hangforever", modeAgent, "timeout", "0.3", "hangforever", "timed out after 300ms"},
+		{"Timeout_AHungChildEndsWithError_hang", modeAgent, "timeout", "0.3", "hang", "timed out after 300ms"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := fakeBinding(tc.mode)
+			opts[tc.option] = tc.value
+			run := start(t, p, subagents.StartRequest{Prompt: tc.prompt, Parent: parent.Scope, Options: opts})
+			wantError(t, wait(t, run), tc.want)
+			run.Dispose()
+		})
 	}
 	checkNoProcesses(t)
 }

@@ -109,13 +109,9 @@ func TestStart_ResolvesErrorNotRejectWhenTheSpawnCommandDoesNotExist(t *testing.
 		t.Fatalf("Start = %v, want a run that settled with an error", err)
 	}
 	res := wait(t, run)
-	if res.StopReason != subagents.StopError || res.Output != "" {
+	wantError(t, res, "could not be started", "/nonexistent/acp-agent-binary")
+	if res.Output != "" {
 		t.Fatalf("result = %+v", res)
-	}
-	for _, want := range []string{"could not be started", "/nonexistent/acp-agent-binary"} {
-		if !strings.Contains(res.Diagnostic, want) {
-			t.Errorf("diagnostic %q lacks %q", res.Diagnostic, want)
-		}
 	}
 	if err := run.Dispose(); err != nil {
 		t.Fatalf("Dispose: %v", err)
