@@ -121,20 +121,12 @@ func benchDirect(b *testing.B, cmd *exec.Cmd, text string) {
 	conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	defer func() { conn.Close(); cmd.Wait() }()
 	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		b.Fatal(err)
-	}
-	s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sid := handshake(b, ctx, conn, acp.ClientCapabilities{}, b.TempDir())
 	for b.Loop() {
-		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}); err != nil {
+		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}); err != nil {
 			b.Fatal(err)
 		}
-		cl.mu.Lock()
-		cl.updates = nil
-		cl.mu.Unlock()
+		cl.clearUpdates()
 	}
 }
 
@@ -255,9 +247,7 @@ func BenchmarkSocket_DirectRun(b *testing.B) {
 		if _, err := conn.CloseSession(ctx, &acp.CloseSessionRequest{SessionID: s.SessionID}); err != nil {
 			b.Fatal(err)
 		}
-		cl.mu.Lock()
-		cl.updates = nil
-		cl.mu.Unlock()
+		cl.clearUpdates()
 	}
 }
 
@@ -308,14 +298,8 @@ func BenchmarkTurn_DirectCold(b *testing.B) {
 		}
 		cl := &topClient{running: make(chan acp.SessionID, 1)}
 		conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
-		if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-			b.Fatal(err)
-		}
-		s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err != nil {
+		sid := handshake(b, ctx, conn, acp.ClientCapabilities{}, cwd)
+		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err != nil {
 			b.Fatal(err)
 		}
 		conn.Close()

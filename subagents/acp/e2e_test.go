@@ -45,6 +45,13 @@ func (c *topClient) SessionUpdate(_ context.Context, n *acp.SessionNotification)
 	return nil
 }
 
+// clearUpdates forgets the updates recorded so far.
+func (c *topClient) clearUpdates() {
+	c.mu.Lock()
+	c.updates = nil
+	c.mu.Unlock()
+}
+
 func (c *topClient) RequestPermission(_ context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.asked = append(c.asked, req)
@@ -133,16 +140,22 @@ func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDsh
 	}()
 	pd.conn = rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	t.Cleanup(pd.stop)
-	ctx := t.Context()
-	if _, err := pd.conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := pd.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: pd.cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pd.session = s.SessionID
+	pd.session = handshake(t, t.Context(), pd.conn, acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}, pd.cwd)
 	return pd
+}
+
+// handshake initializes conn as a client with caps and opens a session in
+// cwd.
+func handshake(tb testing.TB, ctx context.Context, conn *rpc.ClientSideConn, caps acp.ClientCapabilities, cwd string) acp.SessionID {
+	tb.Helper()
+	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: caps}); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s.SessionID
 }
 
 // stop closes the connection (dshd exits on stdin EOF) and reaps dshd.
@@ -161,16 +174,22 @@ func toolResult(cl *topClient, session acp.SessionID) string {
 		if !ok || n.SessionID != session || (u.Status != acp.ToolCallStatusCompleted && u.Status != acp.ToolCallStatusFailed) {
 			continue
 		}
-		last = ""
-		for _, c := range u.Content {
-			if tc, ok := c.(*acp.ToolContent); ok {
-				if text, ok := tc.Content.(*acp.TextContent); ok {
-					last += text.Text
-				}
+		last = toolText(u)
+	}
+	return last
+}
+
+// toolText is the text content of a tool call update.
+func toolText(u *acp.ToolCallUpdate) string {
+	var b strings.Builder
+	for _, c := range u.Content {
+		if tc, ok := c.(*acp.ToolContent); ok {
+			if text, ok := tc.Content.(*acp.TextContent); ok {
+				b.WriteString(text.Text)
 			}
 		}
 	}
-	return last
+	return b.String()
 }
 
 // toolOutputs is the text of the parent's tool call updates.
@@ -180,13 +199,7 @@ func toolOutputs(cl *topClient, session acp.SessionID) string {
 	var b strings.Builder
 	for _, n := range cl.updates {
 		if u, ok := n.Update.(*acp.ToolCallUpdate); ok && n.SessionID == session {
-			for _, c := range u.Content {
-				if tc, ok := c.(*acp.ToolContent); ok {
-					if text, ok := tc.Content.(*acp.TextContent); ok {
-						b.WriteString(text.Text)
-					}
-				}
-			}
+			b.WriteString(toolText(u))
 		}
 	}
 	return b.String()
@@ -271,17 +284,11 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 	conn := rpc.NewClientSideConn(nc, cl, nil)
 	defer conn.Close()
 	ctx := t.Context()
-	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	sid := handshake(t, ctx, conn, acp.ClientCapabilities{}, t.TempDir())
+	if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go hi")}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("go hi")}}); err != nil {
-		t.Fatal(err)
-	}
-	out := toolResult(cl, s.SessionID)
+	out := toolResult(cl, sid)
 	// The child ran and answered with its final message.
 	if !strings.HasPrefix(out, "Parent done:") {
 		t.Fatalf("the parent's tool said %q", out)
