@@ -222,13 +222,8 @@ func BenchmarkSocket_PooledRun(b *testing.B) {
 // own cost, which the pooled run adds to.
 func BenchmarkSocket_DirectRun(b *testing.B) {
 	sock := socketDshd(b, "echo.json")
-	nc, err := net.Dial("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cl := &topClient{running: make(chan acp.SessionID, 1)}
-	conn := rpc.NewClientSideConn(nc, cl, nil)
-	defer conn.Close()
+	conn := dialUnix(b, sock, cl)
 	ctx := context.Background()
 	caps := acp.ClientCapabilities{FS: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
 	if _, err := conn.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: caps}); err != nil {

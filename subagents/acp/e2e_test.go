@@ -144,6 +144,19 @@ func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDsh
 	return pd
 }
 
+// dialUnix connects cl to the daemon on the unix socket sock; the
+// connection closes when the test ends.
+func dialUnix(tb testing.TB, sock string, cl *topClient) *rpc.ClientSideConn {
+	tb.Helper()
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn := rpc.NewClientSideConn(nc, cl, nil)
+	tb.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // handshake initializes conn as a client with caps and opens a session in
 // cwd.
 func handshake(tb testing.TB, ctx context.Context, conn *rpc.ClientSideConn, caps acp.ClientCapabilities, cwd string) acp.SessionID {
@@ -276,13 +289,8 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 	startDaemon(t, cmd, (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
 		return sock, strings.Contains(line, "dshd listening")
 	})
-	nc, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl := &topClient{running: make(chan acp.SessionID, 10)}
-	conn := rpc.NewClientSideConn(nc, cl, nil)
-	defer conn.Close()
+	conn := dialUnix(t, sock, cl)
 	ctx := t.Context()
 	sid := handshake(t, ctx, conn, acp.ClientCapabilities{}, t.TempDir())
 	if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go hi")}}); err != nil {
