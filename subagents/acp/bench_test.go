@@ -17,8 +17,6 @@ import (
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/spawn"
 	st "github.com/dshd/dshd/subagents/subagenttest"
-
-	"github.com/dshd/dshd/acp/rpc"
 )
 
 // The benchmarks compare one delegated task ("hi", answered "You said: hi"
@@ -106,19 +104,8 @@ func BenchmarkTurn_DirectStdio(b *testing.B) {
 // benchDirect prompts the agent cmd runs with text, from a bare ACP client
 // on its stdio, once per iteration.
 func benchDirect(b *testing.B, cmd *exec.Cmd, text string) {
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
 	cl := &topClient{running: make(chan acp.SessionID, 1)}
-	conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+	conn := startOnStdio(b, cmd, cl)
 	defer func() { conn.Close(); cmd.Wait() }()
 	ctx := context.Background()
 	sid := handshake(b, ctx, conn, acp.ClientCapabilities{}, b.TempDir())
@@ -286,13 +273,7 @@ func BenchmarkTurn_DirectCold(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		cmd := exec.Command(dshdBin, args...)
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		cl := &topClient{running: make(chan acp.SessionID, 1)}
-		conn := rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
+		conn := startOnStdio(b, cmd, &topClient{running: make(chan acp.SessionID, 1)})
 		sid := handshake(b, ctx, conn, acp.ClientCapabilities{}, cwd)
 		if _, err := conn.Prompt(ctx, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err != nil {
 			b.Fatal(err)

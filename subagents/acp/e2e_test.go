@@ -121,27 +121,33 @@ func startParentDshd(t *testing.T, cl *topClient, childScript string) *parentDsh
 func startParentDshdWith(t *testing.T, cl *topClient, binding string) *parentDshd {
 	t.Helper()
 	cmd := exec.Command(dshdBin, dshdArgs(t, "parent.json", "--subagent", binding)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pd := &parentDshd{cmd: cmd, done: make(chan struct{}), cwd: t.TempDir()}
+	conn := startOnStdio(t, cmd, cl)
+	pd := &parentDshd{conn: conn, cmd: cmd, done: make(chan struct{}), cwd: t.TempDir()}
 	go func() {
 		cmd.Wait()
 		close(pd.done)
 	}()
-	pd.conn = rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 	t.Cleanup(pd.stop)
 	pd.session = handshake(t, t.Context(), pd.conn, acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}, pd.cwd)
 	return pd
+}
+
+// startOnStdio starts cmd and connects cl to the agent on its stdio.
+func startOnStdio(tb testing.TB, cmd *exec.Cmd, cl *topClient) *rpc.ClientSideConn {
+	tb.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return rpc.NewClientSideConn(pipeRWC{stdout, stdin}, cl, nil)
 }
 
 // dialUnix connects cl to the daemon on the unix socket sock; the
