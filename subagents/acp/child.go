@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -79,8 +80,8 @@ type child struct {
 	depth, limit int
 	model        string
 	// used is the context the agent reported last in a run (not after
-	// setup): where the next run's growth starts. Guarded by mu.
-	used uint64
+	// setup): where the next run's growth starts.
+	used atomic.Uint64
 
 	runs runkit.Runs[*run]
 }
@@ -410,19 +411,6 @@ func (c *child) observe(u acp.SessionUpdate) {
 	if r, ok := c.runs.Current(); ok {
 		r.observe(u)
 	}
-}
-
-// contextUsed is the context the agent reported last in a run.
-func (c *child) contextUsed() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
-}
-
-func (c *child) setContextUsed(n uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.used = n
 }
 
 // closeSession closes sess where the agent supports session/close.

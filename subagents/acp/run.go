@@ -73,7 +73,7 @@ func (c *child) newRun(text string, progress func(subagents.Progress)) *run {
 // turn.
 func (r *run) begin() {
 	c := r.c
-	r.usage.before = c.contextUsed()
+	r.usage.before = c.used.Load()
 	c.runs.Begin(r)
 	if c.expose != nil {
 		c.expose.State(c.up, subagents.State{State: subagents.StateRunning})
@@ -322,7 +322,7 @@ func (r *run) outcome(pr *peer, raw json.RawMessage, err error) subagents.Result
 		res.Usage = r.usage.total()
 	}
 	if r.usage.sawUsed {
-		c.setContextUsed(r.usage.lastUsed)
+		c.used.Store(r.usage.lastUsed)
 	}
 	r.mu.Unlock()
 	if stop == subagents.StopCompleted && c.schema != nil {
