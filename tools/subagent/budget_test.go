@@ -64,6 +64,27 @@ var delegatingChild = st.Model(func(_ context.Context, req *llm.Request) st.Repl
 	return st.Reply{Text: "unused"}
 })
 
+// endlessGrandchild is a model for a three-level tree: the parent
+// delegates levelOne and then carries on, the child delegates levelTwo,
+// and the grandchild never finishes on its own. The parent's replies
+// report parentUsage, the others' belowUsage (nil: none); calls counts
+// the model calls of each level.
+func endlessGrandchild(calls *[3]atomic.Int64, parentUsage, belowUsage *llm.Usage) st.Model {
+	return func(_ context.Context, req *llm.Request) st.Reply {
+		level := levelOf(req)
+		calls[level].Add(1)
+		switch {
+		case level == 0 && len(st.ToolResults(req)) > 0:
+			return st.Reply{Text: "parent carries on", Usage: parentUsage}
+		case level == 0:
+			return st.Reply{ToolCalls: delegateTo(levelOne), Usage: parentUsage}
+		case level == 1:
+			return st.Reply{Text: "child delegating", ToolCalls: delegateTo(levelTwo), Usage: belowUsage}
+		}
+		return st.Reply{Text: "grandchild working", ToolCalls: []llm.ToolCall{{ID: "n", Name: "noop", Arguments: `{}`}}, Usage: belowUsage}
+	}
+}
+
 // bindBudget replaces the default subagent tool with spec's binding.
 func bindBudget(t *testing.T, o st.ParentOptions, spec string) *st.Parent {
 	t.Helper()
@@ -129,20 +150,7 @@ func TestUsage_TheToolResultCarriesTheChildsUsageWithItsDescendants(t *testing.T
 
 func TestBudget_AChildsMaxTokensBoundItAndItsDescendants(t *testing.T) {
 	var calls [3]atomic.Int64
-	p := bindBudget(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		level := levelOf(req)
-		calls[level].Add(1)
-		switch {
-		case level == 0 && len(st.ToolResults(req)) > 0:
-			return st.Reply{Text: "parent carries on", Usage: usage(40, 10)}
-		case level == 0:
-			return st.Reply{ToolCalls: delegateTo(levelOne), Usage: usage(40, 10)}
-		case level == 1:
-			return st.Reply{Text: "child delegating", ToolCalls: delegateTo(levelTwo), Usage: usage(8, 2)}
-		}
-		// The grandchild never finishes on its own.
-		return st.Reply{Text: "grandchild working", ToolCalls: []llm.ToolCall{{ID: "n", Name: "noop", Arguments: `{}`}}, Usage: usage(8, 2)}
-	})}, "subagent=spawn,max-tokens=100")
+	p := bindBudget(t, st.ParentOptions{Model: endlessGrandchild(&calls, usage(40, 10), usage(8, 2))}, "subagent=spawn,max-tokens=100")
 	res, err := p.Agent.Prompt(t.Context(), agent.Input{Text: "go"}, func(agent.Event) {})
 	if err != nil || res.StopReason != agent.StopEndTurn || res.LastMessage.Content != "parent carries on" {
 		t.Fatalf("parent turn %+v, %v", res, err)
@@ -166,19 +174,7 @@ func TestBudget_AChildsMaxTokensBoundItAndItsDescendants(t *testing.T) {
 
 func TestBudget_AChildsMaxTurnsBoundTheRoundTripsOfItAndItsDescendants(t *testing.T) {
 	var calls [3]atomic.Int64
-	p := bindBudget(t, st.ParentOptions{Model: st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		level := levelOf(req)
-		calls[level].Add(1)
-		switch {
-		case level == 0 && len(st.ToolResults(req)) > 0:
-			return st.Reply{Text: "parent carries on"}
-		case level == 0:
-			return st.Reply{ToolCalls: delegateTo(levelOne)}
-		case level == 1:
-			return st.Reply{Text: "child delegating", ToolCalls: delegateTo(levelTwo)}
-		}
-		return st.Reply{Text: "grandchild working", ToolCalls: []llm.ToolCall{{ID: "n", Name: "noop", Arguments: `{}`}}}
-	})}, "subagent=spawn,max-turns=4")
+	p := bindBudget(t, st.ParentOptions{Model: endlessGrandchild(&calls, nil, nil)}, "subagent=spawn,max-turns=4")
 	res, err := p.Agent.Prompt(t.Context(), agent.Input{Text: "go"}, func(agent.Event) {})
 	if err != nil || res.StopReason != agent.StopEndTurn {
 		t.Fatalf("parent turn %+v, %v", res, err)
