@@ -103,10 +103,10 @@ func TestExposure_TheEditorsCancelStopsTheChildWhichGoesIdleCancelled(t *testing
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	result := collect(t, run)
-	recv(t, called)
+	st.Recv(t, called)
 	a, _ := ex.Announcement("s_main/sa1")
 	a.Cancel()
-	res := recv(t, result)
+	res := st.Recv(t, result)
 	states := ex.States("s_main/sa1")
 	if res.StopReason != subagents.StopAborted || states[len(states)-1].StopReason != subagents.StopAborted {
 		t.Fatalf("result %s, states %+v", res.StopReason, states)
@@ -129,7 +129,7 @@ func TestExposure_AFailedAnnouncementFailsStartAndLeavesNothing(t *testing.T) {
 	// Nothing was announced to observers: the next event is a marker's.
 	dispose, _ := p.Service.RegisterProvider(&markerProvider{})
 	defer dispose()
-	if ev := recv(t, ch); ev.Provider != "marker" {
+	if ev := st.Recv(t, ch); ev.Provider != "marker" {
 		t.Fatalf("unexpected event %+v", ev)
 	}
 }
@@ -148,7 +148,7 @@ func TestExposure_AnExposedChildsScopeCarriesItsSessionSoItsChildrenNestUnderIt(
 		return &tools.Result{Output: "ok"}, nil
 	}})
 	res := wait(t, start(t, p, subagents.StartRequest{Prompt: "x"}))
-	sc := recv(t, scopes)
+	sc := st.Recv(t, scopes)
 	if sc.SessionID != res.ChildSessionID || sc.Expose != p.Scope.Expose {
 		t.Fatalf("child scope session %q expose %v", sc.SessionID, sc.Expose)
 	}

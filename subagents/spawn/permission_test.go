@@ -158,7 +158,7 @@ func TestPermission_AGrandchildsRequestKeepsItsOwnLabel(t *testing.T) {
 		return &tools.Result{Output: res.Output}, err
 	}})
 	wait(t, start(t, p, subagents.StartRequest{Prompt: "nest"}))
-	child, grandchild := recv(t, labels), recv(t, labels)
+	child, grandchild := st.Recv(t, labels), st.Recv(t, labels)
 	asked := log.all()
 	if len(asked) != 1 || asked[0].Requester != grandchild || grandchild == child || !strings.HasPrefix(grandchild, child+"/") {
 		t.Fatalf("requests %+v; child %q grandchild %q", asked, child, grandchild)

@@ -112,12 +112,12 @@ func TestSteer_SendMessageReachesTheRunningChild(t *testing.T) {
 		t.Fatal("a spawn run is not steerable")
 	}
 	result := collect(t, run)
-	recv(t, first)
+	st.Recv(t, first)
 	if err := steer.SendMessage(t.Context(), "also check the tests"); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	recv(t, result)
+	st.Recv(t, result)
 	reqs := rec.All()
 	if got := st.LastUser(reqs[len(reqs)-1]); got != "also check the tests" {
 		t.Fatalf("the model's last user message = %q", got)

@@ -106,9 +106,9 @@ func TestCancel_ARunCancelledByItsOwnerEndsAborted(t *testing.T) {
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	result := collect(t, run)
-	recv(t, called)
+	st.Recv(t, called)
 	run.Cancel()
-	res := recv(t, result)
+	res := st.Recv(t, result)
 	if res.StopReason != subagents.StopAborted || res.Diagnostic != "" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -138,7 +138,7 @@ func TestDispose_IsIdempotentCancelsWhatRemainsAndClosesTheChild(t *testing.T) {
 	})})
 	run := start(t, p, subagents.StartRequest{Prompt: "x"})
 	result := collect(t, run)
-	recv(t, called)
+	st.Recv(t, called)
 	if err := run.Dispose(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestDispose_IsIdempotentCancelsWhatRemainsAndClosesTheChild(t *testing.T) {
 	if _, ok := p.Registry.Get(run.ID()); ok {
 		t.Fatal("child still registered")
 	}
-	if res := recv(t, result); res.StopReason != subagents.StopAborted {
+	if res := st.Recv(t, result); res.StopReason != subagents.StopAborted {
 		t.Fatalf("a disposed running child ended %s", res.StopReason)
 	}
 }

@@ -75,7 +75,7 @@ func TestObserve_StartObserverReachesTheLiveChildThroughTheRegistry(t *testing.T
 	})
 	defer stop()
 	run := start(t, p, subagents.StartRequest{Prompt: "task"})
-	if !recv(t, found) {
+	if !st.Recv(t, found) {
 		t.Fatal("the start observer could not reach the live child")
 	}
 	close(release)
@@ -207,8 +207,8 @@ func TestSpawn_ChildGetsItsOwnScopeOneDeeperAndCanDelegateWithinTheLimit(t *test
 	depth := 1
 	run := start(t, p, subagents.StartRequest{Prompt: "a", DepthLimit: &depth})
 	result := collect(t, run)
-	sc := recv(t, scopes)
-	recv(t, result)
+	sc := st.Recv(t, scopes)
+	st.Recv(t, result)
 	if sc == p.Scope || sc.Depth != 1 || sc.MaxDepth != 2 || sc.Service != p.Service || sc.Cwd != p.Scope.Cwd {
 		t.Fatalf("child scope = %+v", sc)
 	}

@@ -95,7 +95,7 @@ func TestBackground_CancellingTheTurnLeavesTheChildRunningCancellingTheTaskStops
 	})})
 	turn, cancelTurn := context.WithCancel(t.Context())
 	exec(t, turn, p, "bg", map[string]string{"description": "d", "prompt": "hang"})
-	recv(t, inModel)
+	st.Recv(t, inModel)
 	cancelTurn()
 	set := p.Session.Tasks()
 	if in, _ := set.Get("t1"); in.State != tasks.StateRunning || p.Registry.Len() != 2 {

@@ -68,7 +68,7 @@ func TestBind_TheToolDoesNotExistWhileItsProviderIsAbsentAndAppearsWhenItComes(t
 		t.Fatalf("no note about the wait: %q", logs.String())
 	}
 	svc.RegisterProvider(fork.New(nil))
-	if !recv(t, ch) {
+	if !subagenttest.Recv(t, ch) {
 		t.Fatal("the tool did not appear")
 	}
 	if _, ok := reg.Get("subagent_fork"); !ok {
@@ -83,7 +83,7 @@ func TestBind_AMistypedProviderNameIsAToolThatNeverMaterialises(t *testing.T) {
 	stop := svc.Observe(func(ev subagents.Event) { ch <- ev })
 	defer stop()
 	svc.RegisterProvider(spawn.New(nil))
-	recv(t, ch)
+	subagenttest.Recv(t, ch)
 	if names := reg.Names(); len(names) != 0 {
 		t.Fatalf("tools = %v", names)
 	}
@@ -93,11 +93,11 @@ func TestBind_TheToolUnregistersWhenItsProviderGoesAway(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	dispose, _ := svc.RegisterProvider(spawn.New(nil))
 	ch := bindWatched(t, svc, reg, subagent.Binding{Provider: "spawn"}, nil)
-	if !recv(t, ch) {
+	if !subagenttest.Recv(t, ch) {
 		t.Fatal("not registered")
 	}
 	dispose()
-	if recv(t, ch) {
+	if subagenttest.Recv(t, ch) {
 		t.Fatal("registered again instead of going away")
 	}
 	if _, ok := reg.Get("subagent"); ok {
@@ -109,16 +109,16 @@ func TestBind_RegisteringTheProviderAgainDerivesTheWordingAgain(t *testing.T) {
 	svc, reg := subagents.NewService(nil), tools.NewRegistry(nil)
 	dispose, _ := svc.RegisterProvider(stubProvider{name: "p"})
 	ch := bindWatched(t, svc, reg, subagent.Binding{Provider: "p"}, nil)
-	recv(t, ch)
+	subagenttest.Recv(t, ch)
 	tl, _ := reg.Get("subagent")
 	if !strings.Contains(tl.Description(), "does not see this conversation") {
 		t.Fatalf("fresh wording expected: %q", tl.Description())
 	}
 	dispose()
-	for recv(t, ch) {
+	for subagenttest.Recv(t, ch) {
 	}
 	svc.RegisterProvider(stubProvider{name: "p", inherit: true})
-	for !recv(t, ch) {
+	for !subagenttest.Recv(t, ch) {
 	}
 	tl, _ = reg.Get("subagent")
 	if !strings.Contains(tl.Description(), "completed turns") {
@@ -182,7 +182,7 @@ func TestBind_DisposeRemovesTheToolForGood(t *testing.T) {
 	ch := make(chan struct{})
 	stop := svc.Observe(func(subagents.Event) { close(ch) })
 	svc.RegisterProvider(stubProvider{name: "marker"})
-	recv(t, ch)
+	subagenttest.Recv(t, ch)
 	stop()
 	if _, ok := reg.Get("subagent"); ok {
 		t.Fatal("the tool survived its binding")

@@ -100,13 +100,13 @@ func TestCancel_DuringFanOutEveryChildStopsAndNoGoroutineIsLeft(t *testing.T) {
 		done <- res
 	}()
 	for range n {
-		recv(t, inModel)
+		st.Recv(t, inModel)
 	}
 	if p.Registry.Len() != n+1 {
 		t.Fatalf("%d live agents before the cancel", p.Registry.Len())
 	}
 	cancel()
-	if res := recv(t, done); res.StopReason != agent.StopCancelled {
+	if res := st.Recv(t, done); res.StopReason != agent.StopCancelled {
 		t.Fatalf("parent ended %s", res.StopReason)
 	}
 	if p.Registry.Len() != 1 {
@@ -156,8 +156,8 @@ func TestCancel_TheEditorCancellingOneExposedChildLeavesTheParentAndSiblingsRunn
 		res, _ := parentTurn(t, t.Context(), p)
 		done <- res
 	}()
-	recv(t, inModel)
-	recv(t, inModel)
+	st.Recv(t, inModel)
+	st.Recv(t, inModel)
 	var slow string
 	for _, id := range []string{"s_main/sa1", "s_main/sa2"} {
 		for _, l := range ex.Lines() {
@@ -169,7 +169,7 @@ func TestCancel_TheEditorCancellingOneExposedChildLeavesTheParentAndSiblingsRunn
 	a, _ := ex.Announcement(slow)
 	a.Cancel()
 	close(release)
-	res := recv(t, done)
+	res := st.Recv(t, done)
 	if res.StopReason != agent.StopEndTurn || !contains(res.LastMessage.Content, "The subagent was cancelled.", "sibling done") {
 		t.Fatalf("parent = %s %q", res.StopReason, res.LastMessage.Content)
 	}
