@@ -207,6 +207,21 @@ func checkRequest(p Provider, req StartRequest, kind string) error {
 	return CheckDepth(req)
 }
 
+// AdmitChild is what a provider's own Start checks once req has a parent:
+// the start-time capabilities p declares ([CheckCapabilities]), then the
+// depth limit ([CheckDepth]). It returns the child's depth and its
+// subtree's limit ([ChildLimits]).
+func AdmitChild(p Provider, req StartRequest) (depth, subtreeLimit int, err error) {
+	if err := CheckCapabilities(p, req); err != nil {
+		return 0, 0, err
+	}
+	if err := CheckDepth(req); err != nil {
+		return 0, 0, err
+	}
+	depth, subtreeLimit = ChildLimits(req)
+	return depth, subtreeLimit, nil
+}
+
 // CheckCapabilities returns [ErrUnsupportedCapability] naming p and the
 // first start-time capability req uses that p does not declare.
 func CheckCapabilities(p Provider, req StartRequest) error {

@@ -148,13 +148,10 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if parent == nil {
 		return nil, invalid("a start request needs a parent scope")
 	}
-	if err := subagents.CheckCapabilities(p, req); err != nil {
+	depth, limit, err := subagents.AdmitChild(p, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := subagents.CheckDepth(req); err != nil {
-		return nil, err
-	}
-	depth, limit := subagents.ChildLimits(req)
 	t, schema, err := p.resolveRequest(req)
 	if err != nil {
 		return nil, err

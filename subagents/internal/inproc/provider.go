@@ -132,17 +132,13 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	case parent.Session == nil:
 		return nil, invalid("the parent scope has no session")
 	}
-	if err := subagents.CheckCapabilities(p, req); err != nil {
+	depth, subtreeLimit, err := subagents.AdmitChild(p, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := subagents.CheckDepth(req); err != nil {
-		return nil, err
-	}
-	depth, subtreeLimit := subagents.ChildLimits(req)
 
 	var schema *jsonschema.Resolved
 	if len(req.OutputSchema) > 0 {
-		var err error
 		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
 			return nil, invalid("output schema: %v", err)
 		}
