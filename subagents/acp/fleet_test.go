@@ -29,13 +29,7 @@ func startMember(t *testing.T, script, listen string) *fleetMember {
 	t.Helper()
 	state := t.TempDir()
 	cmd := exec.Command(dshdBin, "serve", "--model", "scripted:"+script, "--state-dir", state, "--mode", "yolo", "--listen", listen)
-	d := startDaemon(t, cmd, (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
-		if !strings.Contains(line, "dshd listening") {
-			return "", false
-		}
-		_, rest, _ := strings.Cut(line, "addr=")
-		return strings.Fields(rest)[0], true
-	})
+	d := startDaemon(t, cmd, (*exec.Cmd).StderrPipe, listenedAddr)
 	return &fleetMember{daemon: d, state: state}
 }
 
@@ -59,8 +53,8 @@ func gateScript(t *testing.T) (script, gate string) {
 	gate = filepath.Join(dir, "gate")
 	script = filepath.Join(dir, "gate.json")
 	os.WriteFile(script, []byte(`{"rules":[
-	 {"user":"gated","step":0,"text":"waiting at the gate","toolCalls":[{"name":"run_command","arguments":{"command":"while [ ! -e `+gate+` ]; do sleep 0.02; done"}}]},
-	 {"user":"gated","step":1,"text":"through the gate"},
+	 {"user":"^gated","step":0,"text":"waiting at the gate","toolCalls":[{"name":"run_command","arguments":{"command":"while [ ! -e `+gate+` ]; do sleep 0.02; done"}}]},
+	 {"user":"^gated","step":1,"text":"through the gate"},
 	 {"text":"You said: {{user}}"}]}`), 0o600)
 	return script, gate
 }

@@ -23,13 +23,7 @@ func BenchmarkTurn_ACPWarmStreamableHTTP(b *testing.B) { benchWarmRemote(b, "htt
 
 func benchWarmRemote(b *testing.B, scheme string) {
 	args := append(benchArgs(b, "echo.json"), "--listen", "http://127.0.0.1:0")
-	d := startDaemon(b, exec.Command(dshdBin, args...), (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
-		if !strings.Contains(line, "dshd listening") {
-			return "", false
-		}
-		_, rest, _ := strings.Cut(line, "addr=")
-		return strings.Fields(rest)[0], true
-	})
+	d := startDaemon(b, exec.Command(dshdBin, args...), (*exec.Cmd).StderrPipe, listenedAddr)
 	addr := scheme + strings.TrimPrefix(d.addr, "http")
 	p := newProvider(b, nil)
 	parent := st.NewParent(b, st.ParentOptions{})

@@ -26,13 +26,7 @@ func remoteDshd(t *testing.T, script string, env []string, extra ...string) *dae
 	args := append([]string{"serve", "--model", "scripted:" + script, "--state-dir", t.TempDir(), "--mode", "ask", "--listen", "http://127.0.0.1:0"}, extra...)
 	cmd := exec.Command(dshdBin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	return startDaemon(t, cmd, (*exec.Cmd).StderrPipe, func(line string) (string, bool) {
-		if !strings.Contains(line, "dshd listening") {
-			return "", false
-		}
-		_, rest, _ := strings.Cut(line, "addr=")
-		return strings.Fields(rest)[0], true
-	})
+	return startDaemon(t, cmd, (*exec.Cmd).StderrPipe, listenedAddr)
 }
 
 func wsOf(u string) string { return "ws" + strings.TrimPrefix(u, "http") }
@@ -146,12 +140,7 @@ func (p *proxy) cut() {
 }
 
 func TestRemote_AConnectionDroppedDuringARunIsRetriedOnceThroughTheSession(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	script := filepath.Join(t.TempDir(), "gate.json")
-	os.WriteFile(script, []byte(`{"rules":[
-	 {"user":"^gated","step":0,"text":"waiting at the gate","toolCalls":[{"name":"run_command","arguments":{"command":"while [ ! -e `+gate+` ]; do sleep 0.02; done"}}]},
-	 {"user":"^gated","step":1,"text":"through the gate"},
-	 {"text":"You said: {{user}}"}]}`), 0o600)
+	script, gate := gateScript(t)
 	d := remoteDshd(t, script, nil, "--mode", "yolo")
 	for _, scheme := range []string{"ws", "http"} {
 		t.Run(scheme, func(t *testing.T) {

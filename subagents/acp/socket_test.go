@@ -52,6 +52,16 @@ func startDaemon(t testing.TB, cmd *exec.Cmd, out func(*exec.Cmd) (io.ReadCloser
 	return d
 }
 
+// listenedAddr is startDaemon's ready for a dshd that logs the address
+// it listens on.
+func listenedAddr(line string) (string, bool) {
+	if !strings.Contains(line, "dshd listening") {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(line, "addr=")
+	return strings.Fields(rest)[0], true
+}
+
 // kill ends the daemon and reaps it.
 func (d *daemon) kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
