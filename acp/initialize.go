@@ -284,9 +284,7 @@ func (r *AuthenticateRequest) Validate() error {
 }
 
 // AuthenticateResponse is the (empty) result of authenticate.
-type AuthenticateResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type AuthenticateResponse = EmptyResponse
 
 // LogoutRequest is the params of logout (acp-v1 §7.3); omitted params mean {}.
 type LogoutRequest struct {
@@ -294,6 +292,4 @@ type LogoutRequest struct {
 }
 
 // LogoutResponse is the (empty) result of logout.
-type LogoutResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type LogoutResponse = EmptyResponse

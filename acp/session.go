@@ -173,19 +173,21 @@ func (r *ResumeSessionRequest) Validate() error {
 // ResumeSessionResponse is the result of session/resume.
 type ResumeSessionResponse = LoadSessionResponse
 
-// CloseSessionRequest is the params of session/close (acp-v1 §8.6).
-type CloseSessionRequest struct {
+// SessionRequest is the shape of the params that name a session and
+// nothing else.
+type SessionRequest struct {
 	SessionID SessionID `json:"sessionId"`
 	Meta      Meta      `json:"_meta,omitempty"`
 }
 
 // Validate checks the required fields.
-func (r *CloseSessionRequest) Validate() error { return requireSession(r.SessionID) }
+func (r *SessionRequest) Validate() error { return requireSession(r.SessionID) }
+
+// CloseSessionRequest is the params of session/close (acp-v1 §8.6).
+type CloseSessionRequest = SessionRequest
 
 // CloseSessionResponse is the (empty) result of session/close.
-type CloseSessionResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type CloseSessionResponse = EmptyResponse
 
 // ListSessionsRequest is the params of session/list (acp-v1 §8.8); omitted
 // params mean {}.
@@ -219,18 +221,10 @@ type SessionInfo struct {
 }
 
 // DeleteSessionRequest is the params of session/delete (acp-v1 §8.9).
-type DeleteSessionRequest struct {
-	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
-}
-
-// Validate checks the required fields.
-func (r *DeleteSessionRequest) Validate() error { return requireSession(r.SessionID) }
+type DeleteSessionRequest = SessionRequest
 
 // DeleteSessionResponse is the (empty) result of session/delete.
-type DeleteSessionResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type DeleteSessionResponse = EmptyResponse
 
 // SessionModeState is the legacy mode set of a session (acp-v1 §15).
 type SessionModeState struct {
@@ -260,9 +254,7 @@ func (r *SetSessionModeRequest) Validate() error {
 }
 
 // SetSessionModeResponse is the (empty) result of session/set_mode.
-type SetSessionModeResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type SetSessionModeResponse = EmptyResponse
 
 func requireSession(id SessionID) error {
 	if id == "" {
