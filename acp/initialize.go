@@ -276,12 +276,7 @@ type AuthenticateRequest struct {
 }
 
 // Validate checks the required fields.
-func (r *AuthenticateRequest) Validate() error {
-	if r.MethodID == "" {
-		return invalidField("methodId", "required")
-	}
-	return nil
-}
+func (r *AuthenticateRequest) Validate() error { return require("methodId", r.MethodID) }
 
 // AuthenticateResponse is the (empty) result of authenticate.
 type AuthenticateResponse = EmptyResponse

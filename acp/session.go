@@ -256,19 +256,22 @@ func (r *SetSessionModeRequest) Validate() error {
 // SetSessionModeResponse is the (empty) result of session/set_mode.
 type SetSessionModeResponse = EmptyResponse
 
-func requireSession(id SessionID) error {
-	if id == "" {
-		return invalidField("sessionId", "required")
+// require reports an empty value of the required string member field.
+func require(field, value string) error {
+	if value == "" {
+		return invalidField(field, "required")
 	}
 	return nil
 }
+
+func requireSession(id SessionID) error { return require("sessionId", string(id)) }
 
 // requireWithSession reports an empty value of field as required, then a
 // missing sessionId: the checks of a session-scoped request with one other
 // required member.
 func requireWithSession(id SessionID, field, value string) error {
-	if value == "" {
-		return invalidField(field, "required")
+	if err := require(field, value); err != nil {
+		return err
 	}
 	return requireSession(id)
 }
