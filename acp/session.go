@@ -301,13 +301,9 @@ type McpServerHTTP struct {
 	Meta    Meta         `json:"_meta,omitempty"`
 }
 
-// McpServerSSE is a `type: "sse"` MCP server.
-type McpServerSSE struct {
-	Name    string       `json:"name"`
-	URL     string       `json:"url"`
-	Headers []HTTPHeader `json:"headers"`
-	Meta    Meta         `json:"_meta,omitempty"`
-}
+// McpServerSSE is a `type: "sse"` MCP server; it has the members of
+// [McpServerHTTP].
+type McpServerSSE McpServerHTTP
 
 // EnvVariable is one environment variable.
 type EnvVariable struct {
@@ -344,15 +340,16 @@ func (s McpServerStdio) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
-func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
-	s.Headers = emptyIfNil(s.Headers)
-	return marshalVariant("type", "http", s)
-}
+func (s McpServerHTTP) MarshalJSON() ([]byte, error) { return s.marshalAs("http") }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
-func (s McpServerSSE) MarshalJSON() ([]byte, error) {
+func (s McpServerSSE) MarshalJSON() ([]byte, error) { return McpServerHTTP(s).marshalAs("sse") }
+
+// marshalAs encodes an HTTP or SSE server with its `type` tag; nil
+// Headers is sent as [].
+func (s McpServerHTTP) marshalAs(tag string) ([]byte, error) {
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalVariant("type", "sse", s)
+	return marshalVariant("type", tag, s)
 }
 
 // UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.
