@@ -148,11 +148,7 @@ func TestEditorTerminalRunner(t *testing.T) {
 		})
 		sid := h.newSession()
 		turn := h.promptAsync(sid, "run forever")
-		select {
-		case <-waiting:
-		case <-h.ctx.Done():
-			t.Fatal("the command never started")
-		}
+		h.waitFor(waiting, "the command never started")
 		h.cancelTurn(sid, turn)
 		if h.ed.callsOf(acp.MethodTerminalKill) != 1 || h.ed.callsOf(acp.MethodTerminalRelease) != 1 {
 			t.Fatalf("kill %d, release %d; want one each", h.ed.callsOf(acp.MethodTerminalKill), h.ed.callsOf(acp.MethodTerminalRelease))
@@ -248,11 +244,7 @@ func TestPermissionFlows(t *testing.T) {
 		})
 		sid := h.newSession()
 		turn := h.promptAsync(sid, "write too late")
-		select {
-		case <-pending:
-		case <-h.ctx.Done():
-			t.Fatal("permission never asked")
-		}
+		h.waitFor(pending, "permission never asked")
 		h.cancelTurn(sid, turn)
 		if st := lastStatus(h, sid); st != acp.ToolCallStatusFailed {
 			t.Fatalf("the tool call ended %q, want failed", st)

@@ -209,6 +209,16 @@ func (h *harness) await(ch <-chan promptResult) promptResult {
 	return promptResult{}
 }
 
+// waitFor waits until ch is closed; what says what a hang never saw.
+func (h *harness) waitFor(ch <-chan struct{}, what string) {
+	h.t.Helper()
+	select {
+	case <-ch:
+	case <-h.ctx.Done():
+		h.t.Fatal(what)
+	}
+}
+
 // cancel sends session/cancel for sid.
 func (h *harness) cancel(sid acp.SessionID) {
 	h.t.Helper()
