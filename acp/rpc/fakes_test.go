@@ -194,6 +194,16 @@ func newPair(t *testing.T, a *fakeAgent, cl *fakeClient) *ClientSideConn {
 	return c
 }
 
+// newInitializedPair is newPair after a successful initialize.
+func newInitializedPair(t *testing.T, a *fakeAgent, cl *fakeClient) *ClientSideConn {
+	t.Helper()
+	c := newPair(t, a, cl)
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`
 const initResult = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"authMethods":[]}}`
 
