@@ -53,7 +53,7 @@ func (t *editFile) Title(input json.RawMessage) string {
 }
 
 func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[EditFileParams](call.Input)
+	p, err := tools.DecodeInput[EditFileParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

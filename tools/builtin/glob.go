@@ -55,7 +55,7 @@ func NewGlob(opts *GlobOptions) tools.Tool {
 
 // Title is "Find <pattern>", with the directory when one is given.
 func (t *globTool) Title(input json.RawMessage) string {
-	p, err := decodeInput[GlobParams](input)
+	p, err := tools.DecodeInput[GlobParams](input)
 	if err != nil || p.Pattern == "" {
 		return "Find files"
 	}
@@ -67,7 +67,7 @@ func (t *globTool) Title(input json.RawMessage) string {
 }
 
 func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[GlobParams](call.Input)
+	p, err := tools.DecodeInput[GlobParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

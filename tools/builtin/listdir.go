@@ -61,7 +61,7 @@ func (t *listDir) Title(input json.RawMessage) string {
 }
 
 func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[ListDirParams](call.Input)
+	p, err := tools.DecodeInput[ListDirParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

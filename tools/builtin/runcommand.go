@@ -117,7 +117,7 @@ func (t *boundRunCommand) Execute(ctx context.Context, call *tools.Call) (*tools
 
 // execute runs one call; set is the session's tasks (nil: no background).
 func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.Set) (*tools.Result, error) {
-	p, err := decodeInput[RunCommandParams](call.Input)
+	p, err := tools.DecodeInput[RunCommandParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

@@ -41,7 +41,7 @@ func (t *writeFile) Title(input json.RawMessage) string {
 }
 
 func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[WriteFileParams](call.Input)
+	p, err := tools.DecodeInput[WriteFileParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

@@ -4,7 +4,6 @@
 package tasks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,7 +63,7 @@ func (t *tool[P]) Execute(context.Context, *tools.Call) (*tools.Result, error) {
 
 func (t *tool[P]) BindTasks(s *Set) tools.Tool {
 	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[P](in)
+		p, err := tools.DecodeInput[P](in)
 		if err != nil {
 			return tools.Errorf("%v", err), nil
 		}
@@ -86,21 +85,6 @@ func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, e
 // unbound is the result of a task tool outside any session.
 func unbound() *tools.Result {
 	return tools.Errorf("this agent has no background tasks")
-}
-
-// decode reads a call's arguments, refusing unknown fields.
-func decode[T any](in json.RawMessage) (T, error) {
-	var v T
-	in = bytes.TrimSpace(in)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return v, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
-	}
-	return v, nil
 }
 
 // idArg is the argument of the tools that name one task.
