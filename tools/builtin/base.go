@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
@@ -97,11 +97,7 @@ func oneLine(s string, n int) string {
 		s = s[:i] + " …"
 	}
 	if len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
+		s = utf8cut.Prefix(s, n) + "…"
 	}
 	return s
 }

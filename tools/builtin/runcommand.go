@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -255,11 +255,7 @@ func (p *progress) output(chunk string) {
 		return
 	}
 	p.last = now
-	tail := p.tail
-	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-		tail = tail[1:]
-	}
-	text := string(tail)
+	text := string(utf8cut.TrimPartial(p.tail))
 	p.mu.Unlock()
 	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(tools.Fence(text, "console"))}})
 }
