@@ -80,14 +80,18 @@ func pathError(err error) *tools.Result {
 	return tools.Errorf("%v", err)
 }
 
-// titleArg returns the key argument of a raw input for a title, or "".
-func titleArg(input json.RawMessage, key string) string {
+// argTitle is the title of a call named by one argument: prefix and the
+// key argument of a raw input on one line, or fallback when there is none.
+func argTitle(input json.RawMessage, key, prefix, fallback string) string {
 	var m map[string]any
 	if json.Unmarshal(input, &m) != nil {
-		return ""
+		return fallback
 	}
 	s, _ := m[key].(string)
-	return oneLine(s, 80)
+	if s = oneLine(s, 80); s == "" {
+		return fallback
+	}
+	return prefix + s
 }
 
 // oneLine flattens s to its first line, at most n bytes.

@@ -54,10 +54,7 @@ func NewListDir(opts *ListDirOptions) tools.Tool {
 
 // Title is "List <path>".
 func (t *listDir) Title(input json.RawMessage) string {
-	if p := titleArg(input, "path"); p != "" {
-		return "List " + p
-	}
-	return "List directory"
+	return argTitle(input, "path", "List ", "List directory")
 }
 
 func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {

@@ -89,10 +89,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 
 // Title is the command line itself.
 func (t *runCommand) Title(input json.RawMessage) string {
-	if c := titleArg(input, "command"); c != "" {
-		return c
-	}
-	return "Run command"
+	return argTitle(input, "command", "", "Run command")
 }
 
 var defaultRunner = localrun.New(nil)

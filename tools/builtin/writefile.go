@@ -34,10 +34,7 @@ func NewWriteFile() tools.Tool {
 
 // Title is "Write <path>".
 func (t *writeFile) Title(input json.RawMessage) string {
-	if p := titleArg(input, "path"); p != "" {
-		return "Write " + p
-	}
-	return "Write file"
+	return argTitle(input, "path", "Write ", "Write file")
 }
 
 func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
