@@ -100,6 +100,16 @@ func needID(id string) *tools.Result {
 	return nil
 }
 
+// viewResult is the answer that shows task id's full view after lead, or
+// the error of reading it.
+func viewResult(s *Set, id, lead string) *tools.Result {
+	r, err := s.Read(id)
+	if err != nil {
+		return tools.Errorf("%v", err)
+	}
+	return &tools.Result{Output: lead + view(r, s.o.Now())}
+}
+
 // view is a task's full view for the model: what it is, its new output,
 // and its result once settled.
 func view(r Read, now time.Time) string {

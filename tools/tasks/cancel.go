@@ -26,10 +26,6 @@ func newCancel() *tool[idArg] {
 			}
 			return tools.Errorf("%v", err), nil
 		}
-		r, err := s.Read(p.ID)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
-		return &tools.Result{Output: view(r, s.o.Now())}, nil
+		return viewResult(s, p.ID, ""), nil
 	})
 }

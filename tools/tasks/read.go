@@ -20,10 +20,6 @@ func newRead() *tool[idArg] {
 		if res := needID(p.ID); res != nil {
 			return res, nil
 		}
-		r, err := s.Read(p.ID)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
-		return &tools.Result{Output: view(r, s.o.Now())}, nil
+		return viewResult(s, p.ID, ""), nil
 	})
 }
