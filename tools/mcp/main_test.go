@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/permission"
 	"go.uber.org/goleak"
 )
@@ -93,17 +92,10 @@ func runCtx(ctx context.Context, t testing.TB, reg *tools.Registry, name string,
 	return tool(t, reg, name).Execute(ctx, &tools.Call{ID: "call-1", Input: b, Env: env, Report: rep})
 }
 
-// await waits for ch under a watchdog that dumps every goroutine.
+// await is tooltest.Await.
 func await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
-	}
-	panic("unreachable")
+	return tooltest.Await(t, ch, what)
 }
 
 // running reports whether pid is a live (not zombie) process.

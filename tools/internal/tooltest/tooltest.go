@@ -36,13 +36,14 @@ func Read(t testing.TB, dir, rel string) string {
 }
 
 // Await waits for ch under a watchdog (a deadlock guard, not a timing
-// assertion) that dumps every goroutine.
+// assertion) that dumps every goroutine. The guard is long enough for a
+// test that starts servers on a loaded machine (tools/mcp's).
 func Await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(20 * time.Second):
+	case <-time.After(30 * time.Second):
 		buf := make([]byte, 1<<20)
 		t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
 	}
