@@ -59,6 +59,18 @@ func mustConnect(t testing.TB, opts *Options, cfgs ...ServerConfig) (*Set, *tool
 	return set, reg
 }
 
+// closeAll closes set and checks that it took every tool of its servers
+// out of reg.
+func closeAll(t testing.TB, set *Set, reg *tools.Registry) {
+	t.Helper()
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := reg.Names(); len(n) != 0 {
+		t.Errorf("tools left after Close: %v", n)
+	}
+}
+
 // tool returns the registered tool called name.
 func tool(t testing.TB, reg *tools.Registry, name string) tools.Tool {
 	t.Helper()
