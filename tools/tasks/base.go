@@ -47,7 +47,8 @@ func schemaOf[T any]() func() json.RawMessage {
 }
 
 // tool is a task tool: its arguments P are decoded (unknown fields
-// refused) before run sees them, and it runs only bound to a session's set.
+// refused) and the task they name checked before run sees them, and it
+// runs only bound to a session's set.
 type tool[P any] struct {
 	base
 	run func(ctx context.Context, s *Set, p P) (*tools.Result, error)
@@ -66,6 +67,11 @@ func (t *tool[P]) BindTasks(s *Set) tools.Tool {
 		p, err := tools.DecodeInput[P](in)
 		if err != nil {
 			return tools.Errorf("%v", err), nil
+		}
+		if n, ok := any(p).(namesTask); ok {
+			if res := needID(n.taskID()); res != nil {
+				return res, nil
+			}
 		}
 		return t.run(ctx, s, p)
 	}}
@@ -91,6 +97,12 @@ func unbound() *tools.Result {
 type idArg struct {
 	ID string `json:"id" jsonschema:"The task's id, as the tool that started it or task_list gave it (for example t1)"`
 }
+
+// namesTask is implemented by the arguments of the tools that work on
+// one task (task_wait's id is optional: it does not).
+type namesTask interface{ taskID() string }
+
+func (a idArg) taskID() string { return a.ID }
 
 // needID checks an id argument.
 func needID(id string) *tools.Result {

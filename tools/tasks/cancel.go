@@ -17,9 +17,6 @@ var cancelDescription string
 
 func newCancel() *tool[idArg] {
 	return newTool(CancelName, cancelDescription, func(ctx context.Context, s *Set, p idArg) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
 		if _, err := s.Cancel(ctx, p.ID); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -17,9 +17,6 @@ var readDescription string
 
 func newRead() *tool[idArg] {
 	return newTool(ReadName, readDescription, func(_ context.Context, s *Set, p idArg) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
 		return viewResult(s, p.ID, ""), nil
 	})
 }
