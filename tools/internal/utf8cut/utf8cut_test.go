@@ -1,25 +1,25 @@
 package utf8cut
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
+// TestPrefix cuts text of one- to four-byte characters at every bound:
+// the prefix is whole characters, within the bound, and the longest such.
 func TestPrefix(t *testing.T) {
-	for _, tc := range []struct {
-		name, s string
-		n       int
-		want    string
-	}{
-		{"fits", "abc", 3, "abc"},
-		{"ascii", "abcdef", 4, "abcd"},
-		{"inside a character", "aé", 2, "a"},
-		{"after a character", "aéb", 3, "aé"},
-		{"inside the first character", "日本", 2, ""},
-		{"zero", "abc", 0, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Prefix(tc.s, tc.n); got != tc.want {
-				t.Errorf("Prefix(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+	const s = "aé日😀b"
+	for n := 0; n <= len(s)+1; n++ {
+		got := Prefix(s, n)
+		if !strings.HasPrefix(s, got) || len(got) > n || !utf8.ValidString(got) {
+			t.Fatalf("Prefix(%q, %d) = %q: not whole characters of s within the bound", s, n, got)
+		}
+		if rest := s[len(got):]; rest != "" {
+			if _, size := utf8.DecodeRuneInString(rest); len(got)+size <= n {
+				t.Fatalf("Prefix(%q, %d) = %q leaves out a character that fits", s, n, got)
 			}
-		})
+		}
 	}
 }
 
