@@ -62,11 +62,7 @@ func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result,
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	env, res := envOf(call)
-	if res != nil {
-		return res, nil
-	}
-	dir, res := searchDir(env, p.Path)
+	env, dir, res := dirOf(call, p.Path)
 	if res != nil {
 		return res, nil
 	}

@@ -127,11 +127,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 	if p.Background && set == nil {
 		return tools.Errorf("this agent cannot run commands in the background; run it without background"), nil
 	}
-	env, res := envOf(call)
-	if res != nil {
-		return res, nil
-	}
-	dir, res := searchDir(env, p.Cwd)
+	env, dir, res := dirOf(call, p.Cwd)
 	if res != nil {
 		return res, nil
 	}
