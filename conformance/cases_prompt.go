@@ -67,7 +67,7 @@ func promptCases() []*Case {
 			Items: []string{"acp-v1#41", "acp-v1#42", "acp-v1#45", "acp-v1#11"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				id, seq := t.SendStreaming(c, sid, "conf-stream-hang")
 				turn := t.CancelTurn(c, sid, id, seq, "a prompt cancelled mid-stream")
 				t.WantQuiet(c, sid, turn.Resp.Seq, "an update after the cancelled response")
@@ -80,7 +80,7 @@ func promptCases() []*Case {
 			Items: []string{"acp-v1#46"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				id, seq := t.SendStreaming(c, sid, "conf-hang")
 				m := t.Call(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{Text("me too")}})
 				t.WantError(m, -32602, "a concurrent prompt")
@@ -143,7 +143,7 @@ func promptCases() []*Case {
 			Items: []string{"acp-v1#50", "acp-v1#49"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				turn := t.EndTurn(c, sid, "conf-think")
 				if chunkText(c, sid, "agent_thought_chunk", turn.Start, turn.Resp.Seq) == "" {
 					t.Errorf("no agent_thought_chunk for the model's reasoning")
@@ -168,7 +168,7 @@ func promptCases() []*Case {
 			Items: []string{"acp-v1#38", "acp-v1#6"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				turn := t.Prompt(c, sid, "conf-fail")
 				if turn.Resp.Msg.Error == nil {
 					t.Errorf("a failed turn answered %s, want an error response", clip(turn.Resp.Raw, 200))
@@ -183,7 +183,7 @@ func promptCases() []*Case {
 			Needs: []string{"loadSession"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				t.WantStop(t.Prompt(c, sid, "before the crash"), "end_turn", "the first prompt")
 				t.SendStreaming(c, sid, "conf-stream-hang")
 				if err := c.CloseStdin(); err != nil {
@@ -197,7 +197,7 @@ func promptCases() []*Case {
 				if code := c.ExitCode(); code != 0 {
 					t.Errorf("the agent exited with %d after stdin closed, want 0", code)
 				}
-				c2 := t.Connect(scripted("", nil), nil)
+				c2 := t.Connect(&ClientOptions{Script: "conformance.json"}, nil)
 				seq2, _ := t.load(c2, sid)
 				if user := chunkText(c2, sid, "user_message_chunk", seq2, -1); !strings.Contains(user, "before the crash") {
 					t.Errorf("the reloaded session lost the completed exchange; user chunks read %q", user)
@@ -301,7 +301,7 @@ func configCases() []*Case {
 			Items: []string{"acp-v1#61"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				id, seq := t.SendStreaming(c, sid, "conf-hang")
 				t.WantEmpty(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "yolo"}, "session/set_mode mid-turn")
 				t.CancelTurn(c, sid, id, seq, "the running prompt")

@@ -234,7 +234,7 @@ func sessionCases() []*Case {
 			Needs: []string{"sessionCapabilities.close"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				pid, seq := t.SendStreaming(c, sid, "conf-stream-hang")
 				cid, err := c.Send("session/close", map[string]any{"sessionId": sid})
 				if err != nil {

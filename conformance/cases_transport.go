@@ -179,7 +179,7 @@ func transportCases() []*Case {
 			Items: []string{"acp-v1#72", "acp-v1#11"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("", nil), nil)
+				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				id, seq := t.SendStreaming(c, sid, "conf-hang")
 				t.Notify(c, "$/cancel_request", map[string]any{"requestId": id})
 				turn := t.Finish(c, id, seq)
