@@ -22,7 +22,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/agent/session"
-	"github.com/dshd/dshd/conformance/internal/noeditor"
+	"github.com/dshd/dshd/internal/noeditor"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"

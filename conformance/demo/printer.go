@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/dshd/dshd/acp"
-	"github.com/dshd/dshd/conformance/internal/noeditor"
+	"github.com/dshd/dshd/internal/noeditor"
 )
 
 // printer is the demo's acp.Client.
