@@ -25,11 +25,8 @@ var missingMCP = []any{map[string]any{"name": "missing-docs", "command": "/nonex
 // returns the sequence number before the request and the answer's line.
 func (t *T) load(c *Client, sid string) (seq int, resp *Line) {
 	seq = c.Seq()
-	id, err := c.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	resp, err = c.Response(t.ctx, id)
+	id := t.Send(c, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
+	resp, err := c.Response(t.ctx, id)
 	switch {
 	case err != nil:
 		t.Fatalf("session/load: %v", err)

@@ -236,14 +236,7 @@ func sessionCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				pid, seq := t.SendStreaming(c, sid, "conf-stream-hang")
-				cid, err := c.Send("session/close", map[string]any{"sessionId": sid})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				closeResp, err := c.Response(t.ctx, cid)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				closeResp := t.Response(c, t.Send(c, "session/close", map[string]any{"sessionId": sid}))
 				if closeResp.Msg.Error != nil || !isObject(closeResp.Msg.Result) {
 					t.Errorf("session/close answered %s, want {}", clip(closeResp.Raw, 200))
 				}

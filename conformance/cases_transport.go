@@ -127,10 +127,7 @@ func transportCases() []*Case {
 				if err := c.WriteStream("(a 50 MiB _conformance/big request)", "_conformance/big", id, bigLine(id, 50<<20)); err != nil {
 					t.Fatalf("%v", err)
 				}
-				l, err := c.Response(t.ctx, id)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				l := t.Response(c, id)
 				t.WantError(l.Msg, -32601, "a 50 MiB request for an unknown method")
 				t.NewSession(c, t.Cwd)
 			},
@@ -158,15 +155,9 @@ func transportCases() []*Case {
 			Items: []string{"acp-v1#72", "acp-v1#5"},
 			Run: func(t *T) {
 				c := t.Connect(nil, nil)
-				id, err := c.Send("session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				id := t.Send(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}})
 				t.Notify(c, "$/cancel_request", map[string]any{"requestId": id})
-				l, err := c.Response(t.ctx, id)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				l := t.Response(c, id)
 				if e := l.Msg.Error; e != nil && e.Code != -32800 {
 					t.Errorf("a cancelled request must end with a result or -32800, got %v", e)
 				}

@@ -89,11 +89,7 @@ func (t *T) SendPrompt(c *Client, sid, text string) (json.RawMessage, int) {
 // SendPromptBlocks sends session/prompt with the given blocks.
 func (t *T) SendPromptBlocks(c *Client, sid string, blocks ...any) (json.RawMessage, int) {
 	seq := c.Seq()
-	id, err := c.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": blocks})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return id, seq
+	return t.Send(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": blocks}), seq
 }
 
 // Prompt runs a text prompt to its end.
@@ -169,6 +165,26 @@ func (t *T) Barrier(c *Client) int {
 		t.Fatalf("barrier: %v", err)
 	}
 	return seq
+}
+
+// Send sends a request and returns its id; failing to send it ends the
+// case.
+func (t *T) Send(c *Client, method string, params any) json.RawMessage {
+	id, err := c.Send(method, params)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return id
+}
+
+// Response waits for the response to the request id; not getting one
+// ends the case.
+func (t *T) Response(c *Client, id json.RawMessage) *Line {
+	l, err := c.Response(t.ctx, id)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return l
 }
 
 // Call sends a request and returns its response.
