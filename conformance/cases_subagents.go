@@ -74,6 +74,14 @@ func awaitChild(t *T, c *Client, seq int, prefix, state string) string {
 	return found
 }
 
+// awaitCancelled waits until child id reports idle with stopReason
+// cancelled (what names the wait in a failure).
+func awaitCancelled(t *T, c *Client, seq int, id, what string) {
+	t.Expect(c, seq, what, func(m *Msg) bool {
+		return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == id && getString(m.Update(), "state", "stopReason") == "cancelled"
+	})
+}
+
 // checkChildTurn checks one delegation seen by an opted-in client: the
 // announcement on the parent, running then idle(want) on the parent, the
 // task as session_message views, child traffic only under the child's id,
@@ -263,9 +271,7 @@ func subagentCases() []*Case {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
 				id, seq := t.SendPrompt(c, sid, "conf-spawn-hang")
 				kid := awaitChild(t, c, seq, "child-hang", "running")
-				t.Cancel(c, sid)
-				turn := t.Finish(c, id, seq)
-				t.WantStop(turn, "cancelled", "the cancelled parent")
+				turn := t.CancelTurn(c, sid, id, seq, "the cancelled parent")
 				_, byID := children(c, seq)
 				k := byID[kid]
 				if len(k.states) == 0 || k.states[len(k.states)-1] != "idle:cancelled" || k.stateSeqs[len(k.stateSeqs)-1] > turn.Resp.Seq {
@@ -344,9 +350,7 @@ func subagentCases() []*Case {
 				req := t.ExpectRequest(c, seq, "session/request_permission")
 				kid := req.Msg.SessionID()
 				t.Cancel(c, kid)
-				t.Expect(c, seq, "the child's idle/cancelled", func(m *Msg) bool {
-					return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == kid && getString(m.Update(), "state", "stopReason") == "cancelled"
-				})
+				awaitCancelled(t, c, seq, kid, "the child's idle/cancelled")
 				t.Reply(c, req.Msg.ID, permissionOutcome(req.Msg, "allow_once"))
 				t.WantStop(t.Finish(c, id, seq), "end_turn", "the parent")
 				if _, ok := cwdFile(t, "child.txt"); ok {
@@ -592,9 +596,7 @@ func subagentCases2() []*Case {
 					t.Errorf("the relayed hanging child %s is not announced under the acp child", g)
 				}
 				t.Cancel(c, g)
-				t.Expect(c, seq, "idle/cancelled for the relayed child", func(m *Msg) bool {
-					return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == g && getString(m.Update(), "state", "stopReason") == "cancelled"
-				})
+				awaitCancelled(t, c, seq, g, "idle/cancelled for the relayed child")
 				t.WantStop(t.Finish(c, id, seq), "end_turn", "the parent after its relayed grandchild was cancelled")
 			},
 		},

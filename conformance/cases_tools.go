@@ -168,9 +168,7 @@ func toolCases() []*Case {
 				c, sid := t.Open(scripted("yolo", terms.Handlers()), Caps{Terminal: true}.JSON())
 				id, seq := t.SendPrompt(c, sid, "conf-run-sleep")
 				t.ExpectRequest(c, seq, "terminal/wait_for_exit")
-				t.Cancel(c, sid)
-				turn := t.Finish(c, id, seq)
-				t.WantStop(turn, "cancelled", "a turn cancelled during a command")
+				turn := t.CancelTurn(c, sid, id, seq, "a turn cancelled during a command")
 				released := false
 				for _, l := range requests(c, "terminal/release") {
 					released = released || l.Seq < turn.Resp.Seq
