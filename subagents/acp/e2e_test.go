@@ -17,11 +17,14 @@ import (
 	"github.com/dshd/dshd/acp"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/internal/noeditor"
 )
 
 // topClient is the editor at the top of a chain: it opted in to subagent
 // sessions, records every update and answers permission questions.
 type topClient struct {
+	noeditor.Methods // fs/*, terminal/* and elicitation: method not found
+
 	answer string // the option id chosen for every question
 
 	mu      sync.Mutex
@@ -57,42 +60,6 @@ func (c *topClient) RequestPermission(_ context.Context, req *acp.RequestPermiss
 	c.asked = append(c.asked, req)
 	c.mu.Unlock()
 	return &acp.RequestPermissionResponse{Outcome: acp.Selected(c.answer)}, nil
-}
-
-func (c *topClient) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) CreateTerminal(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) TerminalOutput(context.Context, *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) WaitForTerminalExit(context.Context, *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (c *topClient) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }
 
 // parentDshd is a real parent dshd driven by a topClient.
