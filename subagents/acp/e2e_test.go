@@ -144,6 +144,19 @@ func handshake(tb testing.TB, ctx context.Context, conn *rpc.ClientSideConn, cap
 	return s.SessionID
 }
 
+// endTurn prompts the parent with text and fails the test unless the
+// turn ends with end_turn.
+func (pd *parentDshd) endTurn(t *testing.T, text string) {
+	t.Helper()
+	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %s", resp.StopReason)
+	}
+}
+
 // stop closes the connection (dshd exits on stdin EOF) and reaps dshd.
 func (pd *parentDshd) stop() {
 	pd.conn.Close()
@@ -194,13 +207,7 @@ func toolOutputs(cl *topClient, session acp.SessionID) string {
 func TestE2E_AGrandchildsPermissionQuestionReachesTheTopClient(t *testing.T) {
 	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
 	pd := startParentDshd(t, cl, "delegate.json")
-	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go delegate the report")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("stop reason %s", resp.StopReason)
-	}
+	pd.endTurn(t, "go delegate the report")
 	b, err := os.ReadFile(filepath.Join(pd.cwd, "report.txt"))
 	if err != nil || string(b) != "from the grandchild" {
 		t.Fatalf("report.txt = %q, %v; the parent's tool said %q", b, err, toolOutputs(cl, pd.session))
@@ -283,13 +290,7 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 func TestE2E_ANonexistentCommandIsAFailedToolCallTheModelReads(t *testing.T) {
 	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
 	pd := startParentDshdWith(t, cl, "subagent_acp=acp,command=/nonexistent/acp-agent-binary")
-	resp, err := pd.conn.Prompt(t.Context(), &acp.PromptRequest{SessionID: pd.session, Prompt: []acp.ContentBlock{acp.TextBlock("go do the thing")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("stop reason %s", resp.StopReason)
-	}
+	pd.endTurn(t, "go do the thing")
 	out := toolResult(cl, pd.session)
 	for _, want := range []string{"The subagent run failed", "could not be started", "/nonexistent/acp-agent-binary"} {
 		if !strings.Contains(out, want) {
