@@ -182,6 +182,13 @@ func (p *proc) waitLogged(ctx context.Context, t testing.TB, text string) {
 	}
 }
 
+// hangUp closes a stdio daemon's stdin, as an editor that quits does,
+// and returns its exit code.
+func (p *proc) hangUp(ctx context.Context) int {
+	p.stdin.Close()
+	return p.wait(ctx)
+}
+
 // stop ends a socket daemon with SIGTERM and checks it exits 0.
 func (p *proc) stop(t testing.TB) {
 	t.Helper()

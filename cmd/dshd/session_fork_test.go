@@ -136,8 +136,7 @@ func TestAForkedSessionAndItsSourceEachSendTheirOwnHistoryAndThinking(t *testing
 			t.Errorf("the request for %q has thinking %+v, want %s", tc.last, r.Thinking, tc.thinking)
 		}
 	}
-	p.stdin.Close()
-	if code := p.wait(ctx); code != 0 {
+	if code := p.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 }
