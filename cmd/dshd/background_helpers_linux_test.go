@@ -269,16 +269,36 @@ func startChild(id, tool, description string) openaitest.Reply {
 	return call(id, tool, map[string]any{"description": description, "prompt": "CHILD-TASK"})
 }
 
-// lastToolResults are the tool results of the last model call's turn,
-// which must be n.
-func lastToolResults(t *testing.T, srv *openaitest.Server, n int) []string {
+// turnSteps is a fake model for a parent's one turn, step by step: the
+// call made after n tool results of the turn gets steps[n](), and a call
+// with no step (nil, or past the last) gets "done".
+func turnSteps(steps ...func() openaitest.Reply) func(*openaitest.Request) openaitest.Reply {
+	return func(r *openaitest.Request) openaitest.Reply {
+		if n := len(sinceUser(r.Chat)); n < len(steps) && steps[n] != nil {
+			return steps[n]()
+		}
+		return openaitest.Text("done")
+	}
+}
+
+// always is a step of turnSteps that answers r.
+func always(r openaitest.Reply) func() openaitest.Reply {
+	return func() openaitest.Reply { return r }
+}
+
+// turnResults starts the daemon, runs one turn of prompt, which must end,
+// in a new session in cwd, and returns the tool results of the turn's last
+// model call, which must be n.
+func (d bgDaemon) turnResults(ctx context.Context, t *testing.T, cwd, prompt string, n int) (*proc, []string) {
 	t.Helper()
-	reqs := srv.ChatRequests()
+	p, w, sid := d.open(ctx, t, cwd)
+	w.endTurn(ctx, sid, prompt)
+	reqs := d.srv.ChatRequests()
 	got := sinceUser(reqs[len(reqs)-1])
 	if len(got) != n {
 		t.Fatalf("tool results %q", got)
 	}
-	return got
+	return p, got
 }
 
 // isChild reports whether a request is a background child's: its first

@@ -68,19 +68,15 @@ func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCal
 func TestBackground_TheDaemonsSettingsLimitTheTasksAndTheOutputEachKeeps(t *testing.T) {
 	ctx, cwd, fifo, srv := commandTest(t, "gate")
 	var once sync.Once
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return calls(bgCommand("c1", "echo begin; read x < "+fifo+"; seq 1 2000"), bgCommand("c2", "echo second"))
-		case 2:
+	srv.Handle(turnSteps(
+		always(calls(bgCommand("c1", "echo begin; read x < "+fifo+"; seq 1 2000"), bgCommand("c2", "echo second"))),
+		nil, // both starts are answered in one step
+		func() openaitest.Reply {
 			once.Do(func() { release(t, fifo) })
 			return call("c3", "task_wait", map[string]any{"id": "t1", "timeout": 60})
-		}
-		return openaitest.Text("done")
-	})
-	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir(), args: []string{"--max-tasks", "1", "--task-output-limit", "1024"}}.open(ctx, t, cwd)
-	w.endTurn(ctx, sid, "go")
-	got := lastToolResults(t, srv, 3)
+		},
+	))
+	p, got := bgDaemon{srv: srv, stateDir: t.TempDir(), args: []string{"--max-tasks", "1", "--task-output-limit", "1024"}}.turnResults(ctx, t, cwd, "go", 3)
 	if !containsAll(got[0], "Started background task t1", "begin") {
 		t.Errorf("the first start:\n%s", got[0])
 	}

@@ -27,23 +27,17 @@ func TestBackground_TheModelReadsACommandsOutputInTwoSteps(t *testing.T) {
 	ctx, cwd, fifo, srv := commandTest(t, "gate")
 	command := "echo $((40+2))-first; read x < " + fifo + "; echo $((50+5))-second"
 	var once sync.Once
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return bgCommand("c1", command)
-		case 1:
+	srv.Handle(turnSteps(
+		always(bgCommand("c1", command)),
+		func() openaitest.Reply {
 			// The command waits on the fifo until the model has its first
 			// output; then it prints the rest and exits.
 			once.Do(func() { release(t, fifo) })
 			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 60})
-		case 2:
-			return call("c3", "task_read", map[string]any{"id": "t1"})
-		}
-		return openaitest.Text("done")
-	})
-	_, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
-	w.endTurn(ctx, sid, "run it in the background")
-	got := lastToolResults(t, srv, 3)
+		},
+		always(call("c3", "task_read", map[string]any{"id": "t1"})),
+	))
+	_, got := bgDaemon{srv: srv, stateDir: t.TempDir()}.turnResults(ctx, t, cwd, "run it in the background", 3)
 	if !containsAll(got[0], "Started background task t1", "42-first", "It keeps running") || strings.Contains(got[0], "55-second") {
 		t.Errorf("the start's result is not the first output only:\n%s", got[0])
 	}
@@ -207,20 +201,12 @@ func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResum
 
 func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheCommand(t *testing.T) {
 	ctx, cwd, fifo, srv := commandTest(t, "never")
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return bgCommand("c1", "echo $((6*7))-so-far; read x < "+fifo)
-		case 1:
-			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})
-		case 2:
-			return call("c3", "task_cancel", map[string]any{"id": "t1"})
-		}
-		return openaitest.Text("done")
-	})
-	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
-	w.prompt(ctx, sid, "go")
-	got := lastToolResults(t, srv, 3)
+	srv.Handle(turnSteps(
+		always(bgCommand("c1", "echo $((6*7))-so-far; read x < "+fifo)),
+		always(call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})),
+		always(call("c3", "task_cancel", map[string]any{"id": "t1"})),
+	))
+	p, got := bgDaemon{srv: srv, stateDir: t.TempDir()}.turnResults(ctx, t, cwd, "go", 3)
 	if !containsAll(got[1], "Task t1 is still running after 1s", "running") {
 		t.Errorf("the wait that timed out:\n%s", got[1])
 	}
