@@ -217,11 +217,8 @@ func (r *SetSessionConfigOptionRequest) Validate() error {
 }
 
 // SetSessionConfigOptionResponse is the result of session/set_config_option:
-// the complete option set.
-type SetSessionConfigOptionResponse struct {
-	ConfigOptions []SessionConfigOption `json:"configOptions"`
-	Meta          Meta                  `json:"_meta,omitempty"`
-}
+// the complete option set, with the members of a config_option_update.
+type SetSessionConfigOptionResponse ConfigOptionUpdate
 
 // MarshalJSON implements json.Marshaler; nil ConfigOptions is sent as [].
 func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
@@ -229,8 +226,8 @@ func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
 	return marshalFields(r)
 }
 
-// UnmarshalJSON implements json.Unmarshaler; bad options are dropped. It has
-// the shape of a config_option_update, and shares its decoder.
+// UnmarshalJSON implements json.Unmarshaler; bad options are dropped, by
+// the decoder of a config_option_update.
 func (r *SetSessionConfigOptionResponse) UnmarshalJSON(b []byte) error {
 	return (*ConfigOptionUpdate)(r).UnmarshalJSON(b)
 }

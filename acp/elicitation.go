@@ -280,8 +280,5 @@ type CompleteElicitationNotification struct {
 
 // Validate checks the required fields.
 func (n *CompleteElicitationNotification) Validate() error {
-	if n.ElicitationID == "" {
-		return invalidField("elicitationId", "required")
-	}
-	return nil
+	return require("elicitationId", n.ElicitationID)
 }

@@ -36,6 +36,4 @@ func (r *WriteTextFileRequest) Validate() error {
 }
 
 // WriteTextFileResponse is the (empty) result of fs/write_text_file.
-type WriteTextFileResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type WriteTextFileResponse = EmptyResponse

@@ -276,17 +276,10 @@ type AuthenticateRequest struct {
 }
 
 // Validate checks the required fields.
-func (r *AuthenticateRequest) Validate() error {
-	if r.MethodID == "" {
-		return invalidField("methodId", "required")
-	}
-	return nil
-}
+func (r *AuthenticateRequest) Validate() error { return require("methodId", r.MethodID) }
 
 // AuthenticateResponse is the (empty) result of authenticate.
-type AuthenticateResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type AuthenticateResponse = EmptyResponse
 
 // LogoutRequest is the params of logout (acp-v1 §7.3); omitted params mean {}.
 type LogoutRequest struct {
@@ -294,6 +287,4 @@ type LogoutRequest struct {
 }
 
 // LogoutResponse is the (empty) result of logout.
-type LogoutResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type LogoutResponse = EmptyResponse

@@ -104,6 +104,14 @@ func TestRequestsDecodeWhatThePinnedSchemaAccepts(t *testing.T) {
 	})
 }
 
+// decodeFailure is a case's decode: raw decoded as the params of a T.
+func decodeFailure[T any](raw string) func() error {
+	return func() error {
+		_, err := decodeRequest[T](raw)
+		return err
+	}
+}
+
 // TestRequestsRejectWhatTheSchemaOrAnRFDForbids keeps the errors the
 // leniency must not swallow.
 func TestRequestsRejectWhatTheSchemaOrAnRFDForbids(t *testing.T) {
@@ -111,34 +119,13 @@ func TestRequestsRejectWhatTheSchemaOrAnRFDForbids(t *testing.T) {
 		decode func() error
 		field  string
 	}{
-		"additionalDirectories null (rfd:additional-directories)": {func() error {
-			_, err := decodeRequest[NewSessionRequest](`{"cwd":"/w","mcpServers":[],"additionalDirectories":null}`)
-			return err
-		}, "additionalDirectories"},
-		"additionalDirectories null on session/fork": {func() error {
-			_, err := decodeRequest[ForkSessionRequest](`{"sessionId":"s","cwd":"/w","additionalDirectories":null}`)
-			return err
-		}, "additionalDirectories"},
-		"mcpServers missing on session/new": {func() error {
-			_, err := decodeRequest[NewSessionRequest](`{"cwd":"/w"}`)
-			return err
-		}, "mcpServers"},
-		"mcpServers missing on session/load": {func() error {
-			_, err := decodeRequest[LoadSessionRequest](`{"sessionId":"s","cwd":"/w"}`)
-			return err
-		}, "mcpServers"},
-		"a required text that is not a string": {func() error {
-			_, err := decodeRequest[PromptRequest](`{"sessionId":"s","prompt":[{"type":"text","text":5}]}`)
-			return err
-		}, "prompt[0].text"},
-		"a required uri that is not a string": {func() error {
-			_, err := decodeRequest[PromptRequest](`{"sessionId":"s","prompt":[{"type":"resource_link","uri":5,"name":"a"}]}`)
-			return err
-		}, "prompt[0].uri"},
-		"a fork without cwd": {func() error {
-			_, err := decodeRequest[ForkSessionRequest](`{"sessionId":"s"}`)
-			return err
-		}, "cwd"},
+		"additionalDirectories null (rfd:additional-directories)": {decodeFailure[NewSessionRequest](`{"cwd":"/w","mcpServers":[],"additionalDirectories":null}`), "additionalDirectories"},
+		"additionalDirectories null on session/fork":              {decodeFailure[ForkSessionRequest](`{"sessionId":"s","cwd":"/w","additionalDirectories":null}`), "additionalDirectories"},
+		"mcpServers missing on session/new":                       {decodeFailure[NewSessionRequest](`{"cwd":"/w"}`), "mcpServers"},
+		"mcpServers missing on session/load":                      {decodeFailure[LoadSessionRequest](`{"sessionId":"s","cwd":"/w"}`), "mcpServers"},
+		"a required text that is not a string":                    {decodeFailure[PromptRequest](`{"sessionId":"s","prompt":[{"type":"text","text":5}]}`), "prompt[0].text"},
+		"a required uri that is not a string":                     {decodeFailure[PromptRequest](`{"sessionId":"s","prompt":[{"type":"resource_link","uri":5,"name":"a"}]}`), "prompt[0].uri"},
+		"a fork without cwd":                                      {decodeFailure[ForkSessionRequest](`{"sessionId":"s"}`), "cwd"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := tc.decode()

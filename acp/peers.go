@@ -51,6 +51,11 @@ type Client interface {
 	CompleteElicitation(ctx context.Context, n *CompleteElicitationNotification) error
 }
 
+// EmptyResponse is the shape of the results with no members of their own.
+type EmptyResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
 type validator interface{ Validate() error }
 
 // DecodeParams decodes the params of a method into p and validates them

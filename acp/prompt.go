@@ -52,13 +52,7 @@ type PromptResponse struct {
 }
 
 // CancelNotification is the params of session/cancel (acp-v1 §9.5).
-type CancelNotification struct {
-	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
-}
-
-// Validate checks the required fields.
-func (n *CancelNotification) Validate() error { return requireSession(n.SessionID) }
+type CancelNotification = SessionRequest
 
 // CancelRequestNotification is the params of $/cancel_request (acp-v1 §20).
 // Connections handle it themselves.

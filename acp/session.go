@@ -173,19 +173,21 @@ func (r *ResumeSessionRequest) Validate() error {
 // ResumeSessionResponse is the result of session/resume.
 type ResumeSessionResponse = LoadSessionResponse
 
-// CloseSessionRequest is the params of session/close (acp-v1 §8.6).
-type CloseSessionRequest struct {
+// SessionRequest is the shape of the params that name a session and
+// nothing else.
+type SessionRequest struct {
 	SessionID SessionID `json:"sessionId"`
 	Meta      Meta      `json:"_meta,omitempty"`
 }
 
 // Validate checks the required fields.
-func (r *CloseSessionRequest) Validate() error { return requireSession(r.SessionID) }
+func (r *SessionRequest) Validate() error { return requireSession(r.SessionID) }
+
+// CloseSessionRequest is the params of session/close (acp-v1 §8.6).
+type CloseSessionRequest = SessionRequest
 
 // CloseSessionResponse is the (empty) result of session/close.
-type CloseSessionResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type CloseSessionResponse = EmptyResponse
 
 // ListSessionsRequest is the params of session/list (acp-v1 §8.8); omitted
 // params mean {}.
@@ -219,18 +221,10 @@ type SessionInfo struct {
 }
 
 // DeleteSessionRequest is the params of session/delete (acp-v1 §8.9).
-type DeleteSessionRequest struct {
-	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
-}
-
-// Validate checks the required fields.
-func (r *DeleteSessionRequest) Validate() error { return requireSession(r.SessionID) }
+type DeleteSessionRequest = SessionRequest
 
 // DeleteSessionResponse is the (empty) result of session/delete.
-type DeleteSessionResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type DeleteSessionResponse = EmptyResponse
 
 // SessionModeState is the legacy mode set of a session (acp-v1 §15).
 type SessionModeState struct {
@@ -260,23 +254,24 @@ func (r *SetSessionModeRequest) Validate() error {
 }
 
 // SetSessionModeResponse is the (empty) result of session/set_mode.
-type SetSessionModeResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type SetSessionModeResponse = EmptyResponse
 
-func requireSession(id SessionID) error {
-	if id == "" {
-		return invalidField("sessionId", "required")
+// require reports an empty value of the required string member field.
+func require(field, value string) error {
+	if value == "" {
+		return invalidField(field, "required")
 	}
 	return nil
 }
+
+func requireSession(id SessionID) error { return require("sessionId", string(id)) }
 
 // requireWithSession reports an empty value of field as required, then a
 // missing sessionId: the checks of a session-scoped request with one other
 // required member.
 func requireWithSession(id SessionID, field, value string) error {
-	if value == "" {
-		return invalidField(field, "required")
+	if err := require(field, value); err != nil {
+		return err
 	}
 	return requireSession(id)
 }
@@ -306,13 +301,9 @@ type McpServerHTTP struct {
 	Meta    Meta         `json:"_meta,omitempty"`
 }
 
-// McpServerSSE is a `type: "sse"` MCP server.
-type McpServerSSE struct {
-	Name    string       `json:"name"`
-	URL     string       `json:"url"`
-	Headers []HTTPHeader `json:"headers"`
-	Meta    Meta         `json:"_meta,omitempty"`
-}
+// McpServerSSE is a `type: "sse"` MCP server; it has the members of
+// [McpServerHTTP].
+type McpServerSSE McpServerHTTP
 
 // EnvVariable is one environment variable.
 type EnvVariable struct {
@@ -349,15 +340,16 @@ func (s McpServerStdio) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"http"`.
-func (s McpServerHTTP) MarshalJSON() ([]byte, error) {
-	s.Headers = emptyIfNil(s.Headers)
-	return marshalVariant("type", "http", s)
-}
+func (s McpServerHTTP) MarshalJSON() ([]byte, error) { return s.marshalAs("http") }
 
 // MarshalJSON implements json.Marshaler, emitting `"type":"sse"`.
-func (s McpServerSSE) MarshalJSON() ([]byte, error) {
+func (s McpServerSSE) MarshalJSON() ([]byte, error) { return McpServerHTTP(s).marshalAs("sse") }
+
+// marshalAs encodes an HTTP or SSE server with its `type` tag; nil
+// Headers is sent as [].
+func (s McpServerHTTP) marshalAs(tag string) ([]byte, error) {
 	s.Headers = emptyIfNil(s.Headers)
-	return marshalVariant("type", "sse", s)
+	return marshalVariant("type", tag, s)
 }
 
 // UnmarshalMcpServer decodes an MCP server: no `type` (or "stdio") is stdio.

@@ -78,11 +78,7 @@ type TerminalExitStatus struct {
 type WaitForTerminalExitResponse = TerminalExitStatus
 
 // KillTerminalResponse is the (empty) result of terminal/kill.
-type KillTerminalResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type KillTerminalResponse = EmptyResponse
 
 // ReleaseTerminalResponse is the (empty) result of terminal/release.
-type ReleaseTerminalResponse struct {
-	Meta Meta `json:"_meta,omitempty"`
-}
+type ReleaseTerminalResponse = EmptyResponse

@@ -7,7 +7,8 @@ package tools
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 )
 
 // titleLimit bounds a command question's title; the content always shows
@@ -53,13 +54,9 @@ func commandTitle(s string) string {
 	if len(t) <= titleLimit {
 		return t
 	}
-	i := titleLimit
-	for i > 0 && !utf8.RuneStart(t[i]) {
-		i--
-	}
 	suffix := "…"
 	if len(lines) > 1 {
 		suffix = "… (" + strconv.Itoa(len(lines)) + " lines)"
 	}
-	return t[:i] + suffix
+	return utf8cut.Prefix(t, titleLimit) + suffix
 }

@@ -105,3 +105,28 @@ func oneLine(b []byte) []byte {
 	}
 	return b
 }
+
+// writeLines is the Write of a stream whose writer speaks in lines: it cuts
+// p at newlines and sends each non-empty line as one message. *line holds
+// the start of a line not yet ended, for the next Write. The count is of
+// the bytes consumed before a failed send.
+func writeLines(line *[]byte, p []byte, send func(msg []byte) error) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			*line = append(*line, p...)
+			break
+		}
+		msg := append(*line, p[:i]...)
+		*line = nil
+		p = p[i+1:]
+		if len(msg) == 0 {
+			continue
+		}
+		if err := send(msg); err != nil {
+			return total - len(p), err
+		}
+	}
+	return total, nil
+}

@@ -187,20 +187,33 @@ func (a *fakeAgent) connEnded(i int) <-chan struct{} {
 // newServer serves a fake agent behind a Handler on loopback.
 func newServer(t *testing.T, o Options) (*fakeAgent, *Handler, string) {
 	t.Helper()
+	a, h, srv := serveFakeAgent(t, o, nil)
+	return a, h, srv.URL + "/acp"
+}
+
+// serveFakeAgent serves a fake agent behind a Handler on a loopback server
+// that configure, when set, adjusts before it starts; the test's end closes
+// both.
+func serveFakeAgent(t *testing.T, o Options, configure func(*httptest.Server)) (*fakeAgent, *Handler, *httptest.Server) {
+	t.Helper()
 	a := newFakeAgent()
 	o.Serve = a.serve
 	h, err := NewHandler(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	if configure != nil {
+		configure(srv)
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), guard)
 		defer cancel()
 		_ = h.Close(ctx)
 		srv.Close()
 	})
-	return a, h, srv.URL + "/acp"
+	return a, h, srv
 }
 
 // client is a line-level JSON-RPC client over a dialled connection; the

@@ -95,24 +95,7 @@ func (s *httpStream) Read(p []byte) (int, error) {
 
 // Write POSTs each complete line as one message, in order.
 func (s *httpStream) Write(p []byte) (int, error) {
-	total := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.line = append(s.line, p...)
-			break
-		}
-		msg := append(s.line, p[:i]...)
-		s.line = nil
-		p = p[i+1:]
-		if len(msg) == 0 {
-			continue
-		}
-		if err := s.send(msg); err != nil {
-			return total - len(p), err
-		}
-	}
-	return total, nil
+	return writeLines(&s.line, p, s.send)
 }
 
 // send POSTs one message: initialize first (its answer comes in the POST's

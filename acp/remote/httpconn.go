@@ -5,7 +5,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -129,25 +128,7 @@ func (r httpRWC) Read(p []byte) (int, error) { return r.c.in.Read(p) }
 
 // Write takes the agent's output, cut at newlines into messages.
 func (r httpRWC) Write(p []byte) (int, error) {
-	c := r.c
-	total := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.line = append(c.line, p...)
-			break
-		}
-		msg := append(c.line, p[:i]...)
-		c.line = nil
-		p = p[i+1:]
-		if len(msg) == 0 {
-			continue
-		}
-		if err := c.deliver(msg); err != nil {
-			return total - len(p), err
-		}
-	}
-	return total, nil
+	return writeLines(&r.c.line, p, r.c.deliver)
 }
 
 func (r httpRWC) Close() error {

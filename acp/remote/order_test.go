@@ -8,7 +8,6 @@ package remote
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -25,23 +24,11 @@ import (
 // prior knowledge, as dshd serve does on plaintext.
 func newH2CServer(t *testing.T, o Options) (*Handler, *httptest.Server) {
 	t.Helper()
-	a := newFakeAgent()
-	o.Serve = a.serve
-	h, err := NewHandler(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &p
-	srv.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), guard)
-		defer cancel()
-		_ = h.Close(ctx)
-		srv.Close()
+	_, h, srv := serveFakeAgent(t, o, func(srv *httptest.Server) {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Config.Protocols = &p
 	})
 	return h, srv
 }

@@ -309,11 +309,8 @@ func TestClientCallsTheAgentAndSeesEveryUpdateFirst(t *testing.T) {
 		}
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
-	c := newPair(t, a, cl)
+	c := newInitializedPair(t, a, cl)
 	ctx := t.Context()
-	if _, err := c.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}); err != nil {
-		t.Fatal(err)
-	}
 	resp, err := c.Prompt(ctx, &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
 	if err != nil {
 		t.Fatal(err)
@@ -363,10 +360,7 @@ func TestCancellingAnOutgoingCallSendsCancelRequest(t *testing.T) {
 		handlerCancelled <- ctx.Err()
 		return nil, ctx.Err()
 	}}
-	c := newPair(t, a, &fakeClient{})
-	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	c := newInitializedPair(t, a, &fakeClient{})
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		<-started
@@ -399,10 +393,7 @@ func TestPeerDisconnectMidCall(t *testing.T) {
 		agentErr <- err
 		return nil, err
 	}
-	c := newPair(t, a, cl)
-	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	c := newInitializedPair(t, a, cl)
 	promptErr := make(chan error, 1)
 	go func() {
 		_, err := c.Prompt(t.Context(), &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}})
@@ -470,10 +461,7 @@ func TestTheAgentCancelsItsOwnCallToTheClient(t *testing.T) {
 		}
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
-	c := newPair(t, a, cl)
-	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	c := newInitializedPair(t, a, cl)
 	resp, err := c.Prompt(t.Context(), &acp.PromptRequest{SessionID: "s", Prompt: []acp.ContentBlock{}})
 	if err != nil || resp.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("Prompt = %+v, %v", resp, err)

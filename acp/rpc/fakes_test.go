@@ -24,10 +24,7 @@ type fakeAgent struct {
 }
 
 func (a *fakeAgent) Initialize(ctx context.Context, r *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	if a.initialize != nil {
-		return a.initialize(ctx, r)
-	}
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return hookOr(ctx, a.initialize, r, &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil)
 }
 
 func (a *fakeAgent) Authenticate(context.Context, *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
@@ -39,10 +36,7 @@ func (a *fakeAgent) Logout(context.Context, *acp.LogoutRequest) (*acp.LogoutResp
 }
 
 func (a *fakeAgent) NewSession(ctx context.Context, r *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	if a.newSession != nil {
-		return a.newSession(ctx, r)
-	}
-	return &acp.NewSessionResponse{SessionID: "s1"}, nil
+	return hookOr(ctx, a.newSession, r, &acp.NewSessionResponse{SessionID: "s1"}, nil)
 }
 
 func (a *fakeAgent) LoadSession(context.Context, *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
@@ -62,10 +56,7 @@ func (a *fakeAgent) CloseSession(context.Context, *acp.CloseSessionRequest) (*ac
 }
 
 func (a *fakeAgent) ListSessions(ctx context.Context, r *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
-	if a.list != nil {
-		return a.list(ctx, r)
-	}
-	return &acp.ListSessionsResponse{}, nil
+	return hookOr(ctx, a.list, r, &acp.ListSessionsResponse{}, nil)
 }
 
 func (a *fakeAgent) DeleteSession(context.Context, *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
@@ -81,10 +72,7 @@ func (a *fakeAgent) SetSessionConfigOption(context.Context, *acp.SetSessionConfi
 }
 
 func (a *fakeAgent) Prompt(ctx context.Context, r *acp.PromptRequest) (*acp.PromptResponse, error) {
-	if a.prompt != nil {
-		return a.prompt(ctx, r)
-	}
-	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	return hookOr(ctx, a.prompt, r, &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil)
 }
 
 func (a *fakeAgent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
@@ -118,17 +106,11 @@ func (c *fakeClient) SessionUpdate(ctx context.Context, n *acp.SessionNotificati
 }
 
 func (c *fakeClient) RequestPermission(ctx context.Context, r *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
-	if c.permission != nil {
-		return c.permission(ctx, r)
-	}
-	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
+	return hookOr(ctx, c.permission, r, &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil)
 }
 
 func (c *fakeClient) ReadTextFile(ctx context.Context, r *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	if c.read != nil {
-		return c.read(ctx, r)
-	}
-	return nil, acp.ErrResourceNotFound
+	return hookOr(ctx, c.read, r, nil, acp.ErrResourceNotFound)
 }
 
 func (c *fakeClient) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
@@ -161,6 +143,15 @@ func (c *fakeClient) CreateElicitation(context.Context, *acp.CreateElicitationRe
 
 func (c *fakeClient) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
 	return nil
+}
+
+// hookOr answers r with hook when the test set one, else with resp and
+// err.
+func hookOr[Req, Resp any](ctx context.Context, hook func(context.Context, Req) (Resp, error), r Req, resp Resp, err error) (Resp, error) {
+	if hook != nil {
+		return hook(ctx, r)
+	}
+	return resp, err
 }
 
 // newRawAgent serves a over one end of a net.Pipe and returns the other end
@@ -200,6 +191,16 @@ func newPair(t *testing.T, a *fakeAgent, cl *fakeClient) *ClientSideConn {
 		c.Close()
 		<-a.conn.Done()
 	})
+	return c
+}
+
+// newInitializedPair is newPair after a successful initialize.
+func newInitializedPair(t *testing.T, a *fakeAgent, cl *fakeClient) *ClientSideConn {
+	t.Helper()
+	c := newPair(t, a, cl)
+	if _, err := c.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 

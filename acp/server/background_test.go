@@ -106,9 +106,7 @@ func TestBackground_TheEditorCancelsABackgroundChildThroughItsSession(t *testing
 	if len(kids) != 1 {
 		t.Fatalf("children %v", kids)
 	}
-	if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: kids[0]}); err != nil {
-		t.Fatal(err)
-	}
+	h.cancel(kids[0])
 	h.mustPrompt(sid, "wait", acp.StopReasonEndTurn)
 	if text := agentText(h.ed.of(sid)); !strings.Contains(text, "WAITED: ") || !strings.Contains(text, "cancelled") {
 		t.Fatalf("the model's wait saw %q", text)

@@ -148,17 +148,8 @@ func TestEditorTerminalRunner(t *testing.T) {
 		})
 		sid := h.newSession()
 		turn := h.promptAsync(sid, "run forever")
-		select {
-		case <-waiting:
-		case <-h.ctx.Done():
-			t.Fatal("the command never started")
-		}
-		if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: sid}); err != nil {
-			t.Fatal(err)
-		}
-		if r := h.await(turn); r.err != nil || r.stop != acp.StopReasonCancelled {
-			t.Fatalf("turn %v, %v; want cancelled", r.stop, r.err)
-		}
+		h.waitFor(waiting, "the command never started")
+		h.cancelTurn(sid, turn)
 		if h.ed.callsOf(acp.MethodTerminalKill) != 1 || h.ed.callsOf(acp.MethodTerminalRelease) != 1 {
 			t.Fatalf("kill %d, release %d; want one each", h.ed.callsOf(acp.MethodTerminalKill), h.ed.callsOf(acp.MethodTerminalRelease))
 		}
@@ -253,17 +244,8 @@ func TestPermissionFlows(t *testing.T) {
 		})
 		sid := h.newSession()
 		turn := h.promptAsync(sid, "write too late")
-		select {
-		case <-pending:
-		case <-h.ctx.Done():
-			t.Fatal("permission never asked")
-		}
-		if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: sid}); err != nil {
-			t.Fatal(err)
-		}
-		if r := h.await(turn); r.err != nil || r.stop != acp.StopReasonCancelled {
-			t.Fatalf("turn %v, %v; want cancelled", r.stop, r.err)
-		}
+		h.waitFor(pending, "permission never asked")
+		h.cancelTurn(sid, turn)
 		if st := lastStatus(h, sid); st != acp.ToolCallStatusFailed {
 			t.Fatalf("the tool call ended %q, want failed", st)
 		}

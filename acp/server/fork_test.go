@@ -172,9 +172,7 @@ func TestAForkIsRefusedWhereItCannotBeMade(t *testing.T) {
 	if e := wantCode(t, "a fork during a turn", err, -32602); e != nil && !strings.Contains(e.Error(), "turn in progress") {
 		t.Errorf("error %v does not say why", e)
 	}
-	if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: src}); err != nil {
-		t.Fatal(err)
-	}
+	h.cancel(src)
 	if r := h.await(running); r.stop != acp.StopReasonCancelled {
 		t.Fatalf("the turn ended %+v", r)
 	}

@@ -209,6 +209,34 @@ func (h *harness) await(ch <-chan promptResult) promptResult {
 	return promptResult{}
 }
 
+// waitFor waits until ch is closed; what says what a hang never saw.
+func (h *harness) waitFor(ch <-chan struct{}, what string) {
+	h.t.Helper()
+	select {
+	case <-ch:
+	case <-h.ctx.Done():
+		h.t.Fatal(what)
+	}
+}
+
+// cancel sends session/cancel for sid.
+func (h *harness) cancel(sid acp.SessionID) {
+	h.t.Helper()
+	if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: sid}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// cancelTurn cancels sid's running turn and checks that it answers
+// cancelled, without an error.
+func (h *harness) cancelTurn(sid acp.SessionID, turn <-chan promptResult) {
+	h.t.Helper()
+	h.cancel(sid)
+	if r := h.await(turn); r.err != nil || r.stop != acp.StopReasonCancelled {
+		h.t.Fatalf("turn %v, %v; want cancelled", r.stop, r.err)
+	}
+}
+
 // wantCode checks an error's JSON-RPC code.
 func wantCode(t testing.TB, what string, err error, code int) *acp.Error {
 	t.Helper()

@@ -32,15 +32,8 @@ func (c *Conn) endInterrupted(s *session.Session, updates []json.RawMessage) []j
 		if !bytes.Contains(raw, []byte(`"tool_call`)) {
 			continue
 		}
-		var n struct {
-			SessionID acp.SessionID `json:"sessionId"`
-			Update    struct {
-				Kind   string             `json:"sessionUpdate"`
-				ID     acp.ToolCallID     `json:"toolCallId"`
-				Status acp.ToolCallStatus `json:"status"`
-			} `json:"update"`
-		}
-		if json.Unmarshal(raw, &n) != nil || n.Update.ID == "" {
+		n, ok := decodeRecorded(raw)
+		if !ok || n.Update.ID == "" {
 			continue
 		}
 		k := key{n.SessionID, n.Update.ID}
@@ -61,33 +54,54 @@ func (c *Conn) endInterrupted(s *session.Session, updates []json.RawMessage) []j
 		if st := state[k]; st == acp.ToolCallStatusCompleted || st == acp.ToolCallStatusFailed {
 			continue
 		}
-		raw, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: k.session, Update: &acp.ToolCallUpdate{
+		updates = appendRecorded(s, updates, &acp.SessionNotification{SessionID: k.session, Update: &acp.ToolCallUpdate{
 			ToolCallID: k.call,
 			Status:     acp.ToolCallStatusFailed,
 			Content:    []acp.ToolCallContent{acp.ToolText(interruptedText)},
 		}})
-		if err != nil {
-			continue
-		}
-		// A record that cannot be saved is logged by the journal; the
-		// replay still shows the call ended.
-		_ = s.RecordUpdate(raw)
-		updates = append(updates, raw)
 	}
 	for _, ch := range children {
 		// A child still at work when the daemon stopped (a background
 		// one outlives its turn) went idle with it.
-		raw, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: ch.parent, Update: &acp.SubagentUpdate{
+		updates = appendRecorded(s, updates, &acp.SessionNotification{SessionID: ch.parent, Update: &acp.SubagentUpdate{
 			SessionID: ch.id,
 			State:     acp.Set[acp.StateUpdate](&acp.IdleState{StopReason: acp.StopReasonError, Error: &acp.Error{Code: acp.ErrInternal.Code, Message: interruptedChild}}),
 		}})
-		if err != nil {
-			continue
-		}
-		_ = s.RecordUpdate(raw)
-		updates = append(updates, raw)
 	}
 	return updates
+}
+
+// appendRecorded records n in s's journal and returns updates with it.
+// A record that cannot be saved is logged by the journal; the replay
+// still shows the end.
+func appendRecorded(s *session.Session, updates []json.RawMessage, n *acp.SessionNotification) []json.RawMessage {
+	raw, err := acp.MarshalSessionNotification(n)
+	if err != nil {
+		return updates
+	}
+	_ = s.RecordUpdate(raw)
+	return append(updates, raw)
+}
+
+// recorded is what endInterrupted reads of a recorded session/update: a
+// tool call's id and status, or a subagent_update's child and work state.
+type recorded struct {
+	SessionID acp.SessionID `json:"sessionId"`
+	Update    struct {
+		Kind    string             `json:"sessionUpdate"`
+		ID      acp.ToolCallID     `json:"toolCallId"`
+		Status  acp.ToolCallStatus `json:"status"`
+		ChildID acp.SessionID      `json:"sessionId"`
+		State   *struct {
+			State string `json:"state"`
+		} `json:"state"`
+	} `json:"update"`
+}
+
+// decodeRecorded decodes raw as a recorded update; false when it is not one.
+func decodeRecorded(raw json.RawMessage) (recorded, bool) {
+	var n recorded
+	return n, json.Unmarshal(raw, &n) == nil
 }
 
 // interruptedChild is why a child left running ends on a reopen.
@@ -105,17 +119,8 @@ func childWork(updates []json.RawMessage) []busyChild {
 		if !bytes.Contains(raw, []byte(acp.UpdateSubagentUpdate)) || !bytes.Contains(raw, []byte(`"state"`)) {
 			continue
 		}
-		var n struct {
-			SessionID acp.SessionID `json:"sessionId"`
-			Update    struct {
-				Kind    string        `json:"sessionUpdate"`
-				ChildID acp.SessionID `json:"sessionId"`
-				State   *struct {
-					State string `json:"state"`
-				} `json:"state"`
-			} `json:"update"`
-		}
-		if json.Unmarshal(raw, &n) != nil || n.Update.Kind != acp.UpdateSubagentUpdate || n.Update.State == nil {
+		n, ok := decodeRecorded(raw)
+		if !ok || n.Update.Kind != acp.UpdateSubagentUpdate || n.Update.State == nil {
 			continue
 		}
 		now := n.Update.State.State == "running" || n.Update.State.State == "requires_action"

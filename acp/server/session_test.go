@@ -230,12 +230,7 @@ func TestCancelEndsTheTurnWithCancelledAfterItsUpdates(t *testing.T) {
 	h.ed.waitUntil(h.ctx, t, "the turn's first words", func() bool { return agentText(h.ed.of(sid)) == "Working on it" })
 	_, err := h.prompt(sid, "concurrently")
 	wantCode(t, "a second prompt while one runs", err, -32602)
-	if err := h.client.Cancel(h.ctx, &acp.CancelNotification{SessionID: sid}); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.await(turn); r.err != nil || r.stop != acp.StopReasonCancelled {
-		t.Fatalf("cancelled turn answered %v, %v", r.stop, r.err)
-	}
+	h.cancelTurn(sid, turn)
 	h.mustPrompt(sid, "next", acp.StopReasonEndTurn)
 }
 

@@ -4,18 +4,17 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
@@ -81,14 +80,18 @@ func pathError(err error) *tools.Result {
 	return tools.Errorf("%v", err)
 }
 
-// titleArg returns the key argument of a raw input for a title, or "".
-func titleArg(input json.RawMessage, key string) string {
+// argTitle is the title of a call named by one argument: prefix and the
+// key argument of a raw input on one line, or fallback when there is none.
+func argTitle(input json.RawMessage, key, prefix, fallback string) string {
 	var m map[string]any
 	if json.Unmarshal(input, &m) != nil {
-		return ""
+		return fallback
 	}
 	s, _ := m[key].(string)
-	return oneLine(s, 80)
+	if s = oneLine(s, 80); s == "" {
+		return fallback
+	}
+	return prefix + s
 }
 
 // oneLine flattens s to its first line, at most n bytes.
@@ -98,11 +101,7 @@ func oneLine(s string, n int) string {
 		s = s[:i] + " …"
 	}
 	if len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
+		s = utf8cut.Prefix(s, n) + "…"
 	}
 	return s
 }
@@ -118,21 +117,4 @@ func countLines(s string) int {
 		n++
 	}
 	return n
-}
-
-// decodeInput decodes a call's input into T, refusing unknown fields so a
-// misnamed argument is reported instead of silently ignored. Empty input
-// and null decode as {}. The error is worded for the model.
-func decodeInput[T any](input json.RawMessage) (T, error) {
-	var v T
-	in := bytes.TrimSpace(input)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return v, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
-	}
-	return v, nil
 }

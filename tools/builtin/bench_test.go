@@ -108,7 +108,7 @@ type overheadParams struct {
 }
 
 func (t *overheadTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[overheadParams](call.Input)
+	p, err := tools.DecodeInput[overheadParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

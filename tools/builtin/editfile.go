@@ -46,14 +46,11 @@ func NewEditFile() tools.Tool {
 
 // Title is "Edit <path>".
 func (t *editFile) Title(input json.RawMessage) string {
-	if p := titleArg(input, "path"); p != "" {
-		return "Edit " + p
-	}
-	return "Edit file"
+	return argTitle(input, "path", "Edit ", "Edit file")
 }
 
 func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[EditFileParams](call.Input)
+	p, err := tools.DecodeInput[EditFileParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

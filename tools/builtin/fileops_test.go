@@ -45,13 +45,18 @@ func mustContain(t *testing.T, res *tools.Result, isErr bool, subs ...string) {
 	}
 }
 
+// numbered is n lines, line i written by format from i.
+func numbered(n int, format string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, format, i)
+	}
+	return b.String()
+}
+
 func TestReadFile(t *testing.T) {
 	env, dir := testEnv(t)
-	var b strings.Builder
-	for i := 1; i <= 30; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	write(t, dir, "src/a.txt", b.String())
+	write(t, dir, "src/a.txt", numbered(30, "line %d\n"))
 	write(t, dir, "long.txt", strings.Repeat("x", 5000)+"\nshort\n")
 	write(t, dir, "bin.dat", "PK\x03\x04\x00\x00binary")
 	write(t, dir, "empty.txt", "")
@@ -118,11 +123,7 @@ func TestReadFile(t *testing.T) {
 
 func TestReadFilePagesAHugeFile(t *testing.T) {
 	env, dir := testEnv(t)
-	var b strings.Builder
-	for i := 1; i <= 200_000; i++ {
-		fmt.Fprintf(&b, "%07d\n", i)
-	}
-	write(t, dir, "big.txt", b.String())
+	write(t, dir, "big.txt", numbered(200_000, "%07d\n"))
 	fsys := workspace.NewLocalFS(env.Workspace)
 	fsys.MaxReadBytes = 4 << 10 // the whole file would not fit
 	env.FS = fsys

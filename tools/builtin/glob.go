@@ -55,7 +55,7 @@ func NewGlob(opts *GlobOptions) tools.Tool {
 
 // Title is "Find <pattern>", with the directory when one is given.
 func (t *globTool) Title(input json.RawMessage) string {
-	p, err := decodeInput[GlobParams](input)
+	p, err := tools.DecodeInput[GlobParams](input)
 	if err != nil || p.Pattern == "" {
 		return "Find files"
 	}
@@ -67,22 +67,18 @@ func (t *globTool) Title(input json.RawMessage) string {
 }
 
 func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[GlobParams](call.Input)
+	p, err := tools.DecodeInput[GlobParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
 	if p.Pattern == "" {
 		return tools.Errorf("pattern is required"), nil
 	}
-	env, res := envOf(call)
-	if res != nil {
-		return res, nil
-	}
 	pat, err := search.CompileGlob(filepath.ToSlash(p.Pattern))
 	if err != nil {
 		return tools.Errorf("bad pattern %q: %v", p.Pattern, err), nil
 	}
-	dir, res := searchDir(env, p.Path)
+	env, dir, res := dirOf(call, p.Path)
 	if res != nil {
 		return res, nil
 	}
@@ -127,24 +123,31 @@ func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}, nil
 }
 
-// searchDir resolves the directory a search starts in (the cwd when p is
-// empty) and checks that it is one.
-func searchDir(env *tools.Env, p string) (string, *tools.Result) {
-	if p == "" {
-		p = "."
+// dirOf resolves the directory a tool's path argument names in the call's
+// workspace (the cwd when arg is empty) and checks that it is one: where
+// a search starts, what list_dir lists, where a command runs. res is the
+// model's answer when the path is refused or is no directory, or the call
+// has no workspace.
+func dirOf(call *tools.Call, arg string) (env *tools.Env, dir string, res *tools.Result) {
+	env, res = envOf(call)
+	if res != nil {
+		return nil, "", res
 	}
-	dir, err := env.Workspace.Resolve(p)
+	if arg == "" {
+		arg = "."
+	}
+	dir, err := env.Workspace.Resolve(arg)
 	if err != nil {
-		return "", pathError(err)
+		return nil, "", pathError(err)
 	}
 	fi, err := env.Workspace.Stat(dir)
 	switch {
 	case err != nil:
-		return "", tools.Errorf("%s: %v", env.Workspace.Display(dir), err)
+		return nil, "", tools.Errorf("%s: %v", env.Workspace.Display(dir), err)
 	case !fi.IsDir():
-		return "", tools.Errorf("%s is not a directory", env.Workspace.Display(dir))
+		return nil, "", tools.Errorf("%s is not a directory", env.Workspace.Display(dir))
 	}
-	return dir, nil
+	return env, dir, nil
 }
 
 // newWalker returns a walker over dir, confined to the root containing

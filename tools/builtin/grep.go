@@ -81,7 +81,7 @@ func NewGrep(opts *GrepOptions) tools.Tool {
 
 // Title is "Search <pattern>", with the path and filter when given.
 func (t *grepTool) Title(input json.RawMessage) string {
-	p, err := decodeInput[GrepParams](input)
+	p, err := tools.DecodeInput[GrepParams](input)
 	if err != nil || p.Pattern == "" {
 		return "Search files"
 	}
@@ -102,7 +102,7 @@ type grepFile struct {
 }
 
 func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[GrepParams](call.Input)
+	p, err := tools.DecodeInput[GrepParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

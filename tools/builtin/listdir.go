@@ -54,22 +54,15 @@ func NewListDir(opts *ListDirOptions) tools.Tool {
 
 // Title is "List <path>".
 func (t *listDir) Title(input json.RawMessage) string {
-	if p := titleArg(input, "path"); p != "" {
-		return "List " + p
-	}
-	return "List directory"
+	return argTitle(input, "path", "List ", "List directory")
 }
 
 func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[ListDirParams](call.Input)
+	p, err := tools.DecodeInput[ListDirParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	env, res := envOf(call)
-	if res != nil {
-		return res, nil
-	}
-	dir, res := searchDir(env, p.Path)
+	env, dir, res := dirOf(call, p.Path)
 	if res != nil {
 		return res, nil
 	}

@@ -61,7 +61,7 @@ func NewPlan() tools.Tool {
 func (t *planTool) Title(json.RawMessage) string { return "Update plan" }
 
 func (t *planTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[PlanParams](call.Input)
+	p, err := tools.DecodeInput[PlanParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

@@ -72,7 +72,7 @@ func NewReadFile(opts *ReadFileOptions) tools.Tool {
 
 // Title is "Read <path>", with the line window when one is given.
 func (t *readFile) Title(input json.RawMessage) string {
-	p, err := decodeInput[ReadFileParams](input)
+	p, err := tools.DecodeInput[ReadFileParams](input)
 	if err != nil || p.Path == "" {
 		return "Read file"
 	}
@@ -89,7 +89,7 @@ func (t *readFile) Title(input json.RawMessage) string {
 }
 
 func (t *readFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[ReadFileParams](call.Input)
+	p, err := tools.DecodeInput[ReadFileParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

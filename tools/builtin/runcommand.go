@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -89,10 +89,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 
 // Title is the command line itself.
 func (t *runCommand) Title(input json.RawMessage) string {
-	if c := titleArg(input, "command"); c != "" {
-		return c
-	}
-	return "Run command"
+	return argTitle(input, "command", "", "Run command")
 }
 
 var defaultRunner = localrun.New(nil)
@@ -117,7 +114,7 @@ func (t *boundRunCommand) Execute(ctx context.Context, call *tools.Call) (*tools
 
 // execute runs one call; set is the session's tasks (nil: no background).
 func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.Set) (*tools.Result, error) {
-	p, err := decodeInput[RunCommandParams](call.Input)
+	p, err := tools.DecodeInput[RunCommandParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
@@ -130,11 +127,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 	if p.Background && set == nil {
 		return tools.Errorf("this agent cannot run commands in the background; run it without background"), nil
 	}
-	env, res := envOf(call)
-	if res != nil {
-		return res, nil
-	}
-	dir, res := searchDir(env, p.Cwd)
+	env, dir, res := dirOf(call, p.Cwd)
 	if res != nil {
 		return res, nil
 	}
@@ -255,11 +248,7 @@ func (p *progress) output(chunk string) {
 		return
 	}
 	p.last = now
-	tail := p.tail
-	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-		tail = tail[1:]
-	}
-	text := string(tail)
+	text := string(utf8cut.TrimPartial(p.tail))
 	p.mu.Unlock()
 	p.report.Update(tools.Progress{Content: []tools.Content{tools.TextContent(tools.Fence(text, "console"))}})
 }

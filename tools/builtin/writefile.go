@@ -34,14 +34,11 @@ func NewWriteFile() tools.Tool {
 
 // Title is "Write <path>".
 func (t *writeFile) Title(input json.RawMessage) string {
-	if p := titleArg(input, "path"); p != "" {
-		return "Write " + p
-	}
-	return "Write file"
+	return argTitle(input, "path", "Write ", "Write file")
 }
 
 func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := decodeInput[WriteFileParams](call.Input)
+	p, err := tools.DecodeInput[WriteFileParams](call.Input)
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/internal/secret"
+	"github.com/dshd/dshd/tools/internal/choice"
 )
 
 // Inherit is where a command's environment starts.
@@ -26,13 +27,7 @@ const (
 
 // ParseInherit reads "all", "core" or "none"; "" is all.
 func ParseInherit(s string) (Inherit, error) {
-	switch Inherit(s) {
-	case "", InheritAll:
-		return InheritAll, nil
-	case InheritCore, InheritNone:
-		return Inherit(s), nil
-	}
-	return "", fmt.Errorf("command environment %q: want all, core or none", s)
+	return choice.Parse("command environment", s, InheritAll, InheritCore, InheritNone)
 }
 
 // Core are the variables [InheritCore] keeps: what programs need to find

@@ -3,7 +3,7 @@
 
 package localrun
 
-import "unicode/utf8"
+import "github.com/dshd/dshd/tools/internal/utf8cut"
 
 // tailBuffer keeps the last limit bytes written to it. It grows only as far
 // as the output does, so a short command never allocates the whole limit,
@@ -65,9 +65,7 @@ func (t *tailBuffer) String() string {
 		out = append(out, t.buf[:t.pos]...)
 	}
 	if t.Truncated() {
-		for i := 0; i < utf8.UTFMax && len(out) > 0 && !utf8.RuneStart(out[0]); i++ {
-			out = out[1:]
-		}
+		out = utf8cut.TrimPartial(out)
 	}
 	return string(out)
 }

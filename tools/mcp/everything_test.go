@@ -123,14 +123,9 @@ func TestServerEverything(t *testing.T) {
 		if pid == 0 || !running(pid) {
 			t.Fatalf("pid %d not running", pid)
 		}
-		if err := set.Close(); err != nil {
-			t.Fatal(err)
-		}
+		closeAll(t, set, reg)
 		if exists(pid) {
 			t.Errorf("node pid %d still in /proc", pid)
-		}
-		if n := reg.Names(); len(n) != 0 {
-			t.Errorf("tools left: %v", n)
 		}
 	})
 }

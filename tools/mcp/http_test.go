@@ -67,12 +67,7 @@ func TestHTTPServers(t *testing.T) {
 			for names := await(t, changed, "the re-sync after grow"); !slices.Contains(names, "mcp__remote__late"); {
 				names = await(t, changed, "a re-sync with late")
 			}
-			if err := set.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if n := reg.Names(); len(n) != 0 {
-				t.Errorf("tools left: %v", n)
-			}
+			closeAll(t, set, reg)
 		})
 
 		t.Run(transport+" server refusing our headers is a warning without them", func(t *testing.T) {

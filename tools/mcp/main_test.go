@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/permission"
 	"go.uber.org/goleak"
 )
@@ -60,6 +59,18 @@ func mustConnect(t testing.TB, opts *Options, cfgs ...ServerConfig) (*Set, *tool
 	return set, reg
 }
 
+// closeAll closes set and checks that it took every tool of its servers
+// out of reg.
+func closeAll(t testing.TB, set *Set, reg *tools.Registry) {
+	t.Helper()
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := reg.Names(); len(n) != 0 {
+		t.Errorf("tools left after Close: %v", n)
+	}
+}
+
 // tool returns the registered tool called name.
 func tool(t testing.TB, reg *tools.Registry, name string) tools.Tool {
 	t.Helper()
@@ -93,17 +104,10 @@ func runCtx(ctx context.Context, t testing.TB, reg *tools.Registry, name string,
 	return tool(t, reg, name).Execute(ctx, &tools.Call{ID: "call-1", Input: b, Env: env, Report: rep})
 }
 
-// await waits for ch under a watchdog that dumps every goroutine.
+// await is tooltest.Await.
 func await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
-	}
-	panic("unreachable")
+	return tooltest.Await(t, ch, what)
 }
 
 // running reports whether pid is a live (not zombie) process.

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -113,9 +113,6 @@ func capText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", cut, len(s))
+	head := utf8cut.Prefix(s, max)
+	return head + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(head), len(s))
 }

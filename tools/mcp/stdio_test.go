@@ -247,12 +247,7 @@ func TestCrashMidCall(t *testing.T) {
 	if gone := set.Servers()[0].Gone; !strings.Contains(gone, "exit status 3") || !strings.Contains(gone, "crashing now") {
 		t.Errorf("Gone = %q", gone)
 	}
-	if err := set.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if len(reg.Names()) != 0 {
-		t.Errorf("tools left after Close: %v", reg.Names())
-	}
+	closeAll(t, set, reg)
 }
 
 // helperPID asks the helper server its pid (and checks it runs).
@@ -350,14 +345,9 @@ func TestClose(t *testing.T) {
 	t.Run("a polite server exits when its stdin closes and is reaped", func(t *testing.T) {
 		set, reg := mustConnect(t, nil, helperServer(t, "polite", "tools"))
 		pid := helperPID(t, reg, "polite")
-		if err := set.Close(); err != nil {
-			t.Fatal(err)
-		}
+		closeAll(t, set, reg)
 		if exists(pid) {
 			t.Errorf("pid %d still in /proc", pid)
-		}
-		if n := reg.Names(); len(n) != 0 {
-			t.Errorf("tools left: %v", n)
 		}
 	})
 

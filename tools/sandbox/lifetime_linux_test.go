@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
 // procState returns a process's state letter and command name from
@@ -41,7 +43,7 @@ func awaitEnd(t *testing.T, pid int) {
 		return // already gone
 	}
 	defer unix.Close(fd)
-	within(t, "the end of pid "+strconv.Itoa(pid), func() {
+	tooltest.Within(t, "the end of pid "+strconv.Itoa(pid), func() {
 		for running(pid) {
 			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
 		}
@@ -63,7 +65,7 @@ func TestLifetime_NothingACommandStartedOutlivesAParentKilledBySIGKILL(t *testin
 			t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
 			lines := bufio.NewScanner(out)
 			var ready, helper bool
-			within(t, "the command to start", func() {
+			tooltest.Within(t, "the command to start", func() {
 				for !(ready && helper) && lines.Scan() {
 					ready = ready || lines.Text() == "ready"
 					helper = helper || strings.HasPrefix(lines.Text(), "helper ")

@@ -6,12 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
 // The test binary plays three parts besides running the tests (the TestMain
@@ -65,20 +66,6 @@ func serveSelf() int {
 	return dial(l.Addr().String())
 }
 
-// watchdog bounds every wait so a deadlock fails with a goroutine dump; it
-// is never an assertion about speed.
-const watchdog = 30 * time.Second
-
-func within(t testing.TB, what string, f func()) {
-	t.Helper()
-	alarm := time.AfterFunc(watchdog, func() {
-		debug.SetTraceback("all")
-		panic("sandbox test: timed out waiting for " + what)
-	})
-	defer alarm.Stop()
-	f()
-}
-
 // exe is the test binary, for commands that need a program of ours.
 func exe(t testing.TB) string {
 	t.Helper()
@@ -127,7 +114,7 @@ func run(t testing.TB, s *Sandbox, dir string, roots []string, argv ...string) r
 	}
 	var r result
 	r.tmpDir = c.tmp
-	within(t, "the command", func() { r.st, r.err = c.Wait() })
+	tooltest.Within(t, "the command", func() { r.st, r.err = c.Wait() })
 	r.out = out.String()
 	r.note = c.Explain(r.out)
 	return r

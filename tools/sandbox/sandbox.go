@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dshd/dshd/tools/internal/choice"
 )
 
 // Mode is how much a command may change.
@@ -32,13 +34,7 @@ const (
 
 // ParseMode reads a mode name; "" is WorkspaceWrite.
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case "", WorkspaceWrite:
-		return WorkspaceWrite, nil
-	case ReadOnly, Off:
-		return Mode(s), nil
-	}
-	return "", fmt.Errorf("sandbox %q: want workspace-write, read-only or off", s)
+	return choice.Parse("sandbox", s, WorkspaceWrite, ReadOnly, Off)
 }
 
 // Fallback is what happens to commands where the kernel cannot confine
@@ -55,13 +51,7 @@ const (
 
 // ParseFallback reads a fallback name; "" is Refuse.
 func ParseFallback(s string) (Fallback, error) {
-	switch Fallback(s) {
-	case "", Refuse:
-		return Refuse, nil
-	case Unconfined:
-		return Unconfined, nil
-	}
-	return "", fmt.Errorf("sandbox fallback %q: want refuse or unconfined", s)
+	return choice.Parse("sandbox fallback", s, Refuse, Unconfined)
 }
 
 // ErrRefused is returned for a command the sandbox will not run because

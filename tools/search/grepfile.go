@@ -9,7 +9,8 @@ import (
 	"io"
 	"regexp"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 )
 
 // Line is one output line of a file: a match or context around one.
@@ -212,9 +213,5 @@ func CutLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "… [line cut]"
+	return utf8cut.Prefix(s, n) + "… [line cut]"
 }

@@ -8,31 +8,16 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
 // shortGrace keeps escalation tests quick; nothing asserts on it.
 const shortGrace = 100 * time.Millisecond
-
-// watchdog bounds every wait so a deadlock fails with a goroutine dump; it
-// is never an assertion about speed.
-const watchdog = 20 * time.Second
-
-// within runs f; should it not return before the watchdog, the test binary
-// panics with every goroutine's stack, the way a deadlock is best read.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	alarm := time.AfterFunc(watchdog, func() {
-		debug.SetTraceback("all")
-		panic("subproc test: timed out waiting for " + what)
-	})
-	defer alarm.Stop()
-	f()
-}
 
 func start(t *testing.T, script string, o *Options) (*Child, *bufio.Reader) {
 	t.Helper()
@@ -52,7 +37,7 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 	t.Helper()
 	var line string
 	var err error
-	within(t, "a line from the child", func() { line, err = r.ReadString('\n') })
+	tooltest.Within(t, "a line from the child", func() { line, err = r.ReadString('\n') })
 	if err != nil {
 		t.Fatalf("reading the child's stdout: %v", err)
 	}
@@ -62,7 +47,7 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 // readToEOF returns once every holder of the child's stdout is gone.
 func readToEOF(t *testing.T, r io.Reader) {
 	t.Helper()
-	within(t, "EOF on the child's stdout", func() { _, _ = io.Copy(io.Discard, r) })
+	tooltest.Within(t, "EOF on the child's stdout", func() { _, _ = io.Copy(io.Discard, r) })
 }
 
 func TestStart_TheChildTalksOnItsPipesAndEndsOnStdinEOF(t *testing.T) {
@@ -76,7 +61,7 @@ func TestStart_TheChildTalksOnItsPipesAndEndsOnStdinEOF(t *testing.T) {
 	if c.State() != nil {
 		t.Fatal("a running child has a state")
 	}
-	within(t, "Stop", func() { c.Stop(watchdog) })
+	tooltest.Within(t, "Stop", func() { c.Stop(tooltest.Watchdog) })
 	if err := c.Err(); err != nil || c.State().ExitCode() != 0 {
 		t.Fatalf("ended with %v", err)
 	}
@@ -103,7 +88,7 @@ func TestStop_EscalatesUntilTheChildEnds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, out := start(t, tc.script, &Options{NewSession: true})
 			readLine(t, out)
-			within(t, "Stop", func() { c.Stop(shortGrace) })
+			tooltest.Within(t, "Stop", func() { c.Stop(shortGrace) })
 			if got, ok := ExitSignal(c.State()); !ok || got != tc.signal {
 				t.Fatalf("ended by %q (%v), want %s", got, ok, tc.signal)
 			}
@@ -119,7 +104,7 @@ func TestStop_EndsWhatTheLeaderLeftInItsGroup(t *testing.T) {
 	// The background sleep keeps stdout open: EOF means it is gone.
 	c, out := start(t, `sleep 1000 & echo ready; exec cat`, nil)
 	readLine(t, out)
-	within(t, "Stop", func() { c.Stop(watchdog) })
+	tooltest.Within(t, "Stop", func() { c.Stop(tooltest.Watchdog) })
 	readToEOF(t, out)
 	if c.Group().Alive() {
 		t.Fatal("the group outlived Stop")
@@ -129,7 +114,7 @@ func TestStop_EndsWhatTheLeaderLeftInItsGroup(t *testing.T) {
 func TestKillLeftovers_TheGroupEndsWithItsLeader(t *testing.T) {
 	c, out := start(t, `sleep 1000 & echo ready`, &Options{KillLeftovers: true})
 	readLine(t, out)
-	within(t, "the leader's exit", func() { <-c.Exited() })
+	tooltest.Within(t, "the leader's exit", func() { <-c.Exited() })
 	readToEOF(t, out) // the orphaned sleep held stdout until it was killed
 	if !c.WaitExit(0) {
 		t.Fatal("WaitExit(0) on an exited child is false")
@@ -145,9 +130,9 @@ func TestDieWithParent_AChildStartsAndStopsLikeAnyOther(t *testing.T) {
 	if readLine(t, outA) != "a" || readLine(t, outB) != "b" {
 		t.Fatal("the children did not start")
 	}
-	within(t, "Stop", func() {
-		a.Stop(watchdog)
-		b.Stop(watchdog)
+	tooltest.Within(t, "Stop", func() {
+		a.Stop(tooltest.Watchdog)
+		b.Stop(tooltest.Watchdog)
 	})
 	if a.Err() != nil || b.Err() != nil {
 		t.Fatalf("ended with %v, %v", a.Err(), b.Err())
@@ -185,8 +170,8 @@ func TestLaunch_TheCommandsGroupIsSignalledWholeAndKeepsTheCallersAttributes(t *
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- wait() }()
-	within(t, "End", func() { g.End(watchdog) })
-	within(t, "the leader's reap", func() { <-waited })
+	tooltest.Within(t, "End", func() { g.End(tooltest.Watchdog) })
+	tooltest.Within(t, "the leader's reap", func() { <-waited })
 	if g.Alive() {
 		t.Fatal("the group outlived End")
 	}

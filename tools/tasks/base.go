@@ -4,7 +4,6 @@
 package tasks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,7 +47,8 @@ func schemaOf[T any]() func() json.RawMessage {
 }
 
 // tool is a task tool: its arguments P are decoded (unknown fields
-// refused) before run sees them, and it runs only bound to a session's set.
+// refused) and the task they name checked before run sees them, and it
+// runs only bound to a session's set.
 type tool[P any] struct {
 	base
 	run func(ctx context.Context, s *Set, p P) (*tools.Result, error)
@@ -64,9 +64,14 @@ func (t *tool[P]) Execute(context.Context, *tools.Call) (*tools.Result, error) {
 
 func (t *tool[P]) BindTasks(s *Set) tools.Tool {
 	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := decode[P](in)
+		p, err := tools.DecodeInput[P](in)
 		if err != nil {
 			return tools.Errorf("%v", err), nil
+		}
+		if n, ok := any(p).(namesTask); ok {
+			if res := needID(n.taskID()); res != nil {
+				return res, nil
+			}
 		}
 		return t.run(ctx, s, p)
 	}}
@@ -88,25 +93,16 @@ func unbound() *tools.Result {
 	return tools.Errorf("this agent has no background tasks")
 }
 
-// decode reads a call's arguments, refusing unknown fields.
-func decode[T any](in json.RawMessage) (T, error) {
-	var v T
-	in = bytes.TrimSpace(in)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return v, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
-	}
-	return v, nil
-}
-
 // idArg is the argument of the tools that name one task.
 type idArg struct {
 	ID string `json:"id" jsonschema:"The task's id, as the tool that started it or task_list gave it (for example t1)"`
 }
+
+// namesTask is implemented by the arguments of the tools that work on
+// one task (task_wait's id is optional: it does not).
+type namesTask interface{ taskID() string }
+
+func (a idArg) taskID() string { return a.ID }
 
 // needID checks an id argument.
 func needID(id string) *tools.Result {
@@ -114,6 +110,16 @@ func needID(id string) *tools.Result {
 		return tools.Errorf("id is required: name the task (task_list lists them)")
 	}
 	return nil
+}
+
+// viewResult is the answer that shows task id's full view after lead, or
+// the error of reading it.
+func viewResult(s *Set, id, lead string) *tools.Result {
+	r, err := s.Read(id)
+	if err != nil {
+		return tools.Errorf("%v", err)
+	}
+	return &tools.Result{Output: lead + view(r, s.o.Now())}
 }
 
 // view is a task's full view for the model: what it is, its new output,

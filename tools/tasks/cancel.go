@@ -17,19 +17,12 @@ var cancelDescription string
 
 func newCancel() *tool[idArg] {
 	return newTool(CancelName, cancelDescription, func(ctx context.Context, s *Set, p idArg) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
 		if _, err := s.Cancel(ctx, p.ID); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return tools.Errorf("%v", err), nil
 		}
-		r, err := s.Read(p.ID)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
-		return &tools.Result{Output: view(r, s.o.Now())}, nil
+		return viewResult(s, p.ID, ""), nil
 	})
 }

@@ -19,14 +19,13 @@ type continueParams struct {
 	Prompt string `json:"prompt" jsonschema:"The next instruction; the subagent still has its whole conversation"`
 }
 
+func (p continueParams) taskID() string { return p.ID }
+
 //go:embed continue.md
 var continueDescription string
 
 func newContinue() *tool[continueParams] {
 	return newTool(ContinueName, continueDescription, func(ctx context.Context, s *Set, p continueParams) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
 		if strings.TrimSpace(p.Prompt) == "" {
 			return tools.Errorf("prompt is required: say what the subagent should do next"), nil
 		}

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 )
 
 // NoticeHead is how much of a result a notice carries; the rest is a
@@ -204,11 +204,8 @@ func headOf(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + fmt.Sprintf("\n[… %d more bytes]", len(s)-i)
+	head := utf8cut.Prefix(s, n)
+	return head + fmt.Sprintf("\n[… %d more bytes]", len(s)-len(head))
 }
 
 // tailOf returns at most n bytes from the end of s, marked when cut.
@@ -216,8 +213,8 @@ func tailOf(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	p := runeStart([]byte(s[len(s)-n:]))
-	return fmt.Sprintf("[… %d bytes before]\n", len(s)-len(p)) + string(p)
+	p := utf8cut.TrimPartial(s[len(s)-n:])
+	return fmt.Sprintf("[… %d bytes before]\n", len(s)-len(p)) + p
 }
 
 // oneLine flattens s to its first line, at most n bytes.
@@ -227,11 +224,7 @@ func oneLine(s string, n int) string {
 		s = strings.TrimSpace(s[:i]) + " …"
 	}
 	if len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
+		s = utf8cut.Prefix(s, n) + "…"
 	}
 	return s
 }

@@ -4,9 +4,8 @@
 package tasks
 
 import (
-	"unicode/utf8"
-
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools/internal/utf8cut"
 )
 
 // tail keeps the last limit bytes of a stream and counts all of it.
@@ -37,7 +36,7 @@ func (b *tail) kept() []byte {
 	if len(k) > b.limit {
 		k = k[len(k)-b.limit:]
 	}
-	return runeStart(k)
+	return utf8cut.TrimPartial(k)
 }
 
 // dropped is how many bytes of the stream are no longer kept.
@@ -55,7 +54,7 @@ func (b *tail) since(off int64) (text string, lost int64) {
 	if off >= b.written {
 		return "", lost
 	}
-	return string(runeStart(k[off-start:])), lost
+	return string(utf8cut.TrimPartial(k[off-start:])), lost
 }
 
 // set replaces the stream with text that followed dropped lost bytes (a
@@ -84,14 +83,6 @@ func (b *tail) writeAt(at int64, text string) {
 		text = text[skip:]
 	}
 	b.write(text)
-}
-
-// runeStart drops the continuation bytes a cut left at the front.
-func runeStart(p []byte) []byte {
-	for i := 0; i < utf8.UTFMax && len(p) > 0 && !utf8.RuneStart(p[0]); i++ {
-		p = p[1:]
-	}
-	return p
 }
 
 // Output is where a running job writes what its task shows. Its methods

@@ -17,13 +17,6 @@ var readDescription string
 
 func newRead() *tool[idArg] {
 	return newTool(ReadName, readDescription, func(_ context.Context, s *Set, p idArg) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
-		r, err := s.Read(p.ID)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
-		return &tools.Result{Output: view(r, s.o.Now())}, nil
+		return viewResult(s, p.ID, ""), nil
 	})
 }

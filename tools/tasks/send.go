@@ -19,14 +19,13 @@ type sendParams struct {
 	Message string `json:"message" jsonschema:"What to tell it: a correction, a hint, a change of plan"`
 }
 
+func (p sendParams) taskID() string { return p.ID }
+
 //go:embed send.md
 var sendDescription string
 
 func newSend() *tool[sendParams] {
 	return newTool(SendName, sendDescription, func(ctx context.Context, s *Set, p sendParams) (*tools.Result, error) {
-		if res := needID(p.ID); res != nil {
-			return res, nil
-		}
 		if strings.TrimSpace(p.Message) == "" {
 			return tools.Errorf("message is required"), nil
 		}

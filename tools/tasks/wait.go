@@ -49,17 +49,9 @@ func newWait() *tool[waitParams] {
 		case w.None:
 			return &tools.Result{Output: "No background task is running, and none has settled since you last heard of it.\n\n" + Describe(s.List(), s.o.Now())}, nil
 		case w.Settled:
-			r, err := s.Read(w.Task.ID)
-			if err != nil {
-				return tools.Errorf("%v", err), nil
-			}
-			return &tools.Result{Output: view(r, s.o.Now())}, nil
+			return viewResult(s, w.Task.ID, ""), nil
 		case id != "":
-			r, err := s.Read(id)
-			if err != nil {
-				return tools.Errorf("%v", err), nil
-			}
-			return &tools.Result{Output: fmt.Sprintf("Task %s is still running after %ds.\n\n", id, secs) + view(r, s.o.Now())}, nil
+			return viewResult(s, id, fmt.Sprintf("Task %s is still running after %ds.\n\n", id, secs)), nil
 		}
 		return &tools.Result{Output: fmt.Sprintf("No task settled within %ds.\n\n", secs) + Describe(s.List(), s.o.Now())}, nil
 	})

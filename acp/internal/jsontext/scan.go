@@ -15,43 +15,57 @@ var errScan = errors.New("jsontext: malformed JSON object")
 // only as far as it needs to find the members; callers that need full
 // validity check it separately.
 func ScanObject(b []byte, fn func(key, val []byte) bool) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errScan
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return nil
-	}
-	for {
+	return scanItems(b, '{', '}', errScan, func(i int) (int, bool) {
 		if i >= len(b) || b[i] != '"' {
-			return errScan
+			return -1, false
 		}
 		kend := skipString(b, i)
 		if kend < 0 {
-			return errScan
+			return -1, false
 		}
 		key := b[i:kend]
 		i = skipWS(b, kend)
 		if i >= len(b) || b[i] != ':' {
-			return errScan
+			return -1, false
 		}
 		i = skipWS(b, i+1)
 		vend := skipValue(b, i)
 		if vend < 0 {
+			return -1, false
+		}
+		return vend, !fn(key, b[i:vend])
+	})
+}
+
+// scanItems walks the members of the JSON object or the elements of the
+// JSON array b, which opening and closing delimit; notOpen is the failure
+// when b does not start with opening. item reads the item at i and returns
+// where it ends (-1 when it is malformed) and whether the walk stops there.
+func scanItems(b []byte, opening, closing byte, notOpen error, item func(i int) (end int, stop bool)) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != opening {
+		return notOpen
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == closing {
+		return nil
+	}
+	for {
+		end, stop := item(i)
+		if end < 0 {
 			return errScan
 		}
-		if !fn(key, b[i:vend]) {
+		if stop {
 			return nil
 		}
-		i = skipWS(b, vend)
+		i = skipWS(b, end)
 		if i >= len(b) {
 			return errScan
 		}
 		switch b[i] {
 		case ',':
 			i = skipWS(b, i+1)
-		case '}':
+		case closing:
 			return nil
 		default:
 			return errScan
@@ -166,35 +180,13 @@ func hasBackslash(b []byte) bool {
 // b, in order, until fn returns false. The elements are subslices of b,
 // not copies. Like ScanObject it checks structure only as far as it needs.
 func ScanArray(b []byte, fn func(elem []byte) bool) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return errNotArray
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil
-	}
-	for {
+	return scanItems(b, '[', ']', errNotArray, func(i int) (int, bool) {
 		end := skipValue(b, i)
 		if end < 0 {
-			return errScan
+			return -1, false
 		}
-		if !fn(b[i:end]) {
-			return nil
-		}
-		i = skipWS(b, end)
-		if i >= len(b) {
-			return errScan
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case ']':
-			return nil
-		default:
-			return errScan
-		}
-	}
+		return end, !fn(b[i:end])
+	})
 }
 
 var errNotArray = errors.New("jsontext: not a JSON array")

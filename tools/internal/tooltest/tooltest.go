@@ -1,12 +1,13 @@
 // Package tooltest holds the test helpers the tools packages share: files
-// in a temporary tree, and a wait under a watchdog. It imports nothing of
-// the project.
+// in a temporary tree, and the one watchdog with a wait and a block run
+// under it. It imports nothing of the project.
 package tooltest
 
 import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -35,16 +36,33 @@ func Read(t testing.TB, dir, rel string) string {
 	return string(b)
 }
 
-// Await waits for ch under a watchdog (a deadlock guard, not a timing
-// assertion) that dumps every goroutine.
+// Watchdog bounds every wait of the tools tests so that a deadlock fails
+// with a goroutine dump; it is never an assertion about speed, and long
+// enough for a test that starts servers on a loaded machine.
+const Watchdog = 30 * time.Second
+
+// Await waits for ch under the [Watchdog], which dumps every goroutine.
 func Await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(20 * time.Second):
+	case <-time.After(Watchdog):
 		buf := make([]byte, 1<<20)
 		t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
 	}
 	panic("unreachable")
+}
+
+// Within runs f; should it not return before the [Watchdog], the test
+// binary panics with every goroutine's stack, the way a deadlock is best
+// read (f may be blocked where no test can fail it).
+func Within(t testing.TB, what string, f func()) {
+	t.Helper()
+	alarm := time.AfterFunc(Watchdog, func() {
+		debug.SetTraceback("all")
+		panic("timed out waiting for " + what)
+	})
+	defer alarm.Stop()
+	f()
 }
