@@ -295,7 +295,7 @@ func TestPolicyChecksAreAdviceAndDoNotFailTheRun(t *testing.T) {
 }
 
 func TestASetupFindingIsReportedOnceAndTheCasesGoOn(t *testing.T) {
-	schema := loadTestSchemas(t)
+	schema := schemaSet(t)
 	ids := "init/baseline|prompt/basic|session/new-distinct|data/handshake"
 	res := runFake(t, &Options{Schema: schema}, ids, "unknown-cap-key", "unstable-cap-key")
 	for _, id := range strings.Split(ids, "|") {
@@ -358,23 +358,6 @@ func keys(m map[string]Result) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func loadTestSchemas(t *testing.T) *SchemaSet {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := FindSchemaDir(wd)
-	if err != nil {
-		t.Skipf("needs the npm packages (make npm): %v", err)
-	}
-	s, err := LoadSchemas(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func TestCapListSendsNoNullParams(t *testing.T) {

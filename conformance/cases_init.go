@@ -43,10 +43,8 @@ func initCases() []*Case {
 			Name:  "a terminal auth method is listed only for a client that sent auth.terminal",
 			Items: []string{"acp-v1#21", "acp-v1#16"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, map[string]any{"auth": map[string]any{"terminal": false}})
-				c2 := t.Start(nil)
-				t.Init(c2, map[string]any{"auth": map[string]any{"terminal": true}})
+				t.Connect(nil, map[string]any{"auth": map[string]any{"terminal": false}})
+				t.Connect(nil, map[string]any{"auth": map[string]any{"terminal": true}})
 			},
 		},
 		{
@@ -63,39 +61,28 @@ func initCases() []*Case {
 				if len(c.Updates(seq, sid)) == 0 {
 					t.Errorf("the turn produced no session/update")
 				}
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
+				t.Cancel(c, sid)
 				t.Barrier(c)
 			},
 		},
 		capCase("cap/load", "loadSession", "loadSession: true is backed by a working session/load", func(t *T) {
 			c, sid := t.Open(nil, nil)
 			t.Prompt(c, sid, "remember this")
-			c.Shutdown(t.grace())
-			c2 := t.Start(nil)
-			t.Init(c2, nil)
+			c2 := t.Reconnect(c, nil, nil)
 			t.Do(c2, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}}, nil)
 		}),
 		capCase("cap/resume", "sessionCapabilities.resume", "sessionCapabilities.resume is backed by a working session/resume", func(t *T) {
 			c, sid := t.Open(nil, nil)
 			t.Prompt(c, sid, "remember this")
-			c.Shutdown(t.grace())
-			c2 := t.Start(nil)
-			t.Init(c2, nil)
+			c2 := t.Reconnect(c, nil, nil)
 			t.Do(c2, "session/resume", map[string]any{"sessionId": sid, "cwd": t.Cwd}, nil)
 		}),
 		capCase("cap/close", "sessionCapabilities.close", "sessionCapabilities.close is backed by a working session/close", func(t *T) {
 			c, sid := t.Open(nil, nil)
-			var res json.RawMessage
-			t.Do(c, "session/close", map[string]any{"sessionId": sid}, &res)
-			if !isObject(res) {
-				t.Errorf("session/close answered %s, want {}", clip(res, 80))
-			}
+			t.WantEmpty(c, "session/close", map[string]any{"sessionId": sid}, "session/close")
 		}),
 		capCase("cap/list", "sessionCapabilities.list", "sessionCapabilities.list is backed by a working session/list", func(t *T) {
-			c := t.Start(nil)
-			t.Init(c, nil)
+			c := t.Connect(nil, nil)
 			var res json.RawMessage
 			t.Do(c, "session/list", map[string]any{}, &res)
 			if getArray(res, "sessions") == nil && string(get(res, "sessions")) != "[]" {
@@ -104,15 +91,10 @@ func initCases() []*Case {
 		}),
 		capCase("cap/delete", "sessionCapabilities.delete", "sessionCapabilities.delete is backed by a working session/delete", func(t *T) {
 			c, sid := t.Open(nil, nil)
-			var res json.RawMessage
-			t.Do(c, "session/delete", map[string]any{"sessionId": sid}, &res)
-			if !isObject(res) {
-				t.Errorf("session/delete answered %s, want {}", clip(res, 80))
-			}
+			t.WantEmpty(c, "session/delete", map[string]any{"sessionId": sid}, "session/delete")
 		}),
 		capCase("cap/additional-directories", "sessionCapabilities.additionalDirectories", "sessionCapabilities.additionalDirectories accepts an absolute extra root", func(t *T) {
-			c := t.Start(nil)
-			t.Init(c, nil)
+			c := t.Connect(nil, nil)
 			extra := filepath.Join(t.Dir, "extra")
 			if err := os.Mkdir(extra, 0o755); err != nil {
 				t.Fatalf("%v", err)
@@ -126,13 +108,8 @@ func initCases() []*Case {
 			mcpEntry(t, map[string]any{"type": "sse", "name": "conformance-sse", "url": "http://127.0.0.1:9/sse", "headers": []any{}})
 		}),
 		capCase("cap/logout", "auth.logout", "auth.logout is backed by a logout that returns {}", func(t *T) {
-			c := t.Start(nil)
-			t.Init(c, nil)
-			var res json.RawMessage
-			t.Do(c, "logout", map[string]any{}, &res)
-			if !isObject(res) {
-				t.Errorf("logout answered %s, want {}", clip(res, 80))
-			}
+			c := t.Connect(nil, nil)
+			t.WantEmpty(c, "logout", map[string]any{}, "logout")
 		}),
 		capCase("cap/prompt-image", "promptCapabilities.image", "promptCapabilities.image: a prompt with an image block is accepted", func(t *T) {
 			c, sid := t.Open(nil, nil)
@@ -196,8 +173,7 @@ func capCase(id, need, name string, run func(t *T)) *Case {
 // mcpEntry opens a session with one MCP server entry of an advertised
 // transport: the entry must be accepted as well-formed.
 func mcpEntry(t *T, server map[string]any) {
-	c := t.Start(nil)
-	t.Init(c, nil)
+	c := t.Connect(nil, nil)
 	m := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{server}})
 	if m.Error != nil && m.Error.Code == -32602 {
 		t.Errorf("a %s MCP server entry was refused as invalid although the transport is advertised: %v", server["type"], m.Error)

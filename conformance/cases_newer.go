@@ -25,11 +25,8 @@ var missingMCP = []any{map[string]any{"name": "missing-docs", "command": "/nonex
 // returns the sequence number before the request and the answer's line.
 func (t *T) load(c *Client, sid string) (seq int, resp *Line) {
 	seq = c.Seq()
-	id, err := c.Send("session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	resp, err = c.Response(t.ctx, id)
+	id := t.Send(c, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}})
+	resp, err := c.Response(t.ctx, id)
 	switch {
 	case err != nil:
 		t.Fatalf("session/load: %v", err)
@@ -90,7 +87,7 @@ func newerCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), nil)
 				for _, p := range []string{"conf-write", "conf-spawn"} {
-					t.WantStop(t.Prompt(c, sid, p), "end_turn", p)
+					t.EndTurn(c, sid, p)
 				}
 				order, byID := ToolCalls(c, sid, 0)
 				names := map[string]bool{}
@@ -116,8 +113,7 @@ func newerCases() []*Case {
 			Items: []string{"extra#3"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, noticeCaps)
+				c := t.Connect(nil, noticeCaps)
 				var res json.RawMessage
 				t.Do(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": missingMCP}, &res)
 				sid := getString(res, "sessionId")
@@ -130,17 +126,13 @@ func newerCases() []*Case {
 					t.Errorf("a notice-aware client also got the warning as a message: %q", txt)
 				}
 				t.WantStop(t.Prompt(c, sid, "after the warning"), "end_turn", "a prompt")
-				c.Shutdown(t.grace())
 
-				c2 := t.Start(nil)
-				t.Init(c2, noticeCaps)
+				c2 := t.Reconnect(c, nil, noticeCaps)
 				if ns := kinds(t.loadReplay(c2, sid), "notice"); len(ns) > 0 {
 					t.Errorf("the replay has a notice: %s", clip(ns[0].Raw, 200))
 				}
-				c2.Shutdown(t.grace())
 
-				c3 := t.Start(nil)
-				t.Init(c3, nil)
+				c3 := t.Reconnect(c2, nil, nil)
 				t.Do(c3, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": missingMCP}, &res)
 				sid3 := getString(res, "sessionId")
 				t.Expect(c3, 0, "the warning as an agent message", func(m *Msg) bool {
@@ -157,8 +149,7 @@ func newerCases() []*Case {
 			Run: func(t *T) {
 				o := scripted("", nil)
 				o.Args = []string{"--context-window", "40"}
-				c := t.Start(o)
-				t.Init(c, compactionCaps)
+				c := t.Connect(o, compactionCaps)
 				sid := t.NewSession(c, t.Cwd)
 				t.WantStop(t.Prompt(c, sid, "first question"), "end_turn", "the first turn")
 				turn := t.Prompt(c, sid, "second question")
@@ -177,10 +168,8 @@ func newerCases() []*Case {
 				if cs[1].Seq > turn.Resp.Seq {
 					t.Errorf("the compaction ended after the turn's answer")
 				}
-				c.Shutdown(t.grace())
 
-				c2 := t.Start(o)
-				t.Init(c2, compactionCaps)
+				c2 := t.Reconnect(c, o, compactionCaps)
 				replay := t.loadReplay(c2, sid)
 				rc := kinds(replay, "compaction_update")
 				if len(rc) != 1 || getString(rc[0].Msg.Update(), "status") != "completed" || getString(rc[0].Msg.Update(), "compactionId") != getString(a, "compactionId") {
@@ -188,10 +177,8 @@ func newerCases() []*Case {
 				} else if users := userPrompts(replay); len(users) != 2 {
 					t.Errorf("the replay has prompts %q", users)
 				}
-				c2.Shutdown(t.grace())
 
-				c3 := t.Start(o)
-				t.Init(c3, nil)
+				c3 := t.Reconnect(c2, o, nil)
 				t.loadReplay(c3, sid)
 				sid3 := t.NewSession(c3, t.Cwd)
 				t.Prompt(c3, sid3, "first question")
@@ -214,8 +201,7 @@ func newerCases() []*Case {
 					{booleanCaps, "boolean", false, true, "boolean"},
 					{nil, "select", "off", "on", ""},
 				} {
-					c := t.Start(scripted("", nil))
-					t.Init(c, form.caps)
+					c := t.Connect(scripted("", nil), form.caps)
 					sid, res := t.NewSessionResult(c, t.Cwd)
 					opt := configOption(getArray(res, "configOptions"), "thinking")
 					if getString(opt, "type") != form.kind || getString(opt, "category") != "thought_level" {
@@ -263,10 +249,8 @@ func newerCases() []*Case {
 				}
 				t.WantStop(t.Prompt(c, fork, "only the fork"), "end_turn", "the fork's turn")
 				t.WantStop(t.Prompt(c, src, "only the source"), "end_turn", "the source's second turn")
-				c.Shutdown(t.grace())
 
-				c2 := t.Start(nil)
-				t.Init(c2, nil)
+				c2 := t.Reconnect(c, nil, nil)
 				if got, want := userPrompts(t.loadReplay(c2, fork)), []string{"the shared start", "only the fork"}; !slices.Equal(got, want) {
 					t.Errorf("the fork replays prompts %q, want %q", got, want)
 				}

@@ -50,9 +50,7 @@ func promptCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(nil, nil)
 				id, seq := t.SendPrompt(c, sid, "please take your time")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
+				t.Cancel(c, sid)
 				turn := t.Finish(c, id, seq)
 				if turn.Resp.Msg.Error != nil {
 					t.Errorf("a cancelled prompt was answered with an error: %v", turn.Resp.Msg.Error)
@@ -70,19 +68,9 @@ func promptCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				id, seq := t.SendPrompt(c, sid, "conf-stream-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				turn := t.Finish(c, id, seq)
-				t.WantStop(turn, "cancelled", "a prompt cancelled mid-stream")
-				end := t.Barrier(c)
-				for _, l := range c.Updates(turn.Resp.Seq, sid) {
-					if l.Seq < end {
-						t.Errorf("an update after the cancelled response: %s", clip(l.Raw, 200))
-					}
-				}
+				id, seq := t.SendStreaming(c, sid, "conf-stream-hang")
+				turn := t.CancelTurn(c, sid, id, seq, "a prompt cancelled mid-stream")
+				t.WantQuiet(c, sid, turn.Resp.Seq, "an update after the cancelled response")
 				t.WantStop(t.Prompt(c, sid, "hello again"), "end_turn", "the prompt after the cancel")
 			},
 		},
@@ -93,14 +81,10 @@ func promptCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				id, seq := t.SendPrompt(c, sid, "conf-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
+				id, seq := t.SendStreaming(c, sid, "conf-hang")
 				m := t.Call(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{Text("me too")}})
 				t.WantError(m, -32602, "a concurrent prompt")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.WantStop(t.Finish(c, id, seq), "cancelled", "the first prompt")
+				t.CancelTurn(c, sid, id, seq, "the first prompt")
 			},
 		},
 		{
@@ -160,8 +144,7 @@ func promptCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				turn := t.Prompt(c, sid, "conf-think")
-				t.WantStop(turn, "end_turn", "conf-think")
+				turn := t.EndTurn(c, sid, "conf-think")
 				if chunkText(c, sid, "agent_thought_chunk", turn.Start, turn.Resp.Seq) == "" {
 					t.Errorf("no agent_thought_chunk for the model's reasoning")
 				}
@@ -202,8 +185,7 @@ func promptCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
 				t.WantStop(t.Prompt(c, sid, "before the crash"), "end_turn", "the first prompt")
-				_, seq := t.SendPrompt(c, sid, "conf-stream-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
+				t.SendStreaming(c, sid, "conf-stream-hang")
 				if err := c.CloseStdin(); err != nil {
 					t.Fatalf("%v", err)
 				}
@@ -215,10 +197,8 @@ func promptCases() []*Case {
 				if code := c.ExitCode(); code != 0 {
 					t.Errorf("the agent exited with %d after stdin closed, want 0", code)
 				}
-				c2 := t.Start(&ClientOptions{Script: "conformance.json"})
-				t.Init(c2, nil)
-				seq2 := c2.Seq()
-				t.Do(c2, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}}, nil)
+				c2 := t.Connect(&ClientOptions{Script: "conformance.json"}, nil)
+				seq2, _ := t.load(c2, sid)
 				if user := chunkText(c2, sid, "user_message_chunk", seq2, -1); !strings.Contains(user, "before the crash") {
 					t.Errorf("the reloaded session lost the completed exchange; user chunks read %q", user)
 				}
@@ -273,8 +253,7 @@ func configCases() []*Case {
 			Name:  "session/set_mode to an advertised mode returns {}, an unknown mode -32602, and the mode config option follows",
 			Items: []string{"acp-v1#61", "acp-v1#65", "acp-v1#60"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				sid, res := t.NewSessionResult(c, t.Cwd)
 				modes := getArray(res, "modes", "availableModes")
 				if len(modes) < 2 {
@@ -288,11 +267,7 @@ func configCases() []*Case {
 						break
 					}
 				}
-				var r json.RawMessage
-				t.Do(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": target}, &r)
-				if !isObject(r) {
-					t.Errorf("session/set_mode answered %s, want {}", clip(r, 80))
-				}
+				t.WantEmpty(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": target}, "session/set_mode")
 				m := t.Call(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "no-such-mode"})
 				if m.Error == nil {
 					t.Errorf("session/set_mode accepted an unknown mode")
@@ -327,17 +302,9 @@ func configCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				id, seq := t.SendPrompt(c, sid, "conf-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
-				var r json.RawMessage
-				t.Do(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "yolo"}, &r)
-				if !isObject(r) {
-					t.Errorf("session/set_mode mid-turn answered %s, want {}", clip(r, 80))
-				}
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.WantStop(t.Finish(c, id, seq), "cancelled", "the running prompt")
+				id, seq := t.SendStreaming(c, sid, "conf-hang")
+				t.WantEmpty(c, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "yolo"}, "session/set_mode mid-turn")
+				t.CancelTurn(c, sid, id, seq, "the running prompt")
 			},
 		},
 		{
@@ -345,8 +312,7 @@ func configCases() []*Case {
 			Name:  "session/set_config_option returns the complete list with the new value; unknown ids and values are -32602",
 			Items: []string{"acp-v1#62", "acp-v1#63", "acp-v1#64", "acp-v1#65"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				sid, res := t.NewSessionResult(c, t.Cwd)
 				opts := getArray(res, "configOptions")
 				if len(opts) == 0 {

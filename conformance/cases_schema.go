@@ -28,9 +28,9 @@ func schemaCases() []*Case {
 				if t.Schema() == nil {
 					t.Skipf("no schema given (Options.Schema; dshd conformance --schema)")
 				}
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), optIn)
+				c, sid := t.Open(asking(PermissionAnswer("allow_once")), optIn)
 				for _, p := range []string{"conf-write", "conf-plan", "conf-both", "conf-spawn-write", "conf-think"} {
-					t.WantStop(t.Prompt(c, sid, p), "end_turn", p)
+					t.EndTurn(c, sid, p)
 				}
 			},
 		},
@@ -40,9 +40,9 @@ func schemaCases() []*Case {
 			Items: []string{"acp-v1#71", "acp-v1#19"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), nil)
+				c, sid := t.Open(asking(PermissionAnswer("allow_once")), nil)
 				for _, p := range []string{"conf-write", "conf-run", "conf-spawn-write"} {
-					t.WantStop(t.Prompt(c, sid, p), "end_turn", p)
+					t.EndTurn(c, sid, p)
 				}
 				if rs := requests(c, "elicitation/create"); len(rs) > 0 {
 					t.Errorf("elicitation/create without the capability: %s", clip(rs[0].Raw, 200))

@@ -20,8 +20,7 @@ func sessionCases() []*Case {
 			Name:  "session/new returns non-empty string ids, different for two sessions",
 			Items: []string{"acp-v1#25"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				a, b := t.NewSession(c, t.Cwd), t.NewSession(c, t.Cwd)
 				if a == b {
 					t.Errorf("two session/new calls returned the same id %q", a)
@@ -34,8 +33,7 @@ func sessionCases() []*Case {
 			Items: []string{"acp-v1#33"},
 			Needs: []string{"sessionCapabilities.list"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				other := mkdir(t, "other")
 				mine := []string{t.NewSession(c, t.Cwd), t.NewSession(c, t.Cwd)}
 				theirs := t.NewSession(c, other)
@@ -75,8 +73,7 @@ func sessionCases() []*Case {
 			Items: []string{"acp-v1#34"},
 			Needs: []string{"sessionCapabilities.list"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				const n = 55
 				want := map[string]bool{}
 				for range n {
@@ -144,11 +141,7 @@ func sessionCases() []*Case {
 				t.Prompt(c, sid, "hello")
 				keep := t.NewSession(c, t.Cwd)
 				t.Prompt(c, keep, "hello")
-				var res json.RawMessage
-				t.Do(c, "session/delete", map[string]any{"sessionId": sid}, &res)
-				if !isObject(res) {
-					t.Errorf("session/delete answered %s, want {}", clip(res, 80))
-				}
+				t.WantEmpty(c, "session/delete", map[string]any{"sessionId": sid}, "session/delete")
 				got := listAll(t, c, t.Cwd)
 				if _, ok := got[sid]; ok {
 					t.Errorf("the deleted session %s is still listed", sid)
@@ -156,8 +149,8 @@ func sessionCases() []*Case {
 				if _, ok := got[keep]; !ok {
 					t.Errorf("deleting %s also removed %s from the list", sid, keep)
 				}
-				t.Do(c, "session/delete", map[string]any{"sessionId": "s_never_existed"}, &res)
-				t.Do(c, "session/delete", map[string]any{"sessionId": sid}, &res)
+				t.Do(c, "session/delete", map[string]any{"sessionId": "s_never_existed"}, nil)
+				t.Do(c, "session/delete", map[string]any{"sessionId": sid}, nil)
 			},
 		},
 		{
@@ -169,10 +162,8 @@ func sessionCases() []*Case {
 				c, sid := t.Open(nil, nil)
 				t.Prompt(c, sid, "first message")
 				t.Prompt(c, sid, "second message")
-				c.Shutdown(t.grace())
 
-				c2 := t.Start(nil)
-				t.Init(c2, nil)
+				c2 := t.Reconnect(c, nil, nil)
 				seq, resp := t.load(c2, sid)
 				replay := c2.Updates(seq, "")
 				var users, agents []string
@@ -220,9 +211,7 @@ func sessionCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(nil, nil)
 				t.Prompt(c, sid, "first message")
-				c.Shutdown(t.grace())
-				c2 := t.Start(nil)
-				t.Init(c2, nil)
+				c2 := t.Reconnect(c, nil, nil)
 				seq := c2.Seq()
 				m := t.Call(c2, "session/resume", map[string]any{"sessionId": sid, "cwd": t.Cwd})
 				if m.Error != nil {
@@ -246,16 +235,8 @@ func sessionCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				pid, seq := t.SendPrompt(c, sid, "conf-stream-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
-				cid, err := c.Send("session/close", map[string]any{"sessionId": sid})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				closeResp, err := c.Response(t.ctx, cid)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				pid, seq := t.SendStreaming(c, sid, "conf-stream-hang")
+				closeResp := t.Response(c, t.Send(c, "session/close", map[string]any{"sessionId": sid}))
 				if closeResp.Msg.Error != nil || !isObject(closeResp.Msg.Result) {
 					t.Errorf("session/close answered %s, want {}", clip(closeResp.Raw, 200))
 				}
@@ -264,12 +245,7 @@ func sessionCases() []*Case {
 				if turn.Resp.Seq > closeResp.Seq {
 					t.Errorf("session/close was answered before the prompt's cancelled response")
 				}
-				end := t.Barrier(c)
-				for _, l := range c.Updates(turn.Resp.Seq, sid) {
-					if l.Seq < end {
-						t.Errorf("an update after the closed turn's response: %s", clip(l.Raw, 200))
-					}
-				}
+				t.WantQuiet(c, sid, turn.Resp.Seq, "an update after the closed turn's response")
 				if t.IsDshd() {
 					t.WantError(t.Call(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{Text("hi")}}), -32002, "a prompt for a closed session")
 				}
@@ -281,8 +257,7 @@ func sessionCases() []*Case {
 			Items: []string{"acp-v1#36"},
 			Needs: []string{"sessionCapabilities.additionalDirectories"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				extra := mkdir(t, "extra")
 				bad := []any{[]any{"relative/dir"}, []any{""}, []any{nil}, "not-an-array", []any{42}}
 				for _, dirs := range bad {
@@ -293,10 +268,8 @@ func sessionCases() []*Case {
 				t.Do(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}, "additionalDirectories": []string{extra}}, &res)
 				sid := getString(res, "sessionId")
 				t.Prompt(c, sid, "hello")
-				c.Shutdown(t.grace())
 
-				c2 := t.Start(nil)
-				t.Init(c2, nil)
+				c2 := t.Reconnect(c, nil, nil)
 				if t.Agent().Has("loadSession") {
 					for _, dirs := range bad[:3] {
 						m := t.Call(c2, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}, "additionalDirectories": dirs})
@@ -324,8 +297,7 @@ func sessionCases() []*Case {
 			Items: []string{"acp-v1#36"},
 			Needs: []string{"sessionCapabilities.additionalDirectories"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				m := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}, "additionalDirectories": nil})
 				t.WantError(m, -32602, "session/new with additionalDirectories null")
 			},
@@ -338,8 +310,8 @@ func sessionCases() []*Case {
 			Run: func(t *T) {
 				proc := mkdir(t, "proc")
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json", Args: []string{"--mode", "yolo"}, Dir: proc}, nil)
-				t.WantStop(t.Prompt(c, sid, "conf-write"), "end_turn", "conf-write")
-				t.WantStop(t.Prompt(c, sid, "conf-run"), "end_turn", "conf-run")
+				t.EndTurn(c, sid, "conf-write")
+				t.EndTurn(c, sid, "conf-run")
 				for _, f := range []string{"notes.txt", "ran.txt"} {
 					if _, err := os.Stat(filepath.Join(t.Cwd, f)); err != nil {
 						t.Errorf("%s was not made in the session cwd: %v", f, err)

@@ -74,6 +74,14 @@ func awaitChild(t *T, c *Client, seq int, prefix, state string) string {
 	return found
 }
 
+// awaitCancelled waits until child id reports idle with stopReason
+// cancelled (what names the wait in a failure).
+func awaitCancelled(t *T, c *Client, seq int, id, what string) {
+	t.Expect(c, seq, what, func(m *Msg) bool {
+		return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == id && getString(m.Update(), "state", "stopReason") == "cancelled"
+	})
+}
+
 // checkChildTurn checks one delegation seen by an opted-in client: the
 // announcement on the parent, running then idle(want) on the parent, the
 // task as session_message views, child traffic only under the child's id,
@@ -148,8 +156,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), nil)
-				turn := t.Prompt(c, sid, "conf-both")
-				t.WantStop(turn, "end_turn", "conf-both")
+				turn := t.EndTurn(c, sid, "conf-both")
 				order, byID := ToolCalls(c, sid, turn.Start)
 				n := 0
 				for _, id := range order {
@@ -178,8 +185,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
-				turn := t.Prompt(c, sid, "conf-spawn")
-				t.WantStop(turn, "end_turn", "conf-spawn")
+				turn := t.EndTurn(c, sid, "conf-spawn")
 				if kids := checkChildTurn(t, c, sid, turn, "end_turn"); len(kids) != 1 {
 					t.Errorf("want one child, got %d", len(kids))
 				}
@@ -192,8 +198,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
-				turn := t.Prompt(c, sid, "conf-both")
-				t.WantStop(turn, "end_turn", "conf-both")
+				turn := t.EndTurn(c, sid, "conf-both")
 				kids := checkChildTurn(t, c, sid, turn, "end_turn")
 				if len(kids) != 2 {
 					t.Errorf("want two children (spawn and fork), got %d", len(kids))
@@ -214,8 +219,7 @@ func subagentCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
-				turn := t.Prompt(c, sid, "conf-spawn-fail")
-				t.WantStop(turn, "end_turn", "conf-spawn-fail")
+				turn := t.EndTurn(c, sid, "conf-spawn-fail")
 				kids := checkChildTurn(t, c, sid, turn, "error")
 				for _, k := range kids {
 					if e := get(k.idle, "error"); getString(e, "message") == "" || get(e, "code") == nil {
@@ -237,9 +241,7 @@ func subagentCases() []*Case {
 					return m.SessionID() == hang && m.UpdateKind() == "agent_message_chunk"
 				})
 				cancelAt := c.Seq()
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": hang}); err != nil {
-					t.Fatalf("%v", err)
-				}
+				t.Cancel(c, hang)
 				turn := t.Finish(c, id, seq)
 				t.WantStop(turn, "end_turn", "the parent after one child was cancelled")
 				_, byID := children(c, seq)
@@ -269,11 +271,7 @@ func subagentCases() []*Case {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
 				id, seq := t.SendPrompt(c, sid, "conf-spawn-hang")
 				kid := awaitChild(t, c, seq, "child-hang", "running")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				turn := t.Finish(c, id, seq)
-				t.WantStop(turn, "cancelled", "the cancelled parent")
+				turn := t.CancelTurn(c, sid, id, seq, "the cancelled parent")
 				_, byID := children(c, seq)
 				k := byID[kid]
 				if len(k.states) == 0 || k.states[len(k.states)-1] != "idle:cancelled" || k.stateSeqs[len(k.stateSeqs)-1] > turn.Resp.Seq {
@@ -287,9 +285,8 @@ func subagentCases() []*Case {
 			Items: []string{"subagents#10", "subagents#4"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), optIn)
-				turn := t.Prompt(c, sid, "conf-spawn-write")
-				t.WantStop(turn, "end_turn", "conf-spawn-write")
+				c, sid := t.Open(asking(PermissionAnswer("allow_once")), optIn)
+				turn := t.EndTurn(c, sid, "conf-spawn-write")
 				_, byID := children(c, turn.Start)
 				reqs := requests(c, "session/request_permission")
 				if len(reqs) == 0 {
@@ -300,7 +297,7 @@ func subagentCases() []*Case {
 						t.Errorf("the child's permission request names session %s, not the child", r.Msg.SessionID())
 					}
 				}
-				if got, _ := readFile(t, filepath.Join(t.Cwd, "child.txt")); got != "from the child\n" {
+				if got, _ := cwdFile(t, "child.txt"); got != "from the child\n" {
 					t.Errorf("the allowed child write did not happen: %q", got)
 				}
 			},
@@ -311,9 +308,8 @@ func subagentCases() []*Case {
 			Items: []string{"subagents#2", "acp-v1#55", "acp-v1#52"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), nil)
-				turn := t.Prompt(c, sid, "conf-spawn-write")
-				t.WantStop(turn, "end_turn", "conf-spawn-write")
+				c, sid := t.Open(asking(PermissionAnswer("allow_once")), nil)
+				turn := t.EndTurn(c, sid, "conf-spawn-write")
 				reqs := requests(c, "session/request_permission")
 				if len(reqs) == 0 {
 					t.Fatalf("no permission request for the child's write in ask mode")
@@ -325,7 +321,7 @@ func subagentCases() []*Case {
 						t.Errorf("permission request for %s/%s: want the parent session and a tool call announced there", r.Msg.SessionID(), tc)
 					}
 				}
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "child.txt")); !ok {
+				if _, ok := cwdFile(t, "child.txt"); !ok {
 					t.Errorf("the allowed child write did not happen")
 				}
 			},
@@ -336,9 +332,9 @@ func subagentCases() []*Case {
 			Items: []string{"subagents#19", "subagents#18", "acp-v1#43"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), optIn)
+				c, sid := t.Open(asking(nil), optIn)
 				t.cancelWhileAsked(c, sid, "conf-spawn-write", "the cancelled parent")
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "child.txt")); ok {
+				if _, ok := cwdFile(t, "child.txt"); ok {
 					t.Errorf("the child's tool ran although its permission was cancelled")
 				}
 			},
@@ -349,21 +345,15 @@ func subagentCases() []*Case {
 			Items: []string{"subagents#19", "subagents#16"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), optIn)
+				c, sid := t.Open(asking(nil), optIn)
 				id, seq := t.SendPrompt(c, sid, "conf-spawn-write")
 				req := t.ExpectRequest(c, seq, "session/request_permission")
 				kid := req.Msg.SessionID()
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": kid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.Expect(c, seq, "the child's idle/cancelled", func(m *Msg) bool {
-					return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == kid && getString(m.Update(), "state", "stopReason") == "cancelled"
-				})
-				if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "allow_once")); err != nil {
-					t.Fatalf("%v", err)
-				}
+				t.Cancel(c, kid)
+				awaitCancelled(t, c, seq, kid, "the child's idle/cancelled")
+				t.Reply(c, req.Msg.ID, permissionOutcome(req.Msg, "allow_once"))
 				t.WantStop(t.Finish(c, id, seq), "end_turn", "the parent")
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "child.txt")); ok {
+				if _, ok := cwdFile(t, "child.txt"); ok {
 					t.Errorf("a late allow restarted the cancelled child's work")
 				}
 			},
@@ -462,11 +452,9 @@ func subagentCases2() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
-				t.WantStop(t.Prompt(c, sid, "conf-spawn"), "end_turn", "conf-spawn")
-				c.Shutdown(t.grace())
+				t.EndTurn(c, sid, "conf-spawn")
 
-				c2 := t.Start(scripted("yolo", nil))
-				t.Init(c2, optIn)
+				c2 := t.Reconnect(c, scripted("yolo", nil), optIn)
 				seq, resp := t.load(c2, sid)
 				order, byID := children(c2, seq)
 				if len(order) == 0 {
@@ -483,10 +471,8 @@ func subagentCases2() []*Case {
 						}
 					}
 				}
-				c2.Shutdown(t.grace())
 
-				c3 := t.Start(scripted("yolo", nil))
-				t.Init(c3, nil)
+				c3 := t.Reconnect(c2, scripted("yolo", nil), nil)
 				seq3 := c3.Seq()
 				t.Do(c3, "session/load", map[string]any{"sessionId": sid, "cwd": t.Cwd, "mcpServers": []any{}}, nil)
 				for _, l := range c3.Updates(seq3, "") {
@@ -507,8 +493,7 @@ func subagentCases2() []*Case {
 			Heavy: true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", nil), optIn)
-				turn := t.Prompt(c, sid, "conf-fanout")
-				t.WantStop(turn, "end_turn", "conf-fanout")
+				turn := t.EndTurn(c, sid, "conf-fanout")
 				order, byID := children(c, turn.Start)
 				if len(order) != 100 {
 					t.Errorf("want 100 children, got %d", len(order))
@@ -538,8 +523,7 @@ func subagentCases2() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json", Args: []string{"--mode", "yolo", "--max-depth", "2"}}, optIn)
-				turn := t.Prompt(c, sid, "conf-recurse")
-				t.WantStop(turn, "end_turn", "conf-recurse")
+				turn := t.EndTurn(c, sid, "conf-recurse")
 				order, byID := children(c, turn.Start)
 				if len(order) != 2 {
 					t.Fatalf("want 2 nested children under --max-depth 2, got %d", len(order))
@@ -588,11 +572,9 @@ func subagentCases2() []*Case {
 					"args":    append(slices.Clone(t.r.target.Args), "--model", "scripted:"+filepath.Join(t.r.scriptDir, "conformance.json"), "--mode", "yolo", "--state-dir", filepath.Join(t.Dir, "inner-state")),
 				}}}
 				writeFile(t, cfg, string(mustJSON(inner)))
-				c := t.Start(&ClientOptions{Script: "conformance.json", Args: []string{"--mode", "yolo", "--subagent", "subagent=acp,agent=inner"}, Env: []string{"XDG_CONFIG_HOME=" + filepath.Join(t.Dir, "config")}})
-				t.Init(c, optIn)
+				c := t.Connect(&ClientOptions{Script: "conformance.json", Args: []string{"--mode", "yolo", "--subagent", "subagent=acp,agent=inner"}, Env: []string{"XDG_CONFIG_HOME=" + filepath.Join(t.Dir, "config")}}, optIn)
 				sid := t.NewSession(c, t.Cwd)
-				turn := t.Prompt(c, sid, "conf-relay")
-				t.WantStop(turn, "end_turn", "conf-relay")
+				turn := t.EndTurn(c, sid, "conf-relay")
 				order, byID := children(c, turn.Start)
 				if len(order) < 2 {
 					t.Fatalf("want the acp child and its relayed child announced, got %d children", len(order))
@@ -613,12 +595,8 @@ func subagentCases2() []*Case {
 				if up := byID[g].outer; byID[up] == nil || byID[up].outer != sid {
 					t.Errorf("the relayed hanging child %s is not announced under the acp child", g)
 				}
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": g}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				t.Expect(c, seq, "idle/cancelled for the relayed child", func(m *Msg) bool {
-					return m.UpdateKind() == "subagent_update" && getString(m.Update(), "sessionId") == g && getString(m.Update(), "state", "stopReason") == "cancelled"
-				})
+				t.Cancel(c, g)
+				awaitCancelled(t, c, seq, g, "idle/cancelled for the relayed child")
 				t.WantStop(t.Finish(c, id, seq), "end_turn", "the parent after its relayed grandchild was cancelled")
 			},
 		},

@@ -24,6 +24,12 @@ func scripted(mode string, handlers map[string]Handler) *ClientOptions {
 	return o
 }
 
+// asking is the options of a dshd case in ask mode whose permission
+// requests the handler answers (nil: the case answers them itself).
+func asking(permission Handler) *ClientOptions {
+	return scripted("ask", map[string]Handler{"session/request_permission": permission})
+}
+
 func writeFile(t *T, path, content string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatalf("%v", err)
@@ -36,6 +42,12 @@ func writeFile(t *T, path, content string) {
 func readFile(t *T, path string) (string, bool) {
 	b, err := os.ReadFile(path)
 	return string(b), err == nil
+}
+
+// cwdFile reads name in the session cwd, where the scripted tools write;
+// ok is false when there is no such file.
+func cwdFile(t *T, name string) (string, bool) {
+	return readFile(t, filepath.Join(t.Cwd, name))
 }
 
 // requests returns the agent's requests with one of the methods.
@@ -63,12 +75,12 @@ func toolCases() []*Case {
 				writeFile(t, filepath.Join(t.Cwd, "readme.txt"), "the readme\n")
 				c, sid := t.Open(scripted("yolo", nil), nil)
 				for _, p := range []string{"conf-read", "conf-write", "conf-run"} {
-					t.WantStop(t.Prompt(c, sid, p), "end_turn", p)
+					t.EndTurn(c, sid, p)
 				}
 				if rs := requests(c, "fs/read_text_file", "fs/write_text_file", "terminal/create"); len(rs) > 0 {
 					t.Errorf("the agent called %s without the client capability", rs[0].Msg.Method)
 				}
-				if got, _ := readFile(t, filepath.Join(t.Cwd, "notes.txt")); got != "hello from the agent\n" {
+				if got, _ := cwdFile(t, "notes.txt"); got != "hello from the agent\n" {
 					t.Errorf("write_file did not write locally: %q", got)
 				}
 			},
@@ -81,8 +93,7 @@ func toolCases() []*Case {
 			Run: func(t *T) {
 				writeFile(t, filepath.Join(t.Cwd, "readme.txt"), "the readme from disk\n")
 				c, sid := t.Open(scripted("yolo", FSHandlers(FSOptions{})), map[string]any{"fs": map[string]any{"readTextFile": true}})
-				turn := t.Prompt(c, sid, "conf-read")
-				t.WantStop(turn, "end_turn", "conf-read")
+				turn := t.EndTurn(c, sid, "conf-read")
 				reads := requests(c, "fs/read_text_file")
 				if len(reads) == 0 {
 					t.Fatalf("read_file did not use fs/read_text_file although the client offers it")
@@ -93,8 +104,8 @@ func toolCases() []*Case {
 				if !strings.Contains(AgentText(c, sid, turn.Start, -1), "the readme from disk") {
 					t.Errorf("the read content did not reach the model")
 				}
-				t.WantStop(t.Prompt(c, sid, "conf-write"), "end_turn", "conf-write")
-				if got, _ := readFile(t, filepath.Join(t.Cwd, "notes.txt")); got != "hello from the agent\n" {
+				t.EndTurn(c, sid, "conf-write")
+				if got, _ := cwdFile(t, "notes.txt"); got != "hello from the agent\n" {
 					t.Errorf("write_file did not write locally: %q", got)
 				}
 			},
@@ -106,8 +117,7 @@ func toolCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("yolo", FSHandlers(FSOptions{NullWriteResult: true})), Caps{Read: true, Write: true}.JSON())
-				turn := t.Prompt(c, sid, "conf-write")
-				t.WantStop(turn, "end_turn", "conf-write")
+				turn := t.EndTurn(c, sid, "conf-write")
 				writes := requests(c, "fs/write_text_file")
 				if len(writes) != 1 {
 					t.Fatalf("want one fs/write_text_file, got %d", len(writes))
@@ -129,8 +139,7 @@ func toolCases() []*Case {
 				terms := &Terminals{NullResults: true}
 				t.Cleanup(terms.Close)
 				c, sid := t.Open(scripted("yolo", terms.Handlers()), Caps{Terminal: true}.JSON())
-				turn := t.Prompt(c, sid, "conf-run")
-				t.WantStop(turn, "end_turn", "conf-run")
+				turn := t.EndTurn(c, sid, "conf-run")
 				if len(requests(c, "terminal/release")) == 0 {
 					t.Errorf("the terminal was never released")
 				}
@@ -159,11 +168,7 @@ func toolCases() []*Case {
 				c, sid := t.Open(scripted("yolo", terms.Handlers()), Caps{Terminal: true}.JSON())
 				id, seq := t.SendPrompt(c, sid, "conf-run-sleep")
 				t.ExpectRequest(c, seq, "terminal/wait_for_exit")
-				if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				turn := t.Finish(c, id, seq)
-				t.WantStop(turn, "cancelled", "a turn cancelled during a command")
+				turn := t.CancelTurn(c, sid, id, seq, "a turn cancelled during a command")
 				released := false
 				for _, l := range requests(c, "terminal/release") {
 					released = released || l.Seq < turn.Resp.Seq
@@ -193,12 +198,12 @@ func toolCases() []*Case {
 			Items: []string{"acp-v1#74", "acp-v1#55"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": ErrorHandler(errRequestCancelled)}), nil)
+				c, sid := t.Open(asking(ErrorHandler(errRequestCancelled)), nil)
 				turn := t.Prompt(c, sid, "conf-write")
 				if turn.Resp.Msg.Error != nil {
 					t.Errorf("the turn failed: %v", turn.Resp.Msg.Error)
 				}
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "notes.txt")); ok {
+				if _, ok := cwdFile(t, "notes.txt"); ok {
 					t.Errorf("the tool ran although its permission request was answered -32800")
 				}
 				t.WantStop(t.Prompt(c, sid, "hello"), "end_turn", "the next prompt")
@@ -259,7 +264,7 @@ func toolCases() []*Case {
 				if got := statuses(lastTool(t, c, sid, turn.Start)); !slices.Contains(got, "failed") || slices.Contains(got, "completed") {
 					t.Errorf("a rejected tool call went %v, want failed", got)
 				}
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "notes.txt")); ok {
+				if _, ok := cwdFile(t, "notes.txt"); ok {
 					t.Errorf("the rejected write happened")
 				}
 				kind.Store("reject_always")
@@ -269,7 +274,7 @@ func toolCases() []*Case {
 				if n := len(requests(c, "session/request_permission")); n != asked {
 					t.Errorf("the agent asked again after reject_always")
 				}
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "notes.txt")); ok {
+				if _, ok := cwdFile(t, "notes.txt"); ok {
 					t.Errorf("a write after reject_always happened")
 				}
 			},
@@ -280,9 +285,9 @@ func toolCases() []*Case {
 			Items: []string{"acp-v1#43", "acp-v1#11", "acp-v1#41"},
 			Dshd:  true,
 			Run: func(t *T) {
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": nil}), nil)
+				c, sid := t.Open(asking(nil), nil)
 				t.cancelWhileAsked(c, sid, "conf-write", "a turn cancelled during a permission request")
-				if _, ok := readFile(t, filepath.Join(t.Cwd, "notes.txt")); ok {
+				if _, ok := cwdFile(t, "notes.txt"); ok {
 					t.Errorf("the tool ran although its permission was cancelled")
 				}
 				t.Barrier(c)
@@ -296,8 +301,7 @@ func toolCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(scripted("", nil), nil)
-				turn := t.Prompt(c, sid, "conf-plan")
-				t.WantStop(turn, "end_turn", "conf-plan")
+				turn := t.EndTurn(c, sid, "conf-plan")
 				l := t.ExpectUpdate(c, turn.Start, sid, "plan")
 				if n := len(getArray(l.Msg.Update(), "entries")); n != 3 {
 					t.Errorf("the plan has %d entries, want the complete list of 3", n)
@@ -311,7 +315,7 @@ func toolCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				writeFile(t, filepath.Join(t.Cwd, "edit.txt"), "alpha\n")
-				c, sid := t.Open(scripted("ask", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), nil)
+				c, sid := t.Open(asking(PermissionAnswer("allow_once")), nil)
 				for _, tc := range []struct {
 					prompt, file string
 					oldText      bool
@@ -346,7 +350,7 @@ func toolCases() []*Case {
 						}
 					}
 				}
-				if got, _ := readFile(t, filepath.Join(t.Cwd, "edit.txt")); got != "beta\n" {
+				if got, _ := cwdFile(t, "edit.txt"); got != "beta\n" {
 					t.Errorf("the edit did not apply: %q", got)
 				}
 			},
@@ -363,8 +367,7 @@ func permissionModeCase(mode string, askEdit, askExec bool) *Case {
 		Items: []string{"acp-v1#55", "acp-v1#61"},
 		Dshd:  true,
 		Run: func(t *T) {
-			c := t.Start(scripted("", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}))
-			t.Init(c, nil)
+			c := t.Connect(scripted("", map[string]Handler{"session/request_permission": PermissionAnswer("allow_once")}), nil)
 			sid, res := t.NewSessionResult(c, t.Cwd)
 			if getString(res, "modes", "currentModeId") != "ask" {
 				t.Fatalf("new sessions start in mode %q, want ask (dshd's default)", getString(res, "modes", "currentModeId"))
@@ -381,7 +384,7 @@ func permissionModeCase(mode string, askEdit, askExec bool) *Case {
 				if asked != tc.ask {
 					t.Errorf("mode %s, %s: asked=%v, want %v", mode, tc.prompt, asked, tc.ask)
 				}
-				if _, ok := readFile(t, filepath.Join(t.Cwd, tc.file)); !ok {
+				if _, ok := cwdFile(t, tc.file); !ok {
 					t.Errorf("mode %s, %s: the allowed tool did not run", mode, tc.prompt)
 				}
 			}

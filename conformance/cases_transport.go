@@ -39,7 +39,7 @@ func transportCases() []*Case {
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json", Args: []string{"--log-level", "debug", "--mode", "yolo"}}, nil)
 				for _, p := range []string{"conf-write", "conf-run", "conf-plan", "conf-spawn", "hello"} {
-					t.WantStop(t.Prompt(c, sid, p), "end_turn", p)
+					t.EndTurn(c, sid, p)
 				}
 				t.Barrier(c)
 				c.Shutdown(t.grace())
@@ -53,8 +53,7 @@ func transportCases() []*Case {
 			Name:  "when the client closes the agent's stdin with a session open, the agent exits by itself",
 			Items: []string{"extra#1"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				if m := t.Call(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}}); m.Error != nil {
 					t.Logf("session/new failed (%v); checked with no session open", m.Error)
 				}
@@ -123,16 +122,12 @@ func transportCases() []*Case {
 			Items: []string{"acp-v1#8", "acp-v1#9"},
 			Heavy: true,
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				id := json.RawMessage(`"big"`)
 				if err := c.WriteStream("(a 50 MiB _conformance/big request)", "_conformance/big", id, bigLine(id, 50<<20)); err != nil {
 					t.Fatalf("%v", err)
 				}
-				l, err := c.Response(t.ctx, id)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				l := t.Response(c, id)
 				t.WantError(l.Msg, -32601, "a 50 MiB request for an unknown method")
 				t.NewSession(c, t.Cwd)
 			},
@@ -144,8 +139,7 @@ func transportCases() []*Case {
 			Dshd:  true,
 			Heavy: true,
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
+				c := t.Connect(nil, nil)
 				seq := c.Seq()
 				id := json.RawMessage(`"huge"`)
 				if err := c.WriteStream("(a 64 MiB + 1 byte line)", "_conformance/big", id, bigLine(id, 64<<20+1)); err != nil {
@@ -160,19 +154,10 @@ func transportCases() []*Case {
 			Name:  "$/cancel_request right after a request still yields exactly one response for it",
 			Items: []string{"acp-v1#72", "acp-v1#5"},
 			Run: func(t *T) {
-				c := t.Start(nil)
-				t.Init(c, nil)
-				id, err := c.Send("session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}})
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
-				if err := c.Notify("$/cancel_request", map[string]any{"requestId": id}); err != nil {
-					t.Fatalf("%v", err)
-				}
-				l, err := c.Response(t.ctx, id)
-				if err != nil {
-					t.Fatalf("%v", err)
-				}
+				c := t.Connect(nil, nil)
+				id := t.Send(c, "session/new", map[string]any{"cwd": t.Cwd, "mcpServers": []any{}})
+				t.Notify(c, "$/cancel_request", map[string]any{"requestId": id})
+				l := t.Response(c, id)
 				if e := l.Msg.Error; e != nil && e.Code != -32800 {
 					t.Errorf("a cancelled request must end with a result or -32800, got %v", e)
 				}
@@ -186,11 +171,8 @@ func transportCases() []*Case {
 			Dshd:  true,
 			Run: func(t *T) {
 				c, sid := t.Open(&ClientOptions{Script: "conformance.json"}, nil)
-				id, seq := t.SendPrompt(c, sid, "conf-hang")
-				t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
-				if err := c.Notify("$/cancel_request", map[string]any{"requestId": id}); err != nil {
-					t.Fatalf("%v", err)
-				}
+				id, seq := t.SendStreaming(c, sid, "conf-hang")
+				t.Notify(c, "$/cancel_request", map[string]any{"requestId": id})
 				turn := t.Finish(c, id, seq)
 				t.WantStop(turn, "cancelled", "a prompt cancelled with $/cancel_request")
 				t.Barrier(c)

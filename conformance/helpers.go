@@ -30,11 +30,24 @@ func (t *T) Init(c *Client, caps map[string]any) json.RawMessage {
 	return res
 }
 
+// Connect starts an agent and initializes it with caps (nil: none).
+func (t *T) Connect(o *ClientOptions, caps map[string]any) *Client {
+	c := t.Start(o)
+	t.Init(c, caps)
+	return c
+}
+
+// Reconnect shuts c's agent down and connects a fresh process, as a
+// client coming back to its stored sessions does.
+func (t *T) Reconnect(c *Client, o *ClientOptions, caps map[string]any) *Client {
+	c.Shutdown(t.grace())
+	return t.Connect(o, caps)
+}
+
 // Open starts an agent, initializes it with caps and opens a session in
 // t.Cwd; it returns the client and the session id.
 func (t *T) Open(o *ClientOptions, caps map[string]any) (*Client, string) {
-	c := t.Start(o)
-	t.Init(c, caps)
+	c := t.Connect(o, caps)
 	return c, t.NewSession(c, t.Cwd)
 }
 
@@ -76,17 +89,38 @@ func (t *T) SendPrompt(c *Client, sid, text string) (json.RawMessage, int) {
 // SendPromptBlocks sends session/prompt with the given blocks.
 func (t *T) SendPromptBlocks(c *Client, sid string, blocks ...any) (json.RawMessage, int) {
 	seq := c.Seq()
-	id, err := c.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": blocks})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return id, seq
+	return t.Send(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": blocks}), seq
 }
 
 // Prompt runs a text prompt to its end.
 func (t *T) Prompt(c *Client, sid, text string) Turn {
 	id, seq := t.SendPrompt(c, sid, text)
 	return t.Finish(c, id, seq)
+}
+
+// EndTurn runs a text prompt that must end with end_turn; its text names
+// it in a failure.
+func (t *T) EndTurn(c *Client, sid, text string) Turn {
+	turn := t.Prompt(c, sid, text)
+	t.WantStop(turn, "end_turn", text)
+	return turn
+}
+
+// SendStreaming sends a text prompt and waits until the turn streams its
+// first agent_message_chunk, so the turn is surely running.
+func (t *T) SendStreaming(c *Client, sid, text string) (json.RawMessage, int) {
+	id, seq := t.SendPrompt(c, sid, text)
+	t.ExpectUpdate(c, seq, sid, "agent_message_chunk")
+	return id, seq
+}
+
+// CancelTurn cancels sid and waits for the prompt sent earlier to end
+// cancelled (what names it in a failure).
+func (t *T) CancelTurn(c *Client, sid string, id json.RawMessage, seq int, what string) Turn {
+	t.Cancel(c, sid)
+	turn := t.Finish(c, id, seq)
+	t.WantStop(turn, "cancelled", what)
+	return turn
 }
 
 // Finish waits for the response of a prompt sent earlier.
@@ -133,6 +167,26 @@ func (t *T) Barrier(c *Client) int {
 	return seq
 }
 
+// Send sends a request and returns its id; failing to send it ends the
+// case.
+func (t *T) Send(c *Client, method string, params any) json.RawMessage {
+	id, err := c.Send(method, params)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return id
+}
+
+// Response waits for the response to the request id; not getting one
+// ends the case.
+func (t *T) Response(c *Client, id json.RawMessage) *Line {
+	l, err := c.Response(t.ctx, id)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return l
+}
+
 // Call sends a request and returns its response.
 func (t *T) Call(c *Client, method string, params any) *Msg {
 	m, err := c.Call(t.ctx, method, params)
@@ -147,6 +201,46 @@ func (t *T) Call(c *Client, method string, params any) *Msg {
 func (t *T) Do(c *Client, method string, params, out any) {
 	if err := c.Do(t.ctx, method, params, out); err != nil {
 		t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// Notify sends a notification; failing to send it ends the case.
+func (t *T) Notify(c *Client, method string, params any) {
+	if err := c.Notify(method, params); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Cancel sends session/cancel for sid.
+func (t *T) Cancel(c *Client, sid string) {
+	t.Notify(c, "session/cancel", map[string]any{"sessionId": sid})
+}
+
+// Reply answers a request of the agent; failing to send it ends the case.
+func (t *T) Reply(c *Client, id json.RawMessage, result any) {
+	if err := c.Reply(id, result); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// WantEmpty calls method and checks that it answers {} (what names the
+// call in a failure).
+func (t *T) WantEmpty(c *Client, method string, params any, what string) {
+	var res json.RawMessage
+	t.Do(c, method, params, &res)
+	if !isObject(res) {
+		t.Errorf("%s answered %s, want {}", what, clip(res, 80))
+	}
+}
+
+// WantQuiet checks that the agent sent sid no update from seq on, up to
+// a barrier; what describes such an update in a failure.
+func (t *T) WantQuiet(c *Client, sid string, seq int, what string) {
+	end := t.Barrier(c)
+	for _, l := range c.Updates(seq, sid) {
+		if l.Seq < end {
+			t.Errorf("%s: %s", what, clip(l.Raw, 200))
+		}
 	}
 }
 
@@ -244,11 +338,7 @@ func toolText(updates []json.RawMessage) string {
 func (t *T) cancelWhileAsked(c *Client, sid, prompt, what string) {
 	id, seq := t.SendPrompt(c, sid, prompt)
 	req := t.ExpectRequest(c, seq, "session/request_permission")
-	if err := c.Notify("session/cancel", map[string]any{"sessionId": sid}); err != nil {
-		t.Fatalf("%v", err)
-	}
-	if err := c.Reply(req.Msg.ID, permissionOutcome(req.Msg, "cancelled")); err != nil {
-		t.Fatalf("%v", err)
-	}
+	t.Cancel(c, sid)
+	t.Reply(c, req.Msg.ID, permissionOutcome(req.Msg, "cancelled"))
 	t.WantStop(t.Finish(c, id, seq), "cancelled", what)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 )
 
+// schemaSet loads the official schemas from conformance/interop's npm
+// packages, skipping the test where they are not installed.
 func schemaSet(t *testing.T) *SchemaSet {
 	t.Helper()
 	wd, err := os.Getwd()

@@ -129,19 +129,13 @@ const MaxProjectInstructions = 64 << 10
 func ProjectInstructions(cwd string) (string, error) {
 	path := filepath.Join(cwd, ProjectInstructionsFile)
 	root, err := os.OpenRoot(cwd)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
 	if err != nil {
-		return "", fmt.Errorf("prompt: project instructions: %w", err)
+		return missingOrError(err)
 	}
 	defer root.Close()
 	f, err := root.Open(ProjectInstructionsFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
 	if err != nil {
-		return "", fmt.Errorf("prompt: project instructions: %w", err)
+		return missingOrError(err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil {
@@ -177,4 +171,14 @@ func ProjectInstructions(cwd string) (string, error) {
 		fmt.Fprintf(&s, "\n[%s was cut at %d KiB; read the file for the rest.]\n", ProjectInstructionsFile, MaxProjectInstructions>>10)
 	}
 	return s.String(), nil
+}
+
+// missingOrError is what ProjectInstructions returns when cwd or the file
+// cannot be opened: no section when either does not exist, the error
+// otherwise.
+func missingOrError(err error) (string, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return "", fmt.Errorf("prompt: project instructions: %w", err)
 }

@@ -12,65 +12,30 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // abuseToken is the bench daemons' token.
 const abuseToken = "bench-abuse-token-0123456789"
 
-// abuseDaemon is a tcp token daemon started for one measure.
-type abuseDaemon struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-func (b *bench) startAbuseDaemon(name string, extra ...string) (*abuseDaemon, error) {
+// startAbuseDaemon starts a tcp token daemon on a free loopback port,
+// its state in a directory of its own name.
+func (b *bench) startAbuseDaemon(name string, extra ...string) (*daemon, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	args := append([]string{"serve", "--listen", "tcp:" + addr, "--model", "scripted", "--state-dir", filepath.Join(b.tmp, "abuse-"+name), "--log-level", "error"}, extra...)
-	cmd := exec.Command(b.dshd, args...)
-	cmd.Env = append(b.env, "DSHD_TOKEN="+abuseToken)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	d := &abuseDaemon{cmd: cmd, addr: addr}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		nc, err := net.Dial("tcp", addr)
-		if err == nil {
-			nc.Close()
-			return d, nil
-		}
-		if time.Now().After(deadline) {
-			d.stop()
-			return nil, err
-		}
-		time.Sleep(5 * time.Millisecond) // a tool polling a port into existence, not a test
-	}
+	return b.startDaemon("tcp", addr, filepath.Join(b.tmp, "abuse-"+name), append(b.env, "DSHD_TOKEN="+abuseToken), extra...)
 }
 
-// hwmKB is the daemon's peak RSS so far.
-func (d *abuseDaemon) hwmKB() int64 { return procStatusKB(d.cmd.Process.Pid, "VmHWM:") }
-
-// stop ends the daemon and returns its peak RSS from wait4, in KiB.
-func (d *abuseDaemon) stop() int64 {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	_ = d.cmd.Wait()
-	return maxRSSKB(d.cmd.ProcessState)
-}
-
-// client dials the daemon and authenticates.
-func (d *abuseDaemon) client() (*rpc, net.Conn, error) {
-	nc, err := net.Dial("tcp", d.addr)
+// abuseClient dials a token daemon and authenticates.
+func abuseClient(d *daemon) (*rpc, net.Conn, error) {
+	nc, err := d.dial()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,7 +67,7 @@ func (b *bench) abuseFlood() {
 		b.fail(what, err)
 		return
 	}
-	flooder, err := net.Dial("tcp", d.addr)
+	flooder, err := d.dial()
 	if err != nil {
 		d.stop()
 		b.fail(what, err)
@@ -122,7 +87,7 @@ func (b *bench) abuseFlood() {
 	})
 	start := time.Now()
 	served := "no"
-	if c, nc, err := d.client(); err == nil {
+	if c, nc, err := abuseClient(d); err == nil {
 		if sid, err := c.newSession(b.tmp); err == nil {
 			if stop, _, err := c.prompt(sid, "still served?"); err == nil && stop == "end_turn" {
 				served = fmt.Sprintf("yes, a turn in %s", ms(time.Since(start)))
@@ -153,7 +118,7 @@ func (b *bench) abuseHalfLines() {
 	var total int64
 	for range 10 {
 		wg.Go(func() {
-			nc, err := net.Dial("tcp", d.addr)
+			nc, err := d.dial()
 			if err != nil {
 				return
 			}
@@ -191,7 +156,7 @@ func (b *bench) abuseBigPrompt() {
 		b.fail(what, err)
 		return
 	}
-	c, nc, err := d.client()
+	c, nc, err := abuseClient(d)
 	var sid string
 	if err == nil {
 		sid, err = c.newSession(b.tmp)

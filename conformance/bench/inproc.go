@@ -22,6 +22,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/noeditor"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
@@ -250,36 +251,9 @@ type eofReader struct{}
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // quietClient is a client that accepts updates and offers nothing else.
-type quietClient struct{}
+type quietClient struct{ noeditor.Methods }
 
 func (quietClient) SessionUpdate(context.Context, *acp.SessionNotification) error { return nil }
 func (quietClient) RequestPermission(context.Context, *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
-}
-func (quietClient) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) CreateTerminal(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) TerminalOutput(context.Context, *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) WaitForTerminalExit(context.Context, *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (quietClient) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }

@@ -7,12 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -27,38 +24,21 @@ func (b *bench) socketSessions(n int) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "d.sock")
-	cmd := exec.Command(b.dshd, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", filepath.Join(b.tmp, "sock"), "--log-level", "error")
-	cmd.Env = b.env
-	if err := cmd.Start(); err != nil {
+	d, err := b.startDaemon("unix", filepath.Join(dir, "d.sock"), filepath.Join(b.tmp, "sock"), b.env)
+	if err != nil {
 		b.fail("socket sessions", err)
 		return
 	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	dial := func() (*rpc, net.Conn, error) {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			nc, err := net.Dial("unix", path)
-			if err == nil {
-				return newRPC(nc, nc, func() { nc.Close() }), nc, nil
-			}
-			if time.Now().After(deadline) {
-				return nil, nil, err
-			}
-			time.Sleep(5 * time.Millisecond) // a tool polling a socket into existence, not a test
-		}
-	}
+	defer d.stop()
 	clients := make([]*rpc, conns)
 	for i := range clients {
-		c, nc, err := dial()
+		nc, err := d.dial()
 		if err != nil {
 			b.fail("socket sessions", err)
 			return
 		}
 		defer nc.Close()
+		c := newRPC(nc, nc, func() { nc.Close() })
 		if err := c.initialize(); err != nil {
 			b.fail("socket sessions", err)
 			return
@@ -85,7 +65,7 @@ func (b *bench) socketSessions(n int) {
 		b.fail("socket sessions", err)
 		return
 	}
-	rss := procStatusKB(cmd.Process.Pid, "VmRSS:")
+	rss := procStatusKB(d.cmd.Process.Pid, "VmRSS:")
 
 	start = time.Now()
 	listed, pages := 0, 0

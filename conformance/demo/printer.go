@@ -12,10 +12,15 @@ import (
 	"sync"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/internal/noeditor"
 )
 
 // printer is the demo's acp.Client.
 type printer struct {
+	// The demo offers no editor file system, terminals or elicitation:
+	// dshd then uses the local disk and runs commands itself.
+	noeditor.Methods
+
 	mu    sync.Mutex
 	w     io.Writer
 	color bool
@@ -365,35 +370,4 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// The demo offers no editor file system, terminals or elicitation: dshd
-// then uses the local disk and runs commands itself.
-
-func (p *printer) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) CreateTerminal(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) TerminalOutput(context.Context, *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) WaitForTerminalExit(context.Context, *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-func (p *printer) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }
