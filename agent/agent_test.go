@@ -156,6 +156,27 @@ func (r *recorder) events() []agent.Event {
 	return append([]agent.Event(nil), r.evs...)
 }
 
+// nextTurnEnds checks that a's next turn, on text, ends normally: the
+// agent is usable again after a cancel or a failure.
+func nextTurnEnds(t *testing.T, a *agent.Agent, text string) {
+	t.Helper()
+	res, err := a.Prompt(t.Context(), agent.Input{Text: text}, func(agent.Event) {})
+	if err != nil || res.StopReason != agent.StopEndTurn {
+		t.Fatalf("next turn on %q: %+v %v", text, res, err)
+	}
+}
+
+// count is how many of the recorded events match.
+func (r *recorder) count(match func(agent.Event) bool) int {
+	n := 0
+	for _, e := range r.events() {
+		if match(e) {
+			n++
+		}
+	}
+	return n
+}
+
 func newAgent(t *testing.T, m llm.Model, ts agent.ToolSet) *agent.Agent {
 	t.Helper()
 	a := agent.New(agent.Options{ID: t.Name(), Model: m, ModelID: "test", Tools: ts})
@@ -218,12 +239,10 @@ func TestPrompt_ReasoningIsStoredVerbatimIncludingEmpty(t *testing.T) {
 	if msgs[3].Reasoning == nil || *msgs[3].Reasoning != "thinking" {
 		t.Fatalf("reasoning not kept: %+v", msgs[3])
 	}
-	thoughts := 0
-	for _, e := range rec.events() {
-		if _, ok := e.(agent.ThoughtChunk); ok {
-			thoughts++
-		}
-	}
+	thoughts := rec.count(func(e agent.Event) bool {
+		_, ok := e.(agent.ThoughtChunk)
+		return ok
+	})
 	if thoughts != 1 {
 		t.Fatalf("want 1 thought chunk (empty reasoning emits none), got %d", thoughts)
 	}
@@ -310,12 +329,10 @@ func TestPrompt_UnknownToolAndBadArgumentsAreToolErrorsTheModelSees(t *testing.T
 	if !strings.Contains(msgs[2].Content, `no tool named "nope"`) {
 		t.Fatalf("unknown tool message: %q", msgs[2].Content)
 	}
-	failed := 0
-	for _, e := range rec.events() {
-		if u, ok := e.(agent.ToolCallUpdated); ok && u.Status == agent.ToolFailed {
-			failed++
-		}
-	}
+	failed := rec.count(func(e agent.Event) bool {
+		u, ok := e.(agent.ToolCallUpdated)
+		return ok && u.Status == agent.ToolFailed
+	})
 	if failed != 2 {
 		t.Fatalf("want 2 failed calls, got %d", failed)
 	}
@@ -351,10 +368,7 @@ func TestPrompt_CancelStopsModelAndToolsAndEndsCancelled(t *testing.T) {
 	}
 	// The agent runs its next turn normally.
 	m.reply = func(ctx context.Context, req *llm.Request) ([]llm.Event, error) { return text("ok"), nil }
-	res2, err := a.Prompt(t.Context(), agent.Input{Text: "again"}, func(agent.Event) {})
-	if err != nil || res2.StopReason != agent.StopEndTurn {
-		t.Fatalf("next turn: %+v %v", res2, err)
-	}
+	nextTurnEnds(t, a, "again")
 }
 
 func TestPrompt_CancelDuringModelStream(t *testing.T) {
@@ -396,10 +410,7 @@ func TestPrompt_ModelFailureIsAnErrorAndTheAgentLivesOn(t *testing.T) {
 		t.Fatalf("want the API error, got %v", err)
 	}
 	fail = false
-	res, err := a.Prompt(t.Context(), agent.Input{Text: "go"}, func(agent.Event) {})
-	if err != nil || res.StopReason != agent.StopEndTurn {
-		t.Fatalf("%+v %v", res, err)
-	}
+	nextTurnEnds(t, a, "go")
 }
 
 func TestPrompt_StreamWithoutFinishIsAnError(t *testing.T) {
@@ -489,10 +500,7 @@ func TestPrompt_SystemPromptFailureIsContained(t *testing.T) {
 		t.Fatal("want a render error")
 	}
 	fail = false
-	res, err := a.Prompt(t.Context(), agent.Input{Text: "go"}, func(agent.Event) {})
-	if err != nil || res.StopReason != agent.StopEndTurn {
-		t.Fatalf("next turn: %+v %v", res, err)
-	}
+	nextTurnEnds(t, a, "go")
 }
 
 func TestPrompt_SecondConcurrentPromptIsBusy(t *testing.T) {
@@ -534,9 +542,15 @@ func TestCompletedHistoryExcludesTheRunningTurn(t *testing.T) {
 	}
 }
 
-func TestCompactionSummarisesOlderTurns(t *testing.T) {
-	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+// compactingModel answers the summariser with SUMMARY, or with an error
+// while *fail is set, and every other call with a long answer that fills
+// a context window of 1000 tokens: each turn after the first compacts.
+func compactingModel(fail *bool) *funcModel {
+	return &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
 		if strings.Contains(req.System, "summarising") {
+			if *fail {
+				return nil, errors.New("summariser down")
+			}
 			return text("SUMMARY"), nil
 		}
 		return []llm.Event{
@@ -545,6 +559,10 @@ func TestCompactionSummarisesOlderTurns(t *testing.T) {
 			{Kind: llm.EventFinish, Finish: llm.FinishStop},
 		}, nil
 	}}
+}
+
+func TestCompactionSummarisesOlderTurns(t *testing.T) {
+	m := compactingModel(new(bool))
 	var resets int
 	a := agent.New(agent.Options{ID: t.Name(), Model: m, ContextWindow: 1000, OnReset: func([]llm.Message) { resets++ }})
 	defer a.Close()
@@ -564,19 +582,7 @@ func TestCompactionSummarisesOlderTurns(t *testing.T) {
 
 func TestCompactionIsAnnouncedAndEndsOnceWithItsSummaryOrItsFailure(t *testing.T) {
 	fail := false
-	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
-		if strings.Contains(req.System, "summarising") {
-			if fail {
-				return nil, errors.New("summariser down")
-			}
-			return text("SUMMARY"), nil
-		}
-		return []llm.Event{
-			{Kind: llm.EventText, Text: strings.Repeat("w", 400)},
-			{Kind: llm.EventUsage, Usage: &llm.Usage{InputTokens: 900, OutputTokens: 100}},
-			{Kind: llm.EventFinish, Finish: llm.FinishStop},
-		}, nil
-	}}
+	m := compactingModel(&fail)
 	a := agent.New(agent.Options{ID: t.Name(), Model: m, ContextWindow: 1000})
 	defer a.Close()
 	var events []agent.Event

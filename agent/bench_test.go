@@ -10,24 +10,33 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 )
 
-// BenchmarkModelRoundTrip measures the loop's own cost per model round
-// trip: one model call that asks for a tool, the tool's result going back,
-// and the next call, with a model and a tool that do no work. The figure is
-// per model call.
-func BenchmarkModelRoundTrip(b *testing.B) {
-	const callsPerTurn = 10
-	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
+// callsPerTurn is how many model calls a turn of roundTripModel makes.
+const callsPerTurn = 10
+
+// roundTripModel asks for a tool that does no work in every call of a turn
+// but the last, which answers; with usage set, every call reports it.
+func roundTripModel(usage *llm.Usage) *funcModel {
+	return &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
 		if step(req) < callsPerTurn-1 {
-			return toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"x"}`}), nil
+			evs := toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"x"}`})
+			if usage != nil {
+				evs = append([]llm.Event{{Kind: llm.EventUsage, Usage: usage}}, evs...)
+			}
+			return evs, nil
 		}
 		return text("done"), nil
 	}}
+}
+
+// benchRoundTrips runs turns of m, each on a fresh agent under the meter
+// meter returns, and reports the cost per model call.
+func benchRoundTrips(b *testing.B, m llm.Model, meter func() *budget.Meter) {
 	emit := func(agent.Event) {}
 	b.ReportAllocs()
 	calls := 0
 	for b.Loop() {
 		// A fresh history per turn keeps the cost independent of b.N.
-		a := agent.New(agent.Options{ID: "bench", Model: m, Tools: toolSet{"echo": &echoTool{name: "echo"}}})
+		a := agent.New(agent.Options{ID: "bench", Model: m, Meter: meter(), Tools: toolSet{"echo": &echoTool{name: "echo"}}})
 		if _, err := a.Prompt(context.Background(), agent.Input{Text: "go"}, emit); err != nil {
 			b.Fatal(err)
 		}
@@ -35,6 +44,14 @@ func BenchmarkModelRoundTrip(b *testing.B) {
 		calls += callsPerTurn
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(calls)/1000, "µs/model-call")
+}
+
+// BenchmarkModelRoundTrip measures the loop's own cost per model round
+// trip: one model call that asks for a tool, the tool's result going back,
+// and the next call, with a model and a tool that do no work. The figure is
+// per model call.
+func BenchmarkModelRoundTrip(b *testing.B) {
+	benchRoundTrips(b, roundTripModel(nil), func() *budget.Meter { return nil })
 }
 
 // BenchmarkModelRoundTripAccounting is BenchmarkModelRoundTrip with a
@@ -45,15 +62,7 @@ func BenchmarkModelRoundTrip(b *testing.B) {
 // max-tokens and max-turns and a --max-tokens-per-turn), each checked
 // before every call and charged after it.
 func BenchmarkModelRoundTripAccounting(b *testing.B) {
-	const callsPerTurn = 10
-	usage := &llm.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
-	m := &funcModel{reply: func(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
-		if step(req) < callsPerTurn-1 {
-			evs := toolCalls(llm.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"x"}`})
-			return append([]llm.Event{{Kind: llm.EventUsage, Usage: usage}}, evs...), nil
-		}
-		return text("done"), nil
-	}}
+	m := roundTripModel(&llm.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110})
 	for _, bc := range []struct {
 		name  string
 		meter func() *budget.Meter
@@ -68,20 +77,7 @@ func BenchmarkModelRoundTripAccounting(b *testing.B) {
 			return m
 		}},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			emit := func(agent.Event) {}
-			b.ReportAllocs()
-			calls := 0
-			for b.Loop() {
-				a := agent.New(agent.Options{ID: "bench", Model: m, Meter: bc.meter(), Tools: toolSet{"echo": &echoTool{name: "echo"}}})
-				if _, err := a.Prompt(context.Background(), agent.Input{Text: "go"}, emit); err != nil {
-					b.Fatal(err)
-				}
-				a.Close()
-				calls += callsPerTurn
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(calls)/1000, "µs/model-call")
-		})
+		b.Run(bc.name, func(b *testing.B) { benchRoundTrips(b, m, bc.meter) })
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,11 +127,7 @@ func wantNotSaved(t *testing.T, what string, err error, lost bool) {
 // journalData reads back the data of every record of journal "full".
 func journalData(t *testing.T, dir string) ([]string, int) {
 	t.Helper()
-	h := &warnCounter{}
-	j, recs, err := OpenJournal(dir, "full", &JournalOptions{Logger: slog.New(h)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, recs, h := openCounted(t, dir, "full")
 	j.Close()
 	var out []string
 	for _, r := range recs {

@@ -47,6 +47,18 @@ func (h *warnCounter) count() int {
 	return len(h.msgs)
 }
 
+// openCounted opens journal id in dir with a logger that counts its
+// warnings.
+func openCounted(t *testing.T, dir, id string) (*Journal, []Record, *warnCounter) {
+	t.Helper()
+	h := &warnCounter{}
+	j, recs, err := OpenJournal(dir, id, &JournalOptions{Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, recs, h
+}
+
 // stepClock returns a clock that starts at a fixed instant and moves one
 // millisecond per reading.
 func stepClock() func() time.Time {
@@ -132,11 +144,7 @@ func TestJournalGolden(t *testing.T) {
 	})
 
 	t.Run("the golden file loads record by record", func(t *testing.T) {
-		h := &warnCounter{}
-		j, recs, err := OpenJournal(dir, "golden", &JournalOptions{Logger: slog.New(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		j, recs, h := openCounted(t, dir, "golden")
 		defer j.Close()
 		kinds := []string{KindMeta, KindState, KindUpdate, KindMessage, KindUpdate, KindUpdate}
 		if len(recs) != len(kinds) {
@@ -225,11 +233,7 @@ func TestJournalTornLastLine(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			h2 := &warnCounter{}
-			j, recs, err = OpenJournal(dir, id, &JournalOptions{Logger: slog.New(h2)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			j, recs, h2 := openCounted(t, dir, id)
 			defer j.Close()
 			if len(recs) != complete+1 {
 				t.Fatalf("after an append: %d records, want %d", len(recs), complete+1)
@@ -277,11 +281,7 @@ func TestJournalSkipsCorruptLines(t *testing.T) {
 	if err := os.WriteFile(JournalPath(dir, "c"), []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &warnCounter{}
-	j, recs, err := OpenJournal(dir, "c", &JournalOptions{Logger: slog.New(h)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, recs, h := openCounted(t, dir, "c")
 	defer j.Close()
 	if len(recs) != 2 || recs[0].Kind != KindMeta || string(recs[1].Data) != "3" {
 		t.Fatalf("records = %+v", recs)
@@ -445,11 +445,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h := &warnCounter{}
-	j, recs, err := OpenJournal(dir, "busy", &JournalOptions{Logger: slog.New(h)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, recs, h := openCounted(t, dir, "busy")
 	defer j.Close()
 	if len(recs) != 1+writers*each || h.count() != 0 {
 		t.Fatalf("%d records, %d warnings; want %d, 0", len(recs), h.count(), 1+writers*each)

@@ -301,8 +301,7 @@ func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testin
 	if err == nil {
 		t.Error("the daemon read every request although nobody read an answer")
 	}
-	p.stdin.Close()
-	p.wait(testCtx(t))
+	p.hangUp(testCtx(t))
 	if !strings.Contains(p.stderr.String(), "has not read for the write timeout") {
 		t.Errorf("the stalled connection was not closed for it:\n%s", p.stderr)
 	}

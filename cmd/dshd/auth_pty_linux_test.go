@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,29 +15,6 @@ import (
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
-
-// openPty returns the two ends of a new pseudo-terminal.
-func openPty(t *testing.T) (master, tty *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	fd := int(m.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
 
 // ptyProc is `dshd args...` with a pseudo-terminal as its stdin, stdout and
 // stderr and as its controlling terminal, as in a terminal window.
@@ -52,7 +28,8 @@ type ptyProc struct {
 
 func startOnPty(t *testing.T, env []string, args ...string) *ptyProc {
 	t.Helper()
-	master, tty := openPty(t)
+	master, tty := openPTY(t)
+	t.Cleanup(func() { master.Close() })
 	t.Cleanup(func() { tty.Close() })
 	exe, err := os.Executable()
 	if err != nil {

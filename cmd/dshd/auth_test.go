@@ -135,8 +135,7 @@ func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
 	if got := chatAuth(srv); !slices.Equal(got, []string{"Bearer sk-stored"}) {
 		t.Fatalf("chat requests sent Authorization %q, want the stored key", got)
 	}
-	d.stdin.Close()
-	d.wait(ctx)
+	d.hangUp(ctx)
 }
 
 func TestAuth_TheKeyVariableWinsOverAStoredKey(t *testing.T) {
@@ -248,8 +247,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 	if got := chatAuth(srv); !slices.Equal(got, []string{"Bearer sk-late"}) {
 		t.Fatalf("Authorization %q, want the stored key", got)
 	}
-	d.stdin.Close()
-	d.wait(ctx)
+	d.hangUp(ctx)
 
 	// A client without auth.terminal (none, false, or only the legacy
 	// _meta flag) never sees a terminal method.
@@ -263,8 +261,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 		if len(ms) == 0 {
 			t.Fatalf("client capabilities %v: no auth method at all for a daemon without a key", caps)
 		}
-		d2.stdin.Close()
-		d2.wait(ctx)
+		d2.hangUp(ctx)
 	}
 }
 

@@ -155,6 +155,16 @@ func waitExit(ctx context.Context, t *testing.T, pid int) {
 	}
 }
 
+// commandTest is what a test of background commands starts with: the
+// sandbox they need, a context, a workspace cwd with a fifo named name in
+// it for its commands to wait on, and the fake model.
+func commandTest(t *testing.T, name string) (ctx context.Context, cwd, fifo string, srv *openaitest.Server) {
+	t.Helper()
+	needSandbox(t)
+	cwd = t.TempDir()
+	return testCtx(t), cwd, mkfifo(t, cwd, name), fakeModel(t)
+}
+
 // mkfifo makes a named pipe in dir: a background command reads it to wait
 // for the test.
 func mkfifo(t *testing.T, dir, name string) string {
@@ -215,6 +225,15 @@ func (d bgDaemon) load(ctx context.Context, t *testing.T, sid, cwd string) (*pro
 	return p, w
 }
 
+// crashAndLoad kills a, a daemon d started, with SIGKILL, as a crash, and
+// starts d again over the same state with session sid loaded in cwd.
+func (d bgDaemon) crashAndLoad(ctx context.Context, t *testing.T, a *proc, sid, cwd string) (*proc, *wire) {
+	t.Helper()
+	a.signal(unix.SIGKILL)
+	a.wait(ctx)
+	return d.load(ctx, t, sid, cwd)
+}
+
 func (d bgDaemon) handshake(ctx context.Context, t *testing.T) (*proc, *wire) {
 	t.Helper()
 	p := start(t, opts{}, daemonArgs(d.srv, d.stateDir, d.args...)...)
@@ -250,16 +269,36 @@ func startChild(id, tool, description string) openaitest.Reply {
 	return call(id, tool, map[string]any{"description": description, "prompt": "CHILD-TASK"})
 }
 
-// lastToolResults are the tool results of the last model call's turn,
-// which must be n.
-func lastToolResults(t *testing.T, srv *openaitest.Server, n int) []string {
+// turnSteps is a fake model for a parent's one turn, step by step: the
+// call made after n tool results of the turn gets steps[n](), and a call
+// with no step (nil, or past the last) gets "done".
+func turnSteps(steps ...func() openaitest.Reply) func(*openaitest.Request) openaitest.Reply {
+	return func(r *openaitest.Request) openaitest.Reply {
+		if n := len(sinceUser(r.Chat)); n < len(steps) && steps[n] != nil {
+			return steps[n]()
+		}
+		return openaitest.Text("done")
+	}
+}
+
+// always is a step of turnSteps that answers r.
+func always(r openaitest.Reply) func() openaitest.Reply {
+	return func() openaitest.Reply { return r }
+}
+
+// turnResults starts the daemon, runs one turn of prompt, which must end,
+// in a new session in cwd, and returns the tool results of the turn's last
+// model call, which must be n.
+func (d bgDaemon) turnResults(ctx context.Context, t *testing.T, cwd, prompt string, n int) (*proc, []string) {
 	t.Helper()
-	reqs := srv.ChatRequests()
+	p, w, sid := d.open(ctx, t, cwd)
+	w.endTurn(ctx, sid, prompt)
+	reqs := d.srv.ChatRequests()
 	got := sinceUser(reqs[len(reqs)-1])
 	if len(got) != n {
 		t.Fatalf("tool results %q", got)
 	}
-	return got
+	return p, got
 }
 
 // isChild reports whether a request is a background child's: its first
@@ -288,6 +327,23 @@ func continuedChild(rec *recorder) *openaitest.ChatRequest {
 	return continued
 }
 
+// waitContinued waits until task id's second run has completed in the
+// journal at path, and fails t unless the child's request that continued
+// it, recorded in rec, holds its earlier conversation; logs are the
+// daemons' stderr, for the failure message.
+func waitContinued(ctx context.Context, t *testing.T, path, id string, rec *recorder, logs ...*lineLog) {
+	t.Helper()
+	waitJournal(ctx, t, path, `"k":"task"`, `"id":"`+id+`"`, `"state":"completed"`, `"runs":2`)
+	continued := continuedChild(rec)
+	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
+		var stderr strings.Builder
+		for _, l := range logs {
+			stderr.WriteString("\nstderr:\n" + l.String())
+		}
+		t.Fatalf("the continued child's request does not hold its conversation: %+v%s", continued, stderr.String())
+	}
+}
+
 // continueScript is a fake model for a parent that starts a background
 // child through tool in its turn "start" and continues it with CHILD-MORE
 // at the beginning of its turn more; the child answers through
@@ -300,9 +356,6 @@ type continueScript struct {
 
 func (s *continueScript) handle(r *openaitest.Request) openaitest.Reply {
 	c := r.Chat
-	if c == nil {
-		return openaitest.Status(400)
-	}
 	if isChild(c) {
 		return answerChild(&s.rec, c)
 	}
@@ -341,9 +394,6 @@ func (h *heldChild) reply() openaitest.Reply {
 func (h *heldChild) script(turn string, first openaitest.Reply, after string) func(*openaitest.Request) openaitest.Reply {
 	return func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		if isChild(c) {
 			return h.reply()
 		}

@@ -8,26 +8,19 @@ package main
 import (
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
 func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCall(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	stateDir, cwd := t.TempDir(), t.TempDir()
-	fifo := mkfifo(t, cwd, "gate")
+	ctx, cwd, fifo, srv := commandTest(t, "gate")
+	stateDir := t.TempDir()
 	settled := make(chan struct{}) // closed once the journal says t1 completed
-	srv := fakeModel(t)
 	var once sync.Once
 	var rec recorder
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		if strings.HasPrefix(c.LastUserText(), "Background task t1") {
 			rec.add("noticed", c)
 			return openaitest.Text("noticed")
@@ -73,28 +66,17 @@ func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCal
 }
 
 func TestBackground_TheDaemonsSettingsLimitTheTasksAndTheOutputEachKeeps(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	cwd := t.TempDir()
-	fifo := mkfifo(t, cwd, "gate")
-	srv := fakeModel(t)
+	ctx, cwd, fifo, srv := commandTest(t, "gate")
 	var once sync.Once
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if r.Chat == nil {
-			return openaitest.Status(400)
-		}
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return calls(bgCommand("c1", "echo begin; read x < "+fifo+"; seq 1 2000"), bgCommand("c2", "echo second"))
-		case 2:
+	srv.Handle(turnSteps(
+		always(calls(bgCommand("c1", "echo begin; read x < "+fifo+"; seq 1 2000"), bgCommand("c2", "echo second"))),
+		nil, // both starts are answered in one step
+		func() openaitest.Reply {
 			once.Do(func() { release(t, fifo) })
 			return call("c3", "task_wait", map[string]any{"id": "t1", "timeout": 60})
-		}
-		return openaitest.Text("done")
-	})
-	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir(), args: []string{"--max-tasks", "1", "--task-output-limit", "1024"}}.open(ctx, t, cwd)
-	w.endTurn(ctx, sid, "go")
-	got := lastToolResults(t, srv, 3)
+		},
+	))
+	p, got := bgDaemon{srv: srv, stateDir: t.TempDir(), args: []string{"--max-tasks", "1", "--task-output-limit", "1024"}}.turnResults(ctx, t, cwd, "go", 3)
 	if !containsAll(got[0], "Started background task t1", "begin") {
 		t.Errorf("the first start:\n%s", got[0])
 	}
@@ -110,11 +92,8 @@ func TestBackground_TheDaemonsSettingsLimitTheTasksAndTheOutputEachKeeps(t *test
 }
 
 func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	stateDir, cwd := t.TempDir(), t.TempDir()
-	fifo := mkfifo(t, cwd, "never")
-	srv := fakeModel(t)
+	ctx, cwd, fifo, srv := commandTest(t, "never")
+	stateDir := t.TempDir()
 	child := newHeldChild(t)
 	srv.Handle(child.script("start", calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bg", "child work")), "ok"))
 	d := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bg=spawn,background"}}
@@ -125,10 +104,7 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 	if len(below) < 2 {
 		t.Fatalf("%d processes below dshd, want the command's", len(below))
 	}
-	a.signal(syscall.SIGTERM)
-	if code := a.wait(ctx); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, a.stderr)
-	}
+	a.stop(t)
 	for pid, info := range below {
 		waitExit(ctx, t, pid)
 		if !ended(pid) {
@@ -156,17 +132,10 @@ func TestBackground_AfterARestartASettledACPChildIsContinuedThroughItsAgentsSess
 	wa.prompt(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"snapshot"`)
-	a.signal(syscall.SIGKILL) // the child dshd dies with it
-	a.wait(ctx)
-
-	b, wb := d.load(ctx, t, sid, cwd)
+	b, wb := d.crashAndLoad(ctx, t, a, sid, cwd) // the child dshd dies with the first
 	wb.endTurn(ctx, sid, "go on")
 	if res := s.rec.get("continued"); len(res) != 1 || !containsAll(strings.Join(sinceUser(res[0]), "\n"), "Task t1 is running again") {
 		t.Fatalf("task_continue after the restart was not followed by one model call that has its result; stderr:\n%s", b.stderr)
 	}
-	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	continued := continuedChild(&s.rec)
-	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
-		t.Fatalf("the acp child continued after the restart does not have its conversation: %+v; stderr:\n%s", continued, b.stderr)
-	}
+	waitContinued(ctx, t, journal, "t1", &s.rec, b.stderr)
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
@@ -25,33 +24,20 @@ func daemonArgs(srv *openaitest.Server, stateDir string, extra ...string) []stri
 }
 
 func TestBackground_TheModelReadsACommandsOutputInTwoSteps(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	cwd := t.TempDir()
-	fifo := mkfifo(t, cwd, "gate")
+	ctx, cwd, fifo, srv := commandTest(t, "gate")
 	command := "echo $((40+2))-first; read x < " + fifo + "; echo $((50+5))-second"
-	srv := fakeModel(t)
 	var once sync.Once
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if r.Chat == nil {
-			return openaitest.Status(400)
-		}
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return bgCommand("c1", command)
-		case 1:
+	srv.Handle(turnSteps(
+		always(bgCommand("c1", command)),
+		func() openaitest.Reply {
 			// The command waits on the fifo until the model has its first
 			// output; then it prints the rest and exits.
 			once.Do(func() { release(t, fifo) })
 			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 60})
-		case 2:
-			return call("c3", "task_read", map[string]any{"id": "t1"})
-		}
-		return openaitest.Text("done")
-	})
-	_, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
-	w.endTurn(ctx, sid, "run it in the background")
-	got := lastToolResults(t, srv, 3)
+		},
+		always(call("c3", "task_read", map[string]any{"id": "t1"})),
+	))
+	_, got := bgDaemon{srv: srv, stateDir: t.TempDir()}.turnResults(ctx, t, cwd, "run it in the background", 3)
 	if !containsAll(got[0], "Started background task t1", "42-first", "It keeps running") || strings.Contains(got[0], "55-second") {
 		t.Errorf("the start's result is not the first output only:\n%s", got[0])
 	}
@@ -82,9 +68,6 @@ func newChildScript(tool string) *childScript {
 
 func (s *childScript) handle(r *openaitest.Request) openaitest.Reply {
 	c := r.Chat
-	if c == nil {
-		return openaitest.Status(400)
-	}
 	if isChild(c) {
 		return s.child(c)
 	}
@@ -213,36 +196,17 @@ func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResum
 		}
 	}
 	w.prompt(ctx, sid, "more")
-	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	continued := continuedChild(&s.rec)
-	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
-		t.Fatalf("the restored child's request does not hold its conversation: %+v; stderr:\n%s", continued, p.stderr)
-	}
+	waitContinued(ctx, t, journal, "t1", &s.rec, p.stderr)
 }
 
 func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheCommand(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	cwd := t.TempDir()
-	fifo := mkfifo(t, cwd, "never")
-	srv := fakeModel(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if r.Chat == nil {
-			return openaitest.Status(400)
-		}
-		switch len(sinceUser(r.Chat)) {
-		case 0:
-			return bgCommand("c1", "echo $((6*7))-so-far; read x < "+fifo)
-		case 1:
-			return call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})
-		case 2:
-			return call("c3", "task_cancel", map[string]any{"id": "t1"})
-		}
-		return openaitest.Text("done")
-	})
-	p, w, sid := bgDaemon{srv: srv, stateDir: t.TempDir()}.open(ctx, t, cwd)
-	w.prompt(ctx, sid, "go")
-	got := lastToolResults(t, srv, 3)
+	ctx, cwd, fifo, srv := commandTest(t, "never")
+	srv.Handle(turnSteps(
+		always(bgCommand("c1", "echo $((6*7))-so-far; read x < "+fifo)),
+		always(call("c2", "task_wait", map[string]any{"id": "t1", "timeout": 1})),
+		always(call("c3", "task_cancel", map[string]any{"id": "t1"})),
+	))
+	p, got := bgDaemon{srv: srv, stateDir: t.TempDir()}.turnResults(ctx, t, cwd, "go", 3)
 	if !containsAll(got[1], "Task t1 is still running after 1s", "running") {
 		t.Errorf("the wait that timed out:\n%s", got[1])
 	}
@@ -257,17 +221,11 @@ func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheComma
 }
 
 func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAndASettledChildContinues(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	stateDir, cwd := t.TempDir(), t.TempDir()
-	fifo := mkfifo(t, cwd, "never")
-	srv := fakeModel(t)
+	ctx, cwd, fifo, srv := commandTest(t, "never")
+	stateDir := t.TempDir()
 	var rec recorder
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		if isChild(c) {
 			return answerChild(&rec, c)
 		}
@@ -287,10 +245,7 @@ func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAnd
 	wa.endTurn(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task_output"`, `"id":"t1"`, "2-started-out")
-	a.signal(syscall.SIGKILL) // a crash: t1 is still running in the journal
-	a.wait(ctx)
-
-	b, wb := d.load(ctx, t, sid, cwd)
+	b, wb := d.crashAndLoad(ctx, t, a, sid, cwd) // t1 is still running in the journal
 	list := promptText(ctx, wb, sid, "/tasks")
 	if !containsAll(list, "t1 command, interrupted", "t2 subagent, completed") {
 		t.Fatalf("/tasks after the restart:\n%s", list)
@@ -300,20 +255,12 @@ func TestBackground_ARestartDuringARunningTaskLoadsItInterruptedWithItsOutputAnd
 	if len(after) != 1 || !holds(after[0], "Background task t1", "interrupted", "2-started-out") {
 		t.Fatalf("the first model call after the restart has no notice of the interrupted task: %+v", after)
 	}
-	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t2"`, `"state":"completed"`, `"runs":2`)
-	continued := continuedChild(&rec)
-	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
-		t.Fatalf("the child continued after the restart does not have its conversation: %+v; stderr:\n%s", continued, b.stderr)
-	}
+	waitContinued(ctx, t, journal, "t2", &rec, b.stderr)
 	release(t, fifo) // t1's command died with the first daemon; nobody reads
 }
 
 func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing.T) {
-	needSandbox(t)
-	ctx := testCtx(t)
-	cwd := t.TempDir()
-	fifo := mkfifo(t, cwd, "never")
-	srv := fakeModel(t)
+	ctx, cwd, fifo, srv := commandTest(t, "never")
 	srv.Handle(newHeldChild(t).script("", calls(bgCommand("p1", "sh -c 'sleep 300 & read x < "+fifo+"'"), startChild("p2", "bgacp", "d")), "started"))
 	stateDir := t.TempDir()
 	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background"}}.open(ctx, t, cwd)
@@ -339,9 +286,6 @@ func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredT
 	gate := make(chan struct{})
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		if isChild(c) {
 			return openaitest.Reply{Hold: gate, Text: []string{"CHILD-ANSWER"}}
 		}
@@ -390,10 +334,7 @@ func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *t
 	wa.prompt(ctx, sid, "start")
 	<-child.in
 	waitJournal(ctx, t, journalPath(stateDir, sid), `"sessionUpdate":"subagent_update"`, `"state":"running"`)
-	a.signal(syscall.SIGKILL)
-	a.wait(ctx)
-
-	_, wb := d.load(ctx, t, sid, cwd)
+	_, wb := d.crashAndLoad(ctx, t, a, sid, cwd)
 	var last string
 	for _, n := range wb.updates(sid) {
 		if n.Kind == "subagent_update" && strings.Contains(string(n.Update), `"state":{`) {

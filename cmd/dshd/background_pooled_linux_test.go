@@ -98,11 +98,7 @@ func TestBackground_AReleasedPooledACPChildIsContinuedOnANewConnectionThroughSes
 	}
 
 	w.prompt(ctx, sid, "more")
-	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`, `"runs":2`)
-	continued := continuedChild(&s.rec)
-	if continued == nil || !holds(continued, "CHILD-TASK", "CHILD-ANSWER-1", "CHILD-MORE") {
-		t.Fatalf("the continued child's request does not hold its conversation: %+v; stderr:\n%s\ndaemon stderr:\n%s", continued, p.stderr, daemon.stderr)
-	}
+	waitContinued(ctx, t, journal, "t1", &s.rec, p.stderr, daemon.stderr)
 	// The continue went on in the same session of the daemon: it holds one
 	// journal, the released one, and the new turn is in it.
 	entries, err := os.ReadDir(daemonSessions)

@@ -260,8 +260,7 @@ func TestBadInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 	if bad := c.badLines(); len(bad) > 0 {
 		t.Errorf("stdout lines that are not JSON-RPC messages:\n%s", strings.Join(bad, "\n"))
 	}
-	p.stdin.Close()
-	if code := p.wait(ctx); code != 0 {
+	if code := p.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%.2000s", code, p.stderr)
 	}
 }

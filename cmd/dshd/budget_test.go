@@ -64,9 +64,6 @@ func treeModel(t *testing.T) (*openaitest.Server, [3]int64) {
 	}
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		switch level := treeLevel(c); {
 		case level == 0 && sawToolResult(c):
 			return openaitest.Reply{Text: []string{"root carries on"}, Usage: use(0)}

@@ -36,8 +36,7 @@ func TestWithoutAKeyTheDefaultBackendAsksForDeepSeekAPIKey(t *testing.T) {
 	if !strings.Contains(e.Message+string(e.Data), "DEEPSEEK_API_KEY") {
 		t.Fatalf("session/new error %v does not name DEEPSEEK_API_KEY", e)
 	}
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 }
 
 func TestModelsThatNeedNoKeyWorkWithoutOne(t *testing.T) {
@@ -64,8 +63,7 @@ func TestModelsThatNeedNoKeyWorkWithoutOne(t *testing.T) {
 			if got := text(c.updates(sid)); got != tc.want {
 				t.Fatalf("answer %q, want %q", got, tc.want)
 			}
-			p.stdin.Close()
-			p.wait(ctx)
+			p.hangUp(ctx)
 		})
 	}
 }
@@ -109,8 +107,7 @@ func TestSettingsPrecedenceFlagThenEnvThenFileThenDefault(t *testing.T) {
 			if res.Modes.CurrentModeID != tc.want {
 				t.Fatalf("mode %q, want %q", res.Modes.CurrentModeID, tc.want)
 			}
-			p.stdin.Close()
-			p.wait(ctx)
+			p.hangUp(ctx)
 		})
 	}
 }

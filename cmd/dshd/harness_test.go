@@ -182,6 +182,13 @@ func (p *proc) waitLogged(ctx context.Context, t testing.TB, text string) {
 	}
 }
 
+// hangUp closes a stdio daemon's stdin, as an editor that quits does,
+// and returns its exit code.
+func (p *proc) hangUp(ctx context.Context) int {
+	p.stdin.Close()
+	return p.wait(ctx)
+}
+
 // stop ends a socket daemon with SIGTERM and checks it exits 0.
 func (p *proc) stop(t testing.TB) {
 	t.Helper()
@@ -237,9 +244,6 @@ type delegation struct {
 func (d delegation) serve(srv *openaitest.Server) {
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		c := r.Chat
-		if c == nil {
-			return openaitest.Status(400)
-		}
 		tool := ""
 		for _, m := range c.Messages {
 			if m.Role == "tool" {

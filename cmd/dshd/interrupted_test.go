@@ -70,7 +70,6 @@ func TestAToolCallACrashInterruptedEndsFailedInTheReplay(t *testing.T) {
 		if load == 2 {
 			c2.endTurn(ctx, sid, "after the crash")
 		}
-		p2.stdin.Close()
-		p2.wait(ctx)
+		p2.hangUp(ctx)
 	}
 }

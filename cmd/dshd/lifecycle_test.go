@@ -126,8 +126,7 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 			p2, c2, replay := loadSession(ctx, t, script, state, sid, cwd)
 			checkReplay(t, live, replay, "hang")
 			c2.endTurn(ctx, sid, "after restart")
-			p2.stdin.Close()
-			p2.wait(ctx)
+			p2.hangUp(ctx)
 		})
 	}
 }
@@ -169,8 +168,7 @@ func TestSIGKILLMidTurnLosesNoSentUpdate(t *testing.T) {
 	if got := text(c2.updates(sid)); !strings.HasSuffix(got, "You said: after the crash") {
 		t.Fatalf("text after the crash: %q", got)
 	}
-	p2.stdin.Close()
-	if code := p2.wait(ctx); code != 0 {
+	if code := p2.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 }
@@ -181,8 +179,7 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 	p, c := stdioDaemon(t, script, state)
 	sid := c.openSession(ctx, cwd)
 	c.endTurn(ctx, sid, "first turn")
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 	live := c.updates(sid)
 
 	journal := filepath.Join(state, "sessions", sid+".jsonl")
@@ -207,16 +204,14 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 		t.Fatalf("no warning about the torn line: %v; stderr:\n%s", err, p2.stderr)
 	}
 	c2.endTurn(ctx, sid, "second turn")
-	p2.stdin.Close()
-	p2.wait(ctx)
+	p2.hangUp(ctx)
 	live2 := c2.updates(sid)
 
 	// The append after the torn line started on a fresh line: a third
 	// daemon loads both turns.
 	p3, _, replay3 := loadSession(ctx, t, script, state, sid, cwd)
 	checkReplay(t, live2, replay3, "second turn")
-	p3.stdin.Close()
-	p3.wait(ctx)
+	p3.hangUp(ctx)
 }
 
 func TestClientDisconnectMidTurnOnASocket(t *testing.T) {

@@ -2,29 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/tools/mcp/mcptest"
 )
 
 // everythingServer is the stdio MCP server from npm that `make npm`
 // installs for the tools/mcp tests; the test skips without it.
 func everythingServer(t *testing.T) map[string]any {
 	t.Helper()
-	script, err := filepath.Abs("../../tools/mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Skipf("server-everything is not installed (run `make npm`): %v", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node_modules is installed but node is not in PATH: %v", err)
-	}
-	node, _ = filepath.Abs(node)
+	node, script := mcptest.Everything(t, "../../tools/mcp")
 	return map[string]any{"name": "everything", "command": node, "args": []string{script, "stdio"}, "env": []any{}}
 }
 

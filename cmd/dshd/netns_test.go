@@ -155,6 +155,5 @@ func TestNetns_AParentDelegatesToDaemonsOnTwoOtherHostsAndSurvivesLosingOne(t *t
 	if !strings.Contains(p.stderr.String(), "from="+urls[0]+" to="+urls[1]) {
 		t.Fatalf("no child moved from the dead host; parent stderr:\n%s", p.stderr)
 	}
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
+	"github.com/dshd/dshd/internal/noeditor"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -296,6 +297,10 @@ func (p *promptRun) find(ctx context.Context, id acp.SessionID) (acp.SessionInfo
 
 // headless is the ACP client of `dshd prompt`.
 type headless struct {
+	// The editor methods: dshd prompt offers no fs/*, terminals or
+	// elicitation, so the agent reads, writes and runs commands itself.
+	noeditor.Methods
+
 	out     io.Writer
 	live    *liveLine // stderr
 	json    bool
@@ -458,36 +463,6 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 		}
 	}
 	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
-}
-
-var errUnsupported = acp.ErrMethodNotFound
-
-func (h *headless) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) CreateTerminal(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) TerminalOutput(context.Context, *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) WaitForTerminalExit(context.Context, *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, errUnsupported
-}
-func (h *headless) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }
 
 // pipePair returns the two ends of an in-memory full-duplex connection.

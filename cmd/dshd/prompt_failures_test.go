@@ -115,8 +115,7 @@ func TestTheModelTimeoutEndsAWaitForAServerThatSendsNothing(t *testing.T) {
 		if !strings.Contains(e.Message+string(e.Data), "sent nothing for 1s") {
 			t.Fatalf("prompt error %v, want the model timeout", e)
 		}
-		p.stdin.Close()
-		p.wait(ctx)
+		p.hangUp(ctx)
 	})
 	t.Run("the default is well under five minutes", func(t *testing.T) {
 		for _, cmd := range []string{"prompt", "serve"} {

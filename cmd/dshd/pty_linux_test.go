@@ -1,5 +1,5 @@
-// This file opens a pseudo-terminal for the tests of what dshd draws on a
-// terminal.
+// This file opens a pseudo-terminal for the tests that run dshd on a
+// terminal: what `dshd prompt` draws, and `dshd auth` reading a key.
 
 package main
 

@@ -101,8 +101,7 @@ func TestAnEditorsErrorKeepsItsReasonForTheModelAndTheClient(t *testing.T) {
 				if told := toolResultOf(srv, "call_1"); !strings.Contains(told, "disk quota exceeded") {
 					t.Errorf("the model was told %q, want the editor's reason", told)
 				}
-				p.stdin.Close()
-				p.wait(ctx)
+				p.hangUp(ctx)
 			})
 		}
 	}
@@ -170,6 +169,5 @@ func TestMalformedParamsAreAnsweredInProtocolTerms(t *testing.T) {
 			}
 		})
 	}
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 }

@@ -409,8 +409,7 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 			t.Fatalf("the journal of %s lacks the prompt %q", id, want)
 		}
 	}
-	q.stdin.Close()
-	q.wait(ctx)
+	q.hangUp(ctx)
 }
 
 func status(t *testing.T, url string) int {

@@ -29,8 +29,7 @@ func TestStdioHandshakeNewPromptStreamsChunksThenStopReason(t *testing.T) {
 	if n := count(ups, "agent_message_chunk"); n < 2 {
 		t.Fatalf("%d agent_message_chunk updates, want the answer streamed in several", n)
 	}
-	p.stdin.Close()
-	if code := p.wait(ctx); code != 0 {
+	if code := p.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 	if bad := c.badLines(); len(bad) > 0 {
@@ -62,8 +61,7 @@ func TestStdoutCarriesOnlyJSONRPCMessagesWithDebugLogsAndNoisyTools(t *testing.T
 	c.callFail(ctx, "no/such/method", map[string]any{})
 	c.sendRawLine(t, "this is not json")
 	c.waitUnmatched(ctx, -32700)
-	p.stdin.Close()
-	if code := p.wait(ctx); code != 0 {
+	if code := p.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 	<-c.done

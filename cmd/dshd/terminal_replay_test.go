@@ -68,8 +68,7 @@ func TestAReplayedCommandShowsItsOutputNotADeadTerminal(t *testing.T) {
 	if !strings.Contains(live, "terminal:term-old-connection") {
 		t.Fatalf("the live tool call does not embed the editor's terminal:\n%s", live)
 	}
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 
 	_, _, replay := loadSession(ctx, t, script, state, sid, cwd)
 	items := strings.Join(contentItems(replay), "\n")

@@ -29,8 +29,7 @@ func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testin
 	if _, err := p.stderr.waitFor(ctx, "DSHD_TOKEN", "ignored", "stdio"); err != nil {
 		t.Errorf("the ignored token is not logged at debug: %v\n%s", err, p.stderr)
 	}
-	p.stdin.Close()
-	if code := p.wait(ctx); code != 0 {
+	if code := p.hangUp(ctx); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 }

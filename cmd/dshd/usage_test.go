@@ -39,8 +39,7 @@ func TestLoadAndResumeReportTheSessionsRealContextUsage(t *testing.T) {
 	if used, _ := lastUsed(t, c.updates(sid)); used != 4150 {
 		t.Fatalf("live usage_update used %d, want 4150", used)
 	}
-	p.stdin.Close()
-	p.wait(ctx)
+	p.hangUp(ctx)
 
 	for _, method := range []string{"session/load", "session/resume"} {
 		t.Run(method, func(t *testing.T) {

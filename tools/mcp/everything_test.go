@@ -2,14 +2,13 @@ package mcp
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/mcp/mcptest"
 	"github.com/dshd/dshd/tools/permission"
 )
 
@@ -18,21 +17,7 @@ import (
 // The test is skipped when node_modules is absent (a plain `go test`).
 func everythingServer(t *testing.T, env ...EnvVar) ServerConfig {
 	t.Helper()
-	script, err := filepath.Abs("testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Skipf("server-everything is not installed (run `make npm`): %v", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node_modules is installed but node is not in PATH: %v", err)
-	}
-	node, err = filepath.Abs(node)
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, script := mcptest.Everything(t, ".")
 	return ServerConfig{Name: "everything", Command: node, Args: []string{script, "stdio"}, Env: env}
 }
 

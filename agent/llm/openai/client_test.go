@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/llmtest"
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
@@ -286,21 +287,7 @@ func TestCancel(t *testing.T) {
 			KeepAliveForever: true, KeepAliveInterval: time.Millisecond})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		stop := watchdogT(t)
-		defer stop()
-		var got error
-		for ev, err := range h.c.Stream(ctx, userReq("hi")) {
-			if err != nil {
-				got = err
-				break
-			}
-			if ev.Kind == llm.EventText {
-				cancel()
-			}
-		}
-		if !errors.Is(got, context.Canceled) {
-			t.Fatalf("err = %v, want context.Canceled", got)
-		}
+		llmtest.CancelledAtText(t, ctx, cancel, h.c, userReq("hi"))
 	})
 	t.Run("cancelling while waiting for the first token", func(t *testing.T) {
 		h := newHarness(t, nil)

@@ -3,9 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/llmtest"
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 )
 
@@ -77,7 +76,7 @@ func (h *harness) run(ctx context.Context, req *llm.Request) ([]llm.Event, error
 
 func drain(t *testing.T, seq iter.Seq2[llm.Event, error]) ([]llm.Event, error) {
 	t.Helper()
-	stop := watchdogT(t)
+	stop := llmtest.Watchdog(t)
 	defer stop()
 	var evs []llm.Event
 	for ev, err := range seq {
@@ -87,16 +86,6 @@ func drain(t *testing.T, seq iter.Seq2[llm.Event, error]) ([]llm.Event, error) {
 		evs = append(evs, ev)
 	}
 	return evs, nil
-}
-
-// watchdogT fails loudly, with every goroutine's stack, if a test blocks.
-func watchdogT(t *testing.T) func() {
-	tm := time.AfterFunc(20*time.Second, func() {
-		buf := make([]byte, 1<<20)
-		n := runtime.Stack(buf, true)
-		panic(fmt.Sprintf("%s: stuck; goroutines:\n%s", t.Name(), buf[:n]))
-	})
-	return func() { tm.Stop() }
 }
 
 func collect(t *testing.T, evs []llm.Event) (llm.Message, llm.Usage, llm.FinishReason) {

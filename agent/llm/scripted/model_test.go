@@ -7,31 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/llmtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func watchdog(t *testing.T) func() {
-	tm := time.AfterFunc(20*time.Second, func() {
-		buf := make([]byte, 1<<20)
-		n := runtime.Stack(buf, true)
-		panic(fmt.Sprintf("%s: stuck; goroutines:\n%s", t.Name(), buf[:n]))
-	})
-	return func() { tm.Stop() }
-}
-
 func events(t *testing.T, m llm.Model, ctx context.Context, req *llm.Request) ([]llm.Event, error) {
 	t.Helper()
-	defer watchdog(t)()
+	defer llmtest.Watchdog(t)()
 	var out []llm.Event
 	for ev, err := range m.Stream(ctx, req) {
 		if err != nil {
@@ -225,20 +215,7 @@ func TestCancellation(t *testing.T) {
 			if user == "slow" {
 				cancel() // cancelled before the call: ends at once
 			}
-			defer watchdog(t)()
-			var err error
-			for ev, e := range m.Stream(ctx, conv("", "u:"+user)) {
-				if e != nil {
-					err = e
-					break
-				}
-				if ev.Kind == llm.EventText {
-					cancel()
-				}
-			}
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("err = %v, want context.Canceled", err)
-			}
+			llmtest.CancelledAtText(t, ctx, cancel, m, conv("", "u:"+user))
 		})
 	}
 	t.Run("leaving the loop early", func(t *testing.T) {

@@ -372,28 +372,23 @@ func (st *streamer) wait(hold <-chan struct{}, d, interval time.Duration) bool {
 		defer t.Stop()
 		tick = t.C
 	}
-	for hold != nil {
-		select {
-		case <-hold:
-			hold = nil
-		case <-tick:
-			if !st.keepAlive() {
-				return false
-			}
-		case <-st.r.Context().Done():
-			return false
-		case <-st.s.closing:
-			return false
-		}
+	if hold != nil && !pingUntil(st, hold, tick) {
+		return false
 	}
 	if d <= 0 {
 		return true
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	return pingUntil(st, timer.C, tick)
+}
+
+// pingUntil waits for done to yield or close, pinging at every tick; false
+// when the client or the server went away first.
+func pingUntil[T any](st *streamer, done <-chan T, tick <-chan time.Time) bool {
 	for {
 		select {
-		case <-timer.C:
+		case <-done:
 			return true
 		case <-tick:
 			if !st.keepAlive() {

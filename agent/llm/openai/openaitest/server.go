@@ -89,7 +89,8 @@ func (s *Server) Enqueue(replies ...Reply) {
 }
 
 // Handle sets the function that picks a reply once the queue is empty.
-// With neither, a chat request gets HTTP 400 "no reply scripted".
+// With neither, a chat request gets HTTP 400 "no reply scripted". fn sees
+// only chat requests whose body decoded: its request's Chat is never nil.
 func (s *Server) Handle(fn func(*Request) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

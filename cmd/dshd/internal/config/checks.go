@@ -131,12 +131,18 @@ func positive(v any) error {
 	return nil
 }
 
-// httpURL accepts "" or an absolute http(s) URL.
-func httpURL(v any) error {
-	s := v.(string)
-	if s == "" {
+// optional accepts "" or what check accepts.
+func optional(check func(string) error) func(any) error {
+	return func(v any) error {
+		if s := v.(string); s != "" {
+			return check(s)
+		}
 		return nil
 	}
+}
+
+// httpURL accepts an absolute http(s) URL.
+func httpURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("want an http:// or https:// URL")
@@ -144,12 +150,8 @@ func httpURL(v any) error {
 	return nil
 }
 
-// envName accepts "" or an environment variable name.
-func envName(v any) error {
-	s := v.(string)
-	if s == "" {
-		return nil
-	}
+// envName accepts an environment variable name.
+func envName(s string) error {
 	for i, r := range s {
 		if !(r == '_' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || i > 0 && '0' <= r && r <= '9') {
 			return errors.New("not a variable name (letters, digits and _, not starting with a digit)")
@@ -158,13 +160,9 @@ func envName(v any) error {
 	return nil
 }
 
-// address accepts "" or a listen address: unix:PATH or tcp:HOST:PORT
-// (HOST may be empty: loopback).
-func address(v any) error {
-	s := v.(string)
-	if s == "" {
-		return nil
-	}
+// address accepts a listen address: unix:PATH or tcp:HOST:PORT (HOST may
+// be empty: loopback), or http(s)://HOST:PORT.
+func address(s string) error {
 	network, where, _ := strings.Cut(s, ":")
 	switch network {
 	case "http", "https":
@@ -172,27 +170,29 @@ func address(v any) error {
 		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
 			return errors.New("want http://HOST:PORT or https://HOST:PORT (the endpoint is /acp)")
 		}
-		if _, port, err := net.SplitHostPort(u.Host); err != nil {
+		_, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
 			return errors.New("want http://HOST:PORT or https://HOST:PORT: the port is missing")
-		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 		}
-		return nil
+		return portNumber(port)
 	case "unix":
 		if where != "" {
 			return nil
 		}
 	case "tcp":
-		_, port, err := net.SplitHostPort(where)
-		if err != nil {
-			break
+		if _, port, err := net.SplitHostPort(where); err == nil {
+			return portNumber(port)
 		}
-		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			return fmt.Errorf("port %q is not a number from 0 to 65535", port)
-		}
-		return nil
 	}
 	return errors.New("want unix:PATH, tcp:HOST:PORT, http://HOST:PORT or https://HOST:PORT")
+}
+
+// portNumber accepts a TCP port, 0 to 65535.
+func portNumber(port string) error {
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
 }
 
 // absolute accepts an absolute path.
