@@ -130,7 +130,7 @@ func (t *translator) update(ev agent.Event) acp.SessionUpdate {
 		if used < 0 {
 			used = 0
 		}
-		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: wireUsage(e.Call), metaTurnUsage: wireUsage(e.Turn)}}
+		return &acp.UsageUpdate{Used: uint64(used), Size: uint64(e.Size), Meta: acp.Meta{metaUsage: WireUsage(e.Call), metaTurnUsage: WireUsage(e.Turn)}}
 	}
 	return nil
 }

@@ -18,19 +18,20 @@ import (
 // usage.
 func turnUsage(res agent.Result) *acp.Usage { return usageOf(res.Usage) }
 
-// usageOf is wireUsage, or nil when nothing was counted.
+// usageOf is WireUsage, or nil when nothing was counted.
 func usageOf(u llm.Usage) *acp.Usage {
 	if u == (llm.Usage{}) {
 		return nil
 	}
-	return wireUsage(u)
+	return WireUsage(u)
 }
 
-// wireUsage maps token counts onto ACP's Usage, zeros included (a
+// WireUsage is the one mapping of token counts onto ACP's Usage (also of
+// the subagents' usage `dshd prompt --json` prints), zeros included (a
 // usage_update's _meta carries them all). A total the backend did not
 // report is input plus output; cached input is a cache read; dshd's
 // backends report no cache writes.
-func wireUsage(u llm.Usage) *acp.Usage {
+func WireUsage(u llm.Usage) *acp.Usage {
 	out := &acp.Usage{TotalTokens: nonNegative(u.TotalTokens), InputTokens: nonNegative(u.InputTokens), OutputTokens: nonNegative(u.OutputTokens)}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.InputTokens + out.OutputTokens

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/server"
 	"github.com/dshd/dshd/agent/llm"
 )
 
@@ -63,7 +64,7 @@ func (t *turnUsage) observe(u acp.SessionUpdate) {
 		if json.Unmarshal(u.RawOutput, &raw) != nil || raw.Subagent == "" {
 			return
 		}
-		t.children = append(t.children, childUsage{ToolCallID: u.ToolCallID, Subagent: raw.Subagent, StopReason: raw.StopReason, Usage: wireUsage(raw.Usage)})
+		t.children = append(t.children, childUsage{ToolCallID: u.ToolCallID, Subagent: raw.Subagent, StopReason: raw.StopReason, Usage: server.WireUsage(raw.Usage)})
 	}
 }
 
@@ -75,19 +76,6 @@ func (t *turnUsage) summary(line map[string]any) {
 	if len(t.children) > 0 {
 		line["children"] = t.children
 	}
-}
-
-func wireUsage(u llm.Usage) *acp.Usage {
-	out := &acp.Usage{InputTokens: uint64(max(u.InputTokens, 0)), OutputTokens: uint64(max(u.OutputTokens, 0)), TotalTokens: uint64(max(u.TotalTokens, 0))}
-	if u.ReasoningTokens > 0 {
-		n := uint64(u.ReasoningTokens)
-		out.ThoughtTokens = &n
-	}
-	if u.CachedInputTokens > 0 {
-		n := uint64(u.CachedInputTokens)
-		out.CachedReadTokens = &n
-	}
-	return out
 }
 
 // answered records the prompt response's usage for the last line.
