@@ -7,7 +7,6 @@ package fork
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -21,16 +20,7 @@ import (
 const Name = "fork"
 
 // Options configure the provider. The zero value (or nil) is usable.
-type Options struct {
-	// MaxTurnRequests caps a child's model calls per task (the agent's
-	// default when zero).
-	MaxTurnRequests int
-	// ProgressInterval is the least time between two progress reports in
-	// the parent's tool call when the editor does not see the child
-	// (default one second).
-	ProgressInterval time.Duration
-	Logger           *slog.Logger
-}
+type Options = subagents.InProcessOptions
 
 // New returns the fork provider.
 func New(opts *Options) subagents.Provider {
@@ -42,9 +32,7 @@ func New(opts *Options) subagents.Provider {
 		Name:             Name,
 		Inherit:          true,
 		Begin:            begin,
-		MaxTurnRequests:  o.MaxTurnRequests,
-		ProgressInterval: o.ProgressInterval,
-		Logger:           o.Logger,
+		InProcessOptions: o,
 	})
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func newSpawn(maxTurnRequests int) subagents.Provider {
-	return spawn.New(&spawn.Options{MaxTurnRequests: maxTurnRequests})
+	return spawn.New(&spawn.Options{InProcessOptions: subagents.InProcessOptions{MaxTurnRequests: maxTurnRequests}})
 }
 
 // collect waits for run on a goroutine, as its owner would, and delivers

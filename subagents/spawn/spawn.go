@@ -4,7 +4,6 @@
 package spawn
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/dshd/dshd/subagents"
@@ -23,14 +22,7 @@ type Options struct {
 	// SkipProjectInstructions leaves the project's AGENTS.md out of the
 	// child's system prompt.
 	SkipProjectInstructions bool
-	// MaxTurnRequests caps a child's model calls per task (the agent's
-	// default when zero).
-	MaxTurnRequests int
-	// ProgressInterval is the least time between two progress reports in
-	// the parent's tool call when the editor does not see the child
-	// (default one second).
-	ProgressInterval time.Duration
-	Logger           *slog.Logger
+	subagents.InProcessOptions
 }
 
 // New returns the spawn provider.
@@ -43,8 +35,6 @@ func New(opts *Options) subagents.Provider {
 	return inproc.New(inproc.Config{
 		Name:             Name,
 		Begin:            sys.begin,
-		MaxTurnRequests:  o.MaxTurnRequests,
-		ProgressInterval: o.ProgressInterval,
-		Logger:           o.Logger,
+		InProcessOptions: o.InProcessOptions,
 	})
 }

@@ -33,13 +33,7 @@ type Config struct {
 	// or a fresh child fresh. It runs in Start after every check, before
 	// anything is created; an error fails Start as an invalid request.
 	Begin func(parent *session.Session, req subagents.StartRequest, modelID string) (Beginning, error)
-	// MaxTurnRequests caps the child's model calls per turn (the agent's
-	// default when zero).
-	MaxTurnRequests int
-	// ProgressInterval is the least time between two fallback progress
-	// reports (default one second).
-	ProgressInterval time.Duration
-	Logger           *slog.Logger
+	subagents.InProcessOptions
 }
 
 // Beginning is how a child starts.

@@ -103,7 +103,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	d.closers = append(d.closers, func() { acpProvider.Close() })
 	for _, p := range []subagents.Provider{
-		spawn.New(&spawn.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
+		spawn.New(&spawn.Options{InProcessOptions: subagents.InProcessOptions{MaxTurnRequests: st.MaxTurnRequests, Logger: log}}),
 		fork.New(&fork.Options{MaxTurnRequests: st.MaxTurnRequests, Logger: log}),
 		acpProvider,
 	} {
