@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // Vars is the registry of variables a template may use. Only names
@@ -71,11 +73,7 @@ func (e *RenderError) Error() string {
 	}
 	g := e.Group
 	if len(g) > maxGroupInMessage {
-		cut := maxGroupInMessage
-		for cut > 0 && !utf8.RuneStart(g[cut]) {
-			cut--
-		}
-		g = g[:cut] + "…"
+		g = utf8cut.Prefix(g, maxGroupInMessage) + "…"
 	}
 	return fmt.Sprintf("prompt: line %d, column %d: %v %q: want {{name}} with name matching %s", e.Line, e.Column, e.Err, g, NamePattern)
 }

@@ -15,7 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 //go:embed templates/*.md
@@ -149,11 +150,7 @@ func ProjectInstructions(cwd string) (string, error) {
 	}
 	truncated := len(b) > MaxProjectInstructions
 	if truncated {
-		cut := MaxProjectInstructions
-		for cut > 0 && !utf8.RuneStart(b[cut]) {
-			cut--
-		}
-		b = b[:cut]
+		b = utf8cut.Prefix(b, MaxProjectInstructions)
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
 	if text == "" {

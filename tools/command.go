@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dshd/dshd/tools/internal/utf8cut"
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // titleLimit bounds a command question's title; the content always shows

@@ -14,8 +14,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools/subproc"
 )
 
@@ -254,11 +254,7 @@ func (t *tailBuffer) Replace(s string, truncated bool) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
-	for len(b) > 0 && !utf8.RuneStart(b[0]) {
-		b = b[1:]
-	}
-	return string(b)
+	return string(utf8cut.TrimPartial(t.buf))
 }
 
 // Truncated reports whether bytes were dropped.

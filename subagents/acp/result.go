@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 )
@@ -160,10 +160,7 @@ func scrub(s string) string { return runkit.ScrubOutput(s) }
 func scrubTail(s string, n int) string {
 	s = strings.TrimRight(s, "\n\r\t ")
 	if len(s) > n {
-		s = s[len(s)-n:]
-		for len(s) > 0 && !utf8.RuneStart(s[0]) {
-			s = s[1:]
-		}
+		s = utf8cut.TrimPartial(s[len(s)-n:])
 		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
 			s = s[i+1:]
 		}

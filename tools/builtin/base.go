@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/internal/utf8cut"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/tasks"
 )

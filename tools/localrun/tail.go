@@ -3,7 +3,7 @@
 
 package localrun
 
-import "github.com/dshd/dshd/tools/internal/utf8cut"
+import "github.com/dshd/dshd/internal/utf8cut"
 
 // tailBuffer keeps the last limit bytes written to it. It grows only as far
 // as the output does, so a short command never allocates the whole limit,

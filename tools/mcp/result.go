@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/internal/utf8cut"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

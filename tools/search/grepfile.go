@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/dshd/dshd/tools/internal/utf8cut"
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // Line is one output line of a file: a match or context around one.

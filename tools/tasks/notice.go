@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
-	"github.com/dshd/dshd/tools/internal/utf8cut"
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // NoticeHead is how much of a result a notice carries; the rest is a

@@ -5,7 +5,7 @@ package tasks
 
 import (
 	"github.com/dshd/dshd/agent/llm"
-	"github.com/dshd/dshd/tools/internal/utf8cut"
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // tail keeps the last limit bytes of a stream and counts all of it.

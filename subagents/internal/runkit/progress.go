@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 )
 
@@ -228,9 +228,5 @@ func tail(b []byte, n int) []byte {
 	if len(b) <= n {
 		return b
 	}
-	i := len(b) - n
-	for i < len(b) && !utf8.RuneStart(b[i]) {
-		i++
-	}
-	return b[i:]
+	return utf8cut.TrimPartial(b[len(b)-n:])
 }

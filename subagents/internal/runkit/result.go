@@ -10,11 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/internal/secret"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 )
 
@@ -28,11 +28,7 @@ func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n - len("…")
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return utf8cut.Prefix(s, n-len("…")) + "…"
 }
 
 // FirstLine returns s up to its first newline.

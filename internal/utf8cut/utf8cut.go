@@ -7,7 +7,7 @@ import "unicode/utf8"
 
 // Prefix returns the longest prefix of s of at most n bytes that does not
 // end inside a character.
-func Prefix(s string, n int) string {
+func Prefix[T ~string | ~[]byte](s T, n int) T {
 	if len(s) <= n {
 		return s
 	}
