@@ -81,17 +81,25 @@ func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, er
 	s := t.s
 	res, err := fn(t.Ctx, s.agent)
 	cancelled := t.Ctx.Err() != nil
+	t.cancel()
+	if s.cfg.endingTurn != nil {
+		s.cfg.endingTurn()
+	}
+	// The turn stays the session's until its end is synced: a Close
+	// meanwhile (a shutdown) finds it and waits for its answer instead of
+	// closing the journal under it.
+	var serr error
+	if s.stored != nil {
+		serr = s.stored.journal.Sync()
+	}
 	s.mu.Lock()
 	if s.turn == t {
 		s.turn = nil
 	}
 	notSaved := t.notSaved
 	s.mu.Unlock()
-	t.cancel()
-	if s.stored != nil {
-		if serr := s.stored.journal.Sync(); serr != nil {
-			return agent.Result{}, serr
-		}
+	if serr != nil {
+		return agent.Result{}, serr
 	}
 	if notSaved != nil {
 		var ns *NotSavedError
