@@ -56,7 +56,7 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	t := &Turn{Ctx: ctx, s: s, cancel: cancel, done: make(chan struct{})}
-	s.turn = t
+	s.turn, s.answering = t, t
 	return t, nil
 }
 
@@ -121,7 +121,16 @@ func (t *Turn) Cancel() { t.cancel() }
 func (t *Turn) Done() <-chan struct{} { return t.done }
 
 // Finish closes t's Done channel; it is idempotent.
-func (t *Turn) Finish() { t.finishOnce.Do(func() { close(t.done) }) }
+func (t *Turn) Finish() {
+	t.finishOnce.Do(func() {
+		t.s.mu.Lock()
+		if t.s.answering == t {
+			t.s.answering = nil
+		}
+		t.s.mu.Unlock()
+		close(t.done)
+	})
+}
 
 // Running returns the running turn, or nil.
 func (s *Session) Running() *Turn {
