@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/dshd/dshd/internal/dirsync"
 )
 
 // Record is one line of a journal. The journal interprets only Kind; Data
@@ -209,7 +211,7 @@ func CreateJournal(dir, id string, meta any, opts *JournalOptions) (*Journal, er
 		err = j.Sync()
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = dirsync.Sync(dir)
 	}
 	if err != nil {
 		j.discard()
@@ -703,14 +705,4 @@ func parseRecord(line []byte) (rec Record, ok, blank bool) {
 		return Record{}, false, false
 	}
 	return rec, true, false
-}
-
-// syncDir makes a directory's entries (a new or renamed file) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

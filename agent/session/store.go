@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/budget"
+	"github.com/dshd/dshd/internal/dirsync"
 )
 
 // Meta is the first record of every journal the [Store] creates. Further
@@ -201,7 +202,7 @@ func (s *Store) Create(meta Meta) (*Journal, error) {
 	err = s.writeInfo(&info)
 	s.mu.Unlock()
 	if err == nil {
-		err = syncDir(s.dir)
+		err = dirsync.Sync(s.dir)
 	}
 	if err != nil {
 		j.Close()

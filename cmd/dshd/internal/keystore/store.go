@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/dshd/dshd/internal/dirsync"
 )
 
 // MaxKeyLen bounds a key: real API keys are well under a hundred bytes, and
@@ -90,7 +92,7 @@ func (s Store) Save(name, key string) error {
 		return err
 	}
 	ok = true
-	return syncDir(s.Dir)
+	return dirsync.Sync(s.Dir)
 }
 
 // Load returns the stored key of variable name; ok is false when none is

@@ -1,11 +1,11 @@
 //go:build unix
 
-package keystore
+package dirsync
 
 import "os"
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// Sync makes the entries of dir (a new or renamed file) durable.
+func Sync(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
