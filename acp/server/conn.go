@@ -73,7 +73,9 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 	return c
 }
 
-// shutdown cancels every turn, waits for them, and closes the sessions.
+// shutdown cancels every turn, then closes the sessions: each Close waits
+// for its turn to end, its end to be synced and its answer to be written
+// before it closes the journal. Only then does the connection close.
 func (c *Conn) shutdown() {
 	c.mu.Lock()
 	c.closing = true

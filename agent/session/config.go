@@ -108,6 +108,10 @@ type Config struct {
 	// again, and its parent's file system.
 	workspace *workspace.Workspace
 	fs        tools.FileSystem
+	// endingTurn, when set (tests), is called once a turn's work has
+	// returned and before its end is synced: the point where a Close must
+	// still wait for the turn.
+	endingTurn func()
 }
 
 // Delegation binds a session's delegating tools (subagents.Scope
@@ -246,5 +250,6 @@ func (s *Session) ChildConfig() Config {
 	c.Delegation = nil
 	c.Tasks.Restore = nil
 	c.Meter, c.TurnLimits = nil, budget.Limits{}
+	c.endingTurn = nil
 	return c
 }

@@ -97,9 +97,13 @@ type Session struct {
 	titled       atomic.Bool
 	tasks        *tasks.Set
 
-	mu     sync.Mutex
-	turn   *Turn
-	closed bool
+	mu   sync.Mutex
+	turn *Turn
+	// answering is the last turn begun until its answer reached the
+	// client (Finish): it stops being the running turn once its end is
+	// saved, but Close still waits for its answer.
+	answering *Turn
+	closed    bool
 }
 
 // ID returns the session id.
@@ -215,8 +219,8 @@ func (s *Session) recorded(err error) error {
 // Tasks returns the session's background tasks.
 func (s *Session) Tasks() *tasks.Set { return s.tasks }
 
-// Close cancels the running turn, waits for it to end, stops the
-// background tasks still running (interrupted: the session goes away
+// Close cancels the running turn, waits for it to end and for its answer
+// (Finish) to reach the client, stops the background tasks still running (interrupted: the session goes away
 // without being closed by its client, see [Session.CloseTasks]), closes
 // the agent and the MCP connections, and closes the journal. It is
 // idempotent.
@@ -227,7 +231,7 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
-	t := s.turn
+	t := s.answering
 	s.mu.Unlock()
 	if t != nil {
 		t.Cancel()

@@ -56,7 +56,7 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	t := &Turn{Ctx: ctx, s: s, cancel: cancel, done: make(chan struct{})}
-	s.turn = t
+	s.turn, s.answering = t, t
 	return t, nil
 }
 
@@ -81,17 +81,25 @@ func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, er
 	s := t.s
 	res, err := fn(t.Ctx, s.agent)
 	cancelled := t.Ctx.Err() != nil
+	t.cancel()
+	if s.cfg.endingTurn != nil {
+		s.cfg.endingTurn()
+	}
+	// The turn stays the session's until its end is synced: a Close
+	// meanwhile (a shutdown) finds it and waits for its answer instead of
+	// closing the journal under it.
+	var serr error
+	if s.stored != nil {
+		serr = s.stored.journal.Sync()
+	}
 	s.mu.Lock()
 	if s.turn == t {
 		s.turn = nil
 	}
 	notSaved := t.notSaved
 	s.mu.Unlock()
-	t.cancel()
-	if s.stored != nil {
-		if serr := s.stored.journal.Sync(); serr != nil {
-			return agent.Result{}, serr
-		}
+	if serr != nil {
+		return agent.Result{}, serr
 	}
 	if notSaved != nil {
 		var ns *NotSavedError
@@ -113,7 +121,16 @@ func (t *Turn) Cancel() { t.cancel() }
 func (t *Turn) Done() <-chan struct{} { return t.done }
 
 // Finish closes t's Done channel; it is idempotent.
-func (t *Turn) Finish() { t.finishOnce.Do(func() { close(t.done) }) }
+func (t *Turn) Finish() {
+	t.finishOnce.Do(func() {
+		t.s.mu.Lock()
+		if t.s.answering == t {
+			t.s.answering = nil
+		}
+		t.s.mu.Unlock()
+		close(t.done)
+	})
+}
 
 // Running returns the running turn, or nil.
 func (s *Session) Running() *Turn {
