@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,4 +237,21 @@ func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
 	c2.endTurn(ctx, sid, "next")
 	c2.closer.Close()
 	p.stop(t)
+}
+
+// TestAnAnswerToAClosedStdoutEndsDshdCleanlyNotBySIGPIPE: an editor that
+// closes dshd's stdout and then sends a request gets no answer, but dshd
+// must go on to its own shutdown (journals closed, exit 0), not be killed
+// by the SIGPIPE a write to a closed pipe on fd 1 raises in a Go program.
+func TestAnAnswerToAClosedStdoutEndsDshdCleanlyNotBySIGPIPE(t *testing.T) {
+	ctx := testCtx(t)
+	p := start(t, opts{}, "--model", "scripted:"+writeScript(t, hangScript), "--state-dir", t.TempDir())
+	p.stdout.Close()
+	if _, err := io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.stdin.Close()
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, p.stderr)
+	}
 }

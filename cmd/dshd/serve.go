@@ -63,6 +63,15 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				if st.Token != "" {
 					log.Debug("the daemon token (DSHD_TOKEN or --token-file) is ignored on stdio: the peer is the process that started dshd")
 				}
+				// A write to a closed stdout raises SIGPIPE, which kills a
+				// Go program writing to fd 1 unless it asks for the signal;
+				// asked for, the write fails with EPIPE and the connection's
+				// shutdown runs (turns cancelled, journals closed). Notify,
+				// not Ignore: an ignored signal stays ignored in the
+				// commands dshd runs, a caught one is reset for them.
+				pipe := make(chan os.Signal, 1)
+				signal.Notify(pipe, syscall.SIGPIPE)
+				defer signal.Stop(pipe)
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
 			}
 			if listen.IsTCP(st.Listen) && st.Token == "" {
