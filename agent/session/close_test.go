@@ -11,36 +11,7 @@ import (
 	"testing/synctest"
 
 	"github.com/dshd/dshd/agent"
-	"github.com/dshd/dshd/agent/llm/scripted"
 )
-
-// bubbleSession builds a recorded session, inside a synctest bubble,
-// whose model hangs on "hang" until cancelled and answers anything else
-// at once; ending is its endingTurn hook.
-func bubbleSession(t *testing.T, ending func()) (*Session, *Store) {
-	t.Helper()
-	store, err := NewStore(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := scripted.New(scripted.Script{Rules: []scripted.Rule{
-		{User: "hang", Text: "working", Hang: true},
-		{Text: "done: {{user}}"},
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cwd := t.TempDir()
-	stored, err := Create(store, Meta{SessionID: "s1", Cwd: cwd}, State{Mode: "ask"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(t.Context(), Config{ID: "s1", Cwd: cwd, Model: model, Stored: stored, endingTurn: ending})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, store
-}
 
 type turnOut struct {
 	res agent.Result
@@ -80,7 +51,7 @@ func TestCloseWhileCancelledTurnEndsWaitsForItsEnd(t *testing.T) {
 			}()
 			synctest.Wait()
 		}
-		s, store := bubbleSession(t, ending)
+		s, store := hangSession(t, nil, ending)
 		turn, done := startTurn(t, s, "hang")
 		synctest.Wait() // the model streamed and hangs until cancelled
 		s.Cancel()      // the shutdown cancels every turn first
@@ -107,7 +78,7 @@ func TestCloseWhileCancelledTurnEndsWaitsForItsEnd(t *testing.T) {
 
 func TestCloseAfterTurnEndedWaitsForItsAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, store := bubbleSession(t, nil)
+		s, store := hangSession(t, nil, nil)
 		turn, done := startTurn(t, s, "hello")
 		if o := <-done; o.err != nil || o.res.StopReason != agent.StopEndTurn {
 			t.Fatalf("the turn ended with %q, %v; want end_turn", o.res.StopReason, o.err)

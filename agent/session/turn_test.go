@@ -23,11 +23,21 @@ import (
 const turnGuard = 30 * time.Second
 
 // faultySession builds a recorded session over a store whose journal
-// files fail on fl's word. Its model answers "hang" by streaming and then
-// waiting to be cancelled, anything else at once.
+// files fail on fl's word (see hangSession).
 func faultySession(t *testing.T, fl *faults) (*Session, *Store) {
 	t.Helper()
-	store, err := NewStore(t.TempDir(), &StoreOptions{open: fl.open})
+	s, store := hangSession(t, &StoreOptions{open: fl.open}, nil)
+	t.Cleanup(func() { s.Close() })
+	return s, store
+}
+
+// hangSession builds a recorded session over a store made with opts,
+// whose model answers "hang" by streaming and then waiting to be
+// cancelled, anything else at once; ending is its endingTurn hook (nil:
+// none).
+func hangSession(t *testing.T, opts *StoreOptions, ending func()) (*Session, *Store) {
+	t.Helper()
+	store, err := NewStore(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +53,10 @@ func faultySession(t *testing.T, fl *faults) (*Session, *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(t.Context(), Config{ID: "s1", Cwd: cwd, Model: model, Stored: stored})
+	s, err := New(t.Context(), Config{ID: "s1", Cwd: cwd, Model: model, Stored: stored, endingTurn: ending})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
 	return s, store
 }
 
