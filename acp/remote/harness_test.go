@@ -15,21 +15,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// guard bounds every wait: a hang fails the test instead of stalling it.
-const guard = 20 * time.Second
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 type rpcMsg struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -208,7 +200,7 @@ func serveFakeAgent(t *testing.T, o Options, configure func(*httptest.Server)) (
 	}
 	srv.Start()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		ctx, cancel := context.WithTimeout(context.Background(), testkit.Watchdog)
 		defer cancel()
 		_ = h.Close(ctx)
 		srv.Close()

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // newH2CServer is newServer on a listener that also speaks HTTP/2 with
@@ -73,7 +75,7 @@ func dialH2(t *testing.T, addr string, window uint32) *h2Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(guard)) // the watchdog of every read
+	_ = conn.SetDeadline(time.Now().Add(testkit.Watchdog)) // the watchdog of every read
 	c := &h2Client{t: t, conn: conn, br: bufio.NewReader(conn), next: 1, held: map[uint32]bool{}}
 	if _, err := io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); err != nil {
 		t.Fatal(err)

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // roundTrip drives one dialled connection through a handshake, a session,
 // a prompt with updates and a permission question the client answers.
 func roundTrip(t *testing.T, rwc io.ReadWriteCloser) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := newClient(t, rwc, func(m rpcMsg) any {
 		if m.Method != "session/request_permission" {
 			t.Errorf("unexpected request %s", m.Method)
@@ -46,7 +48,7 @@ func roundTrip(t *testing.T, rwc io.ReadWriteCloser) {
 
 func TestWebSocket_AConnectionCarriesTheWholeProtocol(t *testing.T) {
 	a, _, u := newServer(t, Options{})
-	rwc, err := Dial(testCtx(t), "ws"+strings.TrimPrefix(u, "http"), nil)
+	rwc, err := Dial(testkit.Context(t), "ws"+strings.TrimPrefix(u, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestWebSocket_AConnectionCarriesTheWholeProtocol(t *testing.T) {
 
 func TestStreamableHTTP_AConnectionCarriesTheWholeProtocol(t *testing.T) {
 	a, _, u := newServer(t, Options{})
-	rwc, err := Dial(testCtx(t), u, nil)
+	rwc, err := Dial(testkit.Context(t), u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestStreamableHTTP_AConnectionCarriesTheWholeProtocol(t *testing.T) {
 	rwc.Close()
 	select {
 	case <-a.connEnded(0):
-	case <-testCtx(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("closing the dialled connection (DELETE) did not end the served one")
 	}
 }
@@ -83,7 +85,7 @@ type sse struct {
 
 func openSSE(t *testing.T, u string, hdr map[string]string) *sse {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, u, nil)
+	req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, u, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
@@ -124,7 +126,7 @@ func (s *sse) next(t *testing.T) string {
 	select {
 	case e := <-s.events:
 		return e
-	case <-testCtx(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("no SSE event")
 		return ""
 	}
@@ -132,7 +134,7 @@ func (s *sse) next(t *testing.T) string {
 
 func post(t *testing.T, u, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, u, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, u, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range hdr {
 		if v == "" {
@@ -287,7 +289,7 @@ func get(t *testing.T, u string, hdr map[string]string) *http.Response {
 // do sends a request whose answer is not a stream the test reads.
 func do(t *testing.T, method, u string, hdr map[string]string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(testCtx(t), guard)
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, method, u, nil)
 	for k, v := range hdr {
@@ -342,12 +344,12 @@ func TestAuth_AWrongTokenNeverReachesTheAgent(t *testing.T) {
 			if tc.auth != "" {
 				hdr.Set("Authorization", tc.auth)
 			}
-			_, resp, err := websocket.Dial(testCtx(t), "ws"+strings.TrimPrefix(u, "http"), &websocket.DialOptions{HTTPHeader: hdr})
+			_, resp, err := websocket.Dial(testkit.Context(t), "ws"+strings.TrimPrefix(u, "http"), &websocket.DialOptions{HTTPHeader: hdr})
 			if err == nil || resp == nil || resp.StatusCode != tc.status {
 				t.Fatalf("websocket upgrade: %v %v, want %d", resp, err, tc.status)
 			}
 			var se *StatusError
-			_, err = Dial(testCtx(t), "ws"+strings.TrimPrefix(u, "http"), &DialOptions{Token: strings.TrimPrefix(tc.auth, "Bearer ")})
+			_, err = Dial(testkit.Context(t), "ws"+strings.TrimPrefix(u, "http"), &DialOptions{Token: strings.TrimPrefix(tc.auth, "Bearer ")})
 			if strings.HasPrefix(tc.auth, "Bearer ") && (!errors.As(err, &se) || se.Status != tc.status) {
 				t.Fatalf("Dial: %v, want a StatusError %d", err, tc.status)
 			}
@@ -361,7 +363,7 @@ func TestAuth_AWrongTokenNeverReachesTheAgent(t *testing.T) {
 		t.Fatalf("AuthFailed told %d times, observer %d, Authenticated %d", failed, obs.limit("auth"), authed)
 	}
 	mu.Unlock()
-	rwc, err := Dial(testCtx(t), u, &DialOptions{Token: "0123456789abcdef-right"})
+	rwc, err := Dial(testkit.Context(t), u, &DialOptions{Token: "0123456789abcdef-right"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +413,7 @@ func TestStreamableHTTP_AConnectionWithoutStreamsEndsAfterTheDetachTimeout(t *te
 	initialize(t, u)
 	select {
 	case <-a.connEnded(0):
-	case <-testCtx(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("a connection nobody reads was kept")
 	}
 }
@@ -430,7 +432,7 @@ func TestStreamableHTTP_ReattachingASessionEndsTheDetachedConnectionThatHeldIt(t
 	openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
 	select {
 	case <-a.connEnded(0):
-	case <-testCtx(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("the detached connection holding s1 was not ended")
 	}
 	select {
@@ -447,7 +449,7 @@ func TestStreamableHTTP_AClientThatReadsNothingIsCutOffAfterTheWriteTimeout(t *t
 	post(t, u, `{"jsonrpc":"2.0","id":2,"method":"flood","params":1000}`, map[string]string{HeaderConnectionID: id})
 	select {
 	case <-a.connEnded(0):
-	case <-testCtx(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("a connection whose output nobody takes was kept")
 	}
 	if obs.limit("write-timeout") != 1 {
@@ -462,7 +464,7 @@ func TestHandler_TheConnectionLimitAnswers503(t *testing.T) {
 	if r := post(t, u, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil); r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a connection over the limit: %d, want 503", r.StatusCode)
 	}
-	_, resp, err := websocket.Dial(testCtx(t), "ws"+strings.TrimPrefix(u, "http"), nil)
+	_, resp, err := websocket.Dial(testkit.Context(t), "ws"+strings.TrimPrefix(u, "http"), nil)
 	if err == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a websocket over the limit: %v", err)
 	}
@@ -485,7 +487,7 @@ func waitDetached(t *testing.T, h *Handler, id string) {
 		}
 		select {
 		case <-ch:
-		case <-testCtx(t).Done():
+		case <-testkit.Context(t).Done():
 			t.Fatal("the server still sees a stream")
 		}
 	}
@@ -493,11 +495,11 @@ func waitDetached(t *testing.T, h *Handler, id string) {
 
 func TestStreamableHTTP_WhatTheAgentWroteLastArrivesBeforeTheEnd(t *testing.T) {
 	_, _, u := newServer(t, Options{})
-	rwc, err := Dial(testCtx(t), u, nil)
+	rwc, err := Dial(testkit.Context(t), u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := newClient(t, rwc, nil)
 	c.mustCall(ctx, "initialize", map[string]any{})
 	c.mustCall(ctx, "session/new", map[string]any{})

@@ -1,25 +1,18 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // bufferedPeer is a client whose whole input is there before the server
 // starts: the first handlers run the moment the connection reads.
 type bufferedPeer struct {
 	*strings.Reader
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func (p *bufferedPeer) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
+	testkit.SyncBuffer
 }
 
 func (p *bufferedPeer) Close() error { return nil }
@@ -33,12 +26,10 @@ func TestMessagesWaitingBeforeTheConnectionStartsAreServed(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + string(must(json.Marshal(h.cwd))) + `,"mcpServers":[]}}` + "\n"
 	p := &bufferedPeer{Reader: strings.NewReader(in)}
-	if err := h.srv.ServeConn(testCtx(t), p); err != nil {
+	if err := h.srv.ServeConn(testkit.Context(t), p); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	out := p.out.String()
-	p.mu.Unlock()
+	out := p.String()
 	if !strings.Contains(out, `"id":2,"result":{"sessionId":"`) || !strings.Contains(out, `"method":"session/update"`) {
 		t.Fatalf("want the session/new answer and its session/update, got:\n%s", out)
 	}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/fork"
 	"github.com/dshd/dshd/subagents/spawn"
@@ -35,15 +35,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// hangGuard bounds every wait (a deadlock guard, not a timing assertion).
-const hangGuard = 30 * time.Second
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // hopts configure a harness.
 type hopts struct {
@@ -128,7 +119,7 @@ func newHarness(t testing.TB, o hopts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, ctx: testCtx(t), srv: srv, store: store, model: infos[0].ID, cwd: t.TempDir()}
+	h := &harness{t: t, ctx: testkit.Context(t), srv: srv, store: store, model: infos[0].ID, cwd: t.TempDir()}
 	h.ed = newEditor()
 	h.connect(o.caps)
 	return h

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // memSlack is how far the peak RSS of the race-enabled test binary may be
@@ -218,7 +220,7 @@ func guardOf(t testing.TB) context.Context {
 	if ctx, ok := guards.Load(t); ok {
 		return ctx.(context.Context)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	guards.Store(t, ctx)
 	t.Cleanup(func() { guards.Delete(t) })
 	return ctx
@@ -245,7 +247,7 @@ func dialTCP(t testing.TB, addr string) net.Conn {
 
 func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreServed(t *testing.T) {
 	p, addr := serveTokenTCP(t, opts{}, "--write-timeout", "1s")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	flooder := dialTCP(t, addr)
 	type result struct {
 		sent int
@@ -301,7 +303,7 @@ func TestAStdioClientThatFloodsRequestsAndNeverReadsCostsBoundedMemory(t *testin
 	if err == nil {
 		t.Error("the daemon read every request although nobody read an answer")
 	}
-	p.hangUp(testCtx(t))
+	p.hangUp(testkit.Context(t))
 	if !strings.Contains(p.stderr.String(), "has not read for the write timeout") {
 		t.Errorf("the stalled connection was not closed for it:\n%s", p.stderr)
 	}
@@ -335,8 +337,8 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 	}
 	// The daemon still serves.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c, daemonToken)
-	c.newSession(testCtx(t), t.TempDir())
+	authenticate(testkit.Context(t), c, daemonToken)
+	c.newSession(testkit.Context(t), t.TempDir())
 }
 
 // TestAnAcceptedLargePromptCostsAFewCopiesOfIt reads the daemon's Go heap
@@ -349,7 +351,7 @@ func TestAnAcceptedLargePromptCostsAFewCopiesOfIt(t *testing.T) {
 	}
 	script := writeScript(t, `{"rules": [{"text": "ok"}]}`)
 	p, addr := serveTokenTCP(t, opts{env: []string{"GODEBUG=gctrace=1"}}, "--model", "scripted:"+script)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := dialClosing(t, "tcp", addr)
 	authenticate(ctx, c, daemonToken)
 	sid := c.newSession(ctx, t.TempDir())
@@ -402,13 +404,13 @@ func TestConnectionsThatNeverAuthenticateAreClosedAtTheHandshakeDeadline(t *test
 	for _, nc := range ncs {
 		readsEOF(t, nc)
 	}
-	if _, err := p.stderr.waitFor(testCtx(t), "did not authenticate in time", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(testkit.Context(t), "did not authenticate in time", "peer"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// An authenticated connection is not subject to the deadline.
 	c := dialClosing(t, "tcp", addr)
-	authenticate(testCtx(t), c, daemonToken)
-	c.newSession(testCtx(t), t.TempDir())
+	authenticate(testkit.Context(t), c, daemonToken)
+	c.newSession(testkit.Context(t), t.TempDir())
 }
 
 func TestIdleSocketConnectionsAreClosed(t *testing.T) {
@@ -424,14 +426,14 @@ func TestIdleSocketConnectionsAreClosed(t *testing.T) {
 	if got := readsEOF(t, nc); !strings.Contains(got, `"protocolVersion":1`) {
 		t.Errorf("got %q before the close, want the initialize answer", got)
 	}
-	if _, err := p.stderr.waitFor(testCtx(t), "closing the idle connection", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(testkit.Context(t), "closing the idle connection", "peer"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }
 
 func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 	p, addr := serveTokenTCP(t, opts{}, "--max-unauthenticated", "2")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	first := dialClosing(t, "tcp", addr)
 	first.initialize(ctx, nil)
 	second := dialClosing(t, "tcp", addr)
@@ -461,7 +463,7 @@ func prlimit(t testing.TB, soft, hard uint64) []string {
 
 func TestTheDaemonSurvivesRunningOutOfDescriptors(t *testing.T) {
 	p, path := serveUnixPrefixed(t, prlimit(t, 64, 64))
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	var hold []net.Conn
 	for range 100 { // more than its descriptors
 		nc, err := net.Dial("unix", path)
@@ -546,7 +548,7 @@ func TestATokenShorterThan16CharactersIsRefusedAtStart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--listen", "tcp:127.0.0.1:" + freePort(t), "--model", "scripted", "--state-dir", t.TempDir()}, tc.args...)
 			p := start(t, opts{env: tc.env, stdin: strings.NewReader("")}, args...)
-			if code := p.wait(testCtx(t)); code == 0 || !strings.Contains(p.stderr.String(), "at least 16") {
+			if code := p.wait(testkit.Context(t)); code == 0 || !strings.Contains(p.stderr.String(), "at least 16") {
 				t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 			}
 		})
@@ -562,7 +564,7 @@ func TestTheTokenIsNotTakenFromTheCommandLine(t *testing.T) {
 
 func TestFailedAuthenticationsCloseTheConnectionAndRefuseTheSource(t *testing.T) {
 	p, addr := serveTokenTCP(t, opts{}, "--auth-penalty", "10m")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	nc := dialTCP(t, addr)
 	c := newWire(t, nc, nc, nc)
 	c.initialize(ctx, nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // slowTerminal is an editor terminal whose command prints first, is
@@ -71,7 +72,7 @@ func TestAnACPChildGetsTheWholeOutputOfACommandRunInTheEditorsTerminal(t *testin
 		}, "first part\nlast part"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			srv := fakeModel(t)
 			childRunsEchoHi.serve(srv)
 			p, w := fakeDaemon(t, srv, "--mode", "yolo", "--subagent", "subagent_acp=acp")

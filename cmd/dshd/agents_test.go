@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
+	"github.com/dshd/dshd/subagents/subagenttest"
 )
 
 // agentFile writes a definition into the workspace's dir (".dshd/agents"
@@ -103,7 +105,7 @@ func requests(srv *openaitest.Server, childMark string) (parent, child []*openai
 }
 
 func TestAgents_AWorkspaceDefinitionIsAToolWhoseChildIsOfferedExactlyTheFilteredTools(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := agentWorkspace(t, "reviewer.md", `---
 description: Reviews the diff for bugs; never edits.
 tools: [read_file, grep]
@@ -131,23 +133,10 @@ You are the reviewer, working in {{cwd}}.
 }
 
 func TestAgents_AClaudeCodeAgentFileFromItsDocumentedFormatWorksUnchanged(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	// As Claude Code's documentation writes a subagent.
-	agentFile(t, ws, ".claude/agents", "code-reviewer.md", `---
-name: code-reviewer
-description: Expert code review specialist. Proactively reviews code for quality, security, and maintainability. Use immediately after writing or modifying code.
-tools: Read, Grep, Glob, Bash
-model: inherit
----
-
-You are a senior code reviewer ensuring high standards of code quality and security.
-
-When invoked:
-1. Run git diff to see recent changes
-2. Focus on modified files
-3. Begin review immediately
-`)
+	agentFile(t, ws, ".claude/agents", "code-reviewer.md", subagenttest.ClaudeCodeReviewer)
 	srv, c, sid := modelSession(ctx, t, ws, delegating("code-reviewer", "You are a senior code reviewer", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("looks good") }))
 	c.endTurn(ctx, sid, "review")
 	_, child := requests(srv, "You are a senior code reviewer")
@@ -163,7 +152,7 @@ When invoked:
 }
 
 func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	bad := agentFile(t, ws, ".dshd/agents", "remote.md", "---\ndescription: Runs elsewhere.\nprovider: acp\ntools: [read_file]\n---\n")
 	agentFile(t, ws, ".dshd/agents", "helper.md", "---\ndescription: Helps.\n---\n")
@@ -185,7 +174,7 @@ func TestAgents_ABadDefinitionIsReportedWithItsFileAndKeyAndItsToolIsAbsent(t *t
 }
 
 func TestAgents_ADefinitionEditedWhileTheDaemonRunsChangesTheToolsDescription(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := agentWorkspace(t, "helper.md", "---\ndescription: First wording.\n---\n")
 	srv, c, sid := modelSession(ctx, t, ws, answer("ok"))
 	c.prompt(ctx, sid, "one")
@@ -231,7 +220,7 @@ const verdictSchema = `{"type":"object","required":["verdict"],"properties":{"ve
 // structuredCase runs one delegation to a definition with an output
 // schema and returns the parent's tool result and what the child was told.
 func structuredCase(t *testing.T, provider string, texts ...string) (result string, told []string) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	writeFile(t, ws, "verdict.json", verdictSchema)
 	agentFile(t, ws, ".dshd/agents", "judge.md", "---\ndescription: Judges a change.\nprovider: "+provider+"\noutputSchema: ../../verdict.json\n---\nYou are the judge.\n")
@@ -298,7 +287,7 @@ func TestAgents_StructuredResults(t *testing.T) {
 }
 
 func TestAgents_BindingOptionsMeanTheSameAsTheFrontMatter(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	srv, _, c := modelDaemon(t, delegating("ro", "Read-only helper", func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Text("read it") }), "--subagent", "ro=spawn,description=Reads only.,tools=read_file|list_dir,system-prompt=Read-only helper in {{cwd}}.")
 	c.initialize(ctx, nil)
 	ws := t.TempDir()
@@ -312,7 +301,7 @@ func TestAgents_BindingOptionsMeanTheSameAsTheFrontMatter(t *testing.T) {
 }
 
 func TestAgents_TheUsersDefinitionsAreCheckedAtStartAndServeEveryWorkspace(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	config := t.TempDir()
 	agentFile(t, config, "dshd/agents", "planner.md", "---\ndescription: Plans the work.\n---\n")
 	bad := agentFile(t, config, "dshd/agents", "typo.md", "---\ndescription: d\ntool: [grep]\n---\n")

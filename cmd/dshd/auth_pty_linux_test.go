@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // ptyProc is `dshd args...` with a pseudo-terminal as its stdin, stdout and
@@ -116,7 +117,7 @@ func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
 	srv := fakeModel(t)
 	srv.RequireAPIKey("sk-typed-secret")
 	env, keyFile := authHome(t)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	// The prompt shows once echo is off, so the key typed after it is hidden.
 	p := authOnPty(ctx, t, srv, env, "Model API key (DEEPSEEK_API_KEY): ", "sk-typed-secret\r", 0)
 	if err := p.screen.waitText(ctx, "Stored the key"); err != nil {
@@ -141,7 +142,7 @@ func TestAuth_OnATerminalTheKeyIsReadWithoutEchoAndStored(t *testing.T) {
 func TestAuth_CtrlCOnTheTerminalStoresNothingAndRestoresEcho(t *testing.T) {
 	srv := fakeModel(t)
 	env, keyFile := authHome(t)
-	p := authOnPty(testCtx(t), t, srv, env, "Model API key", "sk-half\x03", 1)
+	p := authOnPty(testkit.Context(t), t, srv, env, "Model API key", "sk-half\x03", 1)
 	tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // authHome is a config dir shared by `dshd auth` and the daemons of one
@@ -36,7 +37,7 @@ func deepSeekAt(srv *openaitest.Server, extra ...string) []string {
 func runAuth(t *testing.T, srv *openaitest.Server, env []string, input string) (*proc, int) {
 	t.Helper()
 	p := start(t, opts{env: env, stdin: strings.NewReader(input)}, deepSeekAt(srv, "auth")...)
-	return p, p.wait(testCtx(t))
+	return p, p.wait(testkit.Context(t))
 }
 
 // authAgainst runs `dshd auth` with input on stdin in a fresh home against
@@ -122,7 +123,7 @@ func TestAuth_AKeyFromStdinIsStoredOwnerOnlyAndANewDaemonSendsIt(t *testing.T) {
 	}
 
 	srv.Enqueue(openaitest.Text("hello"))
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	d := start(t, opts{env: env}, deepSeekAt(srv, "--state-dir", t.TempDir())...)
 	c := stdioWire(d)
 	for _, m := range authMethods(ctx, c, nil) {
@@ -204,7 +205,7 @@ func TestTerminalAuth_ARunningDaemonUsesTheKeyDshdAuthStores(t *testing.T) {
 	srv := fakeModel(t)
 	srv.RequireAPIKey("sk-late")
 	env, keyFile := authHome(t)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	state := t.TempDir()
 	d := start(t, opts{env: env}, deepSeekAt(srv, "--state-dir", state)...)
 	c := stdioWire(d)
@@ -270,7 +271,7 @@ func TestAuth_ServeTakesAuthAsItsSubcommandWithItsSettings(t *testing.T) {
 	srv.RequireAPIKey("sk-openai")
 	env, _ := authHome(t)
 	p := start(t, opts{env: env, stdin: strings.NewReader("sk-openai\n")}, "serve", "--backend", "openai", "--model-url", srv.URL(), "--mode", "yolo", "auth")
-	if code := p.wait(testCtx(t)); code != 0 {
+	if code := p.wait(testkit.Context(t)); code != 0 {
 		t.Fatalf("dshd serve ... auth: exit %d; stderr:\n%s", code, p.stderr)
 	}
 	checkStored(t, filepath.Join(strings.TrimPrefix(env[0], "XDG_CONFIG_HOME="), "dshd", "keys", "OPENAI_API_KEY"), "sk-openai")

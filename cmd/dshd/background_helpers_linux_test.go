@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // call is a reply with one tool call.
@@ -147,7 +148,7 @@ func waitExit(ctx context.Context, t *testing.T, pid int) {
 		t.Skipf("no pidfd: %v", err)
 	}
 	defer unix.Close(fd)
-	for !ended(pid) {
+	for !testkit.Ended(pid) {
 		if ctx.Err() != nil {
 			t.Fatalf("process %d did not exit", pid)
 		}
@@ -162,7 +163,7 @@ func commandTest(t *testing.T, name string) (ctx context.Context, cwd, fifo stri
 	t.Helper()
 	needSandbox(t)
 	cwd = t.TempDir()
-	return testCtx(t), cwd, mkfifo(t, cwd, name), fakeModel(t)
+	return testkit.Context(t), cwd, mkfifo(t, cwd, name), fakeModel(t)
 }
 
 // mkfifo makes a named pipe in dir: a background command reads it to wait

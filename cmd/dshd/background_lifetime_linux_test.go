@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestBackground_ATaskThatSettlesDuringTheTurnIsNoticedInTheTurnsNextModelCall(t *testing.T) {
@@ -100,15 +101,15 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 	a, wa, sid := d.open(ctx, t, cwd)
 	wa.endTurn(ctx, sid, "start")
 	<-child.in
-	below := descendantsOf(t, a.cmd.Process.Pid)
+	below := testkit.Descendants(t, a.cmd.Process.Pid)
 	if len(below) < 2 {
 		t.Fatalf("%d processes below dshd, want the command's", len(below))
 	}
 	a.stop(t)
 	for pid, info := range below {
 		waitExit(ctx, t, pid)
-		if !ended(pid) {
-			t.Errorf("process %d (%s) outlived the daemon", pid, info.comm)
+		if !testkit.Ended(pid) {
+			t.Errorf("process %d (%s) outlived the daemon", pid, info.Comm)
 		}
 	}
 	journal := journalPath(stateDir, sid)
@@ -122,7 +123,7 @@ func TestBackground_StoppingTheDaemonInterruptsItsTasksAndEndsTheirProcesses(t *
 }
 
 func TestBackground_AfterARestartASettledACPChildIsContinuedThroughItsAgentsSession(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	srv := fakeModel(t)
 	s := &continueScript{tool: "bgacp", more: "go on"}

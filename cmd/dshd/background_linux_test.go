@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // daemonArgs are a serve daemon's arguments against srv.
@@ -108,7 +109,7 @@ func (s *childScript) child(c *openaitest.ChatRequest) openaitest.Reply {
 // request after it was sent, the settle notice in the parent's next model
 // call, and the child's whole conversation when it is continued.
 func steerAndContinue(t *testing.T, s *childScript, args ...string) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	stateDir := t.TempDir()
 	srv := fakeModel(t)
 	srv.Handle(s.handle)
@@ -179,18 +180,18 @@ func TestBackground_AnACPChildIsSteeredAndContinuedThroughItsOwnSession(t *testi
 }
 
 func TestBackground_AReleasedACPChildIsContinuedOnANewProcessThroughSessionResume(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	stateDir := t.TempDir()
 	srv := fakeModel(t)
 	s := &continueScript{tool: "bgacp", more: "more"}
 	srv.Handle(s.handle)
 	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background", "--task-idle-release", "1ms"}}.open(ctx, t, t.TempDir())
-	children := descendantsOf(t, p.cmd.Process.Pid)
+	children := testkit.Descendants(t, p.cmd.Process.Pid)
 	w.prompt(ctx, sid, "start")
 	journal := journalPath(stateDir, sid)
 	waitJournal(ctx, t, journal, `"k":"task"`, `"id":"t1"`, `"state":"completed"`)
 	// The idle time is over at once: the child dshd is let go.
-	for pid := range descendantsOf(t, p.cmd.Process.Pid) {
+	for pid := range testkit.Descendants(t, p.cmd.Process.Pid) {
 		if _, before := children[pid]; !before {
 			waitExit(ctx, t, pid)
 		}
@@ -213,9 +214,9 @@ func TestBackground_AWaitThatTimesOutReturnsTheOutputSoFarAndCancelStopsTheComma
 	if !containsAll(got[2], "cancelled", "stopped") {
 		t.Errorf("the cancel:\n%s", got[2])
 	}
-	for pid, info := range descendantsOf(t, p.cmd.Process.Pid) {
-		if !ended(pid) {
-			t.Errorf("process %d (%s) still runs after the cancel", pid, info.comm)
+	for pid, info := range testkit.Descendants(t, p.cmd.Process.Pid) {
+		if !testkit.Ended(pid) {
+			t.Errorf("process %d (%s) still runs after the cancel", pid, info.Comm)
 		}
 	}
 }
@@ -265,13 +266,13 @@ func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing
 	stateDir := t.TempDir()
 	p, w, sid := bgDaemon{srv: srv, stateDir: stateDir, args: []string{"--subagent", "bgacp=acp,background"}}.open(ctx, t, cwd)
 	w.prompt(ctx, sid, "start two tasks")
-	if n := len(descendantsOf(t, p.cmd.Process.Pid)); n < 3 {
+	if n := len(testkit.Descendants(t, p.cmd.Process.Pid)); n < 3 {
 		t.Fatalf("%d processes below dshd, want the command's and a child dshd's", n)
 	}
 	w.call(ctx, "session/close", map[string]any{"sessionId": sid}, nil)
-	for pid, info := range descendantsOf(t, p.cmd.Process.Pid) {
-		if !ended(pid) {
-			t.Errorf("process %d (%s) still runs after session/close", pid, info.comm)
+	for pid, info := range testkit.Descendants(t, p.cmd.Process.Pid) {
+		if !testkit.Ended(pid) {
+			t.Errorf("process %d (%s) still runs after session/close", pid, info.Comm)
 		}
 	}
 	line := waitJournal(ctx, t, journalPath(stateDir, sid), `"k":"task"`, `"id":"t1"`, `"state":"cancelled"`)
@@ -281,7 +282,7 @@ func TestBackground_ClosingTheSessionDuringTasksLeavesNoProcessBehind(t *testing
 }
 
 func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredThenIdle(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	srv := fakeModel(t)
 	gate := make(chan struct{})
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
@@ -324,7 +325,7 @@ func TestBackground_AnOptedInEditorSeesTheChildSessionRunAfterThePromptAnsweredT
 }
 
 func TestBackground_AChildRunningWhenTheDaemonDiedIsReplayedIdleWithAnError(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	stateDir, cwd := t.TempDir(), t.TempDir()
 	srv := fakeModel(t)
 	child := newHeldChild(t)

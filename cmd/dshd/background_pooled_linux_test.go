@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // journalCloses watches dir for journal files closed after writing: a
@@ -65,7 +67,7 @@ func (w *journalCloses) next(ctx context.Context) string {
 }
 
 func TestBackground_AReleasedPooledACPChildIsContinuedOnANewConnectionThroughSessionResume(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	srv := fakeModel(t)
 	s := &continueScript{tool: "bgacp", more: "more"}
 	srv.Handle(s.handle)

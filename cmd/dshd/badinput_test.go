@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // badInputScript answers a huge prompt briefly, hangs on "hang", echoes
@@ -93,7 +95,7 @@ func wantCode(t testing.TB, what string, e *rpcErr, code int) {
 }
 
 func TestBadInputGetsErrorsAndTheConnectionLives(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, cwd := writeScript(t, badInputScript), t.TempDir()
 	p, c := stdioDaemon(t, script, t.TempDir())
 	c.initialize(ctx, nil)

@@ -7,13 +7,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
@@ -114,7 +113,7 @@ func TestTheCommandQuestionShowsEveryLineTheCwdAndTheSandbox(t *testing.T) {
 		}
 		return runCommandCall("call_1", command)
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir())
 	c := stdioWire(p)
 	questions := make(chan json.RawMessage, 1)
@@ -213,65 +212,6 @@ func TestChildrensCommandsRunInTheParentsSandbox(t *testing.T) {
 	}
 }
 
-// procInfo is what /proc says of a process: its parent and command name.
-type procInfo struct {
-	ppid  int
-	state byte
-	comm  string
-}
-
-func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, false
-	}
-	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || closing < open {
-		return procInfo{}, false
-	}
-	f := strings.Fields(string(b[closing+1:]))
-	if len(f) < 2 {
-		return procInfo{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return procInfo{ppid: ppid, state: f[0][0], comm: string(b[open+1 : closing])}, true
-}
-
-// descendantsOf returns every process below pid, from /proc.
-func descendantsOf(t *testing.T, pid int) map[int]procInfo {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	all := map[int]procInfo{}
-	for _, e := range entries {
-		if p, err := strconv.Atoi(e.Name()); err == nil {
-			if info, ok := readProc(p); ok {
-				all[p] = info
-			}
-		}
-	}
-	out := map[int]procInfo{}
-	var walk func(int)
-	walk = func(parent int) {
-		for p, info := range all {
-			if _, seen := out[p]; !seen && info.ppid == parent {
-				out[p] = info
-				walk(p)
-			}
-		}
-	}
-	walk(pid)
-	return out
-}
-
-// ended reports whether pid has exited (a zombie nobody reaps has).
-func ended(pid int) bool {
-	info, ok := readProc(pid)
-	return !ok || info.state == 'Z' || info.state == 'X'
-}
-
 func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 	const command = "sh -c 'sleep 300 & sleep 300'"
 	srv := fakeModel(t)
@@ -289,7 +229,7 @@ func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 		}
 		return openaitest.Status(400)
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(),
 		"--mode", "yolo", "--subagent", "subagent=spawn", "--subagent", "subagent_acp=acp")
 	c := stdioWire(p)
@@ -308,15 +248,15 @@ func TestNothingACommandStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 // waitSleeps waits until n sleep processes run below p and returns every
 // process below it then. There is no event for a process appearing under
 // another, so it polls /proc.
-func waitSleeps(ctx context.Context, t *testing.T, p *proc, n int) map[int]procInfo {
+func waitSleeps(ctx context.Context, t *testing.T, p *proc, n int) map[int]testkit.Proc {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		procs := descendantsOf(t, p.cmd.Process.Pid)
+		procs := testkit.Descendants(t, p.cmd.Process.Pid)
 		sleeps := 0
 		for _, info := range procs {
-			if info.comm == "sleep" {
+			if info.Comm == "sleep" {
 				sleeps++
 			}
 		}
@@ -334,23 +274,23 @@ func waitSleeps(ctx context.Context, t *testing.T, p *proc, n int) map[int]procI
 // waitEnded waits, on each one's pidfd, until every process of procs has
 // ended, and fails the test naming the first that outlived what (killing
 // the survivors).
-func waitEnded(ctx context.Context, t *testing.T, procs map[int]procInfo, what string) {
+func waitEnded(ctx context.Context, t *testing.T, procs map[int]testkit.Proc, what string) {
 	t.Helper()
 	for child, info := range procs {
 		fd, err := unix.PidfdOpen(child, 0)
 		if err != nil {
 			continue // gone already
 		}
-		for !ended(child) {
+		for !testkit.Ended(child) {
 			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 100)
 			if ctx.Err() != nil {
 				unix.Close(fd)
 				for survivor := range procs {
-					if !ended(survivor) {
+					if !testkit.Ended(survivor) {
 						_ = syscall.Kill(survivor, syscall.SIGKILL)
 					}
 				}
-				t.Fatalf("process %d (%s) outlived %s", child, info.comm, what)
+				t.Fatalf("process %d (%s) outlived %s", child, info.Comm, what)
 			}
 		}
 		unix.Close(fd)
@@ -365,7 +305,7 @@ func TestClosingASessionEndsEverythingItsCommandStarted(t *testing.T) {
 		}
 		return runCommandCall("call_1", "sh -c 'sleep 300 & sleep 300'")
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "serve", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--state-dir", t.TempDir(), "--mode", "yolo")
 	c := stdioWire(p)
 	sid := c.openSession(ctx, t.TempDir())

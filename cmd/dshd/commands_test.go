@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // commandsOf returns the command names of the last
@@ -45,7 +46,7 @@ func commandsOf(ns []note) ([]string, map[string]string, bool) {
 }
 
 func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	os.MkdirAll(dir, 0o755)
@@ -89,7 +90,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 }
 
 func TestCommands_CompactCompactsTheConversation(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	srv := fakeModel(t)
 	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 		if strings.Contains(systemOf(r.Chat), "replaced by a summary") {
@@ -120,7 +121,7 @@ func TestCommands_CompactCompactsTheConversation(t *testing.T) {
 }
 
 func TestCommands_AgentsListsTheAgentsAndTheirTools(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := agentWorkspace(t, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, grep]\n---\n")
 	srv, c, sid := modelSession(ctx, t, ws, answer("model answered"))
 	c.prompt(ctx, sid, "/agents")

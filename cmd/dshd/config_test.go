@@ -13,10 +13,11 @@ import (
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestWithoutAKeyTheDefaultBackendAsksForDeepSeekAPIKey(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "--state-dir", t.TempDir())
 	c := stdioWire(p)
 	init := c.initialize(ctx, nil)
@@ -51,7 +52,7 @@ func TestModelsThatNeedNoKeyWorkWithoutOne(t *testing.T) {
 		{"a model URL with an empty key variable", []string{"--model-url", srv.URL(), "--model", "local", "--api-key-env", ""}, "from the local server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			p := start(t, opts{}, append(tc.args, "--state-dir", t.TempDir())...)
 			c := stdioWire(p)
 			init := c.initialize(ctx, nil)
@@ -81,7 +82,7 @@ func TestSettingsPrecedenceFlagThenEnvThenFileThenDefault(t *testing.T) {
 		{"flag over file", "accept-edits", "", "yolo", "yolo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			cfgHome := t.TempDir()
 			env := []string{"XDG_CONFIG_HOME=" + cfgHome}
 			if tc.file != "" {

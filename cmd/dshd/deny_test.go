@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 const denyScript = `{"rules": [
@@ -26,7 +27,7 @@ const denyScript = `{"rules": [
 var childWritesNote = openaitest.ToolCall{ID: "c1", Name: "write_file", Arguments: `{"path":"note.txt","content":"x"}`}
 
 func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	_, c := stdioDaemon(t, writeScript(t, denyScript), t.TempDir(), "--subagent", "reader=spawn,deny-permissions")
 	var asked atomic.Int32
 	c.handleRequests(func(m *msg) (any, *rpcErr) {
@@ -58,7 +59,7 @@ func TestADenyPermissionsChildIsNotToldAUserRejectedIt(t *testing.T) {
 // asks its parent, whose binding refuses without asking anyone; the
 // parent says so in its answer, and the child tells its model that.
 func TestADenyPermissionsACPChildIsNotToldAUserRejectedIt(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	srv := fakeModel(t)
 	delegation{via: "ro", call: childWritesNote}.serve(srv)
 	p, w := fakeDaemon(t, srv, "--mode", "yolo", "--subagent", "ro=acp,deny-permissions")

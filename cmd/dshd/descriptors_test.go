@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
@@ -23,7 +25,7 @@ func TestManySessionsDoNotRunTheDaemonOutOfDescriptors(t *testing.T) {
 	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
 		t.Fatalf("prlimit: %v", err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	cwd := t.TempDir()
 	c := dialWire(t, "unix", path)
 	c.initialize(ctx, nil)
@@ -57,7 +59,7 @@ func TestMaxOpenJournalsBoundsTheJournalFilesTheDaemonHoldsOpen(t *testing.T) {
 	const limit, sessions = 3, 12
 	path := socketPath(t)
 	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t), "--max-open-journals", fmt.Sprint(limit))
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	cwd := t.TempDir()
 	c := dialWire(t, "unix", path)
 	c.initialize(ctx, nil)

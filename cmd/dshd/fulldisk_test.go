@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // smallTmpfs mounts a tmpfs of size (mount's syntax) on a temp dir and
@@ -43,7 +45,7 @@ func TestAFullDiskNeverLosesAnAcknowledgedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Join(disk, "sessions")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	cwd := t.TempDir()
 	p := start(t, opts{}, "--model", "scripted", "--state-dir", state)
 	c := stdioWire(p)

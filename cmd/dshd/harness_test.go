@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // daemonToken is a token long enough for the daemon to accept.
@@ -165,7 +166,7 @@ func serveTokenTCP(t testing.TB, o opts, extra ...string) (*proc, string) {
 
 func waitListening(t testing.TB, p *proc) {
 	t.Helper()
-	p.waitLogged(testCtx(t), t, "dshd listening")
+	p.waitLogged(testkit.Context(t), t, "dshd listening")
 }
 
 // waitLogged waits until p's stderr shows text, and fails t otherwise,
@@ -193,7 +194,7 @@ func (p *proc) hangUp(ctx context.Context) int {
 func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	p.signal(syscall.SIGTERM)
-	if code := p.wait(testCtx(t)); code != 0 {
+	if code := p.wait(testkit.Context(t)); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 }

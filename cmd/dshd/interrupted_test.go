@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 const slowToolScript = `{"rules": [
@@ -37,7 +39,7 @@ func toolStates(ns []note) map[string][]string {
 }
 
 func TestAToolCallACrashInterruptedEndsFailedInTheReplay(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, state, cwd := writeScript(t, slowToolScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state, "--mode", "yolo")
 	sid := c.openSession(ctx, cwd)

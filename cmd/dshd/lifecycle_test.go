@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // hangScript streams a few chunks, then blocks until cancelled.
@@ -109,7 +111,7 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 		{"both pipes close", func(p *proc) { p.stdin.Close(); p.stdout.Close() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
 			p, c := stdioDaemon(t, script, state)
 			sid, answer := hangingTurn(ctx, t, c, cwd)
@@ -134,7 +136,7 @@ func TestShutdownCancelsTurnsFlushesJournalsAndExitsZero(t *testing.T) {
 
 func TestRequestsReadBeforeStdinEOFAreAnswered(t *testing.T) {
 	// A script pipes its requests and closes stdin: `printf ... | dshd`.
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}` + "\n"
 	p := start(t, opts{stdin: strings.NewReader(input)}, "--model", "scripted", "--state-dir", t.TempDir())
@@ -152,7 +154,7 @@ func TestRequestsReadBeforeStdinEOFAreAnswered(t *testing.T) {
 }
 
 func TestSIGKILLMidTurnLosesNoSentUpdate(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
 	sid, _ := hangingTurn(ctx, t, c, cwd)
@@ -175,7 +177,7 @@ func TestSIGKILLMidTurnLosesNoSentUpdate(t *testing.T) {
 }
 
 func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, state, cwd := writeScript(t, hangScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
 	sid := c.openSession(ctx, cwd)
@@ -216,7 +218,7 @@ func TestTornLastJournalLineIsSkippedWithAWarning(t *testing.T) {
 }
 
 func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script := writeScript(t, hangScript)
 	p, path := serveUnix(t, "--model", "scripted:"+script, "--log-level", "debug")
 	cwd := t.TempDir()
@@ -244,7 +246,7 @@ func TestClientDisconnectMidTurnOnASocket(t *testing.T) {
 // must go on to its own shutdown (journals closed, exit 0), not be killed
 // by the SIGPIPE a write to a closed pipe on fd 1 raises in a Go program.
 func TestAnAnswerToAClosedStdoutEndsDshdCleanlyNotBySIGPIPE(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "--model", "scripted:"+writeScript(t, hangScript), "--state-dir", t.TempDir())
 	p.stdout.Close()
 	if _, err := io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n"); err != nil {

@@ -17,9 +17,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // asDshd, when set in the environment, makes the test binary run as dshd.
@@ -41,18 +42,6 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)
-}
-
-// hangGuard bounds every wait of a test: a daemon that hangs fails the test
-// with its stderr instead of stalling the run. It is a deadlock guard, not a
-// timing assertion.
-const hangGuard = 60 * time.Second
-
-// testCtx returns a context that ends at the hang guard or with the test.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // baseEnv is a clean environment for a child dshd: no DSHD_* settings, no
@@ -198,7 +187,7 @@ func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stde
 		b, _ := io.ReadAll(p.stdout)
 		out <- b
 	}()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	code = p.wait(ctx)
 	var b []byte
 	select {
@@ -297,7 +286,7 @@ func writeFile(t testing.TB, dir, name, content string) string {
 // gets to it after the process exited (runDshd's reader, under load).
 func TestHarnessStdoutIsReadableAfterTheProcessExits(t *testing.T) {
 	p := start(t, opts{stdin: strings.NewReader("")}, "version")
-	if code := p.wait(testCtx(t)); code != 0 {
+	if code := p.wait(testkit.Context(t)); code != 0 {
 		t.Fatalf("version: exit %d; stderr:\n%s", code, p.stderr)
 	}
 	b, err := io.ReadAll(p.stdout)

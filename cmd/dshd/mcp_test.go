@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/mcp/mcptest"
 )
 
@@ -20,7 +21,7 @@ func everythingServer(t *testing.T) map[string]any {
 // server passed in session/new, through the daemon, and reads its answer.
 func TestMCPToolCalledEndToEnd(t *testing.T) {
 	server := everythingServer(t)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script := writeScript(t, `{"rules": [
   {"user": "echo", "step": 0, "toolCalls": [{"name": "mcp__everything__echo", "arguments": {"message": "hello from dshd"}}]},
   {"user": "echo", "step": 1, "text": "The server said: {{tool}}"}
@@ -60,7 +61,7 @@ func TestMCPToolCalledEndToEnd(t *testing.T) {
 // server entry gives the editor a clear warning and the session goes on
 // without it.
 func TestMCPServerThatFailsToStartIsAWarningAndTheSessionWorks(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script := writeScript(t, `{"rules": [{"text": "fine"}]}`)
 	_, c := stdioDaemon(t, script, t.TempDir())
 	c.initialize(ctx, nil)

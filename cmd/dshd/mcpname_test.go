@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // echoScript has the model call the everything server's echo tool.
@@ -37,7 +39,7 @@ func TestMCPStdioServerGivenByBareNameIsFoundThroughPATH(t *testing.T) {
 		{"a name in the PATH the entry sets", "dshd-test-node", []any{map[string]any{"name": "PATH", "value": bin + string(os.PathListSeparator) + os.Getenv("PATH")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			_, c := stdioDaemon(t, writeScript(t, echoScript), t.TempDir(), "--mode", "yolo")
 			c.initialize(ctx, nil)
 			entry := map[string]any{"name": "everything", "command": tc.command, "args": server["args"], "env": tc.env}
@@ -70,7 +72,7 @@ func TestABrokenMCPEntryIsAWarningAndTheSessionStarts(t *testing.T) {
 		{"a command with a NUL byte", map[string]any{"name": "nul", "command": "bad\u0000name", "args": []any{}, "env": []any{}}, "nul"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			_, c := stdioDaemon(t, writeScript(t, echoScript), t.TempDir())
 			c.initialize(ctx, nil)
 			raw, err := c.callErr(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{tc.entry}})

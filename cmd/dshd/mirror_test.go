@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestAChildsPermissionQuestionNamesAToolCallTheClientWasShown(t *testing.T) {
 	for _, provider := range []string{"spawn", "acp"} {
 		t.Run(provider, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			srv := fakeModel(t)
 			delegation{via: "sub", call: childWritesNote}.serve(srv)
 			p, w := fakeDaemon(t, srv, "--subagent", "sub="+provider)

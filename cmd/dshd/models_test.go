@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // modelOptions returns the values of the "model" config option in a
@@ -34,7 +36,7 @@ func modelOptions(raw json.RawMessage) []string {
 }
 
 func TestTheModelSelectorIsUpdatedWhenTheModelListArrives(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/models") {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // netns is one network namespace the test made.
@@ -84,7 +86,7 @@ func TestNetns_AParentDelegatesToDaemonsOnTwoOtherHostsAndSurvivesLosingOne(t *t
 	var urls []string
 	for i, ns := range childNS {
 		d := startIn(t, ns, []string{"DSHD_TOKEN=" + token}, "serve", "--listen", "http://0.0.0.0:8080", "--model", "scripted:"+child, "--state-dir", t.TempDir(), "--mode", "yolo")
-		if _, err := d.stderr.waitFor(testCtx(t), "dshd listening"); err != nil {
+		if _, err := d.stderr.waitFor(testkit.Context(t), "dshd listening"); err != nil {
 			t.Fatalf("%v; stderr:\n%s", err, d.stderr)
 		}
 		daemons = append(daemons, d)
@@ -111,7 +113,7 @@ func TestNetns_AParentDelegatesToDaemonsOnTwoOtherHostsAndSurvivesLosingOne(t *t
 	 {"user":"^fan out","step":1,"text":"children said: {{tool}}"}]}`)
 	p := startIn(t, parentNS, []string{"FLEET_TOKEN=" + token}, "serve", "--model", "scripted:"+parentScript, "--state-dir", t.TempDir(), "--mode", "yolo",
 		"--subagent", "remote=acp,address="+strings.Join(urls, " ")+",token-env=FLEET_TOKEN")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	w := stdioWire(p)
 	sid := w.openSession(ctx, t.TempDir())
 	done := w.promptAsync(sid, "fan out")

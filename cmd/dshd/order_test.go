@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 const writeThenReadScript = `{"rules": [
@@ -59,7 +61,7 @@ func (e *slowWriter) handle(m *msg) (any, *rpcErr) {
 }
 
 func TestAReadAfterAWriteInOneMessageSeesTheWrite(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	_, c := stdioDaemon(t, writeScript(t, writeThenReadScript), t.TempDir(), "--mode", "yolo")
 	ed := &slowWriter{content: "old\n", reread: make(chan struct{})}
 	c.handleRequests(ed.handle)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // journals lists the session journals under a state dir.
@@ -105,7 +106,7 @@ func TestTheModelTimeoutEndsAWaitForAServerThatSendsNothing(t *testing.T) {
 		})
 	}
 	t.Run("serve", func(t *testing.T) {
-		ctx := testCtx(t)
+		ctx := testkit.Context(t)
 		srv := fakeModel(t)
 		srv.Handle(func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Hold: never, HoldHeaders: true} })
 		p := start(t, opts{}, "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--model-timeout", "1s", "--state-dir", t.TempDir())
@@ -155,7 +156,7 @@ func TestPromptDrawsALiveLineOnATerminalOnly(t *testing.T) {
 	srv.Handle(func(*openaitest.Request) openaitest.Reply {
 		return openaitest.Reply{Hold: release, HoldHeaders: true, Text: []string{"done"}}
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	tty := startOnTerminal(t, promptArgs(t, srv, "hi")...)
 	if err := tty.out.waitText(ctx, "waiting for the model"); err != nil {
 		t.Fatalf("%v; terminal:\n%q", err, tty.out)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // promptArgs is `dshd prompt` against srv with no key.
@@ -156,7 +157,7 @@ func TestPromptExitCodes(t *testing.T) {
 			return openaitest.Reply{Hold: hold, Text: []string{"too late"}}
 		})
 		p := start(t, opts{stdin: strings.NewReader("")}, promptArgs(t, srv, "wait for it")...)
-		ctx := testCtx(t)
+		ctx := testkit.Context(t)
 		select {
 		case <-arrived:
 		case <-ctx.Done():

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // reasonShapes are the ways peers carry an error's reason: a string as
@@ -73,7 +74,7 @@ func TestAnEditorsErrorKeepsItsReasonForTheModelAndTheClient(t *testing.T) {
 	} {
 		for _, shape := range reasonShapes {
 			t.Run(tool.name+", "+shape.name, func(t *testing.T) {
-				ctx := testCtx(t)
+				ctx := testkit.Context(t)
 				srv := fakeModel(t)
 				srv.Enqueue(
 					openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: tool.call, Arguments: tool.args}}},
@@ -133,7 +134,7 @@ func TestAModelServersErrorKeepsItsReason(t *testing.T) {
 var goInternals = regexp.MustCompile(`acp\.|json\.|RawMessage|Go (value|struct)|unmarshal|struct \{|jsontext|\[\]`)
 
 func TestMalformedParamsAreAnsweredInProtocolTerms(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p, c := stdioDaemon(t, writeScript(t, badInputScript), t.TempDir())
 	cwd := t.TempDir()
 	c.initialize(ctx, nil)

@@ -7,10 +7,12 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestLoadingASessionOpenOnTheSameConnectionReplaysItAgain(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	_, c := stdioDaemon(t, writeScript(t, `{"rules": [{"text": "You said: {{user}}"}]}`), t.TempDir())
 	c.initialize(ctx, nil)
 	cwd := t.TempDir()

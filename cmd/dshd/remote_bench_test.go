@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // BenchmarkRemote_ThousandWebSocketSessions holds 1,000 WebSocket
@@ -30,12 +31,12 @@ func BenchmarkRemote_ThousandWebSocketSessions(b *testing.B) {
 			state = dir
 		}
 		p := start(b, opts{}, "serve", "--listen", "http://127.0.0.1:0", "--model", "scripted", "--state-dir", state)
-		line, err := p.stderr.waitFor(testCtx(b), "dshd listening")
+		line, err := p.stderr.waitFor(testkit.Context(b), "dshd listening")
 		if err != nil {
 			b.Fatal(err)
 		}
 		u := "ws" + strings.TrimPrefix(regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(line)[1], "http")
-		ctx := testCtx(b)
+		ctx := testkit.Context(b)
 		wires := make([]*wire, n)
 		sids := make([]string, n)
 		var wg sync.WaitGroup

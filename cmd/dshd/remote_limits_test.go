@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // serveTokenHTTP starts an http listener that requires daemonToken.
@@ -42,7 +43,7 @@ func dialWS(t testing.TB, u, token string) *websocket.Conn {
 	if token != "" {
 		hdr.Set("Authorization", "Bearer "+token)
 	}
-	ws, _, err := websocket.Dial(testCtx(t), wsURL(u), &websocket.DialOptions{HTTPHeader: hdr})
+	ws, _, err := websocket.Dial(testkit.Context(t), wsURL(u), &websocket.DialOptions{HTTPHeader: hdr})
 	if err != nil {
 		t.Fatalf("websocket: %v", err)
 	}
@@ -63,7 +64,7 @@ func rawHTTP(t testing.TB, host, head string) string {
 
 func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTheWriteTimeout(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--write-timeout", "1s")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := dialWS(t, u, daemonToken)
 	done := make(chan error, 1)
 	go func() {
@@ -106,7 +107,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 
 func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--max-line-bytes", "4096", "--preauth-max-line-bytes", "1024")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	big := `{"jsonrpc":"2.0","id":77,"method":"session/list","params":{"pad":"` + strings.Repeat("x", 8<<10) + `"}}`
 
 	t.Run("a WebSocket frame", func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 // body read.
 func postJSON(t testing.TB, u, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, u, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func postInitialize(t testing.TB, u string, hdr map[string]string) string {
 
 func TestRemote_ConnectionsOverTheLimitAreRefused(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--max-connections", "3")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	base := "http://" + hostOf(u)
 	first := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	first.initialize(ctx, nil)
@@ -220,7 +221,7 @@ func TestRemote_ConnectionsOverTheLimitAreRefused(t *testing.T) {
 
 func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenticates(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--max-unauthenticated", "2")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	// authenticate sends a request with the right token on nc and reads
 	// its answer: by then the daemon counts nc as authenticated.
 	authenticate := func(nc net.Conn) {
@@ -251,7 +252,7 @@ func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenti
 
 func TestRemote_ConnectionsWithoutAValidTokenAreClosedAtTheHandshakeDeadline(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--handshake-timeout", "1s")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	authed := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	authed.initialize(ctx, nil)
 
@@ -275,7 +276,7 @@ func TestRemote_ConnectionsWithoutAValidTokenAreClosedAtTheHandshakeDeadline(t *
 
 func TestRemote_WrongBearerTokensEndTheConnectionAndBrakeTheSource(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--auth-penalty", "10m")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	cl := &http.Client{Transport: &http.Transport{}}
 	defer cl.CloseIdleConnections()
 	get := func(token string) *http.Response {
@@ -319,7 +320,7 @@ func TestRemote_WrongBearerTokensEndTheConnectionAndBrakeTheSource(t *testing.T)
 
 func TestRemote_AnIdleWebSocketIsClosedAfterTheIdleTimeout(t *testing.T) {
 	p, u := serveTokenHTTP(t, "--idle-timeout", "1s")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken})
 	c.initialize(ctx, nil)
 	select {
@@ -338,7 +339,7 @@ func TestRemote_TheTokenComesFromTheTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--token-file", file)
-	if _, err := remote.Dial(testCtx(t), wsURL(u), nil); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := remote.Dial(testkit.Context(t), wsURL(u), nil); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("no token: %v, want 401", err)
 	}
 	turn(t, remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken}))

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // serveHTTP starts a daemon on an http(s) listener on a free loopback port
@@ -37,7 +38,7 @@ func serveHTTP(t testing.TB, env []string, listen string, extra ...string) (*pro
 	t.Helper()
 	args := append([]string{"serve", "--listen", listen, "--model", "scripted", "--state-dir", t.TempDir()}, extra...)
 	p := start(t, opts{env: env}, args...)
-	line, err := p.stderr.waitFor(testCtx(t), "dshd listening")
+	line, err := p.stderr.waitFor(testkit.Context(t), "dshd listening")
 	if err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
 	}
@@ -51,7 +52,7 @@ func serveHTTP(t testing.TB, env []string, listen string, extra ...string) (*pro
 // remoteWire dials url with the remote transport and returns a wire on it.
 func remoteWire(t testing.TB, url string, o *remote.DialOptions) *wire {
 	t.Helper()
-	rwc, err := remote.Dial(testCtx(t), url, o)
+	rwc, err := remote.Dial(testkit.Context(t), url, o)
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
 	}
@@ -67,7 +68,7 @@ func wsURL(u string) string { return "ws" + strings.TrimPrefix(u, "http") }
 
 // turn runs a session with one streamed prompt.
 func turn(t *testing.T, c *wire) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if res := c.initialize(ctx, nil); res.AgentInfo.Name != "dshd" {
 		t.Fatalf("initialize: %+v", res)
 	}
@@ -176,7 +177,7 @@ func TestRemote_TLSServesHTTP2AndWebSocketsWithTheToken(t *testing.T) {
 		cl := client(true)
 		defer cl.CloseIdleConnections()
 		var se *remote.StatusError
-		if _, err := remote.Dial(testCtx(t), wsURL(u), &remote.DialOptions{Client: cl, Token: "wrong-token-0123456789"}); !errors.As(err, &se) || se.Status != 403 {
+		if _, err := remote.Dial(testkit.Context(t), wsURL(u), &remote.DialOptions{Client: cl, Token: "wrong-token-0123456789"}); !errors.As(err, &se) || se.Status != 403 {
 			t.Fatalf("wrong token: %v", err)
 		}
 	})
@@ -200,11 +201,11 @@ func TestRemote_AWrongTokenNeverReachesACP(t *testing.T) {
 	p, u := serveHTTP(t, []string{"DSHD_TOKEN=" + token}, "http://127.0.0.1:0", "--log-level", "debug", "--max-auth-failures", "5")
 	for _, tok := range []string{"", "wrong-token-0123456789"} {
 		for _, url := range []string{u, wsURL(u)} {
-			rwc, err := remote.Dial(testCtx(t), url, &remote.DialOptions{Token: tok})
+			rwc, err := remote.Dial(testkit.Context(t), url, &remote.DialOptions{Token: tok})
 			if err == nil {
 				// Streamable HTTP learns of the refusal at initialize.
 				c := newWire(t, rwc, rwc, rwc)
-				_, err = c.callErr(testCtx(t), "initialize", map[string]any{"protocolVersion": 1})
+				_, err = c.callErr(testkit.Context(t), "initialize", map[string]any{"protocolVersion": 1})
 				<-c.done
 			}
 			var se *remote.StatusError
@@ -266,7 +267,7 @@ func TestRemote_MetricsCountConnectionsSessionsTurnsModelRequestsAndToolCalls(t 
 	 {"user":"^look","step":1,"text":"seen","usage":{"input":9,"output":2}}]}`)
 	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--mode", "yolo", "--model", "scripted:"+script)
 	base := strings.TrimSuffix(u, "/acp")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := remoteWire(t, u, nil)
 	sid := c.openSession(ctx, t.TempDir())
 	if stop := c.prompt(ctx, sid, "look around"); stop != "end_turn" {
@@ -322,13 +323,13 @@ func TestRemote_SIGTERMDrainsRunningTurnsThenCancelsAndJournalsThem(t *testing.T
 	 {"text":"You said: {{user}}"}]}`)
 	state := t.TempDir()
 	p := start(t, opts{}, "serve", "--listen", "http://127.0.0.1:0", "--model", "scripted:"+script, "--state-dir", state, "--mode", "yolo", "--drain-grace-seconds", "60")
-	line, err := p.stderr.waitFor(testCtx(t), "dshd listening")
+	line, err := p.stderr.waitFor(testkit.Context(t), "dshd listening")
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(line)[1]
 	base := strings.TrimSuffix(u, "/acp")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 
 	c := remoteWire(t, wsURL(u), nil)
 	sid := c.openSession(ctx, dir)

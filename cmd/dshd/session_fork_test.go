@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // chatLog answers every chat request with "ok" and a fixed usage, and
@@ -66,7 +67,7 @@ func TestAForkedSessionAndItsSourceEachSendTheirOwnHistoryAndThinking(t *testing
 	srv := fakeModel(t)
 	log := &chatLog{}
 	srv.Handle(log.handle)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{}, "serve", "--backend", "deepseek", "--model-url", srv.URL(), "--model", "deepseek-flash", "--api-key-env", "", "--state-dir", t.TempDir())
 	c := stdioWire(p)
 	c.initialize(ctx, map[string]any{"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}})

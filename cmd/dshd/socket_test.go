@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
@@ -26,7 +28,7 @@ func TestUnixSocketIsCreatedWithMode0600(t *testing.T) {
 	if st.Mode()&os.ModeSocket == 0 || st.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode %v, want a socket with 0600", st.Mode())
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := dialWire(t, "unix", path)
 	sid := c.openSession(ctx, t.TempDir())
 	c.endTurn(ctx, sid, "hello")
@@ -48,7 +50,7 @@ func TestUnixSocketStaleFileIsRemoved(t *testing.T) {
 	}
 
 	p := serveUnixAt(t, path)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	checkServes(ctx, t, "unix", path)
 	p.stop(t)
 }
@@ -60,14 +62,14 @@ func TestUnixSocketSecondDaemonOnALiveSocketRefuses(t *testing.T) {
 		t.Fatalf("second daemon: exit %d, stderr:\n%s", code, stderr)
 	}
 	// The first one still serves.
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	checkServes(ctx, t, "unix", path)
 	first.stop(t)
 }
 
 func TestUnixSocketServesManyConcurrentClientsEachWithItsOwnSessions(t *testing.T) {
 	p, path := serveUnix(t)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	const clients, perClient = 8, 3
 	type client struct {
 		c    *wire
@@ -155,7 +157,7 @@ func memTempDir(t testing.TB) string {
 func TestUnixSocketThousandSessions(t *testing.T) {
 	path := socketPath(t)
 	p := serveIn(t, opts{}, "unix:"+path, memTempDir(t))
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	const conns, total = 4, 1000
 	cwd := t.TempDir()
 	ws := make([]*wire, conns)
@@ -254,7 +256,7 @@ func TestTCPWithToken(t *testing.T) {
 	// Three wrong tokens below must not trip the brake on guessing
 	// (TestTCPAuthFailuresCloseTheConnectionAndRefuseTheSource).
 	p, port := serveTCP(t, "127.0.0.1", "--token-file", writeFile(t, t.TempDir(), "token", token+"\n"), "--max-auth-failures", "10")
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	addr := net.JoinHostPort("127.0.0.1", port)
 
 	t.Run("the token auth method is advertised", func(t *testing.T) {
@@ -358,7 +360,7 @@ func TestTCPTokenFromEnvironment(t *testing.T) {
 	port := freePort(t)
 	p := start(t, opts{env: []string{"DSHD_TOKEN=from-env-0123456789"}}, "serve", "--listen", "tcp:127.0.0.1:"+port, "--model", "scripted", "--state-dir", t.TempDir())
 	waitListening(t, p)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
 	authenticate(ctx, c, "from-env-0123456789")
 	c.newSession(ctx, t.TempDir())
@@ -386,7 +388,7 @@ func TestTCPEmptyHostBindsLoopback(t *testing.T) {
 	if !found {
 		t.Fatalf("no listening socket on port %s among %v", port, local)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := dialWire(t, "tcp", "127.0.0.1:"+port)
 	c.initialize(ctx, nil)
 	c.closer.Close()
@@ -420,7 +422,7 @@ func TestUnixSocketPathHoldingARegularFileIsLeftAlone(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := writeFile(t, dir, "notes.txt", "precious data\n")
 	p := start(t, opts{stdin: strings.NewReader("")}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	listening := make(chan struct{})
 	go func() {
@@ -443,7 +445,7 @@ func TestUnixSocketPathHoldingARegularFileIsLeftAlone(t *testing.T) {
 }
 
 func TestSocketDaemonSIGTERMCancelsTurnsOfConnectedClientsAndExitsZero(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script := writeScript(t, hangScript)
 	p, path := serveUnix(t, "--model", "scripted:"+script)
 	a, b := dialWire(t, "unix", path), dialWire(t, "unix", path)

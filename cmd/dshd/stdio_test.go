@@ -6,10 +6,12 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestStdioHandshakeNewPromptStreamsChunksThenStopReason(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script := writeScript(t, `{"rules": [{"text": "Hello from the scripted model, in pieces.", "chunk": 5}]}`)
 	p := start(t, opts{}, "--model", "scripted:"+script, "--state-dir", t.TempDir())
 	c := stdioWire(p)
@@ -38,7 +40,7 @@ func TestStdioHandshakeNewPromptStreamsChunksThenStopReason(t *testing.T) {
 }
 
 func TestStdoutCarriesOnlyJSONRPCMessagesWithDebugLogsAndNoisyTools(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	// A turn that runs a command writing to both of its streams, reads a
 	// file, and thinks: every path that could leak onto stdout.
 	script := writeScript(t, `{"rules": [

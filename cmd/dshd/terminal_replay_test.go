@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 const terminalScript = `{"rules": [
@@ -57,7 +59,7 @@ func contentItems(ns []note) []string {
 }
 
 func TestAReplayedCommandShowsItsOutputNotADeadTerminal(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, state, cwd := writeScript(t, terminalScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state, "--mode", "yolo")
 	c.handleRequests(editorTerminal("hello from the editor terminal\n"))

@@ -6,10 +6,12 @@ package main
 
 import (
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := start(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "serve", "--model", "scripted", "--state-dir", t.TempDir(), "--log-level", "debug")
 	c := stdioWire(p)
 	init := c.initialize(ctx, nil)
@@ -35,7 +37,7 @@ func TestToken_OnStdioDSHD_TOKENIsIgnoredAndSessionsNeedNoAuthenticate(t *testin
 }
 
 func TestToken_AUnixListenerWithDSHD_TOKENRefusesAnUnauthenticatedSession(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	path := socketPath(t)
 	p := serveIn(t, opts{env: []string{"DSHD_TOKEN=" + daemonToken}}, "unix:"+path, t.TempDir())
 	c := dialWire(t, "unix", path)

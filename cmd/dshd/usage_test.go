@@ -7,6 +7,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // usageScript answers with a known token usage.
@@ -31,7 +33,7 @@ func lastUsed(t testing.TB, ns []note) (used uint64, n int) {
 }
 
 func TestLoadAndResumeReportTheSessionsRealContextUsage(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	script, state, cwd := writeScript(t, usageScript), t.TempDir(), t.TempDir()
 	p, c := stdioDaemon(t, script, state)
 	sid := c.openSession(ctx, cwd)

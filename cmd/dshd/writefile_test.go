@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // createScript has the model write one.txt, then repeat the tool's answer.
@@ -28,7 +30,7 @@ func TestWriteFileCreatesAFileWhateverErrorTheEditorGivesForAMissingOne(t *testi
 		{"-32603 with no reason, and no such file on disk", &rpcErr{Code: -32603, Message: "Internal error"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			_, c := stdioDaemon(t, writeScript(t, createScript), t.TempDir(), "--mode", "yolo")
 			var mu sync.Mutex
 			var written []string
@@ -67,7 +69,7 @@ func TestWriteFileCreatesAFileWhateverErrorTheEditorGivesForAMissingOne(t *testi
 // file that is on the disk is not taken for a missing file, so write_file
 // never replaces a file it could not read.
 func TestWriteFileKeepsTheEditorsErrorForAFileThatExists(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	_, c := stdioDaemon(t, writeScript(t, createScript), t.TempDir(), "--mode", "yolo")
 	var mu sync.Mutex
 	writes := 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
@@ -63,9 +64,9 @@ func TestCrash_AChildDshdKilledMidTurnEndsWithError(t *testing.T) {
 	run, progress := startWatched(t, p, dshdBinding(t, "echo.json"), "hang")
 	progress.waitText(t, "Working on it.")
 	var pid int
-	for _, pr := range descendants(t, os.Getpid()) {
-		if pr.comm == "dshd" {
-			pid = pr.pid
+	for _, pr := range testkit.Descendants(t, os.Getpid()) {
+		if pr.Comm == "dshd" {
+			pid = pr.PID
 		}
 	}
 	if pid == 0 {

@@ -8,13 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/dshd/dshd/internal/testkit"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 )
 
@@ -106,65 +105,11 @@ func recv[T any](t testing.TB, ch <-chan T) T {
 	return st.Recv(t, ch)
 }
 
-// proc is one process as /proc shows it.
-type proc struct {
-	pid, ppid, pgid int
-	state           byte
-	comm            string
-}
-
-// processes reads every process of the system.
-func processes(t testing.TB) map[int]proc {
-	t.Helper()
-	d, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	out := map[int]proc{}
-	for _, e := range d {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || closing < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[closing+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		out[pid] = proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], comm: string(b[open+1 : closing])}
-	}
-	return out
-}
-
-// descendants lists the live processes whose parent chain leads to pid.
-func descendants(t testing.TB, pid int) []proc {
-	all := processes(t)
-	var out []proc
-	for _, p := range all {
-		for q, ok := p, true; ok && q.ppid != 0; q, ok = all[q.ppid] {
-			if q.ppid == pid {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // inGroup lists the processes of group pgid that are not zombies.
-func inGroup(t testing.TB, pgid int) []proc {
-	var out []proc
-	for _, p := range processes(t) {
-		if p.pgid == pgid && p.state != 'Z' && p.state != 'X' {
+func inGroup(t testing.TB, pgid int) []testkit.Proc {
+	var out []testkit.Proc
+	for _, p := range testkit.Processes(t) {
+		if p.PGID == pgid && !p.Ended() {
 			out = append(out, p)
 		}
 	}
@@ -176,7 +121,7 @@ func inGroup(t testing.TB, pgid int) []proc {
 // of groups survives.
 func checkNoProcesses(t testing.TB, groups ...int) {
 	t.Helper()
-	if left := descendants(t, os.Getpid()); len(left) > 0 {
+	if left := testkit.Descendants(t, os.Getpid()); len(left) > 0 {
 		t.Errorf("processes left behind: %+v", left)
 	}
 	for _, g := range groups {

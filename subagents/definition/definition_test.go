@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/definition"
+	"github.com/dshd/dshd/subagents/subagenttest"
 )
 
 func parse(t *testing.T, name, text string, dialect definition.Dialect) (*definition.Definition, error) {
@@ -76,25 +77,8 @@ outputSchema:
 	}
 }
 
-// claudeReviewer is a subagent file in Claude Code's documented format.
-const claudeReviewer = `---
-name: code-reviewer
-description: Expert code review specialist. Proactively reviews code for quality, security, and maintainability. Use immediately after writing or modifying code.
-tools: Read, Grep, Glob, Bash
-model: inherit
-color: blue
----
-
-You are a senior code reviewer ensuring high standards of code quality and security.
-
-When invoked:
-1. Run git diff to see recent changes
-2. Focus on modified files
-3. Begin review immediately
-`
-
 func TestParse_AClaudeCodeAgentFileWorksUnchanged(t *testing.T) {
-	d, err := parse(t, "code-reviewer.md", claudeReviewer, definition.ClaudeCode)
+	d, err := parse(t, "code-reviewer.md", subagenttest.ClaudeCodeReviewer, definition.ClaudeCode)
 	if err != nil {
 		t.Fatal(err)
 	}

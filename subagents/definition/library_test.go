@@ -1,34 +1,15 @@
 package definition_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents/definition"
 )
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 	d := newDaemon(t)
@@ -115,7 +96,7 @@ func TestLibrary_TheUsersDefinitionsAreInEveryWorkspaceAndTheirMistakesAreLogged
 	write(t, udir, "planner.md", "---\ndescription: user planner\n---\n")
 	write(t, udir, "bad.md", "---\ndescription: d\nprovider: acp\ntools: grep\n---\n")
 	write(t, filepath.Join(ws2, ".dshd", "agents"), "planner.md", "---\ndescription: workspace planner\n---\n")
-	var logs logBuffer
+	var logs testkit.SyncBuffer
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base, User: definition.UserSources(home),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if errs := lib.CheckUser(); len(errs) != 1 || errs[0].Capability != "toolFilter" {

@@ -1,36 +1,17 @@
 package mcp
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools"
 )
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestStderrGoesToTheLog(t *testing.T) {
 	const secret = "tok-0a1b2c3d"
-	var buf syncBuffer
+	var buf testkit.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	_, _, warnings := connect(t, &Options{Logger: log}, helperServer(t, "loud", "exit", EnvVar{Name: "HELPER_SECRET", Value: secret}))
 	if len(warnings) != 1 {

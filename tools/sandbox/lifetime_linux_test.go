@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"bytes"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,28 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 )
-
-// procState returns a process's state letter and command name from
-// /proc, ok false once it is gone.
-func procState(pid int) (state byte, comm string, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, "", false
-	}
-	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || closing < open || closing+2 >= len(b) {
-		return 0, "", false
-	}
-	return b[closing+2], string(b[open+1 : closing]), true
-}
-
-// running reports whether pid runs; a zombie has ended.
-func running(pid int) bool {
-	st, _, ok := procState(pid)
-	return ok && st != 'Z' && st != 'X'
-}
 
 // awaitEnd waits, on a pidfd, until pid has ended.
 func awaitEnd(t *testing.T, pid int) {
@@ -44,7 +24,7 @@ func awaitEnd(t *testing.T, pid int) {
 	}
 	defer unix.Close(fd)
 	tooltest.Within(t, "the end of pid "+strconv.Itoa(pid), func() {
-		for running(pid) {
+		for !testkit.Ended(pid) {
 			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
 		}
 	})
@@ -107,7 +87,7 @@ func TestLifetime_LeftoversEndWithTheCommandAndWithCancel(t *testing.T) {
 		if !noNS {
 			continue // that pid is the namespace's, not ours
 		}
-		if running(pid) {
+		if !testkit.Ended(pid) {
 			t.Fatalf("the background sleep %d survived its command", pid)
 		}
 	}

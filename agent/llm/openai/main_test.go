@@ -12,8 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/agent/llm"
-	"github.com/dshd/dshd/agent/llm/llmtest"
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -76,16 +76,18 @@ func (h *harness) run(ctx context.Context, req *llm.Request) ([]llm.Event, error
 
 func drain(t *testing.T, seq iter.Seq2[llm.Event, error]) ([]llm.Event, error) {
 	t.Helper()
-	stop := llmtest.Watchdog(t)
-	defer stop()
 	var evs []llm.Event
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
+	var err error
+	testkit.Within(t, "the stream to end", func() {
+		for ev, e := range seq {
+			if e != nil {
+				err = e
+				return
+			}
+			evs = append(evs, ev)
 		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
+	})
+	return evs, err
 }
 
 func collect(t *testing.T, evs []llm.Event) (llm.Message, llm.Usage, llm.FinishReason) {

@@ -15,21 +15,25 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/llmtest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func events(t *testing.T, m llm.Model, ctx context.Context, req *llm.Request) ([]llm.Event, error) {
 	t.Helper()
-	defer llmtest.Watchdog(t)()
 	var out []llm.Event
-	for ev, err := range m.Stream(ctx, req) {
-		if err != nil {
-			return out, err
+	var err error
+	testkit.Within(t, "the stream to end", func() {
+		for ev, e := range m.Stream(ctx, req) {
+			if e != nil {
+				err = e
+				return
+			}
+			out = append(out, ev)
 		}
-		out = append(out, ev)
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 func collect(t *testing.T, m llm.Model, req *llm.Request) (llm.Message, llm.Usage, llm.FinishReason) {

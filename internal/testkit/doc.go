@@ -1,0 +1,12 @@
+// Package testkit holds what the tests of many packages of the module
+// share, so that each of these jobs is written once: waits bounded by one
+// [Watchdog] that fail a deadlocked test with every goroutine's stack
+// ([Context], [Await], [Within]); a buffer that concurrent writers such
+// as a logger may share with the test that reads it ([SyncBuffer]); files
+// in a temporary tree ([Write], [Read]); and, on Linux, the processes
+// /proc shows ([Stat], [Ended], [Descendants]).
+//
+// It is test support: only _test.go files and other test-support packages
+// (tools/internal/tooltest, subagents/subagenttest) import it, and it
+// imports nothing of the project.
+package testkit

@@ -1,0 +1,31 @@
+package testkit
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Write creates dir/rel (slash-separated) with content, and its parent
+// directories, and returns its path.
+func Write(t testing.TB, dir, rel, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Read returns the content of dir/rel (slash-separated).
+func Read(t testing.TB, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
