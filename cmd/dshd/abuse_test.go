@@ -543,7 +543,7 @@ func TestATokenShorterThan16CharactersIsRefusedAtStart(t *testing.T) {
 		args []string
 	}{
 		{"from DSHD_TOKEN", []string{"DSHD_TOKEN=short-token"}, nil},
-		{"from --token-file", nil, []string{"--token-file", writeFile(t, t.TempDir(), "token", "short-token\n")}},
+		{"from --token-file", nil, []string{"--token-file", testkit.Write(t, t.TempDir(), "token", "short-token\n")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--listen", "tcp:127.0.0.1:" + freePort(t), "--model", "scripted", "--state-dir", t.TempDir()}, tc.args...)

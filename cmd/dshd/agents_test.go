@@ -4,7 +4,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,11 +19,7 @@ import (
 // or ".claude/agents").
 func agentFile(t testing.TB, ws, dir, name, content string) string {
 	t.Helper()
-	d := filepath.Join(ws, dir)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return writeFile(t, d, name, content)
+	return testkit.Write(t, filepath.Join(ws, dir), name, content)
 }
 
 // agentWorkspace is a new workspace whose .dshd/agents holds one
@@ -222,7 +217,7 @@ const verdictSchema = `{"type":"object","required":["verdict"],"properties":{"ve
 func structuredCase(t *testing.T, provider string, texts ...string) (result string, told []string) {
 	ctx := testkit.Context(t)
 	ws := t.TempDir()
-	writeFile(t, ws, "verdict.json", verdictSchema)
+	testkit.Write(t, ws, "verdict.json", verdictSchema)
 	agentFile(t, ws, ".dshd/agents", "judge.md", "---\ndescription: Judges a change.\nprovider: "+provider+"\noutputSchema: ../../verdict.json\n---\nYou are the judge.\n")
 	srv := fakeModel(t)
 	child := &answers{texts: texts}

@@ -50,7 +50,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	os.MkdirAll(dir, 0o755)
-	writeFile(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: big\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
+	testkit.Write(t, dir, "review.md", "---\ndescription: Review a pull request\nargument-hint: PR [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: big\n---\nReview PR #$1 at priority $2. All: $ARGUMENTS\n")
 	srv, c, sid := modelSession(ctx, t, ws, answer("ok"))
 	ups := c.waitUpdates(ctx, sid, func(ns []note) bool { _, _, ok := commandsOf(ns); return ok })
 	names, hints, _ := commandsOf(ups)
@@ -81,7 +81,7 @@ func TestCommands_AFileIsAdvertisedAndItsBodyReachesTheModelWithTheArguments(t *
 	}
 
 	// A new command file is advertised while the session runs.
-	writeFile(t, dir, "later.md", "Do it later.\n")
+	testkit.Write(t, dir, "later.md", "Do it later.\n")
 	c.prompt(ctx, sid, "hello")
 	ups = c.waitUpdates(ctx, sid, func(ns []note) bool { n, _, _ := commandsOf(ns); return slices.Contains(n, "later") })
 	if n, _, _ := commandsOf(ups); !slices.Contains(n, "later") {

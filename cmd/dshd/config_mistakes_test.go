@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // mistake is one wrong configuration and what its line must say.
@@ -126,7 +128,7 @@ func TestAMistakeInTheConfigurationStopsDshdAtStartWithOneLineSayingWhatAndWhere
 			args = append(args, "--state-dir", t.TempDir())
 			file := ""
 			if tc.file != "" {
-				file = writeFile(t, t.TempDir(), "config.json", tc.file)
+				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
 				args = append(args, "--config", file)
 			}
 			if !strings.Contains(tc.file, `"model"`) && !hasModel(tc.args) {
@@ -192,7 +194,7 @@ func TestPromptHelpListsOnlyWhatPromptUses(t *testing.T) {
 
 func TestASettingOfAnotherCommandInTheFileOrEnvironmentIsNoMistake(t *testing.T) {
 	// One config file serves every command: prompt ignores listen.
-	file := writeFile(t, t.TempDir(), "config.json", `{"listen": "unix:/tmp/never.sock", "model": "scripted"}`)
+	file := testkit.Write(t, t.TempDir(), "config.json", `{"listen": "unix:/tmp/never.sock", "model": "scripted"}`)
 	code, stdout, stderr := runDshd(t, []string{"DSHD_TOKEN=x"}, "prompt", "--config", file, "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "hi")
 	if code != 0 || stdout != "You said: hi\n" {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
@@ -201,7 +203,7 @@ func TestASettingOfAnotherCommandInTheFileOrEnvironmentIsNoMistake(t *testing.T)
 
 func TestAValidConfigFileWithAgentsAndBindingsStarts(t *testing.T) {
 	dir := t.TempDir()
-	file := writeFile(t, dir, "config.json", `{
+	file := testkit.Write(t, dir, "config.json", `{
   "model": "scripted",
   "mode": "accept-edits",
   "maxDepth": 2,

@@ -89,7 +89,7 @@ func TestSettingsPrecedenceFlagThenEnvThenFileThenDefault(t *testing.T) {
 				// The file also picks the model: no key is needed only if
 				// it was read.
 				os.MkdirAll(filepath.Join(cfgHome, "dshd"), 0o755)
-				writeFile(t, filepath.Join(cfgHome, "dshd"), "config.json", `{"mode": "`+tc.file+`", "model": "scripted"}`)
+				testkit.Write(t, filepath.Join(cfgHome, "dshd"), "config.json", `{"mode": "`+tc.file+`", "model": "scripted"}`)
 			} else {
 				env = append(env, "DSHD_MODEL=scripted")
 			}
@@ -116,7 +116,7 @@ func TestSettingsPrecedenceFlagThenEnvThenFileThenDefault(t *testing.T) {
 func TestABadConfigFileIsAClearError(t *testing.T) {
 	cfgHome := t.TempDir()
 	os.MkdirAll(filepath.Join(cfgHome, "dshd"), 0o755)
-	writeFile(t, filepath.Join(cfgHome, "dshd"), "config.json", `{"mode": `)
+	testkit.Write(t, filepath.Join(cfgHome, "dshd"), "config.json", `{"mode": `)
 	code, stdout, stderr := runDshd(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--model", "scripted", "--state-dir", t.TempDir())
 	if code == 0 || stdout != "" || !strings.Contains(stderr, "config") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)

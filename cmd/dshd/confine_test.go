@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // promptIn is `dshd prompt` against srv in cwd.
@@ -37,7 +38,7 @@ func systemPrompt(t testing.TB, srv *openaitest.Server) string {
 
 func TestAgentsMDIsReadOnlyFromInsideTheWorkspace(t *testing.T) {
 	outside := t.TempDir()
-	secretFile := writeFile(t, outside, "secret.md", "SECRET-FROM-OUTSIDE")
+	secretFile := testkit.Write(t, outside, "secret.md", "SECRET-FROM-OUTSIDE")
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, cwd string)
@@ -45,13 +46,13 @@ func TestAgentsMDIsReadOnlyFromInsideTheWorkspace(t *testing.T) {
 		refuse string // never in it
 	}{
 		{"a plain AGENTS.md is read", func(t *testing.T, cwd string) {
-			writeFile(t, cwd, "AGENTS.md", "PROJECT-RULES")
+			testkit.Write(t, cwd, "AGENTS.md", "PROJECT-RULES")
 		}, "PROJECT-RULES", ""},
 		{"a symlink to a file inside the workspace is read", func(t *testing.T, cwd string) {
 			if err := os.Mkdir(filepath.Join(cwd, "docs"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(cwd, "docs"), "agents.md", "RULES-VIA-LINK")
+			testkit.Write(t, filepath.Join(cwd, "docs"), "agents.md", "RULES-VIA-LINK")
 			if err := os.Symlink("docs/agents.md", filepath.Join(cwd, "AGENTS.md")); err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func TestAcceptEditsAsksBeforeEditingGitConfig(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Dir(target), filepath.Base(target), config)
+			testkit.Write(t, filepath.Dir(target), filepath.Base(target), config)
 			srv := fakeModel(t)
 			args, _ := json.Marshal(map[string]string{"path": tc.path, "content": payload})
 			srv.Enqueue(

@@ -272,16 +272,6 @@ func writeScript(t testing.TB, script string) string {
 	return path
 }
 
-// writeFile writes dir/name.
-func writeFile(t testing.TB, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // The harness keeps every byte a dshd wrote to stdout for a reader that
 // gets to it after the process exited (runDshd's reader, under load).
 func TestHarnessStdoutIsReadableAfterTheProcessExits(t *testing.T) {

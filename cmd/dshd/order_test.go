@@ -67,7 +67,7 @@ func TestAReadAfterAWriteInOneMessageSeesTheWrite(t *testing.T) {
 	c.handleRequests(ed.handle)
 	c.initialize(ctx, fsCaps)
 	cwd := t.TempDir()
-	writeFile(t, cwd, "a.txt", "old\n")
+	testkit.Write(t, cwd, "a.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
 	c.endTurn(ctx, sid, "update a.txt")
 	got := text(c.updates(sid))

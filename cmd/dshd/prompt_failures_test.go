@@ -66,7 +66,7 @@ func TestPromptShowsAFailedToolsReason(t *testing.T) {
 		openaitest.Text("I could not edit it."),
 	)
 	cwd := t.TempDir()
-	writeFile(t, cwd, "main.go", "package main\n")
+	testkit.Write(t, cwd, "main.go", "package main\n")
 	code, _, stderr := runDshd(t, nil, "prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "", "--mode", "yolo",
 		"--state-dir", t.TempDir(), "--cwd", cwd, "edit it")
 	if code != 0 {
@@ -270,7 +270,7 @@ func TestPromptPrintsSetupWarningsOnStderrNeverInTheAnswer(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cwd, ".dshd", "agents"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, cwd, ".dshd/agents/bad.md", "---\nname: bad\ndescription: x\nmodle: m\n---\nbody\n")
+	testkit.Write(t, cwd, ".dshd/agents/bad.md", "---\nname: bad\ndescription: x\nmodle: m\n---\nbody\n")
 	code, stdout, stderr := runDshd(t, nil, "prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
 		"--state-dir", t.TempDir(), "--cwd", cwd, "hi")
 	if code != 0 {

@@ -255,7 +255,7 @@ func TestTCPWithToken(t *testing.T) {
 	const token = "s3cret-token-0123"
 	// Three wrong tokens below must not trip the brake on guessing
 	// (TestTCPAuthFailuresCloseTheConnectionAndRefuseTheSource).
-	p, port := serveTCP(t, "127.0.0.1", "--token-file", writeFile(t, t.TempDir(), "token", token+"\n"), "--max-auth-failures", "10")
+	p, port := serveTCP(t, "127.0.0.1", "--token-file", testkit.Write(t, t.TempDir(), "token", token+"\n"), "--max-auth-failures", "10")
 	ctx := testkit.Context(t)
 	addr := net.JoinHostPort("127.0.0.1", port)
 
@@ -369,7 +369,7 @@ func TestTCPTokenFromEnvironment(t *testing.T) {
 }
 
 func TestTCPEmptyHostBindsLoopback(t *testing.T) {
-	p, port := serveTCP(t, "", "--token-file", writeFile(t, t.TempDir(), "token", "0123456789abcdef"))
+	p, port := serveTCP(t, "", "--token-file", testkit.Write(t, t.TempDir(), "token", "0123456789abcdef"))
 	local, err := tcpListenAddrs(p.cmd.Process.Pid)
 	if err != nil {
 		t.Skipf("cannot read the process's sockets: %v", err)
@@ -420,7 +420,7 @@ func TestUnixSocketPathHoldingARegularFileIsLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := writeFile(t, dir, "notes.txt", "precious data\n")
+	path := testkit.Write(t, dir, "notes.txt", "precious data\n")
 	p := start(t, opts{stdin: strings.NewReader("")}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
 	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()

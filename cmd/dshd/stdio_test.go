@@ -52,7 +52,7 @@ func TestStdoutCarriesOnlyJSONRPCMessagesWithDebugLogsAndNoisyTools(t *testing.T
 	  {"text": "You said: {{user}}"}
 	]}`)
 	dir := t.TempDir()
-	writeFile(t, dir, "notes.txt", "some notes\n")
+	testkit.Write(t, dir, "notes.txt", "some notes\n")
 	p := start(t, opts{}, "--model", "scripted:"+script, "--state-dir", t.TempDir(), "--log-level", "debug", "--mode", "yolo")
 	c := stdioWire(p)
 	sid := c.openSession(ctx, dir)

@@ -87,7 +87,7 @@ func TestWriteFileKeepsTheEditorsErrorForAFileThatExists(t *testing.T) {
 	})
 	c.initialize(ctx, fsCaps)
 	cwd := t.TempDir()
-	writeFile(t, cwd, "one.txt", "old\n")
+	testkit.Write(t, cwd, "one.txt", "old\n")
 	sid := c.newSession(ctx, cwd)
 	c.endTurn(ctx, sid, "create it")
 	mu.Lock()

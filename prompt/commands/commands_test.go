@@ -6,19 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func write(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"github.com/dshd/dshd/internal/testkit"
+)
 
 func TestExpand_ReplacesArgumentsAndNumberedWords(t *testing.T) {
 	for _, tc := range []struct{ body, args, want string }{
@@ -56,11 +46,11 @@ func TestSplit_ReadsASlashCommandAndItsArguments(t *testing.T) {
 
 func TestLoad_ReadsFilesWithTheWorkspaceFirstAndKeepsTheBuiltinsNames(t *testing.T) {
 	ws, home := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(ws, ".dshd", "commands"), "review.md", "---\ndescription: Review a pull request\nargument-hint: PR-NUMBER [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: deepseek-reasoner\n---\nReview PR #$1 at priority $2.\n")
-	write(t, filepath.Join(ws, ".claude", "commands"), "review.md", "Claude's review: $ARGUMENTS\n")
-	write(t, filepath.Join(ws, ".claude", "commands"), "commit.md", "---\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\ndescription: Create a git commit\n---\n## Context\n\nCommit $ARGUMENTS\n")
-	write(t, filepath.Join(home, "dshd", "commands"), "standup.md", "# Write my standup\n\nFrom the git log.\n")
-	bad := write(t, filepath.Join(home, "dshd", "commands"), "compact.md", "Not allowed.\n")
+	testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "review.md", "---\ndescription: Review a pull request\nargument-hint: PR-NUMBER [PRIORITY]\nallowed-tools: [read_file, grep]\nmodel: deepseek-reasoner\n---\nReview PR #$1 at priority $2.\n")
+	testkit.Write(t, filepath.Join(ws, ".claude", "commands"), "review.md", "Claude's review: $ARGUMENTS\n")
+	testkit.Write(t, filepath.Join(ws, ".claude", "commands"), "commit.md", "---\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\ndescription: Create a git commit\n---\n## Context\n\nCommit $ARGUMENTS\n")
+	testkit.Write(t, filepath.Join(home, "dshd", "commands"), "standup.md", "# Write my standup\n\nFrom the git log.\n")
+	bad := testkit.Write(t, filepath.Join(home, "dshd", "commands"), "compact.md", "Not allowed.\n")
 	cmds, errs := Load(append(WorkspaceSources(ws), UserSources(home)...))
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), bad+": /compact is a built-in command") {
 		t.Fatalf("errs = %v", errs)
@@ -89,7 +79,7 @@ func TestLoad_ReadsFilesWithTheWorkspaceFirstAndKeepsTheBuiltinsNames(t *testing
 
 func TestLoad_AMistakeNamesTheFileAndTheKey(t *testing.T) {
 	ws := t.TempDir()
-	p := write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "---\ndescription: d\nallowed_tools: [grep]\n---\nbody\n")
+	p := testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "---\ndescription: d\nallowed_tools: [grep]\n---\nbody\n")
 	cmds, errs := Load(WorkspaceSources(ws))
 	if len(cmds) != len(Builtins()) || len(errs) != 1 || !strings.Contains(errs[0].Error(), p+":3:1: allowed_tools: unknown key") ||
 		!strings.Contains(errs[0].Error(), `did you mean "allowed-tools"?`) {
@@ -100,12 +90,12 @@ func TestLoad_AMistakeNamesTheFileAndTheKey(t *testing.T) {
 func TestCatalog_FollowsTheFiles(t *testing.T) {
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
-	write(t, dir, "a.md", "A $ARGUMENTS\n")
+	testkit.Write(t, dir, "a.md", "A $ARGUMENTS\n")
 	c := NewCatalog(WorkspaceSources(ws))
 	if _, ok := c.Lookup("a"); !ok || c.Refresh() {
 		t.Fatal("a is missing, or an unchanged catalog says it changed")
 	}
-	write(t, dir, "b.md", "B\n")
+	testkit.Write(t, dir, "b.md", "B\n")
 	if !c.Refresh() {
 		t.Fatal("a new file did not change the catalog")
 	}
@@ -147,7 +137,7 @@ func TestReadme_TheExampleCommandExpandsAsItSays(t *testing.T) {
 		t.Fatal("the README's command example is missing")
 	}
 	ws := t.TempDir()
-	write(t, filepath.Join(ws, ".dshd", "commands"), "fix-issue.md", body+"\n")
+	testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "fix-issue.md", body+"\n")
 	cmds, errs := Load(WorkspaceSources(ws))
 	if len(errs) != 0 {
 		t.Fatal(errs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents/definition"
 )
 
@@ -30,7 +31,7 @@ func writeHundredRound(b *testing.B, ws string, schemas bool, round int) {
     finding_%d_%d: {type: array, items: {type: string}}
 `, i, round)
 		}
-		write(b, dir, fmt.Sprintf("agent-%03d.md", i), fmt.Sprintf(`---
+		testkit.Write(b, dir, fmt.Sprintf("agent-%03d.md", i), fmt.Sprintf(`---
 description: Agent %d reviews one part of the code base and reports what it found.
 tools: [read_file, grep, glob, list_dir]
 disallowedTools: run_command

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/definition"
 	"github.com/dshd/dshd/subagents/subagenttest"
@@ -14,13 +15,13 @@ import (
 
 func parse(t *testing.T, name, text string, dialect definition.Dialect) (*definition.Definition, error) {
 	t.Helper()
-	path := write(t, t.TempDir(), name, text)
+	path := testkit.Write(t, t.TempDir(), name, text)
 	return definition.Parse(path, []byte(text), dialect, definition.ScopeWorkspace)
 }
 
 func TestParse_EveryKeyOfDshdsFormatSetsItsBindingOption(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "answer.json", `{"type":"object","required":["verdict"]}`)
+	testkit.Write(t, dir, "answer.json", `{"type":"object","required":["verdict"]}`)
 	text := `---
 name: reviewer
 description: Reviews the current diff and reports bugs; never edits.
@@ -38,7 +39,7 @@ background: true
 
 You review code in {{cwd}}.
 `
-	path := write(t, dir, "reviewer.md", text)
+	path := testkit.Write(t, dir, "reviewer.md", text)
 	d, err := definition.Parse(path, []byte(text), definition.DSHD, definition.ScopeWorkspace)
 	if err != nil {
 		t.Fatal(err)

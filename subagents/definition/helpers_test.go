@@ -1,8 +1,6 @@
 package definition_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dshd/dshd/subagents"
@@ -50,17 +48,4 @@ func newDaemon(t testing.TB) *daemon {
 		t.Cleanup(dispose)
 	}
 	return &daemon{svc: svc, base: base}
-}
-
-// write creates dir/name with text, making dir.
-func write(t testing.TB, dir, name, text string) string {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

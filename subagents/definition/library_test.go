@@ -15,7 +15,7 @@ func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 	d := newDaemon(t)
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "agents")
-	path := write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: read_file\n---\nYou review.\n")
+	path := testkit.Write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: read_file\n---\nYou review.\n")
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
 	w, errs := lib.Open(ws)
 	defer w.Close()
@@ -38,7 +38,7 @@ func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 
 	// Edited: the description changes. (The size changes too, so the
 	// edit is seen even on a file system with coarse timestamps.)
-	write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs, carefully.\ntools: read_file\n---\nYou review.\n")
+	testkit.Write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs, carefully.\ntools: read_file\n---\nYou review.\n")
 	if changed, errs := w.Refresh(); !changed || len(errs) != 0 {
 		t.Fatalf("changed %v, errs %v", changed, errs)
 	}
@@ -47,7 +47,7 @@ func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 	}
 
 	// Broken: reported with its file and key, and its tool is gone.
-	write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, reed_file]\n---\n")
+	testkit.Write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs.\ntools: [read_file, reed_file]\n---\n")
 	_, errs = w.Refresh()
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), path+":3:1: tools: ") {
 		t.Fatalf("errs = %v", errs)
@@ -57,7 +57,7 @@ func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 	}
 
 	// New and deleted.
-	write(t, dir, "tester.md", "---\ndescription: Runs the tests.\n---\n")
+	testkit.Write(t, dir, "tester.md", "---\ndescription: Runs the tests.\n---\n")
 	os.Remove(path)
 	w.Refresh()
 	if _, ok := w.Tools().Get("tester"); !ok {
@@ -71,7 +71,7 @@ func TestLibrary_ADefinitionsToolFollowsItsFile(t *testing.T) {
 func TestLibrary_SessionsOfOneWorkspaceShareItsLayerAndTheLastCloseUnbinds(t *testing.T) {
 	d := newDaemon(t)
 	ws := t.TempDir()
-	write(t, filepath.Join(ws, ".dshd", "agents"), "helper.md", "---\ndescription: Helps.\n---\n")
+	testkit.Write(t, filepath.Join(ws, ".dshd", "agents"), "helper.md", "---\ndescription: Helps.\n---\n")
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
 	a, _ := lib.Open(ws)
 	b, _ := lib.Open(ws + "/")
@@ -93,9 +93,9 @@ func TestLibrary_TheUsersDefinitionsAreInEveryWorkspaceAndTheirMistakesAreLogged
 	d := newDaemon(t)
 	home, ws1, ws2 := t.TempDir(), t.TempDir(), t.TempDir()
 	udir := filepath.Join(home, "dshd", "agents")
-	write(t, udir, "planner.md", "---\ndescription: user planner\n---\n")
-	write(t, udir, "bad.md", "---\ndescription: d\nprovider: acp\ntools: grep\n---\n")
-	write(t, filepath.Join(ws2, ".dshd", "agents"), "planner.md", "---\ndescription: workspace planner\n---\n")
+	testkit.Write(t, udir, "planner.md", "---\ndescription: user planner\n---\n")
+	testkit.Write(t, udir, "bad.md", "---\ndescription: d\nprovider: acp\ntools: grep\n---\n")
+	testkit.Write(t, filepath.Join(ws2, ".dshd", "agents"), "planner.md", "---\ndescription: workspace planner\n---\n")
 	var logs testkit.SyncBuffer
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base, User: definition.UserSources(home),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -139,7 +139,7 @@ func TestLibrary_AWorkspaceWithoutDefinitionsIsReadOnceUntilOneAppears(t *testin
 	if changed, _ := w.Refresh(); changed {
 		t.Fatal("an empty workspace changed without a file")
 	}
-	write(t, filepath.Join(ws, ".dshd", "agents"), "new.md", "---\ndescription: New.\n---\n")
+	testkit.Write(t, filepath.Join(ws, ".dshd", "agents"), "new.md", "---\ndescription: New.\n---\n")
 	if changed, _ := w.Refresh(); !changed {
 		t.Fatal("the first definition did not change the workspace")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents/definition"
 )
 
@@ -48,7 +49,7 @@ func TestReadme_TheExampleDefinitionsWork(t *testing.T) {
 		if ex[name] == "" {
 			t.Fatalf("the README has no example %s (found %d examples)", name, len(ex))
 		}
-		write(t, filepath.Join(ws, ".dshd", "agents"), name, ex[name])
+		testkit.Write(t, filepath.Join(ws, ".dshd", "agents"), name, ex[name])
 	}
 	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
 	w, errs := lib.Open(ws)
