@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -12,8 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/llmtest"
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
-	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -71,23 +70,7 @@ func userReq(text string) *llm.Request {
 // goroutines if the call hangs.
 func (h *harness) run(ctx context.Context, req *llm.Request) ([]llm.Event, error) {
 	h.t.Helper()
-	return drain(h.t, h.c.Stream(ctx, req))
-}
-
-func drain(t *testing.T, seq iter.Seq2[llm.Event, error]) ([]llm.Event, error) {
-	t.Helper()
-	var evs []llm.Event
-	var err error
-	testkit.Within(t, "the stream to end", func() {
-		for ev, e := range seq {
-			if e != nil {
-				err = e
-				return
-			}
-			evs = append(evs, ev)
-		}
-	})
-	return evs, err
+	return llmtest.Drain(h.t, h.c.Stream(ctx, req))
 }
 
 func collect(t *testing.T, evs []llm.Event) (llm.Message, llm.Usage, llm.FinishReason) {

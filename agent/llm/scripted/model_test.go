@@ -15,26 +15,9 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/llmtest"
-	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func events(t *testing.T, m llm.Model, ctx context.Context, req *llm.Request) ([]llm.Event, error) {
-	t.Helper()
-	var out []llm.Event
-	var err error
-	testkit.Within(t, "the stream to end", func() {
-		for ev, e := range m.Stream(ctx, req) {
-			if e != nil {
-				err = e
-				return
-			}
-			out = append(out, ev)
-		}
-	})
-	return out, err
-}
 
 func collect(t *testing.T, m llm.Model, req *llm.Request) (llm.Message, llm.Usage, llm.FinishReason) {
 	t.Helper()
@@ -114,7 +97,7 @@ func TestMatching(t *testing.T) {
 
 func TestNoRuleNamesTheUserText(t *testing.T) {
 	m := mustParse(t, `[{"user": "^only this$", "text": "x"}]`)
-	_, err := events(t, m, t.Context(), conv("", "u:something else"))
+	_, err := llmtest.Drain(t, m.Stream(t.Context(), conv("", "u:something else")))
 	if !errors.Is(err, ErrNoRule) || !strings.Contains(err.Error(), `"something else"`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -158,7 +141,7 @@ func TestStreaming(t *testing.T) {
 		{"user": "usage", "text": "x", "usage": {"input": 10, "output": 3}, "finish": "length"},
 		{"user": "counted", "text": "12345678"}
 	]`)
-	evs, err := events(t, m, t.Context(), conv("", "u:chunks"))
+	evs, err := llmtest.Drain(t, m.Stream(t.Context(), conv("", "u:chunks")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +162,7 @@ func TestStreaming(t *testing.T) {
 		t.Errorf("events = %q, want %q", got, want)
 	}
 
-	evs, _ = events(t, m.Instant(), t.Context(), conv("", "u:chunks"))
+	evs, _ = llmtest.Drain(t, m.Instant().Stream(t.Context(), conv("", "u:chunks")))
 	if len(evs) != 4 || evs[1].Text != "héllo wörld!" {
 		t.Errorf("instant events = %+v, want one piece", evs)
 	}
@@ -196,7 +179,7 @@ func TestStreaming(t *testing.T) {
 
 func TestErrorRule(t *testing.T) {
 	m := mustParse(t, `[{"text": "partial", "error": "boom for {{user}}", "errorStatus": 503, "retryable": true}]`)
-	evs, err := events(t, m, t.Context(), conv("", "u:x"))
+	evs, err := llmtest.Drain(t, m.Stream(t.Context(), conv("", "u:x")))
 	var e *llm.APIError
 	if !errors.As(err, &e) || e.Status != 503 || !e.Retryable() || e.Message != "boom for x" {
 		t.Fatalf("err = %v", err)
