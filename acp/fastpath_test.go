@@ -6,19 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-)
 
-// genericEncoding is what WriteNotification writes without the fast path.
-func genericEncoding(t *testing.T, n *SessionNotification) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(n); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
+	"github.com/dshd/dshd/internal/testkit"
+)
 
 func TestTheTextChunkFastPathMatchesTheGenericEncoding(t *testing.T) {
 	texts := []string{"", "plain", "quote \" backslash \\ slash /", "ctl \x00\x01\x1f\x7f \b\f\n\r\t",
@@ -42,7 +32,7 @@ func TestTheTextChunkFastPathMatchesTheGenericEncoding(t *testing.T) {
 			if !ok {
 				t.Fatalf("fast path declined %T", u)
 			}
-			if want := genericEncoding(t, n); !bytes.Equal(fast, want) {
+			if want := testkit.EncodeJSON(t, n); !bytes.Equal(fast, want) {
 				t.Fatalf("text %q:\nfast    %s\ngeneric %s", text, fast, want)
 			}
 		}
@@ -73,7 +63,7 @@ func TestMarshalSessionNotificationIsTheGenericEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := genericEncoding(t, n); !bytes.Equal(got, want) {
+		if want := testkit.EncodeJSON(t, n); !bytes.Equal(got, want) {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // watchdog fails the test with a goroutine dump instead of hanging forever;
@@ -320,21 +321,9 @@ func TestWriteNotificationWritesTheGenericEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Close()
-		want := `{"jsonrpc":"2.0","method":"session/update","params":` + string(genericEncoding(t, n)) + "}\n"
+		want := `{"jsonrpc":"2.0","method":"session/update","params":` + string(testkit.EncodeJSON(t, n)) + "}\n"
 		if out.String() != want {
 			t.Errorf("got  %s\nwant %s", out.String(), want)
 		}
 	}
-}
-
-// genericEncoding is what WriteNotification writes without the fast path.
-func genericEncoding(t *testing.T, n *acp.SessionNotification) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(n); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
