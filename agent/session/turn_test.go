@@ -8,19 +8,16 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
+	"github.com/dshd/dshd/internal/testkit"
 )
-
-// turnGuard bounds a turn that should end: a turn that hangs fails the
-// test instead of stalling it.
-const turnGuard = 30 * time.Second
 
 // faultySession builds a recorded session over a store whose journal
 // files fail on fl's word (see hangSession).
@@ -77,13 +74,8 @@ func runTurn(t *testing.T, s *Session, text string) (agent.Result, error) {
 		res, err := turn.Run(agent.Input{Text: text}, func(agent.Event) {})
 		done <- out{res, err}
 	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-time.After(turnGuard):
-		t.Fatalf("the turn %q never ended", text)
-	}
-	return agent.Result{}, nil
+	o := testkit.Await(t, done, fmt.Sprintf("the turn %q to end", text))
+	return o.res, o.err
 }
 
 // loadedUsers returns the user messages a fresh load of the session has.
@@ -171,12 +163,7 @@ func TestTurnIsAcknowledgedOnlyWhenDurable(t *testing.T) {
 		if err := s.RecordUpdate([]byte(`{"update":"x"}`)); err == nil {
 			t.Fatal("RecordUpdate on a full disk succeeded")
 		}
-		select {
-		case err := <-done:
-			wantTurnNotSaved(t, "the turn", err, true)
-		case <-time.After(turnGuard):
-			t.Fatal("the failed write did not stop the turn")
-		}
+		wantTurnNotSaved(t, "the turn", testkit.Await(t, done, "the failed write to stop the turn"), true)
 		if err := s.stored.journal.Err(); err != nil {
 			t.Fatalf("the journal after the turn: %v", err)
 		}
