@@ -265,11 +265,7 @@ func containsAll(s string, words ...string) bool {
 // writeScript writes a scripted-model script and returns its path.
 func writeScript(t testing.TB, script string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.Write(t, t.TempDir(), "script.json", script)
 }
 
 // The harness keeps every byte a dshd wrote to stdout for a reader that
