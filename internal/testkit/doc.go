@@ -3,10 +3,12 @@
 // [Watchdog] that fail a deadlocked test with every goroutine's stack
 // ([Context], [Await], [Within]); a buffer that concurrent writers such
 // as a logger may share with the test that reads it ([SyncBuffer]); files
-// in a temporary tree ([Write], [Read]); and, on Linux, the processes
-// /proc shows ([Stat], [Ended], [Descendants]).
+// in a temporary tree ([Write], [Read]); the reference JSON encoding a
+// hand-written encoder is compared with ([EncodeJSON]); and, on Linux,
+// the processes /proc shows ([Stat], [Ended], [Processes],
+// [Descendants]).
 //
-// It is test support: only _test.go files and other test-support packages
-// (tools/internal/tooltest, subagents/subagenttest) import it, and it
-// imports nothing of the project.
+// It is test support: only _test.go files and the other test-support
+// packages (tools/internal/tooltest, subagents/subagenttest,
+// agent/llm/llmtest) import it, and it imports nothing of the project.
 package testkit
