@@ -1,0 +1,176 @@
+// End-to-end tests of MCP stdio servers under the command sandbox: what a
+// server may write with --mcp-sandbox commands (the default) and off, and
+// that nothing a server started outlives a dshd killed by SIGKILL.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshd/dshd/tools/sandbox"
+)
+
+// asMCPWriter, when set in the environment, makes the test binary a stdio
+// MCP server with one tool, write, that writes the file it is given; set
+// to "sleep", the server first starts a `sleep 300` of its own.
+const asMCPWriter = "DSHD_E2E_MCP_WRITER"
+
+// mcpWriter runs the writer server until its stdin closes.
+func mcpWriter() int {
+	if os.Getenv(asMCPWriter) == "sleep" {
+		if err := exec.Command("sleep", "300").Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "writer", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{
+		Name: "write", Description: "Writes a file.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
+	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in struct{ Path string }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		text, isErr := "wrote "+in.Path, false
+		if err := os.WriteFile(in.Path, []byte("written by the MCP server"), 0o644); err != nil {
+			text, isErr = err.Error(), true
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isErr}, nil
+	})
+	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// writerEntry is the mcpServers entry of the writer server.
+func writerEntry(t *testing.T, mode string) map[string]any {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"name": "writer", "command": exe, "args": []any{}, "env": []any{
+		map[string]any{"name": asMCPWriter, "value": mode},
+		// A race-enabled server otherwise sleeps a second at exit.
+		map[string]any{"name": "GORACE", "value": "atexit_sleep_ms=0"},
+	}}
+}
+
+// skipWithoutLandlock skips a test where this kernel cannot confine.
+func skipWithoutLandlock(t *testing.T) {
+	t.Helper()
+	sb, err := sandbox.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Describe(nil); errors.Is(err, sandbox.ErrRefused) {
+		t.Skipf("this kernel cannot confine (no Landlock): %v", err)
+	}
+}
+
+func TestAnMCPServerWritesOnlyInTheWorkspaceUnlessMCPSandboxIsOff(t *testing.T) {
+	skipWithoutLandlock(t)
+	for _, tc := range []struct {
+		name         string
+		args         []string
+		outsideLands bool
+	}{
+		{"by default", nil, false},
+		{"with --mcp-sandbox off", []string{"--mcp-sandbox", "off"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			ws, outside := t.TempDir(), t.TempDir()
+			in, out := filepath.Join(ws, "in.txt"), filepath.Join(outside, "out.txt")
+			call := func(p string) string {
+				b, _ := json.Marshal(map[string]any{"name": "mcp__writer__write", "arguments": map[string]any{"path": p}})
+				return string(b)
+			}
+			script := writeScript(t, `{"rules": [
+  {"user": "write", "step": 0, "toolCalls": [`+call(in)+`, `+call(out)+`]},
+  {"user": "write", "step": 1, "text": "done"}
+]}`)
+			_, c := stdioDaemon(t, script, t.TempDir(), append([]string{"--mode", "yolo"}, tc.args...)...)
+			c.initialize(ctx, nil)
+			var res newResult
+			c.call(ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{writerEntry(t, "1")}}, &res)
+			if stop := c.prompt(ctx, res.SessionID, "write both"); stop != "end_turn" {
+				t.Fatalf("stop reason %q: %s", stop, dump(c.updates(res.SessionID)))
+			}
+			ups := dump(c.updates(res.SessionID))
+			if _, err := os.Stat(in); err != nil {
+				t.Fatalf("the write inside the workspace did not land (%v): %s", err, ups)
+			}
+			_, err := os.Stat(out)
+			switch {
+			case tc.outsideLands && err != nil:
+				t.Fatalf("the write outside the workspace did not land (%v): %s", err, ups)
+			case !tc.outsideLands && err == nil:
+				t.Fatalf("the write outside the workspace landed: %s", ups)
+			case !tc.outsideLands && !strings.Contains(ups, "permission denied"):
+				t.Fatalf("the refused write is not reported to the model: %s", ups)
+			}
+		})
+	}
+}
+
+func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"by default", nil},
+		{"with --mcp-sandbox off", []string{"--mcp-sandbox", "off"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.args == nil {
+				skipWithoutLandlock(t)
+			}
+			ctx := testCtx(t)
+			script := writeScript(t, `{"rules": [{"text": "fine"}]}`)
+			p := start(t, opts{}, append([]string{"serve", "--model", "scripted:" + script, "--state-dir", t.TempDir()}, tc.args...)...)
+			c := stdioWire(p)
+			c.initialize(ctx, nil)
+			var res newResult
+			c.call(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{writerEntry(t, "sleep")}}, &res)
+			procs := waitSleeps(ctx, t, p, 1)
+			p.signal(syscall.SIGKILL)
+			p.wait(ctx)
+			waitEnded(ctx, t, procs, "the daemon")
+		})
+	}
+}
+
+func TestABadMCPSandboxValueStopsDshdNamingTheSettingAndTheValues(t *testing.T) {
+	for _, tc := range []mistake{
+		{name: "a flag", args: []string{"--mcp-sandbox", "workspace-write"},
+			want: []string{`--mcp-sandbox "workspace-write"`, "commands, off"}},
+		{name: "a variable", env: []string{"DSHD_MCP_SANDBOX=none"},
+			want: []string{`DSHD_MCP_SANDBOX "none"`, "commands, off"}},
+		{name: "the file", file: `{"mcpSandbox": "of"}`,
+			want: []string{"FILE:1:16", "mcpSandbox", `"of"`, `did you mean "off"?`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
+			file := ""
+			if tc.file != "" {
+				file = writeFile(t, t.TempDir(), "config.json", tc.file)
+				args = append(args, "--config", file)
+			}
+			checkMistake(t, tc, file, append(args, tc.args...))
+		})
+	}
+}
