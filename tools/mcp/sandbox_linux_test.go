@@ -156,3 +156,14 @@ func TestClosingASandboxedServerEndsWhatItStartedAndRemovesItsTempDir(t *testing
 		t.Errorf("the server's temp dir %s is still there: %v", tmp, err)
 	}
 }
+
+func TestTheEverythingServerRunsUnderTheSandbox(t *testing.T) {
+	cfg := everythingServer(t)
+	sb := confiningSandbox(t)
+	ws := t.TempDir()
+	set, reg := mustConnect(t, &Options{Cwd: ws, Roots: []string{ws}, Sandbox: sb}, cfg)
+	if res := run(t, reg, "mcp__everything__echo", nil, map[string]any{"message": "confined"}); res.IsError || res.Output != "Echo: confined" {
+		t.Errorf("echo: %+v", res)
+	}
+	closeAll(t, set, reg)
+}
