@@ -113,8 +113,8 @@ type ServerInfo struct {
 	Tools []string
 	// Gone says why the server's connection ended; empty while it lives.
 	Gone string
-	// PID is a stdio server's process id (its process group's too); 0 for
-	// http and sse.
+	// PID is a stdio server's process id (its process group's too), or
+	// under a sandbox its helper's; 0 for http and sse.
 	PID int
 }
 
