@@ -81,6 +81,7 @@ func TestASandboxThatCannotConfineRefusesTheServerOrRunsItUnconfined(t *testing.
 			t.Fatalf("warnings %v, want one", warnings)
 		}
 		w := warnings[0]
+		t.Logf("the warning: %v", w)
 		if !errors.Is(w, ErrStart) || !errors.Is(w, sandbox.ErrRefused) {
 			t.Errorf("the warning is not a refused start: %v", w)
 		}
@@ -113,6 +114,7 @@ func TestAServerThatFailsInTheSandboxSaysWhichSandboxAndWhatWasRefused(t *testin
 		t.Fatalf("warnings %v, want one exit", warnings)
 	}
 	msg := warnings[0].Error()
+	t.Logf("the warning: %s", msg)
 	for _, want := range []string{"exit status 1", "permission denied", "workspace-write sandbox", ws, target, "--sandbox-writable", "--mcp-sandbox off"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the warning does not say %q:\n%s", want, msg)
