@@ -101,6 +101,29 @@ func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 	}
 }
 
+func TestAnMCPServerThatFailsInTheSandboxIsAWarningNamingTheSandboxAndTheRefusedPath(t *testing.T) {
+	skipWithoutLandlock(t)
+	ctx := testCtx(t)
+	ws := t.TempDir()
+	target := filepath.Join(t.TempDir(), "state.db")
+	_, c := stdioDaemon(t, writeScript(t, `{"rules": [{"text": "fine"}]}`), t.TempDir())
+	c.initialize(ctx, nil)
+	entry := writerEntry(t, "fail")
+	entry["args"] = []any{target}
+	var res newResult
+	c.call(ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{entry}}, &res)
+	ups := c.waitUpdates(ctx, res.SessionID, func(ns []note) bool { return strings.Contains(dump(ns), "writer") })
+	got := dump(ups)
+	for _, want := range []string{`MCP server \"writer\"`, "permission denied", "workspace-write sandbox", target, "--sandbox-writable", "--mcp-sandbox off"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the warning does not say %q: %s", want, got)
+		}
+	}
+	if stop := c.prompt(ctx, res.SessionID, "hi"); stop != "end_turn" {
+		t.Fatalf("stop reason %q", stop)
+	}
+}
+
 func TestABadMCPSandboxValueStopsDshdNamingTheSettingAndTheValues(t *testing.T) {
 	for _, tc := range []mistake{
 		{name: "a flag", args: []string{"--mcp-sandbox", "workspace-write"},

@@ -16,11 +16,20 @@ import (
 
 // asMCPWriter, when set in the environment, makes the test binary a stdio
 // MCP server with one tool, write, that writes the file it is given; set
-// to "sleep", the server first starts a `sleep 300` of its own.
+// to "sleep", the server first starts a `sleep 300` of its own (for
+// "fail", see mcpWriter).
 const asMCPWriter = "DSHD_E2E_MCP_WRITER"
 
-// mcpWriter runs the writer server until its stdin closes.
+// mcpWriter runs the writer server until its stdin closes; as "fail" it
+// writes the file its last argument names instead and, when it cannot,
+// says why on stderr and exits 1.
 func mcpWriter() int {
+	if os.Getenv(asMCPWriter) == "fail" {
+		if err := os.WriteFile(os.Args[len(os.Args)-1], []byte("state"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if os.Getenv(asMCPWriter) == "sleep" {
 		if err := exec.Command("sleep", "300").Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
