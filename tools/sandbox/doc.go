@@ -28,7 +28,9 @@
 //   - reports how the command ended on a status pipe (fd 3), since an
 //     init process cannot die of a signal.
 //
-// [Sandbox.Command] prepares the helper's exec.Cmd for one command; a nil
+// [Sandbox.Command] prepares the helper's exec.Cmd for one command, which
+// [Cmd.Start] starts on the caller's streams, or [Cmd.StartChild] on
+// pipes, as a [subproc.Child], for a long-lived server; a nil
 // *Sandbox runs commands directly, unconfined. [Sandbox.Describe] words
 // the sandbox for the permission question, [Cmd.Explain] turns a refused
 // write in the command's output into advice naming the setting that would
