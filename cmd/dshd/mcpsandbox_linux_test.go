@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
@@ -39,7 +40,7 @@ func TestAnMCPServerWritesOnlyInTheWorkspaceUnlessMCPSandboxIsOff(t *testing.T) 
 		{"with --mcp-sandbox off", []string{"--mcp-sandbox", "off"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			ws, outside := t.TempDir(), t.TempDir()
 			in, out := filepath.Join(ws, "in.txt"), filepath.Join(outside, "out.txt")
 			call := func(p string) string {
@@ -86,7 +87,7 @@ func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 			if tc.args == nil {
 				skipWithoutLandlock(t)
 			}
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			script := writeScript(t, `{"rules": [{"text": "fine"}]}`)
 			p := start(t, opts{}, append([]string{"serve", "--model", "scripted:" + script, "--state-dir", t.TempDir()}, tc.args...)...)
 			c := stdioWire(p)
@@ -103,7 +104,7 @@ func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 
 func TestAnMCPServerThatFailsInTheSandboxIsAWarningNamingTheSandboxAndTheRefusedPath(t *testing.T) {
 	skipWithoutLandlock(t)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	target := filepath.Join(t.TempDir(), "state.db")
 	_, c := stdioDaemon(t, writeScript(t, `{"rules": [{"text": "fine"}]}`), t.TempDir())
@@ -137,7 +138,7 @@ func TestABadMCPSandboxValueStopsDshdNamingTheSettingAndTheValues(t *testing.T) 
 			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
 			file := ""
 			if tc.file != "" {
-				file = writeFile(t, t.TempDir(), "config.json", tc.file)
+				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
 				args = append(args, "--config", file)
 			}
 			checkMistake(t, tc, file, append(args, tc.args...))
