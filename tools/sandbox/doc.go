@@ -29,7 +29,8 @@
 //     init process cannot die of a signal.
 //
 // [Sandbox.Command] prepares the helper's exec.Cmd for one command; a nil
-// *Sandbox runs commands directly, unconfined. [Sandbox.Describe] words
+// *Sandbox runs commands directly, unconfined. [Cmd.StartChild] starts a
+// long-lived one on pipes, as a subproc.Child (an acp child agent). [Sandbox.Describe] words
 // the sandbox for the permission question, [Cmd.Explain] turns a refused
 // write in the command's output into advice naming the setting that would
 // allow it.
