@@ -87,7 +87,7 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 		if asked {
 			return confinement{}, fmt.Errorf("%s=, %s= and %s= confine a command on stdio; the agent at %s runs elsewhere", KeySandbox, KeyWritable, KeyNetwork, t.where())
 		}
-		return confinement{}, nil
+		return confinement{mode: sandbox.Off}, nil
 	}
 	var c confinement
 	for _, d := range a.Writable {
