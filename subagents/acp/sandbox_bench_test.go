@@ -16,7 +16,7 @@ import (
 // teardown) with the child process unconfined and in the sandbox a child
 // dshd gets by default, with and without the network. Run with
 //
-//	go test -run '^$' -bench ACPColdSandbox ./subagents/acp/
+//	go test -run '^$' -bench ColdSandbox ./subagents/acp/
 func BenchmarkTurn_ACPColdSandbox(b *testing.B) {
 	for _, bc := range []struct {
 		name string
@@ -39,6 +39,33 @@ func BenchmarkTurn_ACPColdSandbox(b *testing.B) {
 			req := subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: binding}
 			for b.Loop() {
 				runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+			}
+		})
+	}
+}
+
+// BenchmarkTurn_FakeAgentColdSandbox is the same for the test binary's
+// fake agent, which writes no state and starts no commands: what the
+// sandbox costs any agent's start, apart from a child dshd's own work.
+func BenchmarkTurn_FakeAgentColdSandbox(b *testing.B) {
+	for _, mode := range []string{"off", "workspace-write"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode != "off" {
+				needLandlock(b)
+			}
+			p := sandboxedProvider(b, sandbox.Config{})
+			parent := st.NewParent(b, st.ParentOptions{})
+			req := subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: withOpts(fakeBinding(modeAgent), "sandbox", mode)}
+			for b.Loop() {
+				run, err := p.Start(context.Background(), req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := run.Wait(context.Background())
+				if err != nil || res.StopReason != subagents.StopCompleted || res.Output != "echo: hi" {
+					b.Fatalf("result %+v, %v", res, err)
+				}
+				run.Dispose()
 			}
 		})
 	}
