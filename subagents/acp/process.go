@@ -78,13 +78,21 @@ func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 	return pr, nil
 }
 
-// startBoxed prepares t's command under sb. The program is looked up
-// here, in dshd's PATH as for an unconfined child, so a missing one is
-// the same error at start; a read-only child gets no workspace roots.
+// startBoxed prepares t's command under sb, making its writable dirs
+// that do not exist yet. The program is looked up here, in dshd's PATH
+// as for an unconfined child, so a missing one is the same error at
+// start; a read-only child gets no workspace roots.
 func startBoxed(sb *sandbox.Sandbox, t *target, roots []string) (*sandbox.Cmd, error) {
 	path, err := exec.LookPath(t.command)
 	if err != nil {
 		return nil, err
+	}
+	// The agent's own dirs may not exist yet (a first run), and it could
+	// not make them where its sandbox forbids writes.
+	for _, d := range t.box.writable {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("its writable directory: %w", err)
+		}
 	}
 	dir := roots[0]
 	if t.box.mode == sandbox.ReadOnly {

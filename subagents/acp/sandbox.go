@@ -133,19 +133,23 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 	return c, nil
 }
 
-// stateDirArg returns the absolute --state-dir among a dshd's arguments,
-// or "".
+// stateDirArg returns the --state-dir among a dshd's arguments (the
+// last, as the flag parser takes it) when it is absolute, or "".
 func stateDirArg(args []string) string {
+	dir := ""
 	for i, a := range args {
 		v, ok := strings.CutPrefix(a, "--state-dir=")
 		if !ok && a == "--state-dir" && i+1 < len(args) {
 			v, ok = args[i+1], true
 		}
-		if ok && filepath.IsAbs(v) {
-			return filepath.Clean(v)
+		if ok {
+			dir = v
 		}
 	}
-	return ""
+	if !filepath.IsAbs(dir) {
+		return ""
+	}
+	return filepath.Clean(dir)
 }
 
 // isSelf reports whether command is the program self: the running dshd

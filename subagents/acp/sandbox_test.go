@@ -60,6 +60,8 @@ func TestSandbox_AConfinedAgentWritesOnlyWhereItsBindingLetsIt(t *testing.T) {
 		{"a bare sandbox key is workspace-write", []string{"sandbox", ""}, true, true, false, false},
 		{"writable adds the agent's own directory", []string{"sandbox", "workspace-write", "writable", "OWN"}, true, true, true, false},
 		{"read-only keeps the workspace unchanged but writes its own dir", []string{"sandbox", "read-only", "writable", "OWN"}, false, false, true, false},
+		// The agent could not make it itself: its parent is not writable.
+		{"a writable dir that does not exist yet is made", []string{"sandbox", "workspace-write", "writable", "OWN/new/state"}, true, true, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +71,9 @@ func TestSandbox_AConfinedAgentWritesOnlyWhereItsBindingLetsIt(t *testing.T) {
 			opts := make([]string, len(tc.opts))
 			for i, o := range tc.opts {
 				opts[i] = strings.ReplaceAll(o, "OWN", own)
+			}
+			if strings.Contains(strings.Join(opts, " "), "/new/state") {
+				own = filepath.Join(own, "new", "state")
 			}
 			paths := []string{
 				filepath.Join(parent.Scope.Cwd, "inside.txt"),
@@ -149,18 +154,26 @@ func TestSandbox_AChildDshdRunsInTheDaemonsSandboxAndCompletesItsTurn(t *testing
 		base    sandbox.Mode
 		opts    []string
 		outside bool
+		// freshState gives the child a state dir that does not exist yet,
+		// which it could not make in its sandbox.
+		freshState bool
 	}{
-		{"by default in the daemon's workspace-write sandbox", sandbox.WorkspaceWrite, nil, false},
-		{"unconfined with sandbox=off", sandbox.WorkspaceWrite, []string{"sandbox", "off"}, true},
-		{"unconfined when the daemon's sandbox is off", sandbox.Off, nil, true},
-		{"in a sandbox its binding asks for when the daemon's is off", sandbox.Off, []string{"sandbox", "workspace-write"}, false},
+		{"by default in the daemon's workspace-write sandbox", sandbox.WorkspaceWrite, nil, false, false},
+		{"unconfined with sandbox=off", sandbox.WorkspaceWrite, []string{"sandbox", "off"}, true, false},
+		{"unconfined when the daemon's sandbox is off", sandbox.Off, nil, true, false},
+		{"in a sandbox its binding asks for when the daemon's is off", sandbox.Off, []string{"sandbox", "workspace-write"}, false, false},
+		{"with a state dir that does not exist yet", sandbox.WorkspaceWrite, nil, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := sandboxedProvider(t, sandbox.Config{Mode: tc.base})
 			outside := t.TempDir()
 			parent := newParent(t, parentOpts{gate: &recGate{}})
-			run := start(t, p, subagents.StartRequest{Prompt: "write both files", Parent: parent.Scope, Options: childDshd(t, outside, tc.opts...)})
+			binding := childDshd(t, outside, tc.opts...)
+			if tc.freshState {
+				binding["args"] = quote(dshdArgs(t, "sandboxed.json", "--sandbox", "off", "--state-dir", filepath.Join(t.TempDir(), "new", "state"))...)
+			}
+			run := start(t, p, subagents.StartRequest{Prompt: "write both files", Parent: parent.Scope, Options: binding})
 			res := wait(t, run)
 			// The child's journal is in its state dir: the turn completing
 			// shows the child could write it.
