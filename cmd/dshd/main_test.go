@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asDshd) == "1" || len(os.Args) > 1 && os.Args[1] == "sandbox" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if os.Getenv(asMCPWriter) != "" {
+		os.Exit(mcpWriter())
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -40,6 +42,30 @@ func (b *toolBase) ParallelSafe() bool           { return b.parallel }
 // then returns it (see tools.SchemaFor).
 func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
 	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
+}
+
+// optionsOf is a copy of a constructor's options, the zero value when
+// opts is nil: the tool keeps its own, so the caller may change theirs.
+func optionsOf[O any](opts *O) O {
+	if opts == nil {
+		var zero O
+		return zero
+	}
+	return *opts
+}
+
+// orDefault is v, or def when v is zero or negative: what a tool's option
+// left unset (or set to nonsense) means.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// withMax is a tool's description with its limit in place of {{max}}.
+func withMax(description string, n int) string {
+	return strings.ReplaceAll(description, "{{max}}", strconv.Itoa(n))
 }
 
 // permit asks the call's permission gate about req (tools/permission

@@ -64,16 +64,12 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	case len(edits) == 0:
 		return tools.Errorf("nothing to do: give old_text and new_text, or edits"), nil
 	}
-	env, path, res := fileOf(call, p.Path)
+	env, path, file, res := targetOf(call, p.Path)
 	if res != nil {
 		return res, nil
 	}
-	shown := env.Workspace.Display(path)
-	file, err := openTarget(fsOf(env), path)
-	if err != nil {
-		return readError(env, path, err), nil
-	}
 	defer file.Close()
+	shown := env.Workspace.Display(path)
 	old, err := file.ReadTextFile(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

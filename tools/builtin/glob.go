@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/dshd/dshd/tools"
@@ -41,15 +40,9 @@ type globTool struct {
 
 // NewGlob returns the glob tool; opts may be nil.
 func NewGlob(opts *GlobOptions) tools.Tool {
-	t := &globTool{}
-	if opts != nil {
-		t.opts = *opts
-	}
-	if t.opts.MaxResults <= 0 {
-		t.opts.MaxResults = 1000
-	}
-	desc := strings.ReplaceAll(globDescription, "{{max}}", strconv.Itoa(t.opts.MaxResults))
-	t.toolBase = toolBase{name: GlobName, description: desc, schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
+	t := &globTool{opts: optionsOf(opts)}
+	t.opts.MaxResults = orDefault(t.opts.MaxResults, 1000)
+	t.toolBase = toolBase{name: GlobName, description: withMax(globDescription, t.opts.MaxResults), schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 

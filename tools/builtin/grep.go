@@ -58,24 +58,12 @@ type grepTool struct {
 
 // NewGrep returns the grep tool; opts may be nil.
 func NewGrep(opts *GrepOptions) tools.Tool {
-	t := &grepTool{}
-	if opts != nil {
-		t.opts = *opts
-	}
-	if t.opts.MaxMatches <= 0 {
-		t.opts.MaxMatches = 200
-	}
-	if t.opts.MaxContext <= 0 {
-		t.opts.MaxContext = 20
-	}
-	if t.opts.MaxLineLength <= 0 {
-		t.opts.MaxLineLength = 500
-	}
-	if t.opts.MaxOutputBytes <= 0 {
-		t.opts.MaxOutputBytes = 64 << 10
-	}
-	desc := strings.ReplaceAll(grepDescription, "{{max}}", strconv.Itoa(t.opts.MaxMatches))
-	t.toolBase = toolBase{name: GrepName, description: desc, schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
+	t := &grepTool{opts: optionsOf(opts)}
+	t.opts.MaxMatches = orDefault(t.opts.MaxMatches, 200)
+	t.opts.MaxContext = orDefault(t.opts.MaxContext, 20)
+	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 500)
+	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 64<<10)
+	t.toolBase = toolBase{name: GrepName, description: withMax(grepDescription, t.opts.MaxMatches), schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
 	return t
 }
 

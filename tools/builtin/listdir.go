@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dshd/dshd/tools"
@@ -40,15 +39,9 @@ type listDir struct {
 
 // NewListDir returns the list_dir tool; opts may be nil.
 func NewListDir(opts *ListDirOptions) tools.Tool {
-	t := &listDir{}
-	if opts != nil {
-		t.opts = *opts
-	}
-	if t.opts.MaxEntries <= 0 {
-		t.opts.MaxEntries = 1000
-	}
-	desc := strings.ReplaceAll(listDirDescription, "{{max}}", strconv.Itoa(t.opts.MaxEntries))
-	t.toolBase = toolBase{name: ListDirName, description: desc, schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
+	t := &listDir{opts: optionsOf(opts)}
+	t.opts.MaxEntries = orDefault(t.opts.MaxEntries, 1000)
+	t.toolBase = toolBase{name: ListDirName, description: withMax(listDirDescription, t.opts.MaxEntries), schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
 	return t
 }
 

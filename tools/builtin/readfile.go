@@ -49,22 +49,11 @@ type readFile struct {
 
 // NewReadFile returns the read_file tool; opts may be nil.
 func NewReadFile(opts *ReadFileOptions) tools.Tool {
-	t := &readFile{}
-	if opts != nil {
-		t.opts = *opts
-	}
-	if t.opts.Limit <= 0 {
-		t.opts.Limit = 2000
-	}
-	if t.opts.MaxLimit <= 0 {
-		t.opts.MaxLimit = 10 * t.opts.Limit
-	}
-	if t.opts.MaxLineLength <= 0 {
-		t.opts.MaxLineLength = 2000
-	}
-	if t.opts.MaxOutputBytes <= 0 {
-		t.opts.MaxOutputBytes = 256 << 10
-	}
+	t := &readFile{opts: optionsOf(opts)}
+	t.opts.Limit = orDefault(t.opts.Limit, 2000)
+	t.opts.MaxLimit = orDefault(t.opts.MaxLimit, 10*t.opts.Limit)
+	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 2000)
+	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 256<<10)
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
 	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: lazySchema[ReadFileParams](nil), kind: tools.KindRead, parallel: true}
 	return t

@@ -58,26 +58,13 @@ type runCommand struct {
 
 // NewRunCommand returns the run_command tool; opts may be nil.
 func NewRunCommand(opts *RunCommandOptions) tools.Tool {
-	t := &runCommand{}
-	if opts != nil {
-		t.opts = *opts
-	}
-	if t.opts.DefaultTimeout <= 0 {
-		t.opts.DefaultTimeout = 2 * time.Minute
-	}
-	if t.opts.MaxTimeout <= 0 {
-		t.opts.MaxTimeout = 10 * time.Minute
-	}
+	t := &runCommand{opts: optionsOf(opts)}
+	t.opts.DefaultTimeout = orDefault(t.opts.DefaultTimeout, 2*time.Minute)
+	t.opts.MaxTimeout = orDefault(t.opts.MaxTimeout, 10*time.Minute)
 	t.opts.DefaultTimeout = min(t.opts.DefaultTimeout, t.opts.MaxTimeout)
-	if t.opts.OutputLimit <= 0 {
-		t.opts.OutputLimit = 30000
-	}
-	if t.opts.ProgressInterval <= 0 {
-		t.opts.ProgressInterval = 250 * time.Millisecond
-	}
-	if t.opts.FirstOutputWait <= 0 {
-		t.opts.FirstOutputWait = 500 * time.Millisecond
-	}
+	t.opts.OutputLimit = orDefault(t.opts.OutputLimit, 30000)
+	t.opts.ProgressInterval = orDefault(t.opts.ProgressInterval, 250*time.Millisecond)
+	t.opts.FirstOutputWait = orDefault(t.opts.FirstOutputWait, 500*time.Millisecond)
 	desc := strings.NewReplacer(
 		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),

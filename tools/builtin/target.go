@@ -20,6 +20,22 @@ type target interface {
 	Close() error
 }
 
+// targetOf opens the file a write_file or edit_file call's path argument
+// names, for the read and then the write. res is the model's answer when
+// the argument is missing or refused, or the file cannot be opened. The
+// caller closes file.
+func targetOf(call *tools.Call, arg string) (env *tools.Env, path string, file target, res *tools.Result) {
+	env, path, res = fileOf(call, arg)
+	if res != nil {
+		return nil, "", nil, res
+	}
+	file, err := openTarget(fsOf(env), path)
+	if err != nil {
+		return nil, "", nil, readError(env, path, err)
+	}
+	return env, path, file, nil
+}
+
 // openTarget returns the target at the resolved path in fsys.
 func openTarget(fsys tools.FileSystem, path string) (target, error) {
 	if l, ok := fsys.(*workspace.LocalFS); ok {

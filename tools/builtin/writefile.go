@@ -42,13 +42,9 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	env, path, res := fileOf(call, p.Path)
+	env, path, file, res := targetOf(call, p.Path)
 	if res != nil {
 		return res, nil
-	}
-	file, err := openTarget(fsOf(env), path)
-	if err != nil {
-		return readError(env, path, err), nil
 	}
 	defer file.Close()
 	var old *string

@@ -100,6 +100,10 @@ func (r *Runner) DescribeSandbox(c tools.Command) (string, error) {
 	return r.opts.Sandbox.Describe(c.Roots)
 }
 
+// Sandbox returns the sandbox commands run in (nil: none), for other
+// processes that must run as commands do (MCP servers).
+func (r *Runner) Sandbox() *sandbox.Sandbox { return r.opts.Sandbox }
+
 // readBuffer is the size of the reads the output pipe is drained with.
 const readBuffer = 256 << 10
 

@@ -20,7 +20,12 @@
 // environment ([DefaultInheritEnv]) plus its configured variables; its
 // stdout is the MCP pipe and its stderr goes to the logger, never to our
 // stdout. Teardown is the MCP spec's: close its stdin, wait, SIGTERM the
-// group, wait, SIGKILL the group, reap.
+// group, wait, SIGKILL the group, reap. With [Options].Sandbox it runs as a
+// command does (tools/sandbox): confined to the session's roots, under a
+// helper that ends everything it started when dshd dies; a sandbox that
+// must confine and cannot refuses it (a [Warning] that is ErrStart and
+// sandbox.ErrRefused), and a server that dies says which sandbox it ran
+// in and what the sandbox refused it.
 //
 // # Tools
 //

@@ -38,12 +38,18 @@ var (
 type Error struct {
 	Kind error
 	Msg  string
+	// cause is what went wrong underneath, for errors.Is (a start the
+	// sandbox refused is sandbox.ErrRefused too); Msg already says it.
+	cause error
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, e.Kind) true.
 func (e *Error) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.cause }
 
 // Warning reports a server (or one of its tools) the session has to do
 // without. Its text names the server and the reason, and never holds a

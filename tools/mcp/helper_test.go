@@ -29,6 +29,8 @@ import (
 //	exit      prints to stderr (with $HELPER_SECRET) and exits 1 at once
 //	hang      reads stdin and never answers the handshake
 //	sleeper   (the stubborn server's grandchild) ignores SIGTERM, sleeps
+//	writefail writes the file its last argument names and, when it
+//	          cannot, says why on stderr and exits 1
 const helperEnv = "DSHD_MCP_TEST_SERVER"
 
 // longToolName is longer than any model API allows once prefixed.
@@ -45,6 +47,12 @@ func runHelper(mode string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		waitForever()
+		return 0
+	case "writefail":
+		if err := os.WriteFile(os.Args[len(os.Args)-1], []byte("x"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		return 0
 	case "tools", "stubborn":
 	default:
@@ -194,6 +202,25 @@ func newHelperServer(grandchild int) *sdk.Server {
 			}
 			return text(fmt.Sprintf("token=%v", token)), nil
 		})
+	add(&sdk.Tool{
+		Name: "write", Description: "Writes a file.",
+		InputSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"path": map[string]any{"type": "string"}},
+			"required":   []string{"path"},
+		},
+	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in struct{ Path string }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(in.Path, []byte("written by the server"), 0o644); err != nil {
+			r := text(err.Error())
+			r.IsError = true
+			return r, nil
+		}
+		return text("wrote " + in.Path), nil
+	})
 	late := &sdk.Tool{Name: "late", Description: "Added at run time.", InputSchema: objectSchema}
 	lateHandler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return text("late"), nil

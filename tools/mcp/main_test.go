@@ -12,10 +12,15 @@ import (
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/sandbox"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// The sandbox's helper first: it runs with the server's environment.
+	if len(os.Args) > 1 && os.Args[1] == "sandbox" {
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}

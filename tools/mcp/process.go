@@ -1,20 +1,22 @@
 // This file runs a stdio MCP server: its stderr reader and tail, and how
-// it ended. tools/subproc owns its process group, pipes, reaper and the
+// it ended. tools/sandbox confines it and ties it to dshd's lifetime;
+// tools/subproc owns its process group, pipes, reaper and the
 // polite-then-firm teardown.
 
 package mcp
 
 import (
 	"bufio"
+	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
 
@@ -28,32 +30,54 @@ const maxStderrLine = 4096
 // process is a running stdio server. Its stdin and stdout are ours through
 // pipes the SDK's connection reads and writes; its stderr goes to the log.
 type process struct {
-	cmd   *exec.Cmd
+	cmd   *sandbox.Cmd
 	child *subproc.Child
 	grace time.Duration
 	log   *slog.Logger
 	red   *redactor
+	// where says in which sandbox the server runs, for a failure
+	// message; "" when it runs unconfined.
+	where string
 
 	stderrDone chan struct{} // closed when the stderr reader ended
 
 	tailMu sync.Mutex
 	tail   []byte // last stderrTailBytes of stderr; guarded by tailMu
+
+	// ended is how the server ended (the sandbox's Wait), once it exited.
+	ended func() (sandbox.Status, error)
 }
 
-// startProcess starts cfg's command in dir with env, in its own session
-// and process group: signals to the group reach everything the server
-// started, and nothing it runs can open /dev/tty and hang on a prompt. A
-// server that exits leaves nothing of its group behind. The returned
-// process is running; stop must be called.
-func startProcess(cfg *ServerConfig, dir string, env []string, grace time.Duration, log *slog.Logger, red *redactor) (*process, error) {
-	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	child, err := subproc.Start(cmd, &subproc.Options{NewSession: true, KillLeftovers: true, Logger: log})
+// startProcess starts cfg's command in dir with env under sb (nil: directly,
+// unconfined), in its own session and process group: signals to the group
+// reach everything the server started, and nothing it runs can open
+// /dev/tty and hang on a prompt. A server that exits leaves nothing of its
+// group behind, and the server dies with dshd (under the sandbox's helper,
+// with everything it started). roots are the workspace roots the sandbox
+// lets it write. The returned process is running; stop must be called. It
+// fails with sandbox.ErrRefused when sb cannot confine it and must.
+func startProcess(cfg *ServerConfig, dir string, roots, env []string, sb *sandbox.Sandbox, grace time.Duration, log *slog.Logger, red *redactor) (*process, error) {
+	// The server outlives the connect call; it is ended by stop, never by
+	// a context.
+	cmd, err := sb.Command(context.Background(), sandbox.Spec{
+		Argv:  append([]string{cfg.Command}, cfg.Args...),
+		Dir:   dir,
+		Env:   env,
+		Roots: roots,
+	})
+	if err != nil {
+		return nil, err
+	}
+	child, err := cmd.StartChild(log)
 	if err != nil {
 		return nil, err
 	}
 	p := &process{cmd: cmd, child: child, grace: grace, log: log, red: red, stderrDone: make(chan struct{})}
+	p.ended = sync.OnceValues(cmd.Wait)
+	if cmd.Confined() {
+		p.where, _ = sb.Describe(roots)
+	}
+	log.Debug("mcp server started", "pid", child.Pid(), "confined", cmd.Confined())
 	go p.readStderr()
 	return p, nil
 }
@@ -114,15 +138,17 @@ func (p *process) exitReason() string {
 	default:
 		return ""
 	}
-	err := p.child.Err()
-	var ee *exec.ExitError
+	st, err := p.ended()
+	var se *sandbox.StartError
 	switch {
-	case err == nil:
-		return "exited with status 0"
-	case errors.As(err, &ee):
-		return ee.ProcessState.String() // "exit status 3", "signal: killed"
+	case errors.As(err, &se):
+		return "could not start: " + se.Msg
+	case err != nil && st == (sandbox.Status{}):
+		return err.Error()
+	case st.Signal != "":
+		return "killed by " + st.Signal
 	}
-	return err.Error()
+	return "exit status " + strconv.Itoa(st.Code)
 }
 
 // waitExit waits up to d for the process to exit and reports whether it did.
@@ -139,6 +165,11 @@ func (p *process) stop() {
 	// closing our end ends the reader regardless.
 	_ = p.child.Stderr.Close()
 	<-p.stderrDone
+	select {
+	case <-p.child.Exited():
+		_, _ = p.ended() // removes its temp dir
+	default: // it survived SIGKILL (logged); waiting would hang
+	}
 }
 
 // conn returns the pipes as the SDK's transport wants them. Closing them
@@ -147,18 +178,36 @@ func (p *process) conn() (io.ReadCloser, io.WriteCloser) {
 	return p.child.Stdout, p.child.Stdin
 }
 
-// describe explains a start that failed on p: the exit status
-// and stderr tail when the process died, err otherwise.
+// describe explains a start that failed on p: the exit status, stderr
+// tail and sandbox when the process died, err otherwise.
 func (p *process) describe(err error) string {
 	if p.waitExit(p.grace) {
-		msg := p.exitReason()
-		if tail := p.stderrTail(); tail != "" {
-			msg += fmt.Sprintf("; stderr: %s", lastLines(tail, 5))
-		}
-		return msg
+		return p.death(5)
 	}
 	return err.Error()
 }
+
+// death says how the exited process ended: its exit status, the last n
+// lines of its stderr and, when it ran confined, the sandbox and what it
+// refused the server.
+func (p *process) death(n int) string {
+	msg := p.exitReason()
+	tail := p.stderrTail()
+	if tail != "" {
+		msg += "; stderr: " + lastLines(tail, n)
+	}
+	if p.where != "" {
+		msg += "; it ran in the " + p.where
+		if note := p.cmd.Explain(tail); note != "" {
+			msg += ". " + p.red.scrub(note) + " " + mcpSandboxHint
+		}
+	}
+	return msg
+}
+
+// mcpSandboxHint is the setting that runs stdio servers outside the
+// commands' sandbox.
+const mcpSandboxHint = "To run MCP servers unconfined, set --mcp-sandbox off (mcpSandbox in the config file)."
 
 // lastLines returns the last n lines of s, joined by " | ".
 func lastLines(s string, n int) string {

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/sandbox"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -122,7 +123,14 @@ func (s *server) transport() (sdk.Transport, error) {
 		}
 		cfg := s.cfg
 		cfg.Command = cmd
-		p, err := startProcess(&cfg, s.opts.Cwd, env, s.opts.KillGrace, s.log, s.red)
+		roots := s.opts.Roots
+		if len(roots) == 0 && s.opts.Cwd != "" {
+			roots = []string{s.opts.Cwd}
+		}
+		p, err := startProcess(&cfg, s.opts.Cwd, roots, env, s.opts.Sandbox, s.opts.KillGrace, s.log, s.red)
+		if errors.Is(err, sandbox.ErrRefused) {
+			return nil, &Error{Kind: ErrStart, cause: err, Msg: s.red.scrub(fmt.Sprintf("not started: %v. %s", err, mcpSandboxHint))}
+		}
 		if err != nil {
 			return nil, s.red.errorf(ErrStart, "cannot run %s: %v", s.cfg.Command, err)
 		}
@@ -358,10 +366,7 @@ func (s *server) watch() {
 		reason += ": " + s.red.scrub(err.Error())
 	}
 	if s.proc != nil && s.proc.waitExit(s.opts.KillGrace) {
-		reason = "the server " + s.proc.exitReason()
-		if tail := s.proc.stderrTail(); tail != "" {
-			reason += "; stderr: " + lastLines(tail, 3)
-		}
+		reason = "the server " + s.proc.death(3)
 	}
 	s.mu.Lock()
 	s.dead = reason

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/sandbox"
 )
 
 // Defaults of [Options].
@@ -55,6 +56,11 @@ type Options struct {
 	// server's model-facing tool names. It runs on the server's re-sync
 	// goroutine: it must not block for long nor call [Set.Close].
 	OnToolsChanged func(server string, tools []string)
+	// Sandbox confines stdio servers as it confines commands, with Roots
+	// (or Cwd) as the workspace, and ties them and everything they start
+	// to dshd's lifetime; nil runs them directly and unconfined (they
+	// still die with dshd, what they start may not).
+	Sandbox *sandbox.Sandbox
 	// Logger receives the package's logs and the servers' stderr lines
 	// (at Debug); nil discards them.
 	Logger *slog.Logger
@@ -107,8 +113,8 @@ type ServerInfo struct {
 	Tools []string
 	// Gone says why the server's connection ended; empty while it lives.
 	Gone string
-	// PID is a stdio server's process id (its process group's too); 0 for
-	// http and sse.
+	// PID is a stdio server's process id (its process group's too), or
+	// under a sandbox its helper's; 0 for http and sse.
 	PID int
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
@@ -197,16 +198,44 @@ func (c *Cmd) Group() subproc.Group { return subproc.GroupOf(c.Cmd) }
 // Start starts the command.
 func (c *Cmd) Start() error {
 	wait, err := subproc.Launch(c.Cmd, &c.opts)
+	if err = c.started(err); err != nil {
+		return err
+	}
+	c.wait = wait
+	return nil
+}
+
+// StartChild starts the command as [subproc.Start] does, for a long-lived
+// server driven through pipes: Stdin, Stdout and Stderr must be nil and
+// become pipes, the child reaps itself on its own goroutine, and what the
+// command left in its group is killed once it exited. The caller ends it
+// through the child (Stop); Wait, called once it exited, says how it ended
+// and removes its temp dir.
+func (c *Cmd) StartChild(log *slog.Logger) (*subproc.Child, error) {
+	o := c.opts
+	o.KillLeftovers, o.Logger = true, log
+	child, err := subproc.Start(c.Cmd, &o)
+	if err = c.started(err); err != nil {
+		return nil, err
+	}
+	c.wait = func() error {
+		<-child.Exited()
+		return child.Err()
+	}
+	return child, nil
+}
+
+// started closes the helper's end of the status pipe, which the helper
+// holds now, and undoes the preparation when starting failed.
+func (c *Cmd) started(err error) error {
 	if c.statusW != nil {
 		c.statusW.Close()
 	}
 	if err != nil {
 		c.closeStatus()
 		c.removeTemp()
-		return err
 	}
-	c.wait = wait
-	return nil
+	return err
 }
 
 // StartError is a command the helper could not start (no such program, a

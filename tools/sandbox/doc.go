@@ -28,9 +28,10 @@
 //   - reports how the command ended on a status pipe (fd 3), since an
 //     init process cannot die of a signal.
 //
-// [Sandbox.Command] prepares the helper's exec.Cmd for one command; a nil
-// *Sandbox runs commands directly, unconfined. [Cmd.StartChild] starts a
-// long-lived one on pipes, as a subproc.Child (an acp child agent). [Sandbox.Describe] words
+// [Sandbox.Command] prepares the helper's exec.Cmd for one command, which
+// [Cmd.Start] starts on the caller's streams, or [Cmd.StartChild] on
+// pipes, as a [subproc.Child], for a long-lived server or child agent; a nil
+// *Sandbox runs commands directly, unconfined. [Sandbox.Describe] words
 // the sandbox for the permission question, [Cmd.Explain] turns a refused
 // write in the command's output into advice naming the setting that would
 // allow it.

@@ -5,6 +5,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,16 +147,11 @@ func New(o Options) *Set {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = DefaultOutputLimit
 	}
-	if o.IdleRelease == 0 {
-		o.IdleRelease = DefaultIdleRelease
-	}
+	o.IdleRelease = cmp.Or(o.IdleRelease, DefaultIdleRelease)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return &Set{o: o, log: log, byID: map[string]*task{}, changed: make(chan struct{})}
 }
 

@@ -95,6 +95,10 @@ type Settings struct {
 	CommandEnvSet    []string `json:"commandEnvSet,omitempty"`
 	CommandEnvSecret bool     `json:"commandEnvKeepSecretNames"`
 
+	// MCPSandbox is where stdio MCP servers run: commands (the commands'
+	// sandbox, with the session's workspace) or off.
+	MCPSandbox string `json:"mcpSandbox,omitempty"`
+
 	// Subagents are tool bindings, "TOOLNAME=PROVIDER[,key=value...]".
 	Subagents []string `json:"subagents,omitempty"`
 	// Agents are named ACP agents the acp provider can start (file only).
@@ -234,6 +238,7 @@ var table = []setting{
 	{flag: "sandbox-readable", file: "sandboxReadableRoots", usage: "confine commands' reads to these absolute directories, the workspace, the writable roots and the system directories (repeatable; default: reads everywhere)", kind: kList, ptr: func(s *Settings) any { return &s.SandboxReadable }, check: absolute},
 	{flag: "sandbox-caches", file: "sandboxCaches", usage: "let sandboxed commands write the toolchain caches (~/.cache, ~/go, ~/.npm, ~/.cargo, ~/.rustup, ~/.gradle, ~/.m2, ...)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxCaches }},
 	{flag: "sandbox-fallback", file: "sandboxFallback", usage: "where the kernel cannot confine commands (no Landlock): refuse them, or run them unconfined", def: "refuse", ptr: func(s *Settings) any { return &s.SandboxFallback }, check: oneOf("refuse", "unconfined")},
+	{flag: "mcp-sandbox", file: "mcpSandbox", usage: "where stdio MCP servers run: commands (in the commands' sandbox, with the session's workspace) or off (unconfined; they still die with dshd)", def: "commands", ptr: func(s *Settings) any { return &s.MCPSandbox }, check: oneOf("commands", "off")},
 	{flag: "command-env", file: "commandEnv", usage: "the environment commands start from: all, core (PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), none", def: "all", ptr: func(s *Settings) any { return &s.CommandEnv }, check: oneOf("all", "core", "none")},
 	{flag: "command-env-exclude", file: "commandEnvExclude", usage: "drop the variables matching this glob (case ignored) from commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvDrop }, check: glob},
 	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},

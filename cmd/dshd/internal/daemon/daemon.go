@@ -37,6 +37,7 @@ import (
 	"github.com/dshd/dshd/tools/builtin"
 	"github.com/dshd/dshd/tools/mcp"
 	"github.com/dshd/dshd/tools/permission"
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subagent"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -151,6 +152,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
+	mcpSB, err := mcpSandbox(st.MCPSandbox, runner, log)
+	if err != nil {
+		return nil, err
+	}
 	mcpCaps := mcp.Capabilities()
 	srv, err := server.New(server.Options{
 		Name:             "dshd",
@@ -179,7 +184,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Tasks:            tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
 		Token:            st.Token,
 		Limits:           connLimits(st),
-		ConnectMCP:       connectMCP(log),
+		ConnectMCP:       connectMCP(log, mcpSB),
 		MCPHTTP:          mcpCaps.HTTP,
 		MCPSSE:           mcpCaps.SSE,
 		SetupWarnings:    sandboxWarnings(st.Sandbox, runner),
@@ -225,8 +230,9 @@ func childArgs(st *config.Settings) []string {
 	if st.APIKeyEnvSet() {
 		args = append(args, "--api-key-env", st.APIKeyEnv)
 	}
-	// The child's commands run in the sandbox the parent's run in.
-	args = append(args, "--sandbox", st.Sandbox, "--sandbox-fallback", st.SandboxFallback,
+	// The child's commands (and MCP servers) run in the sandbox the
+	// parent's run in.
+	args = append(args, "--sandbox", st.Sandbox, "--sandbox-fallback", st.SandboxFallback, "--mcp-sandbox", st.MCPSandbox,
 		"--sandbox-network="+strconv.FormatBool(st.SandboxNetwork), "--sandbox-caches="+strconv.FormatBool(st.SandboxCaches))
 	for _, d := range st.SandboxWritable {
 		args = append(args, "--sandbox-writable", d)
@@ -458,7 +464,7 @@ func (c *catalog) list() []llm.Info {
 }
 
 // connectMCP adapts tools/mcp to the server's connector.
-func connectMCP(log *slog.Logger) server.MCPConnector {
+func connectMCP(log *slog.Logger, sb *sandbox.Sandbox) server.MCPConnector {
 	return func(ctx context.Context, cwd string, dirs []string, servers []acp.McpServer, reg *tools.Registry) (func(), []string) {
 		var cfgs []mcp.ServerConfig
 		for _, s := range servers {
@@ -483,7 +489,7 @@ func connectMCP(log *slog.Logger) server.MCPConnector {
 				cfgs = append(cfgs, cfg)
 			}
 		}
-		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Roots: append([]string{cwd}, dirs...), Logger: log})
+		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Roots: append([]string{cwd}, dirs...), Sandbox: sb, Logger: log})
 		var texts []string
 		for _, w := range warnings {
 			texts = append(texts, w.Error())
