@@ -202,6 +202,8 @@ func (p *Provider) sandboxFor(t *target) (*sandbox.Sandbox, error) {
 		return sb, nil
 	}
 	cfg.Logger = p.log.With("sandbox", "child agents")
+	cfg.Subject = "child agents"
+	cfg.OptOut = "--sandbox-fallback unconfined, or sandbox=off on the agent's binding (sandbox: off in its agents entry)"
 	sb, err := sandbox.New(&cfg)
 	if err != nil {
 		return nil, err

@@ -250,3 +250,18 @@ func TestSandbox_AnAgentTheSandboxCannotStartEndsTheRunSayingWhy(t *testing.T) {
 	run, _ := startWatched(t, p, map[string]string{"command": "no-such-agent-acp", "sandbox": "workspace-write"}, "hello")
 	wantError(t, wait(t, run), "no-such-agent-acp", "could not be started", "executable file not found")
 }
+
+func TestSandbox_ARefusedAgentIsToldItsOwnSettingNotTheCommands(t *testing.T) {
+	// A helper that cannot start: the sandbox cannot confine, as on a
+	// kernel without Landlock, and the fallback refuses.
+	p := newProvider(t, &acpprovider.Options{Sandbox: &sandbox.Config{
+		Helper:   []string{filepath.Join(t.TempDir(), "no-such-helper")},
+		Fallback: sandbox.Refuse,
+	}})
+	run, _ := startWatched(t, p, withOpts(fakeBinding(modeAgent), "sandbox", "workspace-write"), "hello")
+	res := wait(t, run)
+	wantError(t, res, "to run child agents unconfined", "sandbox=off on the agent's binding", "--sandbox-fallback unconfined")
+	if strings.Contains(res.Diagnostic, "--sandbox off") || strings.Contains(res.Diagnostic, "commands") {
+		t.Errorf("the refusal points at the command settings: %s", res.Diagnostic)
+	}
+}
