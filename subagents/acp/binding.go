@@ -94,6 +94,10 @@ type target struct {
 	// repo and rev give the child its own checkout ("": the parent's
 	// workspace).
 	repo, rev string
+	// self is set for a child dshd: this program, by default or by name.
+	self bool
+	// box is a stdio child's sandbox (sandbox.go).
+	box confinement
 }
 
 // stdio reports whether the target is a command on stdio.
@@ -140,7 +144,8 @@ func parseEndpoints(s string) ([]string, error) {
 // optionKeys are the binding options the provider takes, in the order
 // messages show them.
 var optionKeys = []string{KeyAgent, KeyCommand, KeyArgs, KeyEnv, KeyPassEnv, KeyUnsetEnv, KeyCwd, KeyAddress,
-	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP, KeyRepo, KeyRev}
+	KeyToken, KeyTokenEnv, KeyTimeout, KeyStartTimeout, KeyForwardMCP, KeyRepo, KeyRev,
+	KeySandbox, KeyWritable, KeyNetwork}
 
 // OptionKeys lists the binding options the provider takes.
 func (p *Provider) OptionKeys() []string { return slices.Clone(optionKeys) }
@@ -175,6 +180,7 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		a.Env = maps.Clone(cfg.Env)
 		a.PassEnv = slices.Clone(cfg.PassEnv)
 		a.Unset = slices.Clone(cfg.Unset)
+		a.Writable = slices.Clone(cfg.Writable)
 	}
 	argsSet := a.Args != nil
 	if v, ok := opts[KeyCommand]; ok {
@@ -254,8 +260,14 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			a.ForwardMCP = b
 		}
 	}
+	if err := sandboxOptions(&a, opts); err != nil {
+		return nil, err
+	}
 	t, err := p.targetOf(a, label, argsSet)
 	if err != nil {
+		return nil, err
+	}
+	if t.box, err = p.confinementOf(t, a); err != nil {
 		return nil, err
 	}
 	t.repo, t.rev = opts[KeyRepo], opts[KeyRev]
@@ -340,16 +352,15 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 		if label == "" {
 			label = filepath.Base(a.Command)
 		}
-	default:
-		self := p.o.Self
-		if self == "" {
-			exe, err := os.Executable()
-			if err != nil {
-				return nil, fmt.Errorf("cannot find this program's executable to run as the child: %w", err)
-			}
-			self = exe
+		if self, err := p.selfPath(); err == nil {
+			t.self = isSelf(a.Command, self)
 		}
-		t.command = self
+	default:
+		self, err := p.selfPath()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find this program's executable to run as the child: %w", err)
+		}
+		t.command, t.self = self, true
 		t.args = a.Args
 		if !argsSet {
 			t.args = p.o.DefaultArgs
@@ -368,6 +379,15 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 	}
 	t.label = label
 	return t, nil
+}
+
+// selfPath is the program a child dshd runs: Options.Self, else this
+// executable.
+func (p *Provider) selfPath() (string, error) {
+	if p.o.Self != "" {
+		return p.o.Self, nil
+	}
+	return os.Executable()
 }
 
 func listOrNone(names []string) string {

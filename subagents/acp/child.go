@@ -246,6 +246,16 @@ func (c *child) clientCaps() acp.ClientCapabilities {
 	return caps
 }
 
+// roots are the child's workspace: its cwd, then the parent's additional
+// directories when the child works in the parent's cwd (session/new
+// passes them on where the agent takes them).
+func (c *child) roots() []string {
+	if c.t.cwd != "" {
+		return []string{c.cwd}
+	}
+	return append([]string{c.cwd}, c.parent.AdditionalDirectories...)
+}
+
 // newSession opens the child's session: in cwd, with the depth and what
 // is left of the budgets the child must enforce, the parent's roots and
 // MCP servers where the binding and the agent allow, then the requested
@@ -456,7 +466,7 @@ func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, er
 		return nil, "", err
 	}
 	if c.t.network != "remote" {
-		pr, err := c.p.acquire(ctx, c.t, c.clientCaps(), c.cwd)
+		pr, err := c.p.acquire(ctx, c.t, c.clientCaps(), c.roots())
 		if err != nil {
 			return nil, "", err
 		}
@@ -473,7 +483,7 @@ func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, er
 			continue
 		}
 		et := c.t.at(u)
-		pr, err := c.p.acquire(ctx, et, c.clientCaps(), c.cwd)
+		pr, err := c.p.acquire(ctx, et, c.clientCaps(), c.roots())
 		if err == nil {
 			var sess acp.SessionID
 			if sess, err = c.newSession(ctx, pr, c.depth, c.limit, left, c.model); err == nil {
@@ -570,7 +580,7 @@ func (c *child) reconnect(ctx context.Context) error {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, c.t.startTimeout)
 	defer cancel()
-	pr, err := c.p.acquire(startCtx, c.t, c.clientCaps(), c.cwd)
+	pr, err := c.p.acquire(startCtx, c.t, c.clientCaps(), c.roots())
 	if err != nil {
 		return fmt.Errorf("%s could not be restarted: %w", c.t.label, err)
 	}

@@ -38,7 +38,8 @@
 // shell-like words), address= (unix:PATH or tcp:HOST:PORT) with token= or
 // token-env=, env=, pass-env= and unset-env=, cwd= ("session" or an
 // absolute path),
-// timeout= and start-timeout=, forward-mcp=. With none of command, address
+// timeout= and start-timeout=, forward-mcp=, and sandbox=, writable= and
+// network= for the sandbox of a stdio child. With none of command, address
 // and agent, the child is this program (`dshd serve` with
 // [Options.DefaultArgs]). See the Key constants.
 //
@@ -57,7 +58,12 @@
 // pass-env=; for this program, the model's API key). Teardown is:
 // session/close when advertised, close stdin, wait [Options.EOFGrace],
 // SIGTERM to the group, wait [Options.TermGrace], SIGKILL to the group,
-// reap. On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
+// reap. A child whose binding asks for a sandbox (and a child dshd, by
+// default, when the daemon's commands have one) runs under tools/sandbox's
+// helper, confined like a command to its workspace and its own writable
+// dirs ([Options.Sandbox], sandbox.go); the helper is then the process
+// group's leader and passes its stdio through.
+// On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
 // dies with the parent even when the parent is killed. The kernel sends
 // that signal when the OS thread that forked the child exits, not the
 // process, so children are forked from one dedicated goroutine locked to

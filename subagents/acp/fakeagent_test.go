@@ -26,6 +26,7 @@ package acpprovider_test
 //	permwrite P TEXT ask permission to edit P, then write it
 //	session          answer what session/new got: cwd, roots, MCP servers, _meta, and the process's cwd
 //	env NAME...      answer "NAME=value" or "NAME unset" for each name, from its own environment
+//	touch PATH...    create each file itself; dial ADDR: connect over TCP (sandbox_test.go)
 //	stop REASON TEXT send TEXT, then end the turn with stop reason REASON
 //	think TEXT       send a thought, then TEXT
 //	deaf             send "ready", then ignore session/cancel
@@ -510,6 +511,8 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		} else {
 			f.say(id, "written")
 		}
+	case "touch", "dial":
+		f.say(id, sandboxProbe(verb, arg))
 	case "env":
 		var out []string
 		for _, name := range strings.Fields(arg) {

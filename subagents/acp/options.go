@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/tools/sandbox"
 )
 
 // Name is the provider's name.
@@ -53,6 +54,17 @@ type Options struct {
 	// Agents are the named agents a binding can select with agent=NAME
 	// (the config file's "agents").
 	Agents map[string]AgentConfig
+	// Sandbox is the daemon's command sandbox, the base of every child
+	// process's sandbox: its helper, namespaces, caches, additional
+	// writable roots and fallback apply, and its mode is a child dshd's
+	// default (with its state dir writable). nil: a child dshd runs
+	// unconfined unless its binding asks, and a binding that asks gets
+	// the defaults of [sandbox.Config]. A child's reads are never
+	// confined, and its network is the binding's (default on).
+	Sandbox *sandbox.Config
+	// SelfStateDir is the state dir of a child dshd whose arguments name
+	// none (the daemon's own): writable in its sandbox.
+	SelfStateDir string
 
 	// The durations below are zero for their default; a negative one is
 	// refused by [New].
@@ -119,6 +131,11 @@ type AgentConfig struct {
 	StartTimeout time.Duration
 	// ForwardMCP passes the parent session's MCP servers to the child.
 	ForwardMCP bool
+	// Sandbox, Writable and NoNetwork confine a stdio agent (the binding
+	// keys sandbox, writable and network=false; see [KeySandbox]).
+	Sandbox   string
+	Writable  []string
+	NoNetwork bool
 }
 
 // Provider is the acp provider. It is safe for concurrent use; Close it
@@ -130,6 +147,9 @@ type Provider struct {
 
 	pool  pool
 	fleet fleet
+
+	boxMu sync.Mutex
+	boxes map[string]*sandbox.Sandbox // by confinement; guarded by boxMu
 
 	closeOnce sync.Once
 }
@@ -146,6 +166,11 @@ func New(opts *Options) (*Provider, error) {
 	o.DefaultArgs = slices.Clone(o.DefaultArgs)
 	o.DefaultEnv = slices.Clone(o.DefaultEnv)
 	o.Agents = maps.Clone(o.Agents)
+	if o.Sandbox != nil {
+		sb := *o.Sandbox
+		sb.WritableRoots = slices.Clone(sb.WritableRoots)
+		o.Sandbox = &sb
+	}
 	for _, d := range []struct {
 		name string
 		v    *time.Duration

@@ -79,14 +79,15 @@ func (p *Provider) newPeer(t *target) *peer {
 	}
 }
 
-// connect starts or dials t and runs the handshake under ctx. dir is the
-// working directory of a stdio child.
-func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabilities, dir, key string) (*peer, error) {
+// connect starts or dials t and runs the handshake under ctx. roots are a
+// stdio child's workspace: its working directory first, then the
+// additional directories.
+func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabilities, roots []string, key string) (*peer, error) {
 	pr := p.newPeer(t)
 	pr.key, pr.caps = key, caps
 	var rwc io.ReadWriteCloser
 	if t.stdio() {
-		proc, err := p.startProcess(t, dir)
+		proc, err := p.startProcess(t, roots)
 		if err != nil {
 			return nil, err
 		}

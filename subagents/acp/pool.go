@@ -82,7 +82,7 @@ func (pl *pool) acquire(ctx context.Context, t *target, caps acp.ClientCapabilit
 			pr.shutdown()
 		}
 	}
-	pr, err := pl.p.connect(ctx, t, caps, "", key)
+	pr, err := pl.p.connect(ctx, t, caps, nil, key)
 	if err != nil {
 		return nil, err
 	}
@@ -140,12 +140,13 @@ func (pl *pool) close() {
 }
 
 // acquire returns a connection for t: a new child process for a stdio
-// target, the pooled connection for a socket.
-func (p *Provider) acquire(ctx context.Context, t *target, caps acp.ClientCapabilities, dir string) (*peer, error) {
+// target (roots: its workspace, cwd first), the pooled connection for a
+// socket.
+func (p *Provider) acquire(ctx context.Context, t *target, caps acp.ClientCapabilities, roots []string) (*peer, error) {
 	if !t.stdio() {
 		return p.pool.acquire(ctx, t, caps)
 	}
-	pr, err := p.connect(ctx, t, caps, dir, "")
+	pr, err := p.connect(ctx, t, caps, roots, "")
 	if err != nil {
 		return nil, err
 	}

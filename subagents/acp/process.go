@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/internal/utf8cut"
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
 
@@ -25,34 +26,88 @@ const stderrKept = 2 << 10
 // process is a running child agent.
 type process struct {
 	child *subproc.Child
+	// boxed is the child's sandbox command, nil when it runs unconfined;
+	// ended waits for it once the child exited (how it ended, its temp
+	// dir removed) and says how the child ended.
+	boxed *sandbox.Cmd
+	ended func() string
 	log   *slog.Logger
 
 	tail    tailBuffer
 	errDone chan struct{} // the stderr reader ended
 }
 
-// startProcess starts t's command in dir with its pipes and its own
-// process group (so a signal reaches every helper the agent starts: some
-// agents ignore stdin EOF and leave helpers running), tied to this
-// process's life where the system can.
-func (p *Provider) startProcess(t *target, dir string) (*process, error) {
-	cmd := exec.Command(t.command, t.args...)
-	cmd.Dir = dir
-	cmd.Env = t.environ()
+// startProcess starts t's command in roots[0] (the child's cwd; the
+// rest are its additional directories, writable in a workspace-write
+// sandbox) with its pipes and its own process group (so a signal reaches
+// every helper the agent starts: some agents ignore stdin EOF and leave
+// helpers running), tied to this process's life where the system can,
+// and in its sandbox when it has one.
+func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 	log := p.log.With("agent", t.label)
-	child, err := subproc.Start(cmd, &subproc.Options{DieWithParent: true, Logger: log})
+	sb, err := p.sandboxFor(t)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", t.command, err)
+	}
+	var child *subproc.Child
+	var boxed *sandbox.Cmd
+	if sb == nil {
+		cmd := exec.Command(t.command, t.args...)
+		cmd.Dir = roots[0]
+		cmd.Env = t.environ()
+		child, err = subproc.Start(cmd, &subproc.Options{DieWithParent: true, Logger: log})
+	} else {
+		boxed, err = startBoxed(sb, t, roots)
+		if err == nil {
+			child, err = boxed.StartChild(log)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", t.command, err)
 	}
 	pr := &process{
 		child:   child,
+		boxed:   boxed,
 		log:     log.With("pid", child.Pid()),
 		tail:    tailBuffer{limit: 2 * stderrKept},
 		errDone: make(chan struct{}),
 	}
+	pr.ended = sync.OnceValue(pr.end)
 	go pr.readStderr()
-	pr.log.Debug("agent process started", "command", t.command, "args", t.args)
+	pr.log.Debug("agent process started", "command", t.command, "args", t.args, "sandbox", t.box.mode, "confined", boxed != nil && boxed.Confined())
 	return pr, nil
+}
+
+// startBoxed prepares t's command under sb, making its writable dirs
+// that do not exist yet. The program is looked up here, in dshd's PATH
+// as for an unconfined child, so a missing one is the same error at
+// start; a read-only child gets no workspace roots.
+func startBoxed(sb *sandbox.Sandbox, t *target, roots []string) (*sandbox.Cmd, error) {
+	path, err := exec.LookPath(t.command)
+	if err != nil {
+		return nil, err
+	}
+	// The agent's own dirs may not exist yet (a first run), and it could
+	// not make them where its sandbox forbids writes.
+	for _, d := range t.box.writable {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("its writable directory: %w", err)
+		}
+	}
+	dir := roots[0]
+	if t.box.mode == sandbox.ReadOnly {
+		roots = nil
+	}
+	cmd, err := sb.Command(context.Background(), sandbox.Spec{
+		Argv:  append([]string{path}, t.args...),
+		Dir:   dir,
+		Env:   t.environ(),
+		Roots: roots,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("in its sandbox (%s=%s): %w", KeySandbox, t.box.mode, err)
+	}
+	return cmd, nil
 }
 
 // readStderr keeps the tail of the child's stderr and, at debug level,
@@ -98,10 +153,30 @@ func (pr *process) stderrTail(wait time.Duration) string {
 func (pr *process) exitDescription() string {
 	select {
 	case <-pr.child.Exited():
-		return describeExit(pr.child.State())
+		return pr.ended()
 	default:
 		return ""
 	}
+}
+
+// end says how the child, which has exited, ended: the sandbox helper's
+// report for a child in a sandbox (the command's own exit, or why the
+// helper could not start it), after which its temp dir is gone.
+func (pr *process) end() string {
+	if pr.boxed == nil {
+		return describeExit(pr.child.State())
+	}
+	st, err := pr.boxed.Wait()
+	var se *sandbox.StartError
+	switch {
+	case errors.As(err, &se):
+		return "could not be started in its sandbox: " + se.Msg
+	case err != nil:
+		return describeExit(pr.child.State())
+	case st.Signal != "":
+		return "was killed by signal " + st.Signal
+	}
+	return fmt.Sprintf("exited with status %d", st.Code)
 }
 
 // describeExit says how a process ended, for diagnostics.
@@ -127,6 +202,8 @@ func (pr *process) stop(eofGrace, termGrace time.Duration) {
 	}
 	pr.child.Stderr.Close()
 	pr.child.Stdout.Close()
+	// A child that survived SIGKILL (logged) keeps its temp dir.
+	pr.exitDescription()
 }
 
 // waitFor reports whether ch closed within d.

@@ -30,7 +30,7 @@
 //
 // [Sandbox.Command] prepares the helper's exec.Cmd for one command, which
 // [Cmd.Start] starts on the caller's streams, or [Cmd.StartChild] on
-// pipes, as a [subproc.Child], for a long-lived server; a nil
+// pipes, as a [subproc.Child], for a long-lived server or child agent; a nil
 // *Sandbox runs commands directly, unconfined. [Sandbox.Describe] words
 // the sandbox for the permission question, [Cmd.Explain] turns a refused
 // write in the command's output into advice naming the setting that would

@@ -100,6 +100,14 @@ type Config struct {
 	// Logger receives the one loud record about a missing Landlock and
 	// debug records; nil discards them.
 	Logger *slog.Logger
+	// Subject names what this sandbox runs, for its refusals and its
+	// record about a missing Landlock; "" means commands.
+	Subject string
+	// OptOut names the settings that would let a refused Subject run
+	// unconfined; "" means the command settings, --sandbox-fallback
+	// unconfined or --sandbox off. A sandbox of something other than
+	// commands sets both, so its refusal points at its own setting.
+	OptOut string
 }
 
 // Sandbox runs commands as its Config says. A nil *Sandbox runs them
@@ -256,10 +264,10 @@ func (s *Sandbox) supported() support {
 			s.log.Error("sandbox: the helper cannot start; commands run without it: they are not confined and may outlive dshd",
 				"err", s.support.why)
 		case s.confines() && s.support.why != "" && s.cfg.Fallback == Refuse:
-			s.log.Error("sandbox: this kernel cannot confine commands, so every command is refused (set --sandbox-fallback unconfined or --sandbox off to run them unconfined)",
+			s.log.Error("sandbox: this kernel cannot confine "+s.subject()+", so they are refused (to run them unconfined, set "+s.optOut()+")",
 				"reason", s.support.why, "mode", s.cfg.Mode)
 		case s.confines() && s.support.why != "":
-			s.log.Error("sandbox: this kernel cannot confine commands; they run UNCONFINED (--sandbox-fallback unconfined)",
+			s.log.Error("sandbox: this kernel cannot confine "+s.subject()+"; they run UNCONFINED (the fallback is unconfined)",
 				"reason", s.support.why, "mode", s.cfg.Mode)
 		}
 		s.log.Debug("sandbox probed", "landlock_abi", s.support.abi, "namespaces", s.support.namespaces, "mode", s.cfg.Mode)
@@ -328,7 +336,15 @@ func quoteAll(dirs []string) []string {
 // refusal is the error of a refused command: what is missing and the
 // settings that would let it run.
 func (s *Sandbox) refusal(why string) error {
-	return fmt.Errorf("%w: the %s sandbox is unavailable (%s); to run commands unconfined, set --sandbox-fallback unconfined or --sandbox off", ErrRefused, s.cfg.Mode, why)
+	return fmt.Errorf("%w: the %s sandbox is unavailable (%s); to run %s unconfined, set %s", ErrRefused, s.cfg.Mode, why, s.subject(), s.optOut())
+}
+
+// subject is what the sandbox runs, in words.
+func (s *Sandbox) subject() string { return cmp.Or(s.cfg.Subject, "commands") }
+
+// optOut is the settings that let a refused subject run unconfined.
+func (s *Sandbox) optOut() string {
+	return cmp.Or(s.cfg.OptOut, "--sandbox-fallback unconfined or --sandbox off")
 }
 
 // writableFor returns every directory a command with these workspace

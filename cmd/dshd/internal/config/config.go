@@ -130,6 +130,13 @@ type Agent struct {
 	TimeoutSeconds      int  `json:"timeoutSeconds,omitempty"`
 	StartTimeoutSeconds int  `json:"startTimeoutSeconds,omitempty"`
 	ForwardMCP          bool `json:"forwardMcpServers,omitempty"`
+	// Sandbox confines a stdio agent ("workspace-write", "read-only",
+	// "off"), Writable are the absolute directories it also writes (its
+	// own state), Network false keeps it off the network; as the binding
+	// keys sandbox, writable and network.
+	Sandbox  string   `json:"sandbox,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+	Network  *bool    `json:"network,omitempty"`
 }
 
 // kind is the type of a setting's value.

@@ -23,15 +23,7 @@ import (
 // of the terminals acp children ask for): the configured sandbox, and the
 // configured environment policy applied to dshd's own environment once.
 func commandRunner(st *config.Settings, keyEnv, key string, bindings []subagent.Binding, log *slog.Logger, lookupEnv func(string) (string, bool)) (*localrun.Runner, error) {
-	sb, err := sandbox.New(&sandbox.Config{
-		Mode:          sandbox.Mode(st.Sandbox),
-		NoNetwork:     !st.SandboxNetwork,
-		WritableRoots: st.SandboxWritable,
-		ReadableRoots: st.SandboxReadable,
-		NoCaches:      !st.SandboxCaches,
-		Fallback:      sandbox.Fallback(st.SandboxFallback),
-		Logger:        log,
-	})
+	sb, err := sandbox.New(commandSandbox(st, log))
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +32,20 @@ func commandRunner(st *config.Settings, keyEnv, key string, bindings []subagent.
 		return nil, err
 	}
 	return localrun.New(&localrun.Options{Env: p.Apply(os.Environ()), Sandbox: sb, Logger: log}), nil
+}
+
+// commandSandbox is the configured sandbox of commands, which the acp
+// provider also derives its child processes' sandboxes from.
+func commandSandbox(st *config.Settings, log *slog.Logger) *sandbox.Config {
+	return &sandbox.Config{
+		Mode:          sandbox.Mode(st.Sandbox),
+		NoNetwork:     !st.SandboxNetwork,
+		WritableRoots: st.SandboxWritable,
+		ReadableRoots: st.SandboxReadable,
+		NoCaches:      !st.SandboxCaches,
+		Fallback:      sandbox.Fallback(st.SandboxFallback),
+		Logger:        log,
+	}
 }
 
 // commandEnv is the environment policy of commands: the configured one,

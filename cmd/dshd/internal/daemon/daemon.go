@@ -96,8 +96,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		DefaultArgs: childArgs(st),
 		DefaultEnv:  childEnv(b),
 		Agents:      namedAgents(st.Agents),
-		Version:     version.String(),
-		Logger:      log,
+		// A child process runs in a sandbox derived from the commands'.
+		Sandbox:      commandSandbox(st, log),
+		SelfStateDir: filepath.Dir(dir),
+		Version:      version.String(),
+		Logger:       log,
 	})
 	if err != nil {
 		return nil, err
@@ -197,7 +200,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 }
 
 // childArgs are the arguments of a child dshd started by the acp
-// provider: `serve` with the settings a child shares with its parent. The
+// provider: `serve` with the settings a child shares with its parent
+// (its sandbox settings too, so its commands are confined as ours). The
 // child runs in ask mode, so every action it takes is put to the parent's
 // permission gate, which applies the parent's own mode.
 func childArgs(st *config.Settings) []string {
@@ -225,6 +229,16 @@ func childArgs(st *config.Settings) []string {
 	}
 	if st.APIKeyEnvSet() {
 		args = append(args, "--api-key-env", st.APIKeyEnv)
+	}
+	// The child's commands (and MCP servers) run in the sandbox the
+	// parent's run in.
+	args = append(args, "--sandbox", st.Sandbox, "--sandbox-fallback", st.SandboxFallback, "--mcp-sandbox", st.MCPSandbox,
+		"--sandbox-network="+strconv.FormatBool(st.SandboxNetwork), "--sandbox-caches="+strconv.FormatBool(st.SandboxCaches))
+	for _, d := range st.SandboxWritable {
+		args = append(args, "--sandbox-writable", d)
+	}
+	for _, d := range st.SandboxReadable {
+		args = append(args, "--sandbox-readable", d)
 	}
 	for _, f := range []struct {
 		flag string
@@ -264,6 +278,9 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 			Timeout:      time.Duration(a.TimeoutSeconds) * time.Second,
 			StartTimeout: time.Duration(a.StartTimeoutSeconds) * time.Second,
 			ForwardMCP:   a.ForwardMCP,
+			Sandbox:      a.Sandbox,
+			Writable:     a.Writable,
+			NoNetwork:    a.Network != nil && !*a.Network,
 		}
 	}
 	return out

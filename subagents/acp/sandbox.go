@@ -1,0 +1,216 @@
+// This file confines a child agent process the way dshd confines a
+// command: the binding's sandbox, writable and network keys, the default
+// of a child dshd, and the sandboxes built from the daemon's settings.
+
+package acpprovider
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dshd/dshd/internal/shellwords"
+	"github.com/dshd/dshd/tools/sandbox"
+)
+
+// Binding option keys of the sandbox of a child process.
+const (
+	// KeySandbox confines a child process: workspace-write (it writes
+	// only below the workspace roots, its writable dirs, a private temp
+	// dir and the toolchain caches), read-only (only its writable dirs
+	// and the temp dir) or off; bare means workspace-write. The default
+	// is off, except for a child dshd (see [Options.Sandbox]).
+	KeySandbox = "sandbox"
+	// KeyWritable are more absolute directories the child may write in
+	// its sandbox (words): an agent's own state, like ~/.claude.
+	KeyWritable = "writable"
+	// KeyNetwork (true/false, bare for true; default true) says whether a
+	// sandboxed child reaches the network: an agent needs its model's
+	// API. false leaves it only a loopback of its own.
+	KeyNetwork = "network"
+)
+
+// confinement is the sandbox of a stdio child.
+type confinement struct {
+	// mode is WorkspaceWrite, ReadOnly, or Off for none.
+	mode sandbox.Mode
+	// writable are the agent's own directories, absolute and clean.
+	writable  []string
+	noNetwork bool
+	// inherited is set when the mode is the daemon's rather than the
+	// binding's: where the kernel cannot confine, such a child runs
+	// unconfined (logged once) instead of being refused, since a child
+	// dshd confines (or refuses) its own commands anyway.
+	inherited bool
+}
+
+// sandboxOptions reads the sandbox keys of a binding into a.
+func sandboxOptions(a *AgentConfig, opts map[string]string) error {
+	if v, ok := opts[KeySandbox]; ok {
+		if v == "" {
+			v = string(sandbox.WorkspaceWrite)
+		}
+		a.Sandbox = v
+	}
+	if v, ok := opts[KeyWritable]; ok {
+		words, err := shellwords.Split(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", KeyWritable, err)
+		}
+		a.Writable = append(a.Writable, words...)
+	}
+	if v, ok := opts[KeyNetwork]; ok {
+		on := true
+		if v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not true or false", KeyNetwork, v)
+			}
+			on = b
+		}
+		a.NoNetwork = !on
+	}
+	return nil
+}
+
+// confinementOf checks a's sandbox settings for t and fills in the
+// default: off, or for a child dshd the daemon's mode with its state dir
+// writable.
+func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) {
+	asked := a.Sandbox != "" || len(a.Writable) > 0 || a.NoNetwork
+	if !t.stdio() {
+		if asked {
+			return confinement{}, fmt.Errorf("%s=, %s= and %s= confine a command on stdio; the agent at %s runs elsewhere", KeySandbox, KeyWritable, KeyNetwork, t.where())
+		}
+		return confinement{mode: sandbox.Off}, nil
+	}
+	var c confinement
+	for _, d := range a.Writable {
+		if !filepath.IsAbs(d) {
+			return confinement{}, fmt.Errorf("%s: %q is not an absolute path", KeyWritable, d)
+		}
+		c.writable = append(c.writable, filepath.Clean(d))
+	}
+	c.noNetwork = a.NoNetwork
+	switch {
+	case a.Sandbox != "":
+		mode, err := sandbox.ParseMode(a.Sandbox)
+		if err != nil {
+			return confinement{}, err
+		}
+		c.mode = mode
+		if mode == sandbox.Off && (len(c.writable) > 0 || c.noNetwork) {
+			return confinement{}, fmt.Errorf("%s= and %s= need a sandbox, and this binding has %s=off", KeyWritable, KeyNetwork, KeySandbox)
+		}
+	case t.self && p.o.Sandbox != nil:
+		mode, err := sandbox.ParseMode(string(p.o.Sandbox.Mode))
+		if err != nil {
+			return confinement{}, err
+		}
+		c.mode, c.inherited = mode, true
+	case t.self:
+		c.mode = sandbox.Off
+	default:
+		if asked {
+			return confinement{}, fmt.Errorf("%s= and %s= need a sandbox: add %s=workspace-write or %s=read-only", KeyWritable, KeyNetwork, KeySandbox, KeySandbox)
+		}
+		c.mode = sandbox.Off
+	}
+	if c.mode != sandbox.Off && t.self {
+		// A child dshd writes its journals (and checkouts) in its state
+		// dir.
+		if dir := stateDirArg(t.args); dir != "" {
+			c.writable = append(c.writable, dir)
+		} else if p.o.SelfStateDir != "" {
+			c.writable = append(c.writable, filepath.Clean(p.o.SelfStateDir))
+		}
+	}
+	return c, nil
+}
+
+// stateDirArg returns the --state-dir among a dshd's arguments (the
+// last, as the flag parser takes it) when it is absolute, or "".
+func stateDirArg(args []string) string {
+	dir := ""
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--state-dir=")
+		if !ok && a == "--state-dir" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			dir = v
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		return ""
+	}
+	return filepath.Clean(dir)
+}
+
+// isSelf reports whether command is the program self: the running dshd
+// named by its path, or found on PATH.
+func isSelf(command, self string) bool {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
+}
+
+// sandboxFor returns the sandbox of a confined child (nil for none), one
+// per distinct confinement, so the kernel is probed once for each.
+func (p *Provider) sandboxFor(t *target) (*sandbox.Sandbox, error) {
+	c := t.box
+	if c.mode == sandbox.Off {
+		return nil, nil
+	}
+	var cfg sandbox.Config
+	if p.o.Sandbox != nil {
+		cfg = *p.o.Sandbox
+	}
+	// Both modes are workspace-write to the sandbox: a read-only agent
+	// still writes its own directories, and gets no workspace roots.
+	cfg.Mode = sandbox.WorkspaceWrite
+	// An agent reads its own runtime and settings wherever they live.
+	cfg.ReadableRoots = nil
+	cfg.NoNetwork = c.noNetwork
+	if c.mode == sandbox.ReadOnly {
+		cfg.WritableRoots, cfg.NoCaches = c.writable, true
+	} else {
+		cfg.WritableRoots = slices.Concat(cfg.WritableRoots, c.writable)
+	}
+	if c.inherited {
+		cfg.Fallback = sandbox.Unconfined
+	}
+	key, err := json.Marshal([]any{cfg.WritableRoots, cfg.NoCaches, cfg.NoNetwork, cfg.Fallback})
+	if err != nil {
+		return nil, err
+	}
+	p.boxMu.Lock()
+	defer p.boxMu.Unlock()
+	if sb := p.boxes[string(key)]; sb != nil {
+		return sb, nil
+	}
+	cfg.Logger = p.log.With("sandbox", "child agents")
+	cfg.Subject = "child agents"
+	cfg.OptOut = "--sandbox-fallback unconfined, or sandbox=off on the agent's binding (sandbox: off in its agents entry)"
+	sb, err := sandbox.New(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.boxes == nil {
+		p.boxes = map[string]*sandbox.Sandbox{}
+	}
+	p.boxes[string(key)] = sb
+	return sb, nil
+}
