@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // agentWrapper is an agent command that writes a file outside its
@@ -32,7 +33,7 @@ func TestAnACPChildProcessRunsInTheSandboxItsBindingAsksFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := writeFile(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
 	for _, tc := range []struct {
 		name    string
 		extra   string
@@ -91,7 +92,7 @@ func TestABadChildSandboxSettingStopsDshdAtStart(t *testing.T) {
 			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
 			file := ""
 			if tc.file != "" {
-				file = writeFile(t, t.TempDir(), "config.json", tc.file)
+				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
 				args = append(args, "--config", file)
 			}
 			checkMistake(t, tc, file, append(args, tc.args...))
@@ -117,10 +118,10 @@ func TestAChildDshdRunsInItsParentsSandboxByDefault(t *testing.T) {
 		{"no sandbox when the parent's is off", []string{"--sandbox", "off"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			// The child hangs in its turn, so it can be looked at; its
 			// script's path finds it among the processes.
-			script := writeFile(t, t.TempDir(), "hang.json", `{"rules": [{"text": "working", "hang": true}]}`)
+			script := testkit.Write(t, t.TempDir(), "hang.json", `{"rules": [{"text": "working", "hang": true}]}`)
 			srv := fakeModel(t)
 			srv.Handle(func(r *openaitest.Request) openaitest.Reply {
 				return subagentCall("call_1", "subagent_acp", "hang here")
