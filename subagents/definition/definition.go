@@ -329,6 +329,9 @@ func (d *Definition) providerOptions(acp acpFields) error {
 		}
 		opts["args"] = shellwords.Join(args)
 	}
+	if err := d.checkSelfArgs(acp); err != nil {
+		return err
+	}
 	d.sandboxOptions(acp, opts)
 	if len(opts) > 0 {
 		b.Options = opts

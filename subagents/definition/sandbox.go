@@ -6,6 +6,7 @@ package definition
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +89,24 @@ func (d *Definition) sandboxOptions(acp acpFields, opts map[string]string) {
 	if box.network != nil {
 		opts[keyNetwork] = strconv.FormatBool(*box.network)
 	}
+}
+
+// checkSelfArgs keeps a workspace definition that runs a child dshd from
+// loosening its sandbox through its arguments: the child runs in the
+// daemon's sandbox, its commands and MCP servers in the one its flags
+// say, and its state dir is made writable for it, so a workspace file may
+// set none of --sandbox*, --mcp-sandbox and --state-dir.
+func (d *Definition) checkSelfArgs(acp acpFields) error {
+	if d.Scope != ScopeWorkspace || acp.command == "" || len(acp.args) == 0 || !runsSelf(acp.command) {
+		return nil
+	}
+	for _, a := range acp.args {
+		name, _, _ := strings.Cut(a, "=")
+		if name == "--state-dir" || name == "--mcp-sandbox" || name == "--sandbox" || strings.HasPrefix(name, "--sandbox-") {
+			return d.errorAt(keyArgs, fmt.Errorf("a workspace definition cannot pass %s to a child dshd, since it sets the child's sandbox or what it may write: %s pass it", name, onlyTheUser))
+		}
+	}
+	return nil
 }
 
 // workspaceOf is the workspace of a workspace definition's file: the

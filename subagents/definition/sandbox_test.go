@@ -148,3 +148,32 @@ func TestSandbox_MistakesAreReportedWithTheFileLineAndKey(t *testing.T) {
 		})
 	}
 }
+
+func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{"[serve, --sandbox, \"off\"]", "[serve, --sandbox=off]", "[serve, --sandbox-writable, /home]",
+		"[serve, --sandbox-fallback=unconfined]", "[serve, --mcp-sandbox, \"off\"]", "[serve, --state-dir, /root/.ssh]"} {
+		t.Run(args, func(t *testing.T) {
+			text := "---\ndescription: d\nprovider: acp\ncommand: " + self + "\nargs: " + args + "\n---\n"
+			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
+			if derr == nil {
+				t.Fatalf("accepted: options %v", d.Binding.Options)
+			}
+			if derr.Key != "args" || derr.Line != 5 {
+				t.Errorf("key %q line %d, want args line 5: %v", derr.Key, derr.Line, derr)
+			}
+			for _, w := range []string{"a workspace definition cannot pass --", "$XDG_CONFIG_HOME/dshd/agents"} {
+				if !strings.Contains(derr.Error(), w) {
+					t.Errorf("%q lacks %q", derr.Error(), w)
+				}
+			}
+			// The same file of the user's may.
+			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
+				t.Errorf("the user's definition was refused: %v", uerr)
+			}
+		})
+	}
+}
