@@ -35,6 +35,22 @@ const (
 	KeyNetwork = "network"
 )
 
+// optionError is a mistake in the value of one binding option. Its
+// OptionKey names the option, so that a caller that set it from elsewhere
+// (an agent definition's front matter key) can point there; its text is
+// the message as a binding's.
+type optionError struct {
+	key string
+	err error
+}
+
+func (e *optionError) Error() string     { return e.err.Error() }
+func (e *optionError) Unwrap() error     { return e.err }
+func (e *optionError) OptionKey() string { return e.key }
+
+// keyed is err as a mistake in the option key.
+func keyed(key string, err error) error { return &optionError{key: key, err: err} }
+
 // confinement is the sandbox of a stdio child.
 type confinement struct {
 	// mode is WorkspaceWrite, ReadOnly, or Off for none.
@@ -60,7 +76,7 @@ func sandboxOptions(a *AgentConfig, opts map[string]string) error {
 	if v, ok := opts[KeyWritable]; ok {
 		words, err := shellwords.Split(v)
 		if err != nil {
-			return fmt.Errorf("%s: %w", KeyWritable, err)
+			return keyed(KeyWritable, fmt.Errorf("%s: %w", KeyWritable, err))
 		}
 		a.Writable = append(a.Writable, words...)
 	}
@@ -69,7 +85,7 @@ func sandboxOptions(a *AgentConfig, opts map[string]string) error {
 		if v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return fmt.Errorf("%s: %q is not true or false", KeyNetwork, v)
+				return keyed(KeyNetwork, fmt.Errorf("%s: %q is not true or false", KeyNetwork, v))
 			}
 			on = b
 		}
@@ -83,16 +99,25 @@ func sandboxOptions(a *AgentConfig, opts map[string]string) error {
 // writable.
 func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) {
 	asked := a.Sandbox != "" || len(a.Writable) > 0 || a.NoNetwork
+	// needs is the key that needs a sandbox: writable, else network.
+	needs := KeyWritable
+	if len(a.Writable) == 0 {
+		needs = KeyNetwork
+	}
 	if !t.stdio() {
 		if asked {
-			return confinement{}, fmt.Errorf("%s=, %s= and %s= confine a command on stdio; the agent at %s runs elsewhere", KeySandbox, KeyWritable, KeyNetwork, t.where())
+			key := needs
+			if a.Sandbox != "" {
+				key = KeySandbox
+			}
+			return confinement{}, keyed(key, fmt.Errorf("%s=, %s= and %s= confine a command on stdio; the agent at %s runs elsewhere", KeySandbox, KeyWritable, KeyNetwork, t.where()))
 		}
 		return confinement{mode: sandbox.Off}, nil
 	}
 	var c confinement
 	for _, d := range a.Writable {
 		if !filepath.IsAbs(d) {
-			return confinement{}, fmt.Errorf("%s: %q is not an absolute path", KeyWritable, d)
+			return confinement{}, keyed(KeyWritable, fmt.Errorf("%s: %q is not an absolute path", KeyWritable, d))
 		}
 		c.writable = append(c.writable, filepath.Clean(d))
 	}
@@ -101,11 +126,11 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 	case a.Sandbox != "":
 		mode, err := sandbox.ParseMode(a.Sandbox)
 		if err != nil {
-			return confinement{}, err
+			return confinement{}, keyed(KeySandbox, err)
 		}
 		c.mode = mode
 		if mode == sandbox.Off && (len(c.writable) > 0 || c.noNetwork) {
-			return confinement{}, fmt.Errorf("%s= and %s= need a sandbox, and this binding has %s=off", KeyWritable, KeyNetwork, KeySandbox)
+			return confinement{}, keyed(needs, fmt.Errorf("%s= and %s= need a sandbox, and this binding has %s=off", KeyWritable, KeyNetwork, KeySandbox))
 		}
 	case t.self && p.o.Sandbox != nil:
 		mode, err := sandbox.ParseMode(string(p.o.Sandbox.Mode))
@@ -117,7 +142,7 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 		c.mode = sandbox.Off
 	default:
 		if asked {
-			return confinement{}, fmt.Errorf("%s= and %s= need a sandbox: add %s=workspace-write or %s=read-only", KeyWritable, KeyNetwork, KeySandbox, KeySandbox)
+			return confinement{}, keyed(needs, fmt.Errorf("%s= and %s= need a sandbox: add %s=workspace-write or %s=read-only", KeyWritable, KeyNetwork, KeySandbox, KeySandbox))
 		}
 		c.mode = sandbox.Off
 	}

@@ -106,6 +106,14 @@ func (d *Definition) optionError(err error) *Error {
 		return &Error{File: d.File, Err: err, scope: d.Scope}
 	}
 	key, ok := frontKeys[oe.Key]
+	if k := providerKey(oe.Err); !ok && k != "" && slices.Contains(acpKeys, k) {
+		if _, given := d.lines[k]; given {
+			// The acp provider's binding keys are spelled as the
+			// front matter's.
+			key, ok = k, true
+			oe = &subagent.OptionError{Key: oe.Key, Provider: oe.Provider, Err: keyedMessage(oe.Err, k)}
+		}
+	}
 	if !ok {
 		// The provider or its options: the key that chose them.
 		key = keyProvider

@@ -100,6 +100,9 @@ const (
 	keyAgent           = "agent"
 	keyCommand         = "command"
 	keyArgs            = "args"
+	keySandbox         = "sandbox"
+	keyWritable        = "writable"
+	keyNetwork         = "network"
 	keyTools           = "tools"
 	keyDisallowedTools = "disallowedTools"
 	keyModel           = "model"
@@ -117,7 +120,7 @@ const (
 )
 
 // dshdKeys are the keys of dshd's format, in the order messages list them.
-var dshdKeys = []string{keyName, keyDescription, keyProvider, keyAgent, keyCommand, keyArgs, keyTools, keyDisallowedTools,
+var dshdKeys = []string{keyName, keyDescription, keyProvider, keyAgent, keyCommand, keyArgs, keySandbox, keyWritable, keyNetwork, keyTools, keyDisallowedTools,
 	keyModel, keyOutputSchema, keyMaxDepth, keyMaxTurns, keyMaxTokens, keyPermissions, keyBackground}
 
 // Inherit is the model (and permissions) value that takes the parent's.
@@ -125,7 +128,9 @@ const Inherit = "inherit"
 
 // Parse reads one definition file. It checks what the file alone decides
 // (its keys, their types, the tool names of its dialect); [Check] holds it
-// to the providers and tools that exist.
+// to the providers and tools that exist. A workspace definition's
+// workspace, which its agent may write, is the directory its
+// .dshd/agents (or .claude/agents) is in.
 func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition, error) {
 	doc, err := frontmatter.Parse(data)
 	if err != nil {
@@ -135,12 +140,11 @@ func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition,
 	b := &d.Binding
 	b.ToolName = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	b.Provider = "spawn"
-	var command, agent string
-	var args []string
+	var acp acpFields
 	var fieldErr error
 	for _, f := range doc.Fields {
 		d.lines[f.Key] = [2]int{f.Line, f.Column}
-		if err := d.field(f, &command, &agent, &args); err != nil {
+		if err := d.field(f, &acp); err != nil {
 			fieldErr = err
 			break
 		}
@@ -154,7 +158,7 @@ func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition,
 	if strings.TrimSpace(b.Description) == "" {
 		return nil, d.errorAt(keyDescription, errors.New("required: say what the agent is for (it heads the tool's description)"))
 	}
-	if err := d.providerOptions(command, agent, args); err != nil {
+	if err := d.providerOptions(acp); err != nil {
 		return nil, err
 	}
 	body, skipped := trimBody(doc.Body)
@@ -164,7 +168,7 @@ func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition,
 }
 
 // field applies one front matter key.
-func (d *Definition) field(f frontmatter.Field, command, agent *string, args *[]string) error {
+func (d *Definition) field(f frontmatter.Field, acp *acpFields) error {
 	b := &d.Binding
 	str := func(dst *string) error {
 		s, err := f.String()
@@ -179,13 +183,15 @@ func (d *Definition) field(f frontmatter.Field, command, agent *string, args *[]
 	case keyProvider:
 		return str(&b.Provider)
 	case keyAgent:
-		return str(agent)
+		return str(&acp.agent)
 	case keyCommand:
-		return str(command)
+		return str(&acp.command)
 	case keyArgs:
 		l, err := f.List()
-		*args = l
+		acp.args = l
 		return err
+	case keySandbox, keyWritable, keyNetwork:
+		return d.sandboxField(f, acp)
 	case keyTools, keyDisallowedTools:
 		names, err := f.List()
 		if err != nil {
@@ -290,12 +296,20 @@ func (d *Definition) schema(f frontmatter.Field) error {
 	return nil
 }
 
-// providerOptions turns agent, command and args into the acp provider's
-// options; other providers take none of them.
-func (d *Definition) providerOptions(command, agent string, args []string) error {
+// acpFields are the keys only the acp provider takes, as read.
+type acpFields struct {
+	command, agent string
+	args           []string
+	sandbox        sandboxFields
+}
+
+// providerOptions turns the acp keys into the acp provider's options;
+// other providers take none of them.
+func (d *Definition) providerOptions(acp acpFields) error {
 	b := &d.Binding
+	command, agent, args := acp.command, acp.agent, acp.args
 	if b.Provider != "acp" {
-		for _, k := range []string{keyAgent, keyCommand, keyArgs} {
+		for _, k := range acpKeys {
 			if _, given := d.lines[k]; given {
 				return d.errorAt(k, fmt.Errorf("only the acp provider takes %s (this definition's provider is %s)", k, b.Provider))
 			}
@@ -315,6 +329,10 @@ func (d *Definition) providerOptions(command, agent string, args []string) error
 		}
 		opts["args"] = shellwords.Join(args)
 	}
+	if err := d.checkSelfArgs(acp); err != nil {
+		return err
+	}
+	d.sandboxOptions(acp, opts)
 	if len(opts) > 0 {
 		b.Options = opts
 	}

@@ -12,6 +12,14 @@
 // maxTokens, permissions); the body is the child's system prompt, a
 // {{var}} template.
 //
+// An acp definition's sandbox keys (sandbox, writable, network) become the
+// acp provider's binding options. A workspace definition came with the
+// repository, so a program it names runs in the workspace-write sandbox
+// (unless it is a child dshd, which runs in the daemon's), and the file
+// may tighten that but not loosen it: sandbox: off, or a writable
+// directory outside the workspace, is an error; the user's definitions
+// may set anything.
+//
 // A definition that cannot work is rejected when it is read, with one
 // [*Error] naming the file, the line, the key and, when the provider lacks
 // what the key needs, the provider and the capability: a key nobody
