@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // wrapperDefinition is an acp agent definition whose command writes a
@@ -27,7 +28,7 @@ func TestAWorkspaceDefinitionsCommandRunsInTheSandboxAndTheUsersAsBefore(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := writeFile(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
 	for _, tc := range []struct {
 		name    string
 		user    bool

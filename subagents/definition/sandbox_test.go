@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents/definition"
 )
 
@@ -18,7 +19,7 @@ func loadOne(t *testing.T, ws string, scope definition.Scope, name, text string)
 	if scope == definition.ScopeUser {
 		sources = definition.UserSources(ws)
 	}
-	write(t, sources[0].Dir, name, text)
+	testkit.Write(t, sources[0].Dir, name, text)
 	defs, errs := definition.Load(sources)
 	if len(errs) == 0 {
 		d := newDaemon(t)
