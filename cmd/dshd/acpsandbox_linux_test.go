@@ -27,6 +27,36 @@ func agentWrapper(exe, script, state string) string {
 		" serve --mode yolo --model scripted:" + script + " --state-dir " + state + "'"
 }
 
+// delegateToWrapper runs one dshd prompt in ws whose model delegates to
+// the wrapper agent bound as tool, and checks that the child completed
+// its turn (so it could write its journal), wrote inside.txt in the
+// workspace, and wrote outside.txt in outside exactly when wantOutside.
+func delegateToWrapper(t *testing.T, tool string, env []string, ws, outside string, wantOutside bool, args ...string) {
+	t.Helper()
+	srv := fakeModel(t)
+	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
+		if hasToolResult(r.Chat) {
+			return openaitest.Text("parent done")
+		}
+		return subagentCall("call_1", tool, "hello child")
+	})
+	code, stdout, stderr := runDshd(t, env, append([]string{"prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
+		"--state-dir", t.TempDir(), "--cwd", ws, "--mode", "yolo"}, append(args, "delegate")...)...)
+	if code != 0 || stdout != "parent done\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	if result := strings.Join(toolResults(srv), "\n"); !strings.Contains(result, "child says:") {
+		t.Fatalf("the child's turn did not complete: %q; stderr:\n%s", result, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {
+		t.Errorf("the agent could not write in the workspace: %v", err)
+	}
+	_, err := os.Stat(filepath.Join(outside, "outside.txt"))
+	if got := err == nil; got != wantOutside {
+		t.Errorf("outside.txt written = %v, want %v", got, wantOutside)
+	}
+}
+
 func TestAnACPChildProcessRunsInTheSandboxItsBindingAsksFor(t *testing.T) {
 	needSandbox(t)
 	exe, err := os.Executable()
@@ -45,30 +75,8 @@ func TestAnACPChildProcessRunsInTheSandboxItsBindingAsksFor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, outside, state := t.TempDir(), t.TempDir(), t.TempDir()
-			srv := fakeModel(t)
-			srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-				if hasToolResult(r.Chat) {
-					return openaitest.Text("parent done")
-				}
-				return subagentCall("call_1", "subagent_acp", "hello child")
-			})
 			binding := "subagent_acp=acp," + agentWrapper(exe, script, state) + ",env=OUTSIDE=" + outside + strings.ReplaceAll(tc.extra, "STATE", state)
-			code, stdout, stderr := runDshd(t, nil, "prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
-				"--state-dir", t.TempDir(), "--cwd", ws, "--mode", "yolo", "--subagent", binding, "delegate")
-			if code != 0 || stdout != "parent done\n" {
-				t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
-			}
-			// The child completed its turn: it could write its journal.
-			if result := strings.Join(toolResults(srv), "\n"); !strings.Contains(result, "child says:") {
-				t.Fatalf("the child's turn did not complete: %q; stderr:\n%s", result, stderr)
-			}
-			if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {
-				t.Errorf("the child could not write in the workspace: %v", err)
-			}
-			_, err := os.Stat(filepath.Join(outside, "outside.txt"))
-			if got := err == nil; got != tc.outside {
-				t.Errorf("outside.txt written = %v, want %v", got, tc.outside)
-			}
+			delegateToWrapper(t, "subagent_acp", nil, ws, outside, tc.outside, "--subagent", binding)
 		})
 	}
 }

@@ -7,10 +7,8 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -47,28 +45,7 @@ func TestAWorkspaceDefinitionsCommandRunsInTheSandboxAndTheUsersAsBefore(t *test
 			} else {
 				agentFile(t, ws, ".dshd/agents", "wrapper.md", def)
 			}
-			srv := fakeModel(t)
-			srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-				if hasToolResult(r.Chat) {
-					return openaitest.Text("parent done")
-				}
-				return subagentCall("call_1", "wrapper", "hello child")
-			})
-			code, stdout, stderr := runDshd(t, []string{"XDG_CONFIG_HOME=" + config}, "prompt", "--model-url", srv.URL(), "--model", "m",
-				"--api-key-env", "", "--state-dir", t.TempDir(), "--cwd", ws, "--mode", "yolo", "delegate")
-			if code != 0 || stdout != "parent done\n" {
-				t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
-			}
-			if result := strings.Join(toolResults(srv), "\n"); !strings.Contains(result, "child says:") {
-				t.Fatalf("the child's turn did not complete: %q; stderr:\n%s", result, stderr)
-			}
-			if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {
-				t.Errorf("the agent could not write in the workspace: %v", err)
-			}
-			_, err := os.Stat(filepath.Join(outside, "outside.txt"))
-			if got := err == nil; got != tc.outside {
-				t.Errorf("outside.txt written = %v, want %v", got, tc.outside)
-			}
+			delegateToWrapper(t, "wrapper", []string{"XDG_CONFIG_HOME=" + config}, ws, outside, tc.outside)
 		})
 	}
 }

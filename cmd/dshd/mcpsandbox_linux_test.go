@@ -6,7 +6,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,23 +13,10 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/internal/testkit"
-	"github.com/dshd/dshd/tools/sandbox"
 )
 
-// skipWithoutLandlock skips a test where this kernel cannot confine.
-func skipWithoutLandlock(t *testing.T) {
-	t.Helper()
-	sb, err := sandbox.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sb.Describe(nil); errors.Is(err, sandbox.ErrRefused) {
-		t.Skipf("this kernel cannot confine (no Landlock): %v", err)
-	}
-}
-
 func TestAnMCPServerWritesOnlyInTheWorkspaceUnlessMCPSandboxIsOff(t *testing.T) {
-	skipWithoutLandlock(t)
+	needSandbox(t)
 	for _, tc := range []struct {
 		name         string
 		args         []string
@@ -85,7 +71,7 @@ func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.args == nil {
-				skipWithoutLandlock(t)
+				needSandbox(t)
 			}
 			ctx := testkit.Context(t)
 			script := writeScript(t, `{"rules": [{"text": "fine"}]}`)
@@ -103,7 +89,7 @@ func TestNothingAnMCPServerStartedOutlivesADshdKilledBySIGKILL(t *testing.T) {
 }
 
 func TestAnMCPServerThatFailsInTheSandboxIsAWarningNamingTheSandboxAndTheRefusedPath(t *testing.T) {
-	skipWithoutLandlock(t)
+	needSandbox(t)
 	ctx := testkit.Context(t)
 	ws := t.TempDir()
 	target := filepath.Join(t.TempDir(), "state.db")

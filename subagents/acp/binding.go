@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dshd/dshd/internal/sameprogram"
 	"github.com/dshd/dshd/internal/secret"
 	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/suggest"
@@ -353,7 +354,7 @@ func (p *Provider) targetOf(a AgentConfig, label string, argsSet bool) (*target,
 			label = filepath.Base(a.Command)
 		}
 		if self, err := p.selfPath(); err == nil {
-			t.self = isSelf(a.Command, self)
+			t.self = sameprogram.Is(a.Command, self)
 		}
 	default:
 		self, err := p.selfPath()

@@ -7,8 +7,6 @@ package acpprovider
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -175,21 +173,6 @@ func stateDirArg(args []string) string {
 		return ""
 	}
 	return filepath.Clean(dir)
-}
-
-// isSelf reports whether command is the program self: the running dshd
-// named by its path, or found on PATH.
-func isSelf(command, self string) bool {
-	path, err := exec.LookPath(command)
-	if err != nil {
-		return false
-	}
-	a, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(self)
-	return err == nil && os.SameFile(a, b)
 }
 
 // sandboxFor returns the sandbox of a confined child (nil for none), one

@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/sameprogram"
 	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/tools/sandbox"
 )
@@ -142,24 +142,11 @@ func resolve(path string) string {
 }
 
 // runsSelf reports whether command is this program (a child dshd, which
-// the acp provider confines in the daemon's own sandbox): named by its
-// path or found on PATH. The daemon's acp provider runs this executable
-// as its child dshd.
+// the acp provider confines in the daemon's own sandbox). The daemon's acp
+// provider runs this executable as its child dshd.
 func runsSelf(command string) bool {
-	path, err := exec.LookPath(command)
-	if err != nil {
-		return false
-	}
 	self, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	a, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(self)
-	return err == nil && os.SameFile(a, b)
+	return err == nil && sameprogram.Is(command, self)
 }
 
 // providerKey is the acp provider's binding option a mistake is in, when
