@@ -136,6 +136,21 @@ func waitJournal(ctx context.Context, t *testing.T, path string, words ...string
 	}
 }
 
+// killAndReap kills the daemon p with SIGKILL and waits until every
+// process below it has ended too. A child dshd shares the daemon's state
+// dir and dies of the parent-death signal a moment after the daemon, so a
+// test that returned at once could see its temp dir removed while that
+// child still closes a journal in it ("directory not empty").
+func killAndReap(ctx context.Context, t *testing.T, p *proc) {
+	t.Helper()
+	below := testkit.Descendants(t, p.cmd.Process.Pid)
+	p.signal(unix.SIGKILL)
+	p.wait(ctx)
+	for pid := range below {
+		waitExit(ctx, t, pid)
+	}
+}
+
 // waitExit waits for process pid to end, through a pidfd (readable once
 // the process has exited).
 func waitExit(ctx context.Context, t *testing.T, pid int) {

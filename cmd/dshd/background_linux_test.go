@@ -158,6 +158,7 @@ func steerAndContinue(t *testing.T, s *childScript, args ...string) {
 	if !shownAsToolCall(w, sid, "Task t1 completed") {
 		t.Errorf("no tool call shows the notice to the editor")
 	}
+	killAndReap(ctx, t, p)
 }
 
 func TestBackground_ASpawnChildIsSteeredWhileItRunsAndContinuedAfterItSettled(t *testing.T) {
