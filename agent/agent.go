@@ -573,18 +573,23 @@ func (t *turn) request() *llm.Request {
 // returns the assistant message. On error the message holds what arrived.
 func (t *turn) callModel() (llm.Message, llm.FinishReason, error) {
 	a := t.a
-	msg := llm.Message{Role: llm.RoleAssistant}
-	var text, reasoning []byte
-	sawReasoning := false
-	msgID, thoughtID := "", ""
-	var usage llm.Usage
-	sawUsage := false
-	finish := llm.FinishReason("")
-	var streamErr error
+	// The loop body is a closure handed to the model's iterator, so every
+	// local it assigns is moved to the heap; kept in one struct they cost
+	// one allocation per call instead of one each.
+	var st struct {
+		msg                    llm.Message
+		text, reasoning        []byte
+		sawReasoning, sawUsage bool
+		msgID, thoughtID       string
+		usage                  llm.Usage
+		finish                 llm.FinishReason
+		err                    error
+	}
+	st.msg.Role = llm.RoleAssistant
 
 	for ev, err := range a.opts.Model.Stream(t.ctx, t.request()) {
 		if err != nil {
-			streamErr = err
+			st.err = err
 			break
 		}
 		switch ev.Kind {
@@ -592,40 +597,41 @@ func (t *turn) callModel() (llm.Message, llm.FinishReason, error) {
 			if ev.Text == "" {
 				continue
 			}
-			if msgID == "" {
-				msgID = a.newID("m")
+			if st.msgID == "" {
+				st.msgID = a.newID("m")
 			}
-			text = append(text, ev.Text...)
+			st.text = append(st.text, ev.Text...)
 			t.streamed = append(t.streamed, ev.Text...)
-			t.emit(MessageChunk{MessageID: msgID, Text: ev.Text})
+			t.emit(MessageChunk{MessageID: st.msgID, Text: ev.Text})
 		case llm.EventReasoning:
-			sawReasoning = true
+			st.sawReasoning = true
 			if ev.Text == "" {
 				continue
 			}
-			if thoughtID == "" {
-				thoughtID = a.newID("r")
+			if st.thoughtID == "" {
+				st.thoughtID = a.newID("r")
 			}
-			reasoning = append(reasoning, ev.Text...)
-			t.emit(ThoughtChunk{MessageID: thoughtID, Text: ev.Text})
+			st.reasoning = append(st.reasoning, ev.Text...)
+			t.emit(ThoughtChunk{MessageID: st.thoughtID, Text: ev.Text})
 		case llm.EventToolCall:
-			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
+			st.msg.ToolCalls = append(st.msg.ToolCalls, *ev.ToolCall)
 		case llm.EventUsage:
-			usage.Add(*ev.Usage)
-			sawUsage = true
+			st.usage.Add(*ev.Usage)
+			st.sawUsage = true
 		case llm.EventFinish:
-			finish = ev.Finish
+			st.finish = ev.Finish
 		}
 	}
-	msg.Content = string(text)
-	if sawReasoning {
-		r := string(reasoning)
+	msg, usage, finish, streamErr := st.msg, st.usage, st.finish, st.err
+	msg.Content = string(st.text)
+	if st.sawReasoning {
+		r := string(st.reasoning)
 		msg.Reasoning = &r
 	}
 	if streamErr == nil && finish == "" {
 		streamErr = llm.ErrTruncated
 	}
-	if sawUsage {
+	if st.sawUsage {
 		t.meter.Charge(usage)
 		a.mu.Lock()
 		a.lastUsed = usage.InputTokens + usage.OutputTokens
