@@ -290,7 +290,7 @@ func (j *Journal) Append(kind string, data any) error {
 	if kind == "" {
 		return errors.New("session: append: empty record kind")
 	}
-	k, _ := json.Marshal(kind) // a string always marshals
+	k := kindJSON(kind)
 	now := j.now().UTC()
 
 	j.mu.Lock()
@@ -324,6 +324,25 @@ func (j *Journal) Append(kind string, data any) error {
 	j.mu.Unlock()
 	victim.release()
 	return err
+}
+
+// kindsJSON holds the session's own record kinds as JSON strings, so that
+// a record does not pay a json.Marshal for its kind. The slices are only
+// ever read.
+var kindsJSON = map[string][]byte{
+	KindMeta:    []byte(`"` + KindMeta + `"`),
+	KindUpdate:  []byte(`"` + KindUpdate + `"`),
+	KindMessage: []byte(`"` + KindMessage + `"`),
+	KindState:   []byte(`"` + KindState + `"`),
+}
+
+// kindJSON returns kind as a JSON string.
+func kindJSON(kind string) []byte {
+	if k, ok := kindsJSON[kind]; ok {
+		return k
+	}
+	k, _ := json.Marshal(kind) // a string always marshals
+	return k
 }
 
 // writeRecord writes a record at the journal's end. err is data that does

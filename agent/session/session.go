@@ -197,21 +197,24 @@ func (s *Session) RecordUpdate(params json.RawMessage) error {
 // logged the failure). Other failures (a value that does not marshal) are
 // logged.
 func (s *Session) recorded(err error) error {
+	if err == nil || errors.Is(err, ErrClosed) {
+		return err
+	}
+	// Declared only now: errors.As takes its address, which moves it to the
+	// heap, and a record that was saved should not pay for that.
 	var ns *NotSavedError
-	switch {
-	case err == nil, errors.Is(err, ErrClosed):
-	case errors.As(err, &ns):
-		s.mu.Lock()
-		t := s.turn
-		if t != nil && t.notSaved == nil {
-			t.notSaved = err
-		}
-		s.mu.Unlock()
-		if t != nil {
-			t.cancel()
-		}
-	default:
+	if !errors.As(err, &ns) {
 		s.log.Warn("journal append failed", "session", s.id, "err", err)
+		return err
+	}
+	s.mu.Lock()
+	t := s.turn
+	if t != nil && t.notSaved == nil {
+		t.notSaved = err
+	}
+	s.mu.Unlock()
+	if t != nil {
+		t.cancel()
 	}
 	return err
 }
