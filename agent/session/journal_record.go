@@ -149,8 +149,14 @@ func encodeData(w *lineWriter, data any) error {
 // compacted. The bytes are json.Marshal's, but for HTML characters in raw
 // JSON, which stay as sent.
 func appendData(b []byte, data any) ([]byte, error) {
+	raw, isRaw := data.(json.RawMessage)
+	if isRaw && len(raw) > 0 && json.Valid(raw) && isCompact(raw) {
+		// An update from the connection's encoder is compact already:
+		// Compact would copy it unchanged, through a buffer of its own.
+		return append(b, raw...), nil
+	}
 	w := bytes.NewBuffer(b)
-	if raw, ok := data.(json.RawMessage); ok && len(raw) > 0 {
+	if isRaw && len(raw) > 0 {
 		err := json.Compact(w, raw)
 		return w.Bytes(), err
 	}
