@@ -559,9 +559,13 @@ func (t *turn) request() *llm.Request {
 	}
 	req := &llm.Request{Model: model, System: t.system, Messages: msgs, MaxTokens: a.opts.MaxTokens, Thinking: thinking}
 	if a.opts.Tools != nil {
-		for _, tl := range a.opts.Tools.Tools() {
+		all := a.opts.Tools.Tools()
+		for _, tl := range all {
 			if !t.offers(tl.Name()) {
 				continue
+			}
+			if req.Tools == nil { // sized once, not grown per tool; still nil when none is offered
+				req.Tools = make([]llm.ToolSpec, 0, len(all))
 			}
 			req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Name(), Description: tl.Description(), Parameters: tl.InputSchema()})
 		}
