@@ -94,6 +94,7 @@ type Session struct {
 	system   func(context.Context) (string, error) // SystemPrompt's
 
 	instructions InstructionsCache
+	lastSystem   renderedSystem
 	titled       atomic.Bool
 	tasks        *tasks.Set
 

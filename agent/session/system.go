@@ -5,6 +5,7 @@ package session
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,10 @@ func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
 	}
 	cwd := s.cfg.Cwd
 	vars := prompt.SystemVars(cwd, s.agent.ModelID(), s.cfg.Now())
+	extra := s.instructions.Get(cwd)
+	if out, ok := s.lastSystem.get(vars, extra); ok {
+		return out, nil
+	}
 	// A template override that forgot to register {{cwd}} still gets it.
 	out, err := prompt.RenderWith(tmpl, vars, func(name string) (string, bool) {
 		if name == prompt.VarCwd {
@@ -40,10 +45,38 @@ func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if extra := s.instructions.Get(cwd); extra != "" {
+	if extra != "" {
 		out = strings.TrimRight(out, "\n") + "\n\n" + extra
 	}
+	s.lastSystem.set(vars, extra, out)
 	return out, nil
+}
+
+// renderedSystem is the system prompt a session rendered last, with what
+// it was rendered from. The template and the cwd do not change during a
+// session, so while the variables (the model, the date) and AGENTS.md do
+// not either, a turn takes it as it is instead of rendering it again. It is
+// safe for concurrent use: a fork's child calls its parent's source.
+type renderedSystem struct {
+	mu    sync.Mutex
+	vars  prompt.Vars
+	extra string
+	out   string
+}
+
+func (r *renderedSystem) get(vars prompt.Vars, extra string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vars == nil || extra != r.extra || !maps.Equal(vars, r.vars) {
+		return "", false
+	}
+	return r.out, true
+}
+
+func (r *renderedSystem) set(vars prompt.Vars, extra, out string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.vars, r.extra, r.out = vars, extra, out
 }
 
 // systemTemplate is the embedded system prompt template, read once.
