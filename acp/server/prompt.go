@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,7 +160,7 @@ func (c *Conn) Cancel(ctx context.Context, n *acp.CancelNotification) error {
 // so a load replays it; they are not sent during the live turn.
 func (c *Conn) recordPrompt(s *session.Session, blocks []acp.ContentBlock) {
 	id := acp.SessionID(s.ID())
-	msgID := acp.MessageID(fmt.Sprintf("u_%s_%d", s.ID(), c.srv.opts.Now().UnixNano()))
+	msgID := acp.MessageID("u_" + s.ID() + "_" + strconv.FormatInt(c.srv.opts.Now().UnixNano(), 10))
 	for _, b := range blocks {
 		n := &acp.SessionNotification{SessionID: id, Update: &acp.UserMessageChunk{Content: b, MessageID: msgID}}
 		if raw, err := marshalNotification(n); err == nil {
