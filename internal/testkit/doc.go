@@ -4,7 +4,8 @@
 // ([Context], [Await], [Within]); a buffer that concurrent writers such
 // as a logger may share with the test that reads it ([SyncBuffer]); files
 // in a temporary tree ([Write], [Read]); the reference JSON encoding a
-// hand-written encoder is compared with ([EncodeJSON]); and, on Linux,
+// hand-written encoder is compared with ([EncodeJSON]); a loopback port
+// that accepts and closes ([Loopback]); and, on Linux,
 // the processes /proc shows ([Stat], [Ended], [Processes],
 // [Descendants]).
 //

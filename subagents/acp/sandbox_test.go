@@ -3,7 +3,6 @@
 package acpprovider_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	"github.com/dshd/dshd/tools/sandbox"
@@ -105,20 +105,7 @@ func TestSandbox_AConfinedAgentWritesOnlyWhereItsBindingLetsIt(t *testing.T) {
 
 func TestSandbox_NetworkFalseLeavesTheAgentOnlyItsOwnLoopback(t *testing.T) {
 	needLandlock(t)
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	l := testkit.Loopback(t)
 	p := sandboxedProvider(t, sandbox.Config{})
 	for _, tc := range []struct {
 		network string

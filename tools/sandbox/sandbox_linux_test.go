@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // needLandlock skips where the kernel cannot confine at all: the
@@ -131,20 +132,7 @@ func TestOff_ConfinesNothing(t *testing.T) {
 
 func TestNetworkOff_OnlyTheCommandsOwnLoopbackIsReachable(t *testing.T) {
 	needLandlock(t)
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	l := testkit.Loopback(t)
 	host := l.Addr().String()
 	cases := []struct {
 		name string
