@@ -408,6 +408,11 @@ func (c *conn) enqueue(it *item) {
 		c.lastNotif = it.seq
 	}
 	it.cost = len(it.params) + queuedMessageCost
+	if it.fl != nil {
+		// A request's id is kept twice until its answer: as sent and as
+		// the key of the pending request.
+		it.cost += len(it.fl.id) + len(it.fl.key)
+	}
 	c.queue = append(c.queue, it)
 	c.mu.Unlock()
 	c.stream.hold(it.cost)

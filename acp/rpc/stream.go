@@ -424,6 +424,10 @@ func joinChunks(chunks [][]byte, n int) []byte {
 	return line
 }
 
+// detachParamsAt is how many bytes of a line besides its params make a
+// request's params be copied out of it (see process).
+const detachParamsAt = 4 << 10
+
 // envelope holds the raw members of a message.
 type envelope struct {
 	jsonrpc, id, method, params, result, errObj []byte
@@ -478,6 +482,13 @@ func (s *Stream) process(line []byte) []byte {
 	}
 	version, _ := jsontext.String(env.jsonrpc)
 	if isRequest {
+		// A queued request keeps its params until it is handled, and
+		// counts their size against MaxQueuedInput (conn.enqueue). Params
+		// that are a small part of a long line are copied, so that the
+		// rest of the line (members nobody reads) is not kept uncounted.
+		if len(line)-len(env.params) > detachParamsAt {
+			env.params = bytes.Clone(env.params)
+		}
 		s.processRequest(&env, version, echo)
 		return nil
 	}
