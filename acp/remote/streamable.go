@@ -76,9 +76,12 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 			h.takeOver(r, sid, c)
 		}
 		c.mu.Lock()
-		if env.isRequest() {
+		if env.isRequest() && env.echoable() {
 			// The RFD answers session/new and session/load on the
 			// connection stream; other session requests on the session's.
+			// A request whose id the agent cannot echo is answered with a
+			// null id, on the connection stream: a route kept for it
+			// would never be taken.
 			to := sid
 			if env.method == methodSessionLoad || env.method == methodSessionNew {
 				to = ""
