@@ -21,6 +21,9 @@ const takeOverWait = 10 * time.Second
 // batchError is the JSON-RPC answer to a batch, sent with status 501.
 var batchError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"JSON-RPC batches are not supported"}}}` + "\n")
 
+// keepaliveComment is the SSE comment that keeps an idle stream alive.
+var keepaliveComment = []byte(":\n\n")
+
 // servePost takes one client message: initialize opens a connection and
 // is answered 200 with the agent's answer; anything else is queued for the
 // agent and answered 202, its answer coming on an SSE stream.
@@ -283,17 +286,44 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 // streams are written and flushed (see queued); the wait for a stream
 // whose reader takes nothing is bounded by WriteTimeout (see holding).
 func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
-	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", mimeEventStream)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
+	// Every write is bounded by WriteTimeout: a reader that takes nothing
+	// would otherwise hold this goroutine, its TCP connection and the
+	// batch being written for as long as it keeps the socket open, also
+	// after the connection was ended for it. A write that times out ends
+	// the response and its TCP connection (an HTTP/2 stream is reset).
+	// The deadline is cleared after each write: on HTTP/2 it runs also
+	// while nothing is written, and would end an idle stream.
+	rc := http.NewResponseController(w)
+	wt := c.h.o.WriteTimeout
+	send := func(b []byte) error {
+		started := time.Now()
+		if wt > 0 {
+			_ = rc.SetWriteDeadline(started.Add(wt))
 		}
+		var err error
+		if len(b) > 0 {
+			_, err = w.Write(b)
+		}
+		if err == nil {
+			if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+				err = nil
+			}
+		}
+		switch {
+		case err != nil && wt > 0 && time.Since(started) >= wt:
+			c.cut(mb)
+		case wt > 0:
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		return err
 	}
-	flush()
+	if send(nil) != nil {
+		return
+	}
 	var tick <-chan time.Time
 	if ka := c.h.o.KeepAlive; ka > 0 {
 		t := time.NewTicker(ka)
@@ -326,8 +356,7 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 				buf = append(buf, '\n', '\n')
 				size += len(m.msg)
 			}
-			_, err := w.Write(buf)
-			flush()
+			err := send(buf)
 			c.mu.Lock()
 			clear(mb.q[:n]) // let the written messages go
 			mb.q = mb.q[n:]
@@ -380,10 +409,9 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 		case <-r.Context().Done():
 			return
 		case <-tick:
-			if _, err := io.WriteString(w, ":\n\n"); err != nil {
+			if send(keepaliveComment) != nil {
 				return
 			}
-			flush()
 		}
 	}
 }

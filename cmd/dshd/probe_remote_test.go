@@ -9,8 +9,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/acp/remote"
@@ -27,7 +31,7 @@ func TestProbe_RequestsWithIdsTheAgentCannotEchoCostNothingAfterTheirAnswers(t *
 	c := remoteWire(t, u, &remote.DialOptions{Token: daemonToken})
 	c.initialize(ctx, nil)
 	pad := strings.Repeat("x", 2*mb)
-	const n = 256 // 512 MiB of ids in all
+	const n = 64 // 128 MiB of ids in all
 	for i := range n {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":{"pad":"%s%d"},"method":"session/list","params":{}}`, pad, i)
 		if err := c.writeLine([]byte(line)); err != nil {
@@ -36,5 +40,101 @@ func TestProbe_RequestsWithIdsTheAgentCannotEchoCostNothingAfterTheirAnswers(t *
 		c.waitUnmatched(ctx, -32600)
 	}
 	c.call(ctx, "session/list", map[string]any{}, nil) // the connection serves on
-	checkPeakRSS(t, vmHWM(t, p), 96, "after 512 MiB of ids nobody can answer")
+	checkPeakRSS(t, vmHWM(t, p), 96, "after 128 MiB of ids nobody can answer")
+}
+
+// dialSmallWindow opens a TCP connection to host whose receive buffer is
+// as small as the kernel allows, so that a peer that never reads stops
+// the daemon's writes after a few KiB.
+func dialSmallWindow(t testing.TB, host string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	nc, err := d.DialContext(testkit.Context(t), "tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// An SSE reader that takes nothing gets its connection ended after the
+// write timeout, and its TCP connection with it: the daemon's write to it
+// must not stay blocked, holding a goroutine, a descriptor and the
+// stream's last batch for as long as the peer keeps the socket open.
+// Before, the ACP connection ended but the stream's write waited for the
+// peer for ever; once the peer read, the stream ended as a finished
+// response and its TCP connection stayed open for the next request.
+func TestProbe_AnSSEReaderThatTakesNothingLosesItsTCPConnectionAtTheWriteTimeout(t *testing.T) {
+	p, u := serveTokenHTTP(t, "--write-timeout", "1s")
+	ctx := testkit.Context(t)
+	host := hostOf(u)
+	auth := map[string]string{"Authorization": "Bearer " + daemonToken}
+	conn := postInitialize(t, u, auth)
+	hdr := map[string]string{"Authorization": "Bearer " + daemonToken, remote.HeaderConnectionID: conn}
+
+	nc := dialSmallWindow(t, host)
+	fmt.Fprintf(nc, "GET /acp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", host, daemonToken, remote.HeaderConnectionID, conn)
+
+	// Each request is answered with its 256 KiB id on the connection
+	// stream, which nobody reads: the daemon's queue fills, and the
+	// connection is ended when it stays full for the write timeout.
+	pad := strings.Repeat("y", 256<<10)
+	for i := 0; ; i++ {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"%s%d","method":"x/unknown"}`, pad, i)
+		if r := postJSON(t, u, body, hdr); r.StatusCode != http.StatusAccepted {
+			break // the connection was ended (404)
+		}
+		if i > 400 {
+			t.Fatal("the daemon took 100 MiB of answers for a reader that takes nothing")
+		}
+	}
+	// Either the transport's queue or the agent's gives up first; both
+	// say the timeout.
+	if _, err := p.stderr.waitFor(ctx, "WRN", "timeout=1s"); err != nil {
+		t.Fatalf("%v\n%s", err, p.stderr)
+	}
+
+	if _, err := p.stderr.waitFor(ctx, "ending an SSE stream: its reader took none of its output in time", "peer=127.0.0.1:"); err != nil {
+		t.Errorf("%v\n%s", err, p.stderr)
+	}
+
+	// Now read what the daemon sent: a stream cut off ends with the
+	// connection; one left waiting ends as a complete chunked response,
+	// with the TCP connection kept for another request.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetReadDeadline(dl)
+	}
+	if completed := readResponseEnd(nc); completed {
+		t.Error("the stream's write waited for the reader past the write timeout: the response was completed and the TCP connection kept")
+	}
+}
+
+// readResponseEnd reads nc until the daemon closes it (false) or a
+// chunked response ends on it (true).
+func readResponseEnd(nc net.Conn) bool {
+	end := []byte("\r\n0\r\n\r\n")
+	var tail []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := nc.Read(buf)
+		tail = append(tail, buf[:n]...)
+		if bytes.HasSuffix(tail, end) {
+			return true
+		}
+		if len(tail) > len(end) {
+			tail = tail[len(tail)-len(end):]
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
