@@ -584,6 +584,16 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "ghosts":
+		// ghosts N SIZE: N updates of SIZE bytes, each for a session id
+		// never announced, then the answer.
+		var n, size int
+		fmt.Sscan(arg, &n, &size)
+		text := strings.Repeat("g", size)
+		for i := range n {
+			f.update(acp.SessionID(fmt.Sprintf("ghost-%d", i)), &acp.AgentMessageChunk{Content: acp.TextBlock(text)})
+		}
+		f.say(id, "done")
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

@@ -55,12 +55,17 @@ type peer struct {
 	reason   string        // why it ended; written before dead is closed
 	watched  chan struct{} // the watcher goroutine ended
 
-	mu       sync.Mutex
-	routes   map[acp.SessionID]*route     // agent-side session id → route
-	held     map[acp.SessionID]*heldQueue // updates waiting for an unknown id
-	nheld    int
-	changed  chan struct{} // closed and replaced whenever a route is added
-	sessions int           // sessions open on it (pool accounting)
+	mu     sync.Mutex
+	routes map[acp.SessionID]*route     // agent-side session id → route
+	held   map[acp.SessionID]*heldQueue // updates waiting for an unknown id
+	nheld  int                          // updates in held
+	// heldBytes is their size; heldFull is set once an update was
+	// dropped for the bound (maxHeld, maxHeldBytes).
+	heldBytes int
+	heldFull  bool
+	sweptAt   time.Time     // the last sweep of expired held updates
+	changed   chan struct{} // closed and replaced whenever a route is added
+	sessions  int           // sessions open on it (pool accounting)
 }
 
 var _ acp.Client = (*peer)(nil)

@@ -1,0 +1,68 @@
+//go:build unix
+
+package acpprovider_test
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+)
+
+// syncBuffer is a log sink the provider's goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// liveHeap returns the bytes of live heap objects, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// A child that sends updates for session ids it never announces gets
+// them held for a while (an announcement may follow), but only within a
+// bound, and the parent says so once. Before, each new id got a queue of
+// its own and the bound of 1024 updates applied only within one queue:
+// 2000 updates of 8 KiB for 2000 ids were all held (16 MB), and 4000 of
+// 16 KiB 64 MB.
+func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HoldUnknown: time.Hour})
+	before := liveHeap()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+		t.Fatalf("result = %+v", res)
+	}
+	// The child is still connected: what it made the parent hold is held.
+	held := liveHeap() - before
+	t.Logf("%d KiB held", held>>10)
+	if held > 10<<20 {
+		t.Errorf("the parent holds %d MiB for session ids the child never announced", held>>20)
+	}
+	if n := strings.Count(logs.String(), "holding no more updates for session ids the agent has not announced"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+}
