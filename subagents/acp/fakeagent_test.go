@@ -594,6 +594,14 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 			f.update(acp.SessionID(fmt.Sprintf("ghost-%d", i)), &acp.AgentMessageChunk{Content: acp.TextBlock(text)})
 		}
 		f.say(id, "done")
+	case "babble":
+		// babble N SIZE: one message of N chunks of SIZE bytes.
+		var n, size int
+		fmt.Sscan(arg, &n, &size)
+		text := strings.Repeat("b", size)
+		for range n {
+			f.update(id, &acp.AgentMessageChunk{Content: acp.TextBlock(text), MessageID: "m_babble"})
+		}
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

@@ -66,3 +66,29 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
 	}
 }
+
+// A child that streams one message without end costs the parent a
+// bounded amount of memory, and the model reads that the answer was cut.
+// Before, the parent kept every byte of it for the run's output (16 MB
+// here: 32 MB held with the output string).
+func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxOutputBytes: 64 << 10})
+	before := liveHeap()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "babble 1000 16384")
+	res := wait(t, run)
+	held := liveHeap() - before
+	t.Logf("%d KiB held, output %d bytes", held>>10, len(res.Output))
+	if res.StopReason != subagents.StopCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(res.Output) > 65<<10 || !strings.Contains(res.Output, "the rest of this answer (") {
+		t.Errorf("the output is %d bytes and ends %q", len(res.Output), res.Output[max(0, len(res.Output)-200):])
+	}
+	if held > 8<<20 {
+		t.Errorf("the parent holds %d MiB of one answer", held>>20)
+	}
+	if n := strings.Count(logs.String(), "the agent's answer is over the output limit"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+}

@@ -32,6 +32,10 @@ const (
 	// cancelled run to settle when its agent ignores session/cancel.
 	DefaultCancelGrace = 3 * time.Second
 	DefaultHoldUnknown = 2 * time.Second
+	// DefaultMaxOutputBytes is the default of Options.MaxOutputBytes:
+	// the task output a background task keeps by default, as much as a
+	// child's answer is worth to the model that reads it.
+	DefaultMaxOutputBytes = 256 << 10
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -90,6 +94,11 @@ type Options struct {
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
 	HoldUnknown time.Duration
+	// MaxOutputBytes caps the child's answer the parent keeps: its last
+	// message, which becomes the run's output. Beyond it the rest of the
+	// message is counted, not kept, and the output says so (default
+	// [DefaultMaxOutputBytes]).
+	MaxOutputBytes int
 	// ProgressInterval is the least time between two progress reports in
 	// the parent's tool call when the editor does not see the child
 	// (default one second).
@@ -189,6 +198,12 @@ func New(opts *Options) (*Provider, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	switch {
+	case o.MaxOutputBytes < 0:
+		return nil, fmt.Errorf("acp provider: MaxOutputBytes is %d; want a positive size, or 0 for the default (%d)", o.MaxOutputBytes, DefaultMaxOutputBytes)
+	case o.MaxOutputBytes == 0:
+		o.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if o.ClientName == "" {
 		o.ClientName = "dshd"
