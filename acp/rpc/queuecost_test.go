@@ -1,9 +1,13 @@
 package rpc
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 )
@@ -63,4 +67,59 @@ func liveHeap() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// lockedBuffer is a log sink for the connection's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bad input is answered (or dropped) line by line, but logged at warning
+// level only the first time each kind of it comes from a connection:
+// before, every line of a peer's garbage was a warning of its own, a
+// 10-byte line making 76 bytes of log, so a peer could fill the disk the
+// daemon's log goes to. The rest are debug lines.
+func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
+	agentEnd, peer := net.Pipe()
+	a := &fakeAgent{}
+	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: log})
+	go drain(peer)
+	kinds := []string{
+		`{not json`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"result":{}}`,
+		`{"jsonrpc":"2.0","id":777,"result":{}}`,
+		`{"jsonrpc":"1.0","id":1,"result":{}}`,
+	}
+	for range 100 {
+		for _, k := range kinds {
+			if _, err := io.WriteString(peer, k+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	peer.Close()
+	<-a.conn.Done()
+	lines := strings.Count(logs.String(), "\n")
+	if lines > 2*len(kinds) {
+		t.Errorf("%d lines of bad input made %d warnings, want one a kind:\n%.3000s", 100*len(kinds), lines, logs.String())
+	}
+	if lines < 3 {
+		t.Errorf("bad input was not warned of:\n%s", logs.String())
+	}
 }
