@@ -138,3 +138,59 @@ func readResponseEnd(nc net.Conn) bool {
 		}
 	}
 }
+
+// requestAs sends one request to the listener at host with the Host (and
+// Origin) header a browser on another site sends after DNS rebinding,
+// and returns the status.
+func requestAs(t testing.TB, host, asHost, method, body string, hdr map[string]string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testkit.Context(t), method, "http://"+host+"/acp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = asHost
+	req.Header.Set("Origin", "http://"+asHost)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A listener without a token trusts whoever reaches loopback, so it must
+// serve only requests addressed to loopback: a web page whose name the
+// attacker points at 127.0.0.1 (DNS rebinding) is same-origin for the
+// browser, and before it could open a connection, answer the permission
+// questions itself and have the agent run commands as the daemon's user.
+func TestProbe_AListenerWithoutATokenServesOnlyRequestsAddressedToLoopback(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0")
+	ctx := testkit.Context(t)
+	host := hostOf(u)
+	_, port, _ := net.SplitHostPort(host)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	jsonHdr := map[string]string{"Content-Type": "application/json"}
+	upgrade := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+	for _, evil := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port} {
+		if got := requestAs(t, host, evil, http.MethodPost, initialize, jsonHdr); got != http.StatusForbidden {
+			t.Errorf("initialize for Host %s: %d, want 403", evil, got)
+		}
+		if got := requestAs(t, host, evil, http.MethodGet, "", upgrade); got != http.StatusForbidden {
+			t.Errorf("a WebSocket for Host %s: %d, want 403", evil, got)
+		}
+	}
+	for _, ok := range []string{host, "localhost:" + port, "[::1]:" + port, "dshd.localhost:" + port} {
+		if got := requestAs(t, host, ok, http.MethodPost, initialize, jsonHdr); got != http.StatusOK {
+			t.Errorf("initialize for Host %s: %d, want 200", ok, got)
+		}
+	}
+	if _, err := p.stderr.waitFor(ctx, "WRN", "not addressed to loopback", "host=evil.example", "peer=127.0.0.1:"); err != nil {
+		t.Errorf("%v\n%s", err, p.stderr)
+	}
+	if n := strings.Count(p.stderr.String(), "not addressed to loopback"); n != 1 {
+		t.Errorf("the refusals were logged %d times, want once\n%s", n, p.stderr)
+	}
+}
