@@ -91,8 +91,8 @@ type Options struct {
 	// KeepAlive is the interval of SSE keepalive comments and WebSocket
 	// pings (default 15 s; negative: none).
 	KeepAlive time.Duration
-	// HandshakeTimeout bounds the agent's answer to initialize on POST
-	// (default 10 s).
+	// HandshakeTimeout bounds the body of the initialize POST (408
+	// beyond) and the agent's answer to it (default 10 s).
 	HandshakeTimeout time.Duration
 
 	// AffinityCookie and AffinityValue, when both set, are sent as a cookie
@@ -121,7 +121,8 @@ type Observer interface {
 	ConnOpened(transport string)
 	ConnClosed(transport string)
 	// LimitHit counts a request refused or a connection ended by a limit:
-	// "connections", "message-size", "write-timeout", "streams", "auth".
+	// "connections", "message-size", "write-timeout", "streams", "auth",
+	// "handshake".
 	LimitHit(limit string)
 }
 
@@ -162,7 +163,7 @@ type Handler struct {
 
 	// Limits hit by requests that belong to no connection, logged once
 	// per episode: set when hit, cleared by the next request that passes.
-	loggedFull, loggedAuth, loggedInit, loggedHost atomic.Bool
+	loggedFull, loggedAuth, loggedInit, loggedHost, loggedSlow atomic.Bool
 }
 
 // NewHandler returns a handler; Options.Serve is required.

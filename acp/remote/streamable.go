@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -34,10 +35,21 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	connID := r.Header.Get(HeaderConnectionID)
 	if connID == "" {
+		// The POST that opens a connection is its handshake: its body
+		// must arrive within HandshakeTimeout, as a socket's first line
+		// must, or a peer could hold a TCP connection for ever by
+		// trickling it.
+		rc := http.NewResponseController(w)
+		if d := h.o.HandshakeTimeout; d > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(d))
+		}
 		body, env, ok := h.readMessage(w, r, h.o.MaxInitializeBytes, nil)
 		if !ok {
+			// The deadline stays: the server's reading of what is left
+			// of the body ends with it, and so does the connection.
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		if env.method != methodInitialize || !env.isRequest() {
 			textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
 			return
@@ -132,7 +144,16 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if !errors.As(err, &tooBig) {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			h.o.Observer.LimitHit("handshake")
+			if !h.loggedSlow.Swap(true) {
+				h.log.Warn("refusing an initialize POST whose body did not arrive in time", "timeout", h.o.HandshakeTimeout, "peer", r.RemoteAddr)
+			}
+			w.Header().Set("Connection", "close")
+			textError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+			return nil, envelope{}, false
+		case !errors.As(err, &tooBig):
 			textError(w, http.StatusBadRequest, "cannot read the request body")
 			return nil, envelope{}, false
 		}
@@ -151,6 +172,7 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 	}
 	if c == nil {
 		h.loggedInit.Store(false)
+		h.loggedSlow.Store(false)
 	}
 	body = bytes.TrimSpace(body)
 	switch {

@@ -194,3 +194,24 @@ func TestProbe_AListenerWithoutATokenServesOnlyRequestsAddressedToLoopback(t *te
 		t.Errorf("the refusals were logged %d times, want once\n%s", n, p.stderr)
 	}
 }
+
+// The POST that opens a Streamable HTTP connection is bounded in time as
+// the handshake is: a peer that sends its head and then trickles, or
+// stops sending, its body is answered 408 and cut off at the handshake
+// timeout, as a socket peer is that does not finish its first line.
+// Before, nothing ended it: without a token, any local user could hold
+// every one of --max-connections this way, for ever.
+func TestProbe_AnInitializeBodyThatNeverEndsIsCutOffAtTheHandshakeTimeout(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--handshake-timeout", "1s")
+	ctx := testkit.Context(t)
+	host := hostOf(u)
+	nc := dialTCP(t, host)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	fmt.Fprintf(nc, "POST /acp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body[:10])
+	if got := readsEOF(t, nc); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
+		t.Errorf("the daemon answered %q, want a 408", got)
+	}
+	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "peer=127.0.0.1:"); err != nil {
+		t.Errorf("%v\n%s", err, p.stderr)
+	}
+}
