@@ -261,7 +261,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Peer == "" {
-		o.Peer = peerName(rwc)
+		o.Peer = PeerName(rwc)
 	}
 	o.Limits = o.Limits.withDefaults()
 	c := &conn{
