@@ -584,6 +584,25 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "terms":
+		// terms N CMD...: N terminals running CMD at once, never released;
+		// says how many started and the first refusal.
+		var n int
+		words := strings.Fields(arg)
+		fmt.Sscan(words[0], &n)
+		started, refusal := 0, ""
+		for range n {
+			_, err := cl.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: id, Command: words[1], Args: words[2:]})
+			if err != nil {
+				var ae *acp.Error
+				if errors.As(err, &ae) {
+					refusal = fmt.Sprintf("%d %s", ae.Code, ae.Data)
+				}
+				break
+			}
+			started++
+		}
+		f.say(id, fmt.Sprintf("started=%d refusal=%s", started, refusal))
 	case "ghosts":
 		// ghosts N SIZE: N updates of SIZE bytes, each for a session id
 		// never announced, then the answer.

@@ -92,3 +92,22 @@ func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing
 		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
 	}
 }
+
+// A child runs terminals on the parent's runner at most MaxTerminals at
+// once (the daemon's --max-tasks); one more is refused, saying so, and the
+// child hears why. Before, a child the gate let run commands (yolo mode,
+// or one "always allow") could start processes in the parent without
+// end, each keeping up to 16 MiB of output.
+func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxTerminals: 4})
+	parent := newParent(t, parentOpts{gate: &recGate{}, runner: true})
+	res := ask(t, p, parent, "terms 10 sleep 30", fakeBinding(modeAgent))
+	if !strings.HasPrefix(res.Output, "started=4 refusal=-32600 ") || !strings.Contains(res.Output, "4 terminals") {
+		t.Fatalf("answer %q", res.Output)
+	}
+	if n := strings.Count(logs.String(), "refusing a terminal"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+	checkNoProcesses(t)
+}

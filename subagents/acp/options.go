@@ -36,6 +36,9 @@ const (
 	// the task output a background task keeps by default, as much as a
 	// child's answer is worth to the model that reads it.
 	DefaultMaxOutputBytes = 256 << 10
+	// DefaultMaxTerminals is the default of Options.MaxTerminals: the
+	// background tasks a session runs at once by default.
+	DefaultMaxTerminals = 16
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -94,6 +97,10 @@ type Options struct {
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
 	HoldUnknown time.Duration
+	// MaxTerminals caps the terminals one child runs at once on the
+	// parent's runner (default [DefaultMaxTerminals]); one more is
+	// refused until one is released.
+	MaxTerminals int
 	// MaxOutputBytes caps the child's answer the parent keeps: its last
 	// message, which becomes the run's output. Beyond it the rest of the
 	// message is counted, not kept, and the output says so (default
@@ -198,6 +205,12 @@ func New(opts *Options) (*Provider, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	switch {
+	case o.MaxTerminals < 0:
+		return nil, fmt.Errorf("acp provider: MaxTerminals is %d; want a positive number, or 0 for the default (%d)", o.MaxTerminals, DefaultMaxTerminals)
+	case o.MaxTerminals == 0:
+		o.MaxTerminals = DefaultMaxTerminals
 	}
 	switch {
 	case o.MaxOutputBytes < 0:

@@ -100,6 +100,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Sandbox:        commandSandbox(st, log),
 		SelfStateDir:   filepath.Dir(dir),
 		MaxOutputBytes: st.MaxChildOutput,
+		MaxTerminals:   st.MaxTasks,
 		Version:        version.String(),
 		Logger:         log,
 	})
