@@ -1,8 +1,9 @@
 // End-to-end tests of a child dshd's state dir in the sandbox: the one
 // its own settings resolve (its arguments, then its environment, then its
 // config file, then $XDG_STATE_HOME/dshd) is the one made writable, and a
-// workspace agent definition cannot open a directory for writing, or
-// loosen the child's sandbox, through a config-file agent it names.
+// workspace agent definition cannot open a directory for writing through
+// the args it gives a child dshd: --state-dir to a config-file agent it
+// names, --config (whose stateDir the child would use) to its command.
 
 package main
 
@@ -73,5 +74,65 @@ func TestAChildDshdWritesItsJournalsInTheStateDirItsEnvironmentNames(t *testing.
 				t.Errorf("journals in the state dir that lost: %v", got)
 			}
 		})
+	}
+}
+
+func TestAWorkspaceDefinitionCannotOpenADirectoryToAChildDshdThroughItsArgs(t *testing.T) {
+	needSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	// kid is a child dshd: an agent of the config file without a command.
+	file := testkit.Write(t, t.TempDir(), "config.json", `{"agents": {"kid": {}}}`)
+	child := "serve, --mode, yolo, --model, \"scripted:" + script + "\""
+	for _, tc := range []struct {
+		name string
+		// keys of the definition: {opened} is the dir it tries to open,
+		// {conf} a config file of the child's whose stateDir is {opened}.
+		keys string
+		// what the rejection says after "cannot pass "
+		want string
+	}{
+		{"a config-file agent given --state-dir", "agent: kid\nargs: [" + child + ", --state-dir, {opened}]\n",
+			"--state-dir to a child dshd (the agent kid of the config file runs one)"},
+		{"a child dshd command given --config", "command: " + exe + "\nargs: [" + child + ", --config, {conf}]\n",
+			"--config to a child dshd"},
+	} {
+		for _, user := range []bool{false, true} {
+			name := tc.name + " in the workspace: rejected, naming the file, line and flag"
+			if user {
+				name = tc.name + " in the user's config dir: its state dir is the one it names"
+			}
+			t.Run(name, func(t *testing.T) {
+				ws, config, opened := t.TempDir(), t.TempDir(), t.TempDir()
+				conf := testkit.Write(t, t.TempDir(), "child.json", `{"stateDir": "`+opened+`"}`)
+				def := "---\ndescription: A child dshd.\nprovider: acp\n" + strings.NewReplacer("{opened}", opened, "{conf}", conf).Replace(tc.keys) + "---\n"
+				var path string
+				if user {
+					path = agentFile(t, config, "dshd/agents", "kid.md", def)
+				} else {
+					path = agentFile(t, ws, ".dshd/agents", "kid.md", def)
+				}
+				result, stderr := delegateOnce(t, "kid", []string{"XDG_CONFIG_HOME=" + config}, ws, "--config", file)
+				written := len(journals(t, opened)) > 0
+				if user {
+					if !strings.Contains(result, "child says: hello child") || !written {
+						t.Fatalf("the user's child dshd did not complete its turn in its state dir (journals there: %v): %q; stderr:\n%s", written, result, stderr)
+					}
+					return
+				}
+				if written {
+					t.Errorf("the child dshd wrote its journals in %s, which the workspace's file opened to it", opened)
+				}
+				if want := path + ":5:1: args: a workspace definition cannot pass " + tc.want; !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+				if strings.Contains(result, "child says") {
+					t.Errorf("the rejected definition's tool ran: %q", result)
+				}
+			})
+		}
 	}
 }

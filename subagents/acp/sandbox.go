@@ -154,6 +154,17 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 	return c, nil
 }
 
+// RunsSelf reports whether the binding opts runs a child dshd (this
+// program, by default or by name, through a named agent too), which gets
+// the daemon's sandbox and its own state dir writable, so that what its
+// arguments say matters to its confinement. Agent definitions ask it of
+// the arguments a workspace's file gives a named agent. Options that
+// cannot work are false: [Provider.CheckOptions] says why.
+func (p *Provider) RunsSelf(opts map[string]string) bool {
+	t, err := p.resolveTarget(opts)
+	return err == nil && t.self
+}
+
 // stateDirOf is the state dir of the child dshd t, as its arguments and
 // the environment it will get resolve it ([Options.StateDirOf]), or "".
 func (p *Provider) stateDirOf(t *target) string {

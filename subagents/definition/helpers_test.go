@@ -1,6 +1,7 @@
 package definition_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dshd/dshd/subagents"
@@ -22,7 +23,17 @@ type daemon struct {
 func newDaemon(t testing.TB) *daemon {
 	t.Helper()
 	svc := subagents.NewService(nil)
-	acp, err := acpprovider.New(&acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{"codex": {Command: "codex-acp"}}})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// codex is a third-party agent; kid is a child dshd by default (no
+	// command), kid-by-name one whose command is this program.
+	acp, err := acpprovider.New(&acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{
+		"codex":       {Command: "codex-acp"},
+		"kid":         {},
+		"kid-by-name": {Command: self, Args: []string{"serve"}},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
