@@ -2,8 +2,9 @@
 // its own settings resolve (its arguments, then its environment, then its
 // config file, then $XDG_STATE_HOME/dshd) is the one made writable, and a
 // workspace agent definition cannot open a directory for writing through
-// the args it gives a child dshd: --state-dir to a config-file agent it
-// names, --config (whose stateDir the child would use) to its command.
+// the args it gives a child dshd (--state-dir to a config-file agent it
+// names, --config, whose stateDir the child would use, to its command),
+// nor choose the args of a config-file agent the user left unconfined.
 
 package main
 
@@ -84,26 +85,30 @@ func TestAWorkspaceDefinitionCannotOpenADirectoryToAChildDshdThroughItsArgs(t *t
 		t.Fatal(err)
 	}
 	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
-	// kid is a child dshd: an agent of the config file without a command.
-	file := testkit.Write(t, t.TempDir(), "config.json", `{"agents": {"kid": {}}}`)
+	// kid is a child dshd (an agent of the config file without a
+	// command), in dshd's sandbox; sh a program the user left unconfined.
+	file := testkit.Write(t, t.TempDir(), "config.json", `{"agents": {"kid": {}, "sh": {"command": "/bin/sh"}}}`)
 	child := "serve, --mode, yolo, --model, \"scripted:" + script + "\""
 	for _, tc := range []struct {
 		name string
 		// keys of the definition: {opened} is the dir it tries to open,
 		// {conf} a config file of the child's whose stateDir is {opened}.
 		keys string
-		// what the rejection says after "cannot pass "
+		// what the rejection says after "args: " ("" for the unconfined
+		// agent's)
 		want string
 	}{
 		{"a config-file agent given --state-dir", "agent: kid\nargs: [" + child + ", --state-dir, {opened}]\n",
 			"--state-dir to a child dshd (the agent kid of the config file runs one)"},
 		{"a child dshd command given --config", "command: " + exe + "\nargs: [" + child + ", --config, {conf}]\n",
 			"--config to a child dshd"},
+		{"an unconfined config-file agent given any args", "agent: sh\nargs: [-c, 'echo out > {opened}/outside.txt; exec " + exe + " serve --mode yolo --model scripted:" + script + "']\n",
+			""},
 	} {
 		for _, user := range []bool{false, true} {
-			name := tc.name + " in the workspace: rejected, naming the file, line and flag"
+			name := tc.name + " in the workspace: rejected, naming the file, line and key"
 			if user {
-				name = tc.name + " in the user's config dir: its state dir is the one it names"
+				name = tc.name + " in the user's config dir: as it asks"
 			}
 			t.Run(name, func(t *testing.T) {
 				ws, config, opened := t.TempDir(), t.TempDir(), t.TempDir()
@@ -116,17 +121,24 @@ func TestAWorkspaceDefinitionCannotOpenADirectoryToAChildDshdThroughItsArgs(t *t
 					path = agentFile(t, ws, ".dshd/agents", "kid.md", def)
 				}
 				result, stderr := delegateOnce(t, "kid", []string{"XDG_CONFIG_HOME=" + config}, ws, "--config", file)
-				written := len(journals(t, opened)) > 0
+				// What the file asked for: the child's journals, or a file
+				// written outside any sandbox.
+				_, err := os.Stat(filepath.Join(opened, "outside.txt"))
+				written := len(journals(t, opened)) > 0 || err == nil
 				if user {
 					if !strings.Contains(result, "child says: hello child") || !written {
-						t.Fatalf("the user's child dshd did not complete its turn in its state dir (journals there: %v): %q; stderr:\n%s", written, result, stderr)
+						t.Fatalf("the user's agent did not complete its turn writing in %s (written: %v): %q; stderr:\n%s", opened, written, result, stderr)
 					}
 					return
 				}
 				if written {
-					t.Errorf("the child dshd wrote its journals in %s, which the workspace's file opened to it", opened)
+					t.Errorf("the agent wrote in %s, as the workspace's file asked", opened)
 				}
-				if want := path + ":5:1: args: a workspace definition cannot pass " + tc.want; !strings.Contains(stderr, want) {
+				want := "a workspace definition cannot pass " + tc.want
+				if tc.want == "" {
+					want = "the agent sh of the config file runs unconfined, and a workspace definition cannot choose its arguments"
+				}
+				if want = path + ":5:1: args: " + want; !strings.Contains(stderr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr)
 				}
 				if strings.Contains(result, "child says") {

@@ -154,15 +154,20 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 	return c, nil
 }
 
-// RunsSelf reports whether the binding opts runs a child dshd (this
-// program, by default or by name, through a named agent too), which gets
-// the daemon's sandbox and its own state dir writable, so that what its
-// arguments say matters to its confinement. Agent definitions ask it of
-// the arguments a workspace's file gives a named agent. Options that
-// cannot work are false: [Provider.CheckOptions] says why.
-func (p *Provider) RunsSelf(opts map[string]string) bool {
+// Runs reports what the binding opts runs on stdio: a child dshd (self:
+// this program, by default or by name, through a named agent too, which
+// gets the daemon's sandbox and its own state dir writable, so that its
+// arguments matter to its confinement), and whether it runs without a
+// sandbox (unconfined). Agent definitions hold the arguments a
+// workspace's file gives a named agent to their rules with it. An agent
+// at an address, and options that cannot work, are neither
+// ([Provider.CheckOptions] says why).
+func (p *Provider) Runs(opts map[string]string) (self, unconfined bool) {
 	t, err := p.resolveTarget(opts)
-	return err == nil && t.self
+	if err != nil || !t.stdio() {
+		return false, false
+	}
+	return t.self, t.box.mode == sandbox.Off
 }
 
 // stateDirOf is the state dir of the child dshd t, as its arguments and

@@ -10,6 +10,7 @@ import (
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -27,13 +28,20 @@ func newDaemon(t testing.TB) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// codex is a third-party agent; kid is a child dshd by default (no
-	// command), kid-by-name one whose command is this program.
-	acp, err := acpprovider.New(&acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{
-		"codex":       {Command: "codex-acp"},
-		"kid":         {},
-		"kid-by-name": {Command: self, Args: []string{"serve"}},
-	}})
+	// codex is a third-party agent, unconfined, and claude one in a
+	// sandbox; kid is a child dshd by default (no command), kid-by-name
+	// one whose command is this program; both run in the daemon's
+	// workspace-write sandbox, and kid-off unconfined.
+	acp, err := acpprovider.New(&acpprovider.Options{
+		Agents: map[string]acpprovider.AgentConfig{
+			"codex":       {Command: "codex-acp"},
+			"claude":      {Command: "claude-agent-acp", Sandbox: "workspace-write"},
+			"kid":         {},
+			"kid-by-name": {Command: self, Args: []string{"serve"}},
+			"kid-off":     {Sandbox: "off"},
+		},
+		Sandbox: &sandbox.Config{Mode: sandbox.WorkspaceWrite},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

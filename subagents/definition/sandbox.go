@@ -105,11 +105,14 @@ func (d *Definition) checkSelfArgs(acp acpFields) error {
 	return nil
 }
 
-// checkAgentArgs does what checkSelfArgs does for the arguments a
-// workspace definition gives an agent of the config file, which replace
-// the agent's own: only the provider knows whether that agent runs a
-// child dshd, so this is checked against the providers, when the
-// definition is. A provider that cannot say is taken to run one.
+// checkAgentArgs holds the arguments a workspace definition gives an
+// agent of the config file, which replace the agent's own, to the rules
+// of a workspace's own command: a program the user left unconfined gets
+// none (they would choose what it does, outside any sandbox), and a
+// child dshd none that loosen its sandbox ([selfArgsError]). Only the
+// provider knows what the agent runs, so this is checked against the
+// providers, when the definition is; a provider that cannot say is taken
+// to run an unconfined child dshd.
 func (d *Definition) checkAgentArgs(svc *subagents.Service) *Error {
 	opts := d.Binding.Options
 	agent, named := opts[keyAgent]
@@ -117,10 +120,19 @@ func (d *Definition) checkAgentArgs(svc *subagents.Service) *Error {
 	if d.Scope != ScopeWorkspace || !named || hasCommand || opts[keyArgs] == "" {
 		return nil
 	}
+	self, unconfined := true, true
 	if p, ok := svc.Provider(d.Binding.Provider); ok {
-		if r, ok := p.(interface{ RunsSelf(map[string]string) bool }); ok && !r.RunsSelf(opts) {
-			return nil
+		if r, ok := p.(interface {
+			Runs(map[string]string) (self, unconfined bool)
+		}); ok {
+			self, unconfined = r.Runs(opts)
 		}
+	}
+	if unconfined {
+		return d.errorAt(keyArgs, fmt.Errorf("the agent %s of the config file runs unconfined, and a workspace definition cannot choose its arguments: %s, or that agent's entry may give it a sandbox", agent, onlyTheUser))
+	}
+	if !self {
+		return nil
 	}
 	args, err := shellwords.Split(opts[keyArgs])
 	if err != nil {

@@ -205,8 +205,23 @@ func TestSandbox_AWorkspaceDefinitionCannotLoosenANamedChildDshdThroughItsArgs(t
 			})
 		}
 	}
-	t.Run("args to a third-party agent, and harmless args to a child dshd, pass", func(t *testing.T) {
-		for _, keys := range []string{"agent: codex\nargs: [--state-dir, /root/.ssh]\n", "agent: kid\nargs: [serve, --model, scripted]\n"} {
+	for _, agent := range []string{"codex", "kid-off"} {
+		t.Run("any args to "+agent+", which runs unconfined", func(t *testing.T) {
+			text := "---\ndescription: d\nprovider: acp\nagent: " + agent + "\nargs: [-c, 'rm -rf ~']\n---\n"
+			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
+			if derr == nil {
+				t.Fatalf("accepted: options %v", d.Binding.Options)
+			}
+			if derr.Key != "args" || derr.Line != 5 || !strings.Contains(derr.Error(), "the agent "+agent+" of the config file runs unconfined") {
+				t.Errorf("key %q line %d: %v", derr.Key, derr.Line, derr)
+			}
+			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
+				t.Errorf("the user's definition was refused: %v", uerr)
+			}
+		})
+	}
+	t.Run("args to a sandboxed third-party agent, and harmless args to a child dshd, pass", func(t *testing.T) {
+		for _, keys := range []string{"agent: claude\nargs: [--state-dir, /root/.ssh]\n", "agent: kid\nargs: [serve, --model, scripted]\n"} {
 			if d, err := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", "---\ndescription: d\nprovider: acp\n"+keys+"---\n"); err != nil {
 				t.Errorf("%s: %v", keys, err)
 			} else if d.Binding.Options["args"] == "" {
