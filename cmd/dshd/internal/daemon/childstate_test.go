@@ -65,3 +65,22 @@ func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkChildStateDir is what a child dshd's start pays to know its
+// state dir: its settings resolved, its config file read.
+func BenchmarkChildStateDir(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "dshd"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dshd", "config.json"), []byte(`{"model": "m", "agents": {"kid": {}}}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": dir, "HOME": "/home/me"}
+	args := []string{"serve", "--mode", "ask", "--model", "scripted", "--sandbox", "workspace-write"}
+	for b.Loop() {
+		if _, err := childStateDir(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
