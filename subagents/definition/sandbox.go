@@ -129,7 +129,7 @@ func (d *Definition) checkAgentArgs(svc *subagents.Service) *Error {
 		}
 	}
 	if unconfined {
-		return d.errorAt(keyArgs, fmt.Errorf("the agent %s of the config file runs unconfined, and a workspace definition cannot choose its arguments: %s, or that agent's entry may give it a sandbox", agent, onlyTheUser))
+		return d.errorAt(keyArgs, fmt.Errorf("the agent %s of the config file runs unconfined, and a workspace definition cannot choose its arguments: %s (or give the agent a sandbox in its entry)", agent, onlyTheUser))
 	}
 	if !self {
 		return nil
