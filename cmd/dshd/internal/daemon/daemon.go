@@ -98,7 +98,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Agents:      namedAgents(st.Agents),
 		// A child process runs in a sandbox derived from the commands'.
 		Sandbox:        commandSandbox(st, log),
-		SelfStateDir:   filepath.Dir(dir),
+		StateDirOf:     childStateDir,
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
 		Version:        version.String(),
