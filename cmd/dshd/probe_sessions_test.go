@@ -1,3 +1,5 @@
+//go:build linux
+
 // A peer that opens sessions without end on one connection: each live
 // session holds its agent, journal and tools in the daemon's memory
 // (about 4 KB each when idle, measured with 5000 over a WebSocket), so
