@@ -603,6 +603,24 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 			started++
 		}
 		f.say(id, fmt.Sprintf("started=%d refusal=%s", started, refusal))
+	case "asks":
+		// asks N: N fs/read_text_file requests at once for a session id
+		// never announced, each waited for; says how they ended.
+		var n int
+		fmt.Sscan(arg, &n)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range n {
+			wg.Go(func() {
+				_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: acp.SessionID(fmt.Sprintf("ghost-%d", i)), Path: "/etc/hostname"})
+				mu.Lock()
+				codes[code(err)]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		f.say(id, fmt.Sprint(codes))
 	case "ghosts":
 		// ghosts N SIZE: N updates of SIZE bytes, each for a session id
 		// never announced, then the answer.

@@ -111,3 +111,41 @@ func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
 	}
 	checkNoProcesses(t)
 }
+
+// A child's requests are served at most MaxRequests at once: each runs
+// on a goroutine of the parent's and may wait (for the user, for a
+// session to be announced), so a child that sends them without end would
+// otherwise cost the parent a goroutine and its request each, all at
+// once. Beyond the bound the parent reads no more of the child's
+// messages until one is answered. Before, 3000 requests for unknown
+// sessions had 3000 goroutines waiting in the parent at once.
+func TestHostile_AChildsRequestsAreServedABoundedNumberAtATime(t *testing.T) {
+	p := newProvider(t, &acpprovider.Options{MaxRequests: 8, HoldUnknown: 50 * time.Millisecond})
+	base := runtime.NumGoroutine()
+	peak := make(chan int, 1)
+	stop := make(chan struct{})
+	go func() {
+		most := 0
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			default:
+			}
+			most = max(most, runtime.NumGoroutine())
+			runtime.Gosched()
+		}
+	}()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "asks 400")
+	res := wait(t, run)
+	close(stop)
+	most := <-peak - base
+	t.Logf("answer %q, at most %d goroutines more than before", res.Output, most)
+	if res.Output != "map[-32002:400]" {
+		t.Errorf("answer %q, want every request refused for its unknown session", res.Output)
+	}
+	if most > 200 {
+		t.Errorf("%d goroutines more at once in the parent, with 8 requests allowed at once", most)
+	}
+}

@@ -39,6 +39,10 @@ const (
 	// DefaultMaxTerminals is the default of Options.MaxTerminals: the
 	// background tasks a session runs at once by default.
 	DefaultMaxTerminals = 16
+	// DefaultMaxRequests is the default of Options.MaxRequests: far more
+	// than an agent that waits for its answers has open (a permission
+	// question or a terminal's exit per session it runs).
+	DefaultMaxRequests = 256
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -103,6 +107,10 @@ type Options struct {
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
 	HoldUnknown time.Duration
+	// MaxRequests caps the requests of one connection's agent served at
+	// once (default [DefaultMaxRequests]); beyond it the connection's
+	// next message waits for one to be answered.
+	MaxRequests int
 	// MaxTerminals caps the terminals one child runs at once on the
 	// parent's runner (default [DefaultMaxTerminals]); one more is
 	// refused until one is released.
@@ -211,6 +219,12 @@ func New(opts *Options) (*Provider, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	switch {
+	case o.MaxRequests < 0:
+		return nil, fmt.Errorf("acp provider: MaxRequests is %d; want a positive number, or 0 for the default (%d)", o.MaxRequests, DefaultMaxRequests)
+	case o.MaxRequests == 0:
+		o.MaxRequests = DefaultMaxRequests
 	}
 	switch {
 	case o.MaxTerminals < 0:

@@ -49,6 +49,11 @@ type peer struct {
 	init  *acp.InitializeResponse
 	log   *slog.Logger
 
+	// slots holds a token per request of the agent's being served
+	// (MaxRequests); loggedSlots is set once they were all taken.
+	slots       chan struct{}
+	loggedSlots atomic.Bool
+
 	closing  atomic.Bool // closed by us
 	shutOnce sync.Once
 	dead     chan struct{} // closed when the connection ended
@@ -78,6 +83,7 @@ func (p *Provider) newPeer(t *target) *peer {
 		log:     p.log.With("agent", t.label),
 		dead:    make(chan struct{}),
 		watched: make(chan struct{}),
+		slots:   make(chan struct{}, p.o.MaxRequests),
 		routes:  map[acp.SessionID]*route{},
 		held:    map[acp.SessionID]*heldQueue{},
 		changed: make(chan struct{}),

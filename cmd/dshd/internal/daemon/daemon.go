@@ -101,6 +101,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		StateDirOf:     childStateDir,
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
+		MaxRequests:    st.MaxChildRequests,
 		Version:        version.String(),
 		Logger:         log,
 	})
