@@ -35,8 +35,9 @@ var pathToken = lazyRegexp("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((
 
 // deniedWord finds the word a program puts right before the error, as sh
 // ("cannot create in.txt: Permission denied") and Go ("open in.txt:
-// permission denied") do, for names that do not start like a path.
-var deniedWord = lazyRegexp(`(?i)([^\s:'"]+): permission denied`)
+// permission denied") do, for names that do not start like a path; a
+// quoted name is pathToken's (coreutils quote it ‘so’ in a UTF-8 locale).
+var deniedWord = lazyRegexp(`(?i)([^\s:'"‘’]+): permission denied`)
 
 // Refusals are what a confined command's output shows its sandbox
 // refused it.
