@@ -186,11 +186,11 @@ func (pr *process) end() string {
 	case errors.As(err, &se):
 		return "could not be started in its sandbox: " + se.Msg
 	case err != nil:
-		return describeExit(pr.child.State())
+		return describeExit(pr.child.State()) + pr.words.in()
 	case st.Signal != "":
-		return "was killed by signal " + st.Signal
+		return "was killed by signal " + st.Signal + pr.words.in()
 	}
-	return fmt.Sprintf("exited with status %d", st.Code)
+	return fmt.Sprintf("exited with status %d", st.Code) + pr.words.in()
 }
 
 // describeExit says how a process ended, for diagnostics.

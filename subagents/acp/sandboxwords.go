@@ -20,7 +20,7 @@ type boxWords struct {
 	// self is set for a child dshd, whose own state dir is made
 	// writable when its settings name it.
 	self bool
-	// where is the sandbox and what the child may write in it.
+	// where is what the child may write in its sandbox.
 	where string
 }
 
@@ -29,15 +29,11 @@ type boxWords struct {
 func (p *Provider) boxWordsOf(t *target, box confinement, cmd *sandbox.Cmd, roots []string) *boxWords {
 	cfg := p.configFor(box)
 	var b strings.Builder
-	b.WriteString(string(box.mode) + " sandbox")
-	if box.inherited {
-		b.WriteString(" (dshd's own --sandbox mode, which a child dshd gets)")
-	}
 	dirs := cfg.WritableRoots
 	if box.mode != sandbox.ReadOnly {
 		dirs = slices.Concat(roots, dirs)
 	}
-	b.WriteString(", where it may write only in ")
+	b.WriteString("only in ")
 	for _, d := range dirs {
 		b.WriteString("`" + d + "`, ")
 	}
@@ -51,16 +47,29 @@ func (p *Provider) boxWordsOf(t *target, box confinement, cmd *sandbox.Cmd, root
 	return &boxWords{cmd: cmd, box: box, self: t.self, where: b.String()}
 }
 
-// note says where the child ran and, when its stderr shows the sandbox
-// refusing it something, what and the setting that would allow it; ""
-// for a child that ran unconfined (w nil). Like the stderr tail, it is
-// scrubbed.
+// in says, after how a confined child ended, that it ran in its sandbox;
+// "" for one that ran unconfined (w nil).
+func (w *boxWords) in() string {
+	if w == nil {
+		return ""
+	}
+	return " in its " + string(w.box.mode) + " sandbox"
+}
+
+// note says where the child could write in its sandbox and, when its
+// stderr shows the sandbox refusing it something, what and the setting
+// that would allow it; "" for a child that ran unconfined (w nil). Like
+// the stderr tail, it is scrubbed.
 func (w *boxWords) note(stderr string) string {
 	if w == nil {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("It ran in the " + w.where + ".")
+	b.WriteString("Its " + string(w.box.mode) + " sandbox")
+	if w.box.inherited {
+		b.WriteString(" (dshd's own --sandbox mode, which a child dshd gets)")
+	}
+	b.WriteString(" lets it write " + w.where + ".")
 	r := w.cmd.Refused(stderr)
 	if len(r.Paths) > 0 {
 		quoted := make([]string, len(r.Paths))

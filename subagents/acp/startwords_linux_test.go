@@ -46,15 +46,15 @@ func TestSandbox_AnAgentThatDiesInItsSandboxSaysWhereItRanWhatWasRefusedAndWhatW
 			name:    "a binding's own command in workspace-write",
 			base:    sandbox.WorkspaceWrite,
 			binding: mkdirBinding(state, "sandbox", "workspace-write"),
-			want:    []string{"exited with status 1", "Permission denied", "workspace-write sandbox", "`" + state + "`", "writable=", "on its binding", "sandbox=off"},
+			want:    []string{"exited with status 1 in its workspace-write sandbox", "Permission denied", "lets it write only in", "`" + state + "`", "writable=", "on its binding", "sandbox=off"},
 			notWant: []string{"agents entry", "--sandbox-writable"},
 		},
 		{
 			name:    "a binding's own command in read-only",
 			base:    sandbox.WorkspaceWrite,
 			binding: mkdirBinding(state, "sandbox", "read-only"),
-			want:    []string{"read-only sandbox", "`" + state + "`", "writable=", "on its binding", "sandbox=off"},
-			notWant: []string{"workspace-write sandbox"},
+			want:    []string{"exited with status 1 in its read-only sandbox", "`" + state + "`", "writable=", "on its binding", "sandbox=off"},
+			notWant: []string{"workspace-write sandbox", "/‘"},
 		},
 		{
 			name: "an agents entry of the config file",
