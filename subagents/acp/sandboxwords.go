@@ -79,7 +79,7 @@ func (w *boxWords) note(stderr string) string {
 		b.WriteString(" The sandbox refused " + strings.Join(quoted, ", ") + ": to let the agent write there, " + w.allowWrites() + ".")
 	}
 	if r.Network {
-		b.WriteString(" It could not reach the network, which its sandbox has not: " + w.allowNetwork() + ".")
+		b.WriteString(" It could not reach the network, which its sandbox takes away: to give it the network, " + w.allowNetwork() + ".")
 	}
 	return scrub(b.String())
 }

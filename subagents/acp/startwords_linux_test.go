@@ -57,6 +57,13 @@ func TestSandbox_AnAgentThatDiesInItsSandboxSaysWhereItRanWhatWasRefusedAndWhatW
 			notWant: []string{"workspace-write sandbox", "/‘"},
 		},
 		{
+			name:    "a binding's own command without the network",
+			base:    sandbox.WorkspaceWrite,
+			binding: map[string]string{"command": "/bin/sh", "args": quote("-c", "echo 'dial tcp: lookup api.example.com: no such host' >&2; exit 1"), "sandbox": "workspace-write", "network": "false"},
+			want:    []string{"with no network", "network=true on its binding"},
+			notWant: []string{"refused `"},
+		},
+		{
 			name: "an agents entry of the config file",
 			base: sandbox.WorkspaceWrite,
 			agents: map[string]acpprovider.AgentConfig{"kid": func() acpprovider.AgentConfig {
