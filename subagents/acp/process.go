@@ -86,9 +86,9 @@ func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 }
 
 // startBoxed prepares t's command under sb, confined by box, making its
-// writable dirs that do not exist yet. The program is looked up here, in dshd's PATH
-// as for an unconfined child, so a missing one is the same error at
-// start; a read-only child gets no workspace roots.
+// writable dirs that do not exist yet. The program is looked up here, in
+// dshd's PATH as for an unconfined child, so a missing one is the same
+// error at start; a read-only child gets no workspace roots.
 func startBoxed(sb *sandbox.Sandbox, t *target, box confinement, roots []string) (*sandbox.Cmd, error) {
 	path, err := exec.LookPath(t.command)
 	if err != nil {
