@@ -91,6 +91,10 @@ type Options struct {
 	// KeepAlive is the interval of SSE keepalive comments and WebSocket
 	// pings (default 15 s; negative: none).
 	KeepAlive time.Duration
+	// IdleTimeout bounds the body of any other POST (408 beyond), as a
+	// socket's unfinished line is bounded by the idle timeout: the
+	// connection has read no message for that long (default: never).
+	IdleTimeout time.Duration
 	// HandshakeTimeout bounds the body of the initialize POST (408
 	// beyond) and the agent's answer to it (default 10 s).
 	HandshakeTimeout time.Duration
@@ -122,7 +126,7 @@ type Observer interface {
 	ConnClosed(transport string)
 	// LimitHit counts a request refused or a connection ended by a limit:
 	// "connections", "message-size", "write-timeout", "streams", "auth",
-	// "handshake".
+	// "handshake", "idle".
 	LimitHit(limit string)
 }
 

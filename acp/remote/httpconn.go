@@ -54,7 +54,7 @@ type httpConn struct {
 	initKey   string      // the initialize request's id, until answered
 	initResp  chan []byte // receives the initialize answer
 	// limits already logged for this connection
-	loggedCap, loggedSize, loggedStall, loggedCut bool
+	loggedCap, loggedSize, loggedStall, loggedCut, loggedSlow bool
 }
 
 // mailbox is one SSE stream's queue; at most one GET reads it at a time.

@@ -67,10 +67,15 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.endRead()
+	rc := http.NewResponseController(w)
+	if d := h.o.IdleTimeout; d > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(d))
+	}
 	body, env, ok := h.readMessage(w, r, h.o.MaxMessageBytes, c)
 	if !ok {
-		return
+		return // the deadline stays, as for initialize
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if env.method == methodInitialize && env.isRequest() {
 		textError(w, http.StatusBadRequest, "initialize is not allowed on an existing connection")
 		return
@@ -146,9 +151,16 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			h.o.Observer.LimitHit("handshake")
-			if !h.loggedSlow.Swap(true) {
-				h.log.Warn("refusing an initialize POST whose body did not arrive in time", "timeout", h.o.HandshakeTimeout, "peer", r.RemoteAddr)
+			limit, timeout, first := "idle", h.o.IdleTimeout, false
+			if c == nil {
+				limit, timeout = "handshake", h.o.HandshakeTimeout
+				first = !h.loggedSlow.Swap(true)
+			} else {
+				first = c.firstHit(&c.loggedSlow)
+			}
+			h.o.Observer.LimitHit(limit)
+			if first {
+				h.log.Warn("refusing a POST whose body did not arrive in time", "initialize", c == nil, "timeout", timeout, "peer", r.RemoteAddr)
 			}
 			w.Header().Set("Connection", "close")
 			textError(w, http.StatusRequestTimeout, "the request body did not arrive in time")

@@ -215,3 +215,25 @@ func TestProbe_AnInitializeBodyThatNeverEndsIsCutOffAtTheHandshakeTimeout(t *tes
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }
+
+// A POST to an open connection whose body never ends is cut off at the
+// idle timeout, as a socket's unfinished line is (the connection has read
+// no message for that long): 408, and the TCP connection closed. Before,
+// it held its TCP connection, and the connection's one body slot, for as
+// long as the peer kept it open, also after the ACP connection ended.
+func TestProbe_APostBodyThatNeverEndsIsCutOffAtTheIdleTimeout(t *testing.T) {
+	p, u := serveTokenHTTP(t, "--idle-timeout", "1s")
+	ctx := testkit.Context(t)
+	host := hostOf(u)
+	conn := postInitialize(t, u, map[string]string{"Authorization": "Bearer " + daemonToken})
+	nc := dialTCP(t, host)
+	body := `{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}`
+	fmt.Fprintf(nc, "POST /acp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n%s: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		host, daemonToken, remote.HeaderConnectionID, conn, len(body), body[:10])
+	if got := readsEOF(t, nc); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
+		t.Errorf("the daemon answered %q, want a 408", got)
+	}
+	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "peer=127.0.0.1:"); err != nil {
+		t.Errorf("%v\n%s", err, p.stderr)
+	}
+}
