@@ -631,6 +631,12 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 			f.update(acp.SessionID(fmt.Sprintf("ghost-%d", i)), &acp.AgentMessageChunk{Content: acp.TextBlock(text)})
 		}
 		f.say(id, "done")
+	case "bigline":
+		// bigline SIZE: one chunk of SIZE bytes, then "done".
+		var size int
+		fmt.Sscan(arg, &size)
+		f.say(id, strings.Repeat("L", size))
+		f.say(id, "done")
 	case "babble":
 		// babble N SIZE: one message of N chunks of SIZE bytes.
 		var n, size int

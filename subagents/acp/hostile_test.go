@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
@@ -147,5 +148,22 @@ func TestHostile_AChildsRequestsAreServedABoundedNumberAtATime(t *testing.T) {
 	}
 	if most > 200 {
 		t.Errorf("%d goroutines more at once in the parent, with 8 requests allowed at once", most)
+	}
+}
+
+// The connection to a child has the daemon's limits (--max-line-bytes and
+// the queues), not acp/rpc's defaults: a line over the limit is skipped,
+// said once, and the run goes on. Before, a child could send lines of up
+// to 64 MiB whatever the daemon was told.
+func TestHostile_AChildsLinesAreBoundedByTheDaemonsLineLimit(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Limits: rpc.Limits{MaxLineSize: 64 << 10}})
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "bigline 200000")
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+		t.Fatalf("result = %.200q", res.Output)
+	}
+	if !strings.Contains(logs.String(), "input line too long") {
+		t.Errorf("the long line was not said:\n%.2000s", logs.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
 )
@@ -109,6 +110,11 @@ type Options struct {
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
 	HoldUnknown time.Duration
+	// Limits bound each connection to an agent (rpc.Limits; zero fields
+	// take its defaults): the daemon passes its own, so that a child
+	// costs no more than a client may. The idle timeout does not apply (a
+	// child may think for long), nor do the authentication limits.
+	Limits rpc.Limits
 	// MaxRequests caps the requests of one connection's agent served at
 	// once (default [DefaultMaxRequests]); beyond it the connection's
 	// next message waits for one to be answered.

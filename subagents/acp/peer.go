@@ -122,7 +122,9 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		rwc = &netConn{Conn: nc, r: pr.check}
 	}
 	pr.rwc = rwc
-	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log})
+	lim := pr.p.o.Limits
+	lim.IdleTimeout = -1 // an agent may think for as long as its task takes
+	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log, Limits: lim})
 	go pr.watch()
 	if err := pr.handshake(ctx); err != nil {
 		pr.shutdown()

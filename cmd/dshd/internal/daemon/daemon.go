@@ -102,6 +102,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
 		MaxRequests:    st.MaxChildRequests,
+		Limits:         connLimits(st),
 		Version:        version.String(),
 		Logger:         log,
 	})
