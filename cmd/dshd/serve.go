@@ -4,13 +4,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,10 +16,6 @@ import (
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
 	"github.com/dshd/dshd/cmd/dshd/internal/listen"
 )
-
-// minTokenLen is the shortest token a daemon accepts: a guess must be
-// hopeless even without the brake on failed authentications.
-const minTokenLen = 16
 
 func newServeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -42,7 +35,11 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
-			if st.Token, err = resolveToken(st, os.LookupEnv); err != nil {
+			if st.Token, err = serveToken(st, os.LookupEnv); err != nil {
+				return err
+			}
+			tlsConf, err := checkListener(st)
+			if err != nil {
 				return err
 			}
 			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
@@ -55,7 +52,7 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			}
 			defer d.Close()
 			if isRemoteListen(st.Listen) {
-				return serveRemote(cmd.Context(), d, st, log)
+				return serveRemote(cmd.Context(), d, st, tlsConf, log)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -73,9 +70,6 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				signal.Notify(pipe, syscall.SIGPIPE)
 				defer signal.Stop(pipe)
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
-			}
-			if listen.IsTCP(st.Listen) && st.Token == "" {
-				return errors.New("--listen tcp: needs a token (DSHD_TOKEN or --token-file)")
 			}
 			inner, err := listen.Open(st.Listen, log)
 			if err != nil {
@@ -101,30 +95,6 @@ func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
 		AuthPenalty:        st.AuthPenalty,
 		Logger:             log,
 	}
-}
-
-// resolveToken returns the daemon token: DSHD_TOKEN, else the content of
-// --token-file (one line; surrounding white space is not part of it), else
-// none. A token shorter than minTokenLen is refused.
-func resolveToken(st *config.Settings, lookupEnv func(string) (string, bool)) (string, error) {
-	tok, fromEnv := lookupEnv("DSHD_TOKEN")
-	switch {
-	case fromEnv && st.TokenFile != "":
-		return "", errors.New("the token comes from DSHD_TOKEN or --token-file, not both")
-	case st.TokenFile != "":
-		b, err := os.ReadFile(st.TokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok = strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("--token-file %s is empty", st.TokenFile)
-		}
-	}
-	if tok != "" && len(tok) < minTokenLen {
-		return "", fmt.Errorf("the token is %d characters long; it must have at least %d", len(tok), minTokenLen)
-	}
-	return tok, nil
 }
 
 // stdio joins the process's stdin and stdout into one connection.
