@@ -14,9 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -92,10 +94,8 @@ waiting for.`,
 				text = string(b)
 			}
 			cwdGiven := po.cwd != ""
-			if !cwdGiven {
-				if po.cwd, err = os.Getwd(); err != nil {
-					return err
-				}
+			if po.cwd, err = promptCwd(po.cwd); err != nil {
+				return err
 			}
 			d, err := daemon.New(st, log, os.LookupEnv)
 			if err != nil {
@@ -127,6 +127,29 @@ waiting for.`,
 	cmd.Flags().StringVar(&po.resume, "resume", "", "run the turn in the stored session `ID` (dshd sessions list shows them)")
 	cmd.Flags().BoolVar(&po.continueCwd, "continue", false, "run the turn in the latest session of the working directory")
 	return cmd
+}
+
+// promptCwd is the session's working directory: the current one when
+// --cwd is not given, else --cwd made absolute against it. A --cwd that
+// is not a directory is a mistake in the command line: a session there
+// could not read or run anything.
+func promptCwd(given string) (string, error) {
+	if given == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+	}
+	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "no such directory"}
+	case err != nil:
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+	case !fi.IsDir():
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "not a directory"}
+	}
+	return abs, nil
 }
 
 // reportedByPrompt are the log messages of failures `dshd prompt` prints
