@@ -100,7 +100,11 @@ func FlagError(cmdPath string, fs *pflag.FlagSet, err error) error {
 		}
 		where := "--" + name
 		if i := slices.IndexFunc(table, func(s setting) bool { return s.flag == name }); i >= 0 {
-			return &Error{Where: where, Problem: fmt.Sprintf("%s does not use this setting (%s does)", cmdPath, usersOf(table[i]))}
+			users, verb := usersOf(table[i]), "does"
+			if strings.Contains(users, " and ") {
+				verb = "do"
+			}
+			return &Error{Where: where, Problem: fmt.Sprintf("%s does not use this setting (%s %s)", cmdPath, users, verb)}
 		}
 		var names []string
 		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })

@@ -1,0 +1,30 @@
+// End-to-end tests of command-line mistakes README's Configuration section
+// calls exit 2 ("an unknown command or a missing argument is exit 2 too"):
+// an unknown subcommand of dshd sessions, and the line naming the commands
+// a setting belongs to.
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAnUnknownSessionsSubcommandIsExit2(t *testing.T) {
+	runMistakes(t, []mistake{
+		{name: "an unknown sessions subcommand", args: []string{"sessions", "lst"},
+			want: []string{`unknown command "lst"`, "delete, list, show", `did you mean "list"?`}},
+		{name: "a setting two other commands use", args: []string{"sessions", "list", "--model", "x"},
+			want: []string{"--model", "dshd sessions list does not use this setting (dshd serve and dshd prompt do)"}},
+	})
+}
+
+func TestTheUnknownCommandLineNamesOnlyTheCommandsHelpShows(t *testing.T) {
+	code, _, stderr := runDshd(t, nil, "frob")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "prompt") || strings.Contains(stderr, "sandbox") {
+		t.Fatalf("the line should list the commands of dshd --help and not the hidden sandbox helper:\n%s", stderr)
+	}
+}
