@@ -8,6 +8,8 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dshd/dshd/internal/testkit"
@@ -55,7 +57,10 @@ func runMistakes(t *testing.T, cases []mistake) {
 			t.Parallel()
 			args := []string{tc.args[0]}
 			if tc.args[0] != "sessions" {
-				args = append(args, "--state-dir", t.TempDir(), "--model", "scripted")
+				args = append(args, "--model", "scripted")
+				if !slices.ContainsFunc(tc.env, func(kv string) bool { return strings.HasPrefix(kv, "DSHD_STATE_DIR=") }) {
+					args = append(args, "--state-dir", t.TempDir())
+				}
 			}
 			file := ""
 			if tc.file != "" {

@@ -53,7 +53,11 @@ func openStore(cmd *cobra.Command, stderr io.Writer) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.NewStore(dir, &session.StoreOptions{Logger: log})
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	if err != nil {
+		return nil, daemon.StateDirError(st, err)
+	}
+	return store, nil
 }
 
 // noSession is the error for an id the store does not have.

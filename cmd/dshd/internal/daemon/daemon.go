@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -81,7 +82,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals})
 	if err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
+		return nil, StateDirError(st, err)
 	}
 
 	base := tools.NewRegistry(nil)
@@ -324,6 +325,17 @@ func SessionsDir(root string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(abs, "sessions"), nil
+}
+
+// StateDirError is the configuration error for a state dir the store
+// cannot open (a file, a directory dshd may not write): it names
+// --state-dir and where its value came from, and the path that failed.
+func StateDirError(st *config.Settings, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe
+	}
+	return st.Invalid("state-dir", err)
 }
 
 // backend is the model side of a daemon.
