@@ -57,7 +57,7 @@ func newPromptCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 reason, 130 when interrupted (Ctrl-C cancels the turn cleanly). With --json,
 stdout is a JSONL stream of events: each session/update, then {"stopReason":…,
 "usage":…, "children":[…]} (the turn's tokens with every subagent's, and each
-subagent's share) or {"error":…}. "-" as TEXT reads the prompt from stdin.
+subagent's share) or {"error":…, "code":…}. "-" as TEXT reads the prompt from stdin.
 
 The run ends by printing the session it used on stderr; --resume ID or
 --continue (the latest session of the working directory) runs the turn in
@@ -351,13 +351,19 @@ func (h *headless) writeJSON(v any) {
 func (h *headless) fail(err error) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.json {
-		h.writeJSON(map[string]any{"error": err.Error()})
-	}
 	var ae *acp.Error
 	msg := err.Error()
 	if errors.As(err, &ae) {
 		msg = ae.Reason()
+	}
+	if h.json {
+		// The same words as the text line; the JSON-RPC code for a
+		// script that tells failures apart.
+		line := map[string]any{"error": msg}
+		if ae != nil {
+			line["code"] = ae.Code
+		}
+		h.writeJSON(line)
 	}
 	h.r.endLine()
 	fmt.Fprintln(h.live, "dshd:", msg)
