@@ -470,6 +470,10 @@ func (h *headless) track(u acp.SessionUpdate) {
 	}
 }
 
+// metaRefused, true on a rejection, says no person gave it; acp/server
+// then tells the model the action was refused without asking anyone.
+const metaRefused = "dshd.dev/refused"
+
 // RequestPermission answers every request the same way: --yes allows,
 // otherwise rejects (a headless run has nobody to ask).
 func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
@@ -488,7 +492,13 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 				}
 			}
 			h.mu.Unlock()
-			return &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}, nil
+			resp := &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}
+			if !h.allow {
+				// Nobody rejected it: the model is told it was refused
+				// without asking anyone, not to ask the user.
+				resp.Meta = acp.Meta{metaRefused: true}
+			}
+			return resp, nil
 		}
 	}
 	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
