@@ -122,12 +122,24 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	for _, bnd := range bindings {
+	for i, bnd := range bindings {
 		dispose, err := subagent.Bind(svc, base, bnd, &subagent.BindOptions{Logger: log})
 		if err != nil {
-			return nil, fmt.Errorf("subagent binding %s: %w", bnd, err)
+			return nil, bindingError(st, i, bnd, err)
 		}
 		d.closers = append(d.closers, dispose)
+	}
+	// A binding's tools and deny-tools name tools of the registry, the
+	// bindings included, as a definition's do; a name none has is a typo
+	// the child's start would only report when the model first delegates.
+	var toolNames []string
+	for _, t := range base.Tools() {
+		toolNames = append(toolNames, t.Name())
+	}
+	for i, bnd := range bindings {
+		if err := subagent.CheckTools(bnd, toolNames); err != nil {
+			return nil, bindingError(st, i, bnd, err)
+		}
 	}
 
 	// Agent definitions: the user's are checked (and their mistakes
@@ -285,6 +297,15 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 		}
 	}
 	return out
+}
+
+// bindingError is err about bindings[i]: a configuration error naming the
+// binding as the user gave it, or, for a default binding, the binding.
+func bindingError(st *config.Settings, i int, bnd subagent.Binding, err error) error {
+	if len(st.Subagents) > 0 {
+		return st.Invalid(fmt.Sprintf("subagent[%d]", i), err)
+	}
+	return fmt.Errorf("subagent binding %s: %w", bnd, err)
 }
 
 // parseBindings reads the subagent bindings and checks them, and the named
