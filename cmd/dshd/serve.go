@@ -26,6 +26,10 @@ only and logs go to stderr. With --listen unix:PATH the socket is created 0600
 and serves many clients; with --listen tcp:HOST:PORT the daemon binds loopback
 unless HOST says otherwise and requires a token of at least 16 characters,
 from DSHD_TOKEN or --token-file (never on the command line, where ps shows it).
+With --listen http://HOST:PORT (or https:// with --tls-cert and --tls-key) it
+serves ACP's remote transport on /acp (WebSocket and Streamable HTTP, the
+token as the bearer token, required off loopback), and /healthz, /readyz and
+/metrics. On stdio the token is never asked for.
 
 Settings come from flags, then DSHD_* environment variables, then the config
 file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
