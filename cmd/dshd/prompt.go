@@ -159,14 +159,33 @@ var reportedByPrompt = map[string]bool{
 	"model stream failed": true, // openai: the same failure, seen first
 }
 
-// quietReported drops the records of reportedByPrompt.
+// shownInSession are the log messages of a session's mistakes that the
+// session also shows its client as a warning, which `dshd prompt` prints
+// ("⚠ …"). Only the records that name a session are such: the user's own
+// agent definitions are logged without one and shown nowhere else.
+var shownInSession = map[string]bool{
+	"agent definition rejected": true, // acp/server: a workspace definition
+	"command file rejected":     true, // acp/server: a workspace command file
+}
+
+// quietReported drops the records of reportedByPrompt and shownInSession.
 type quietReported struct{ slog.Handler }
 
 func (q quietReported) Handle(ctx context.Context, r slog.Record) error {
-	if reportedByPrompt[r.Message] {
+	if reportedByPrompt[r.Message] || shownInSession[r.Message] && hasAttr(r, "session") {
 		return nil
 	}
 	return q.Handler.Handle(ctx, r)
+}
+
+// hasAttr reports whether r carries an attribute named key.
+func hasAttr(r slog.Record, key string) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == key
+		return !found
+	})
+	return found
 }
 
 func (q quietReported) WithAttrs(as []slog.Attr) slog.Handler {
