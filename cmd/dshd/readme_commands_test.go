@@ -28,3 +28,10 @@ func TestTheUnknownCommandLineNamesOnlyTheCommandsHelpShows(t *testing.T) {
 		t.Fatalf("the line should list the commands of dshd --help and not the hidden sandbox helper:\n%s", stderr)
 	}
 }
+
+func TestATokenFlagSaysWhereTheTokenGoes(t *testing.T) {
+	runMistakes(t, []mistake{
+		{name: "serve --token", args: []string{"serve", "--listen", "tcp:127.0.0.1:0", "--token", "0123456789abcdef0123"},
+			want: []string{"--token: unknown flag", "never a flag", "DSHD_TOKEN or --token-file"}},
+	})
+}

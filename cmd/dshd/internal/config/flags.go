@@ -99,6 +99,10 @@ func FlagError(cmdPath string, fs *pflag.FlagSet, err error) error {
 			return &Error{Where: "-" + short, Problem: fmt.Sprintf("unknown flag -%s", name)}
 		}
 		where := "--" + name
+		if name == "token" {
+			// The one flag people guess that dshd will never have.
+			return &Error{Where: where, Problem: "unknown flag: the token is never a flag, since every user sees command lines in ps; set DSHD_TOKEN or --token-file"}
+		}
 		if i := slices.IndexFunc(table, func(s setting) bool { return s.flag == name }); i >= 0 {
 			users, verb := usersOf(table[i]), "does"
 			if strings.Contains(users, " and ") {
