@@ -42,6 +42,8 @@ func TestAListenerMistakeStopsDshdAtStartWithExit2NamingTheSetting(t *testing.T)
 			want: []string{`--listen "https://127.0.0.1:0"`, "--tls-cert", "--tls-key"}},
 		{name: "TLS files without https", args: []string{"serve", "--listen", "http://127.0.0.1:0", "--tls-cert", good, "--tls-key", good},
 			want: []string{`--tls-cert "` + good + `"`, "https://"}},
+		{name: "TLS files with a unix listener", args: []string{"serve", "--listen", "unix:" + filepath.Join(dir, "d.sock"), "--tls-key", good},
+			want: []string{`--tls-key "` + good + `"`, "https://"}},
 		{name: "TLS files that are not PEM", args: []string{"serve", "--listen", "https://127.0.0.1:0", "--tls-cert", good, "--tls-key", good},
 			want: []string{"--tls-cert", "--tls-key", "PEM"}},
 	}
@@ -76,6 +78,14 @@ func TestAShortTokenInTheEnvironmentDoesNotStopDshdOnStdio(t *testing.T) {
 	// README: on stdio the token is never asked for, so an editor whose
 	// environment holds a token meant for another daemon is not locked out.
 	p := start(t, opts{env: []string{"DSHD_TOKEN=tooshort"}}, "--model", "scripted", "--state-dir", t.TempDir())
+	c := stdioWire(p)
+	ctx := testkit.Context(t)
+	c.endTurn(ctx, c.openSession(ctx, t.TempDir()), "hi")
+}
+
+func TestTLSFilesInTheEnvironmentDoNotStopDshdOnStdio(t *testing.T) {
+	// Like the token, the listener's TLS files are not read on stdio.
+	p := start(t, opts{env: []string{"DSHD_TLS_CERT=/nonexistent/cert.pem", "DSHD_TLS_KEY=/nonexistent/key.pem"}}, "--model", "scripted", "--state-dir", t.TempDir())
 	c := stdioWire(p)
 	ctx := testkit.Context(t)
 	c.endTurn(ctx, c.openSession(ctx, t.TempDir()), "hi")

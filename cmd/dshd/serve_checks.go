@@ -69,7 +69,9 @@ func checkListener(st *config.Settings) (*tls.Config, error) {
 	case listen.IsTCP(st.Listen) && st.Token == "":
 		return nil, st.Invalid("listen", errors.New("a tcp listener needs a token (DSHD_TOKEN or --token-file)"))
 	case !isRemoteListen(st.Listen):
-		if tlsFiles(st) {
+		// On stdio no listener setting is read (a DSHD_TLS_* meant for
+		// another daemon must not stop an editor's dshd).
+		if st.Listen != "" && tlsFiles(st) {
 			return nil, st.Invalid(tlsSetting(st), errors.New("TLS files need --listen https://"))
 		}
 		return nil, nil
