@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/internal/testkit"
@@ -81,6 +82,16 @@ func TestAShortTokenInTheEnvironmentDoesNotStopDshdOnStdio(t *testing.T) {
 	c := stdioWire(p)
 	ctx := testkit.Context(t)
 	c.endTurn(ctx, c.openSession(ctx, t.TempDir()), "hi")
+}
+
+func TestAnEmptyDSHD_TOKENLeavesTheTokenToTheFile(t *testing.T) {
+	// DSHD_TOKEN="$TOKEN" with TOKEN unset is no token: the file's is used.
+	file := testkit.Write(t, t.TempDir(), "token", daemonToken+"\n")
+	p := serveIn(t, opts{env: []string{"DSHD_TOKEN="}}, "unix:"+socketPath(t), t.TempDir(), "--token-file", file)
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(testkit.Context(t)); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
 }
 
 func TestTLSFilesInTheEnvironmentDoNotStopDshdOnStdio(t *testing.T) {

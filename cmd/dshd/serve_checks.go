@@ -28,7 +28,10 @@ const minTokenLen = 16
 // none. A token shorter than minTokenLen is refused. The token's value is
 // never part of an error.
 func resolveToken(st *config.Settings, lookupEnv func(string) (string, bool)) (string, error) {
-	tok, fromEnv := lookupEnv("DSHD_TOKEN")
+	// An empty DSHD_TOKEN (DSHD_TOKEN="$UNSET") is no token, so it does
+	// not clash with --token-file.
+	tok, _ := lookupEnv("DSHD_TOKEN")
+	fromEnv := tok != ""
 	switch {
 	case fromEnv && st.TokenFile != "":
 		return "", st.Invalid("token-file", errors.New("DSHD_TOKEN is set too; the token comes from one of them, not both"))
