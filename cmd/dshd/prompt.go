@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -92,6 +93,11 @@ waiting for.`,
 					return err
 				}
 				text = string(b)
+			}
+			if strings.TrimSpace(text) == "" {
+				// "$PROMPT" with PROMPT unset, or an empty stdin: a turn of
+				// nothing would still cost a model call.
+				return &usageError{"prompt: the prompt is empty (give TEXT, or - to read it from stdin)"}
 			}
 			cwdGiven := po.cwd != ""
 			if po.cwd, err = promptCwd(po.cwd); err != nil {

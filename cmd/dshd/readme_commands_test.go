@@ -35,3 +35,16 @@ func TestATokenFlagSaysWhereTheTokenGoes(t *testing.T) {
 			want: []string{"--token: unknown flag", "never a flag", "DSHD_TOKEN or --token-file"}},
 	})
 }
+
+func TestAnEmptyPromptIsExit2(t *testing.T) {
+	// A missing argument is exit 2; so is one that says nothing, rather
+	// than a model call for an empty turn.
+	runMistakes(t, []mistake{
+		{name: "an empty TEXT", args: []string{"prompt", ""},
+			want: []string{"prompt: the prompt is empty"}},
+		{name: "white space only", args: []string{"prompt", " \n\t"},
+			want: []string{"prompt: the prompt is empty"}},
+		{name: "an empty stdin", args: []string{"prompt", "-"},
+			want: []string{"prompt: the prompt is empty", "- to read it from stdin"}},
+	})
+}
