@@ -508,13 +508,14 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 	}
 	for _, o := range req.Options {
 		if o.Kind == want {
+			// On stderr with --json too: the question and its answer are
+			// no session/update, so the JSON stream does not have them, and
+			// the job's log keeps a line per approved action.
 			h.mu.Lock()
-			if !h.json {
-				if h.allow {
-					fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
-				} else {
-					fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
-				}
+			if h.allow {
+				fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
+			} else {
+				fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
 			}
 			h.mu.Unlock()
 			resp := &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}
