@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -95,13 +96,26 @@ const (
 // DefaultDir returns the default state directory of session journals:
 // $XDG_STATE_HOME/dshd/sessions, or ~/.local/state/dshd/sessions when
 // XDG_STATE_HOME is unset or not absolute (as the XDG spec asks).
-func DefaultDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+func DefaultDir() (string, error) { return DefaultDirOf(os.LookupEnv) }
+
+// DefaultDirOf is [DefaultDir] in the environment lookupEnv reads, which
+// may be another process's: the acp provider asks where a child dshd
+// will keep its journals.
+func DefaultDirOf(lookupEnv func(string) (string, bool)) (string, error) {
+	if d, _ := lookupEnv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "dshd", "sessions"), nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("session: state directory: %w", err)
+	// The variable os.UserHomeDir reads.
+	name := "HOME"
+	switch runtime.GOOS {
+	case "windows":
+		name = "USERPROFILE"
+	case "plan9":
+		name = "home"
+	}
+	home, _ := lookupEnv(name)
+	if home == "" {
+		return "", fmt.Errorf("session: state directory: $%s is not defined", name)
 	}
 	return filepath.Join(home, ".local", "state", "dshd", "sessions"), nil
 }

@@ -61,7 +61,8 @@
 // reap. A child whose binding asks for a sandbox (and a child dshd, by
 // default, when the daemon's commands have one) runs under tools/sandbox's
 // helper, confined like a command to its workspace and its own writable
-// dirs ([Options.Sandbox], sandbox.go); the helper is then the process
+// dirs ([Options.Sandbox], sandbox.go; a child dshd's state dir among
+// them, as [Options.StateDirOf] resolves it); the helper is then the process
 // group's leader and passes its stdio through.
 // On Linux the child also gets PR_SET_PDEATHSIG=SIGKILL, so it
 // dies with the parent even when the parent is killed. The kernel sends

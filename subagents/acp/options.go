@@ -62,9 +62,15 @@ type Options struct {
 	// the defaults of [sandbox.Config]. A child's reads are never
 	// confined, and its network is the binding's (default on).
 	Sandbox *sandbox.Config
-	// SelfStateDir is the state dir of a child dshd whose arguments name
-	// none (the daemon's own): writable in its sandbox.
-	SelfStateDir string
+	// StateDirOf returns the state dir of a child dshd started with args
+	// in the environment lookupEnv reads, by the rule the child's own
+	// settings follow (--state-dir, then its environment, its config
+	// file, the default): writable in its sandbox. The daemon passes the
+	// rule of its settings, which this package cannot see. "" or an error
+	// (the child will stop on it and say so) makes none writable, and so
+	// does nil: a child dshd's state dir is then its binding's writable
+	// key's to name.
+	StateDirOf func(args []string, lookupEnv func(string) (string, bool)) (string, error)
 
 	// The durations below are zero for their default; a negative one is
 	// refused by [New].

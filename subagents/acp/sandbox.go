@@ -147,27 +147,48 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 	if c.mode != sandbox.Off && t.self {
 		// A child dshd writes its journals (and checkouts) in its state
 		// dir.
-		if dir := stateDirArg(t.args); dir != "" {
+		if dir := p.stateDirOf(t); dir != "" {
 			c.writable = append(c.writable, dir)
-		} else if p.o.SelfStateDir != "" {
-			c.writable = append(c.writable, filepath.Clean(p.o.SelfStateDir))
 		}
 	}
 	return c, nil
 }
 
-// stateDirArg returns the --state-dir among a dshd's arguments (the
-// last, as the flag parser takes it) when it is absolute, or "".
-func stateDirArg(args []string) string {
-	dir := ""
-	for i, a := range args {
-		v, ok := strings.CutPrefix(a, "--state-dir=")
-		if !ok && a == "--state-dir" && i+1 < len(args) {
-			v, ok = args[i+1], true
-		}
-		if ok {
-			dir = v
-		}
+// Runs reports what the binding opts runs on stdio: a child dshd (self:
+// this program, by default or by name, through a named agent too, which
+// gets the daemon's sandbox and its own state dir writable, so that its
+// arguments matter to its confinement), and whether it runs without a
+// sandbox (unconfined). Agent definitions hold the arguments a
+// workspace's file gives a named agent to their rules with it. An agent
+// at an address, and options that cannot work, are neither
+// ([Provider.CheckOptions] says why).
+func (p *Provider) Runs(opts map[string]string) (self, unconfined bool) {
+	t, err := p.resolveTarget(opts)
+	if err != nil || !t.stdio() {
+		return false, false
+	}
+	return t.self, t.box.mode == sandbox.Off
+}
+
+// stateDirOf is the state dir of the child dshd t, as its arguments and
+// the environment it will get resolve it ([Options.StateDirOf]), or "".
+func (p *Provider) stateDirOf(t *target) string {
+	if p.o.StateDirOf == nil {
+		return ""
+	}
+	env := map[string]string{}
+	for _, kv := range t.environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+	}
+	dir, err := p.o.StateDirOf(t.args, func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	})
+	if err != nil {
+		// The child stops on the same mistake, and its stderr says it.
+		p.log.Debug("the state dir of a child dshd is not known", "agent", t.label, "err", err)
+		return ""
 	}
 	if !filepath.IsAbs(dir) {
 		return ""

@@ -33,7 +33,27 @@ func sandboxedProvider(t testing.TB, base sandbox.Config) *acpprovider.Provider 
 	if base.Caches == nil {
 		base.Caches = []string{}
 	}
-	return newProvider(t, &acpprovider.Options{Sandbox: &base})
+	return newProvider(t, &acpprovider.Options{Sandbox: &base, StateDirOf: stateDirOfArgsOrEnv})
+}
+
+// stateDirOfArgsOrEnv stands in for the daemon's rule of a child dshd's
+// state dir ([acpprovider.Options.StateDirOf]), which this package cannot
+// import: the last --state-dir among args, else DSHD_STATE_DIR. The whole
+// rule (the config file, $XDG_STATE_HOME) is cmd/dshd's and is tested
+// there.
+func stateDirOfArgsOrEnv(args []string, lookupEnv func(string) (string, bool)) (string, error) {
+	dir := ""
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
+			dir = v
+		} else if a == "--state-dir" && i+1 < len(args) {
+			dir = args[i+1]
+		}
+	}
+	if dir == "" {
+		dir, _ = lookupEnv("DSHD_STATE_DIR")
+	}
+	return dir, nil
 }
 
 // withOpts is binding plus more options.
@@ -144,12 +164,15 @@ func TestSandbox_AChildDshdRunsInTheDaemonsSandboxAndCompletesItsTurn(t *testing
 		// freshState gives the child a state dir that does not exist yet,
 		// which it could not make in its sandbox.
 		freshState bool
+		// envState names the child's state dir in its environment only.
+		envState bool
 	}{
-		{"by default in the daemon's workspace-write sandbox", sandbox.WorkspaceWrite, nil, false, false},
-		{"unconfined with sandbox=off", sandbox.WorkspaceWrite, []string{"sandbox", "off"}, true, false},
-		{"unconfined when the daemon's sandbox is off", sandbox.Off, nil, true, false},
-		{"in a sandbox its binding asks for when the daemon's is off", sandbox.Off, []string{"sandbox", "workspace-write"}, false, false},
-		{"with a state dir that does not exist yet", sandbox.WorkspaceWrite, nil, false, true},
+		{"by default in the daemon's workspace-write sandbox", sandbox.WorkspaceWrite, nil, false, false, false},
+		{"unconfined with sandbox=off", sandbox.WorkspaceWrite, []string{"sandbox", "off"}, true, false, false},
+		{"unconfined when the daemon's sandbox is off", sandbox.Off, nil, true, false, false},
+		{"in a sandbox its binding asks for when the daemon's is off", sandbox.Off, []string{"sandbox", "workspace-write"}, false, false, false},
+		{"with a state dir that does not exist yet", sandbox.WorkspaceWrite, nil, false, true, false},
+		{"with its state dir only in its environment", sandbox.WorkspaceWrite, nil, false, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,8 +180,12 @@ func TestSandbox_AChildDshdRunsInTheDaemonsSandboxAndCompletesItsTurn(t *testing
 			outside := t.TempDir()
 			parent := newParent(t, parentOpts{gate: &recGate{}})
 			binding := childDshd(t, outside, tc.opts...)
-			if tc.freshState {
+			switch {
+			case tc.freshState:
 				binding["args"] = quote(dshdArgs(t, "sandboxed.json", "--sandbox", "off", "--state-dir", filepath.Join(t.TempDir(), "new", "state"))...)
+			case tc.envState:
+				binding["args"] = quote("serve", "--model", "scripted:"+testdata(t, "sandboxed.json"), "--mode", "ask", "--sandbox", "off")
+				binding["env"] += " " + quote("DSHD_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
 			}
 			run := start(t, p, subagents.StartRequest{Prompt: "write both files", Parent: parent.Scope, Options: binding})
 			res := wait(t, run)

@@ -92,6 +92,9 @@ func (d *Definition) check(env Env, models []string) *Error {
 	if err := subagent.Check(d.Binding, env.Service); err != nil {
 		return d.optionError(err)
 	}
+	if err := d.checkAgentArgs(env.Service); err != nil {
+		return err
+	}
 	if m := d.modelGiven; m != "" && len(models) > 0 && !slices.Contains(models, m) {
 		return d.errorAt(keyModel, fmt.Errorf("the backend does not serve %q (it serves %s)%s; use model: inherit for the parent's model", m, strings.Join(models, ", "), suggest.DidYouMean(m, models)))
 	}

@@ -17,8 +17,10 @@
 // repository, so a program it names runs in the workspace-write sandbox
 // (unless it is a child dshd, which runs in the daemon's), and the file
 // may tighten that but not loosen it: sandbox: off, or a writable
-// directory outside the workspace, is an error; the user's definitions
-// may set anything.
+// directory outside the workspace, is an error, and so are the args of a
+// child dshd (its command, or a config-file agent that is one) that set
+// its sandbox or its state dir, and any args for a config-file agent
+// that runs unconfined; the user's definitions may set anything.
 //
 // A definition that cannot work is rejected when it is read, with one
 // [*Error] naming the file, the line, the key and, when the provider lacks

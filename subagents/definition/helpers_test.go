@@ -1,6 +1,7 @@
 package definition_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dshd/dshd/subagents"
@@ -9,6 +10,7 @@ import (
 	"github.com/dshd/dshd/subagents/spawn"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subagent"
 )
 
@@ -22,7 +24,24 @@ type daemon struct {
 func newDaemon(t testing.TB) *daemon {
 	t.Helper()
 	svc := subagents.NewService(nil)
-	acp, err := acpprovider.New(&acpprovider.Options{Agents: map[string]acpprovider.AgentConfig{"codex": {Command: "codex-acp"}}})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// codex is a third-party agent, unconfined, and claude one in a
+	// sandbox; kid is a child dshd by default (no command), kid-by-name
+	// one whose command is this program; both run in the daemon's
+	// workspace-write sandbox, and kid-off unconfined.
+	acp, err := acpprovider.New(&acpprovider.Options{
+		Agents: map[string]acpprovider.AgentConfig{
+			"codex":       {Command: "codex-acp"},
+			"claude":      {Command: "claude-agent-acp", Sandbox: "workspace-write"},
+			"kid":         {},
+			"kid-by-name": {Command: self, Args: []string{"serve"}},
+			"kid-off":     {Sandbox: "off"},
+		},
+		Sandbox: &sandbox.Config{Mode: sandbox.WorkspaceWrite},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

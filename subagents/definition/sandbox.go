@@ -15,6 +15,7 @@ import (
 	"github.com/dshd/dshd/internal/frontmatter"
 	"github.com/dshd/dshd/internal/sameprogram"
 	"github.com/dshd/dshd/internal/shellwords"
+	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
@@ -91,19 +92,74 @@ func (d *Definition) sandboxOptions(acp acpFields, opts map[string]string) {
 	}
 }
 
-// checkSelfArgs keeps a workspace definition that runs a child dshd from
-// loosening its sandbox through its arguments: the child runs in the
-// daemon's sandbox, its commands and MCP servers in the one its flags
-// say, and its state dir is made writable for it, so a workspace file may
-// set none of --sandbox*, --mcp-sandbox and --state-dir.
+// checkSelfArgs keeps a workspace definition whose command is a child
+// dshd from loosening its sandbox through its arguments (see
+// [selfArgsError]); when read, since the command is the file's.
 func (d *Definition) checkSelfArgs(acp acpFields) error {
 	if d.Scope != ScopeWorkspace || acp.command == "" || len(acp.args) == 0 || !runsSelf(acp.command) {
 		return nil
 	}
-	for _, a := range acp.args {
+	if err := selfArgsError(acp.args, ""); err != nil {
+		return d.errorAt(keyArgs, err)
+	}
+	return nil
+}
+
+// checkAgentArgs holds the arguments a workspace definition gives an
+// agent of the config file, which replace the agent's own, to the rules
+// of a workspace's own command: a program the user left unconfined gets
+// none (they would choose what it does, outside any sandbox), and a
+// child dshd none that loosen its sandbox ([selfArgsError]). Only the
+// provider knows what the agent runs, so this is checked against the
+// providers, when the definition is; a provider that cannot say is taken
+// to run an unconfined child dshd.
+func (d *Definition) checkAgentArgs(svc *subagents.Service) *Error {
+	opts := d.Binding.Options
+	agent, named := opts[keyAgent]
+	_, hasCommand := opts[keyCommand]
+	if d.Scope != ScopeWorkspace || !named || hasCommand || opts[keyArgs] == "" {
+		return nil
+	}
+	self, unconfined := true, true
+	if p, ok := svc.Provider(d.Binding.Provider); ok {
+		if r, ok := p.(interface {
+			Runs(map[string]string) (self, unconfined bool)
+		}); ok {
+			self, unconfined = r.Runs(opts)
+		}
+	}
+	if unconfined {
+		return d.errorAt(keyArgs, fmt.Errorf("the agent %s of the config file runs unconfined, and a workspace definition cannot choose its arguments: %s (or give the agent a sandbox in its entry)", agent, onlyTheUser))
+	}
+	if !self {
+		return nil
+	}
+	args, err := shellwords.Split(opts[keyArgs])
+	if err != nil {
+		return d.errorAt(keyArgs, err)
+	}
+	if err := selfArgsError(args, agent); err != nil {
+		return d.errorAt(keyArgs, err)
+	}
+	return nil
+}
+
+// selfArgsError keeps a workspace's file from loosening a child dshd's
+// sandbox through its arguments: the child runs in the daemon's sandbox,
+// its commands and MCP servers in the one its flags say, and its state
+// dir is made writable for it, so a workspace file may set none of
+// --sandbox*, --mcp-sandbox, --state-dir and --config (a config file
+// sets all of them). agent names the config file's agent the arguments
+// go to, "" for the file's own command.
+func selfArgsError(args []string, agent string) error {
+	for _, a := range args {
 		name, _, _ := strings.Cut(a, "=")
-		if name == "--state-dir" || name == "--mcp-sandbox" || name == "--sandbox" || strings.HasPrefix(name, "--sandbox-") {
-			return d.errorAt(keyArgs, fmt.Errorf("a workspace definition cannot pass %s to a child dshd, since it sets the child's sandbox or what it may write: %s pass it", name, onlyTheUser))
+		if name == "--state-dir" || name == "--config" || name == "--mcp-sandbox" || name == "--sandbox" || strings.HasPrefix(name, "--sandbox-") {
+			to := "a child dshd"
+			if agent != "" {
+				to += " (the agent " + agent + " of the config file runs one)"
+			}
+			return fmt.Errorf("a workspace definition cannot pass %s to %s, since it sets the child's sandbox or what it may write: %s pass it", name, to, onlyTheUser)
 		}
 	}
 	return nil

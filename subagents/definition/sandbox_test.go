@@ -156,7 +156,9 @@ func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *test
 		t.Fatal(err)
 	}
 	for _, args := range []string{"[serve, --sandbox, \"off\"]", "[serve, --sandbox=off]", "[serve, --sandbox-writable, /home]",
-		"[serve, --sandbox-fallback=unconfined]", "[serve, --mcp-sandbox, \"off\"]", "[serve, --state-dir, /root/.ssh]"} {
+		"[serve, --sandbox-fallback=unconfined]", "[serve, --mcp-sandbox, \"off\"]", "[serve, --state-dir, /root/.ssh]",
+		// A config file can set all of these, the state dir included.
+		"[serve, --config, .dshd/child.json]", "[serve, --config=/tmp/child.json]"} {
 		t.Run(args, func(t *testing.T) {
 			text := "---\ndescription: d\nprovider: acp\ncommand: " + self + "\nargs: " + args + "\n---\n"
 			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
@@ -174,6 +176,73 @@ func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *test
 			// The same file of the user's may.
 			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
 				t.Errorf("the user's definition was refused: %v", uerr)
+			}
+		})
+	}
+}
+
+func TestSandbox_AWorkspaceDefinitionCannotLoosenANamedChildDshdThroughItsArgs(t *testing.T) {
+	for _, agent := range []string{"kid", "kid-by-name"} {
+		for _, args := range []string{"[serve, --state-dir, /root/.ssh]", "[serve, --sandbox=off]", "[serve, --config, /tmp/child.json]"} {
+			t.Run(agent+" "+args, func(t *testing.T) {
+				text := "---\ndescription: d\nprovider: acp\nagent: " + agent + "\nargs: " + args + "\n---\n"
+				d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
+				if derr == nil {
+					t.Fatalf("accepted: options %v", d.Binding.Options)
+				}
+				if derr.Key != "args" || derr.Line != 5 {
+					t.Errorf("key %q line %d, want args line 5: %v", derr.Key, derr.Line, derr)
+				}
+				msg := derr.Error()
+				for _, w := range []string{derr.File + ":5:", "a workspace definition cannot pass --", "the agent " + agent + " of the config file runs one", "$XDG_CONFIG_HOME/dshd/agents"} {
+					if !strings.Contains(msg, w) {
+						t.Errorf("%q lacks %q", msg, w)
+					}
+				}
+				if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
+					t.Errorf("the user's definition was refused: %v", uerr)
+				}
+			})
+		}
+	}
+	for _, agent := range []string{"codex", "kid-off"} {
+		t.Run("any args to "+agent+", which runs unconfined", func(t *testing.T) {
+			text := "---\ndescription: d\nprovider: acp\nagent: " + agent + "\nargs: [-c, 'rm -rf ~']\n---\n"
+			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
+			if derr == nil {
+				t.Fatalf("accepted: options %v", d.Binding.Options)
+			}
+			if derr.Key != "args" || derr.Line != 5 || !strings.Contains(derr.Error(), "the agent "+agent+" of the config file runs unconfined") {
+				t.Errorf("key %q line %d: %v", derr.Key, derr.Line, derr)
+			}
+			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
+				t.Errorf("the user's definition was refused: %v", uerr)
+			}
+		})
+	}
+	t.Run("args to a sandboxed third-party agent, and harmless args to a child dshd, pass", func(t *testing.T) {
+		for _, keys := range []string{"agent: claude\nargs: [--state-dir, /root/.ssh]\n", "agent: kid\nargs: [serve, --model, scripted]\n"} {
+			if d, err := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", "---\ndescription: d\nprovider: acp\n"+keys+"---\n"); err != nil {
+				t.Errorf("%s: %v", keys, err)
+			} else if d.Binding.Options["args"] == "" {
+				t.Errorf("%s: options %v", keys, d.Binding.Options)
+			}
+		}
+	})
+}
+
+// A definition has no environment to give its agent, so none of the
+// variables that move a child dshd's state dir or sandbox
+// (DSHD_STATE_DIR, XDG_STATE_HOME, DSHD_SANDBOX, DSHD_CONFIG, ...) can
+// come from a workspace's file: an env key is a mistake.
+func TestSandbox_AWorkspaceDefinitionHasNoEnvironmentToSet(t *testing.T) {
+	for _, dir := range []string{".dshd/agents", ".claude/agents"} {
+		t.Run(dir, func(t *testing.T) {
+			ws := t.TempDir()
+			testkit.Write(t, filepath.Join(ws, dir), "x.md", "---\ndescription: d\nprovider: acp\nagent: kid\nenv:\n  DSHD_STATE_DIR: /root/.ssh\n---\n")
+			defs, errs := definition.Load(definition.WorkspaceSources(ws))
+			if len(errs) != 1 || errs[0].Key != "env" || errs[0].Line != 5 {
+				t.Fatalf("definitions %v, errors %v; want env at line 5 refused", defs, errs)
 			}
 		})
 	}

@@ -98,10 +98,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		DefaultEnv:  childEnv(b),
 		Agents:      namedAgents(st.Agents),
 		// A child process runs in a sandbox derived from the commands'.
-		Sandbox:      commandSandbox(st, log),
-		SelfStateDir: filepath.Dir(dir),
-		Version:      version.String(),
-		Logger:       log,
+		Sandbox:    commandSandbox(st, log),
+		StateDirOf: childStateDir,
+		Version:    version.String(),
+		Logger:     log,
 	})
 	if err != nil {
 		return nil, err
