@@ -48,3 +48,10 @@ func TestAnEmptyPromptIsExit2(t *testing.T) {
 			want: []string{"prompt: the prompt is empty", "- to read it from stdin"}},
 	})
 }
+
+func TestAVersionFlagPointsAtTheVersionCommand(t *testing.T) {
+	runMistakes(t, []mistake{
+		{name: "dshd --version", args: []string{"serve", "--version"},
+			want: []string{"--version: unknown flag", "dshd version"}},
+	})
+}

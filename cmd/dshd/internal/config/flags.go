@@ -81,6 +81,14 @@ func (v *rawValue) Type() string {
 	return "string"
 }
 
+// guessedFlags are flags people try that dshd does not have, with what to
+// do instead.
+var guessedFlags = map[string]string{
+	// The one flag dshd will never have.
+	"token":   "the token is never a flag, since every user sees command lines in ps; set DSHD_TOKEN or --token-file",
+	"version": "the version is the command `dshd version`",
+}
+
 // FlagError words a command-line parsing error of command cmdPath ("dshd
 // prompt") whose flags are fs as an [*Error]: an unknown flag suggests the
 // closest one, and a setting the command does not use says which command
@@ -99,9 +107,8 @@ func FlagError(cmdPath string, fs *pflag.FlagSet, err error) error {
 			return &Error{Where: "-" + short, Problem: fmt.Sprintf("unknown flag -%s", name)}
 		}
 		where := "--" + name
-		if name == "token" {
-			// The one flag people guess that dshd will never have.
-			return &Error{Where: where, Problem: "unknown flag: the token is never a flag, since every user sees command lines in ps; set DSHD_TOKEN or --token-file"}
+		if hint, ok := guessedFlags[name]; ok {
+			return &Error{Where: where, Problem: "unknown flag: " + hint}
 		}
 		if i := slices.IndexFunc(table, func(s setting) bool { return s.flag == name }); i >= 0 {
 			users, verb := usersOf(table[i]), "does"
