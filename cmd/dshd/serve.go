@@ -80,7 +80,13 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				return err
 			}
 			l := listen.New(inner, listenOptions(st, log))
-			log.Info("dshd listening", "addr", st.Listen)
+			addr := st.Listen
+			if listen.IsTCP(addr) {
+				// The address bound, so that port 0 (any free port) and an
+				// empty host (loopback) say where the daemon is.
+				addr = "tcp:" + inner.Addr().String()
+			}
+			log.Info("dshd listening", "addr", addr)
 			return d.Server.Serve(ctx, l)
 		},
 	}
