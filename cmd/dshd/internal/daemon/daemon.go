@@ -218,7 +218,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 // child runs in ask mode, so every action it takes is put to the parent's
 // permission gate, which applies the parent's own mode.
 func childArgs(st *config.Settings) []string {
-	args := []string{"serve", "--mode", "ask", "--log-level", st.LogLevel, "--log-format", st.LogFormat}
+	// --listen= keeps the child on its stdio whatever a config file it
+	// reads says: a "listen" there is the parent's socket (the provider
+	// already unsets DSHD_LISTEN for the same reason).
+	args := []string{"serve", "--listen=", "--mode", "ask", "--log-level", st.LogLevel, "--log-format", st.LogFormat}
 	add := func(flag, v string) {
 		if v != "" {
 			args = append(args, flag, v)
