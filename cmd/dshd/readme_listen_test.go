@@ -28,3 +28,18 @@ func TestTheDefaultACPChildServesItsStdioWhateverTheConfigFilesListen(t *testing
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 	}
 }
+
+func TestPlainDshdServesStdioWhateverTheConfigFilesListen(t *testing.T) {
+	config := t.TempDir()
+	sock := socketPath(t)
+	testkit.Write(t, config, "dshd/config.json", `{"listen": "unix:`+sock+`", "model": "scripted"}`)
+	env := []string{"XDG_CONFIG_HOME=" + config}
+	// What an editor launches: `dshd`, no arguments but its state dir.
+	p := start(t, opts{env: env}, "--state-dir", t.TempDir())
+	c := stdioWire(p)
+	ctx := testkit.Context(t)
+	c.endTurn(ctx, c.openSession(ctx, t.TempDir()), "hi")
+	// `dshd serve` is the one the file's listen is for.
+	waitListening(t, start(t, opts{env: env}, "serve", "--state-dir", t.TempDir()))
+	checkServes(ctx, t, "unix", sock)
+}

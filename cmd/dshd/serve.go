@@ -39,6 +39,14 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
+			// Plain `dshd` is what editors and the registry launch, and it
+			// serves stdio: a "listen" in the config file, which every dshd
+			// of the user reads, is `dshd serve`'s. A flag or DSHD_LISTEN,
+			// given to this process, still counts.
+			fileListen := !cmd.HasParent() && st.FromFile("listen")
+			if fileListen {
+				st.Listen = ""
+			}
 			if st.Token, err = serveToken(st, os.LookupEnv); err != nil {
 				return err
 			}
@@ -49,6 +57,9 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
 			if err != nil {
 				return err
+			}
+			if fileListen {
+				log.Info("serving stdio: the config file's listen is for `dshd serve`")
 			}
 			d, err := daemon.New(st, log, os.LookupEnv)
 			if err != nil {
