@@ -280,6 +280,7 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 	if t.box, err = p.confinementOf(t, a); err != nil {
 		return nil, err
 	}
+	t.box.entry = entryOf(opts)
 	t.repo, t.rev = opts[KeyRepo], opts[KeyRev]
 	switch {
 	case t.rev != "" && t.repo == "":

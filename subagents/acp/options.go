@@ -63,14 +63,16 @@ type Options struct {
 	// confined, and its network is the binding's (default on).
 	Sandbox *sandbox.Config
 	// StateDirOf returns the state dir of a child dshd started with args
-	// in the environment lookupEnv reads, by the rule the child's own
-	// settings follow (--state-dir, then its environment, its config
-	// file, the default): writable in its sandbox. The daemon passes the
-	// rule of its settings, which this package cannot see. "" or an error
-	// (the child will stop on it and say so) makes none writable, and so
-	// does nil: a child dshd's state dir is then its binding's writable
-	// key's to name.
-	StateDirOf func(args []string, lookupEnv func(string) (string, bool)) (string, error)
+	// in the environment lookupEnv reads and in the working directory dir
+	// (against which the child resolves a relative config file or state
+	// dir), by the rule the child's own settings follow (--state-dir,
+	// then its environment, its config file, the default): writable in
+	// its sandbox. The daemon passes the rule of its settings, which this
+	// package cannot see. It is asked when the child starts, once its
+	// working directory is known. "" or an error (the child will stop on
+	// it and say so) makes none writable, and so does nil: a child dshd's
+	// state dir is then its binding's writable key's to name.
+	StateDirOf func(args []string, lookupEnv func(string) (string, bool), dir string) (string, error)
 
 	// The durations below are zero for their default; a negative one is
 	// refused by [New].

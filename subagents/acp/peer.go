@@ -258,17 +258,24 @@ func (pr *peer) endReason(d time.Duration) string {
 	return pr.reason + pr.stderrSuffix()
 }
 
-// stderrSuffix is the tail of a child's stderr, formatted to follow a
+// stderrSuffix is the tail of a child's stderr and, for a confined child,
+// the sandbox it ran in and what that refused it, formatted to follow a
 // sentence, or "".
 func (pr *peer) stderrSuffix() string {
 	if pr.proc == nil {
 		return ""
 	}
 	tail := pr.proc.stderrTail(250 * time.Millisecond)
-	if tail == "" {
+	note := pr.proc.sandboxNote()
+	switch {
+	case tail == "" && note == "":
 		return ""
+	case tail == "":
+		return ". " + note
+	case note == "":
+		return "; its stderr ends with:\n" + tail
 	}
-	return "; its stderr ends with:\n" + tail
+	return "; its stderr ends with:\n" + tail + "\n" + note
 }
 
 // alive reports whether the connection still works.

@@ -32,6 +32,9 @@ type process struct {
 	boxed *sandbox.Cmd
 	ended func() string
 	log   *slog.Logger
+	// words says where a confined child ran, for the message of its
+	// end; nil when it ran unconfined.
+	words *boxWords
 
 	tail    tailBuffer
 	errDone chan struct{} // the stderr reader ended
@@ -45,7 +48,8 @@ type process struct {
 // and in its sandbox when it has one.
 func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 	log := p.log.With("agent", t.label)
-	sb, err := p.sandboxFor(t)
+	box := p.confinementIn(t, roots[0])
+	sb, err := p.sandboxFor(box)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", t.command, err)
 	}
@@ -57,7 +61,7 @@ func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 		cmd.Env = t.environ()
 		child, err = subproc.Start(cmd, &subproc.Options{DieWithParent: true, Logger: log})
 	} else {
-		boxed, err = startBoxed(sb, t, roots)
+		boxed, err = startBoxed(sb, t, box, roots)
 		if err == nil {
 			child, err = boxed.StartChild(log)
 		}
@@ -73,29 +77,32 @@ func (p *Provider) startProcess(t *target, roots []string) (*process, error) {
 		errDone: make(chan struct{}),
 	}
 	pr.ended = sync.OnceValue(pr.end)
+	if boxed != nil && boxed.Confined() {
+		pr.words = p.boxWordsOf(t, box, boxed, roots)
+	}
 	go pr.readStderr()
 	pr.log.Debug("agent process started", "command", t.command, "args", t.args, "sandbox", t.box.mode, "confined", boxed != nil && boxed.Confined())
 	return pr, nil
 }
 
-// startBoxed prepares t's command under sb, making its writable dirs
-// that do not exist yet. The program is looked up here, in dshd's PATH
-// as for an unconfined child, so a missing one is the same error at
-// start; a read-only child gets no workspace roots.
-func startBoxed(sb *sandbox.Sandbox, t *target, roots []string) (*sandbox.Cmd, error) {
+// startBoxed prepares t's command under sb, confined by box, making its
+// writable dirs that do not exist yet. The program is looked up here, in
+// dshd's PATH as for an unconfined child, so a missing one is the same
+// error at start; a read-only child gets no workspace roots.
+func startBoxed(sb *sandbox.Sandbox, t *target, box confinement, roots []string) (*sandbox.Cmd, error) {
 	path, err := exec.LookPath(t.command)
 	if err != nil {
 		return nil, err
 	}
 	// The agent's own dirs may not exist yet (a first run), and it could
 	// not make them where its sandbox forbids writes.
-	for _, d := range t.box.writable {
+	for _, d := range box.writable {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("its writable directory: %w", err)
 		}
 	}
 	dir := roots[0]
-	if t.box.mode == sandbox.ReadOnly {
+	if box.mode == sandbox.ReadOnly {
 		roots = nil
 	}
 	cmd, err := sb.Command(context.Background(), sandbox.Spec{
@@ -105,7 +112,7 @@ func startBoxed(sb *sandbox.Sandbox, t *target, roots []string) (*sandbox.Cmd, e
 		Roots: roots,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("in its sandbox (%s=%s): %w", KeySandbox, t.box.mode, err)
+		return nil, fmt.Errorf("in its sandbox (%s=%s): %w", KeySandbox, box.mode, err)
 	}
 	return cmd, nil
 }
@@ -149,6 +156,13 @@ func (pr *process) stderrTail(wait time.Duration) string {
 	return scrubTail(pr.tail.String(), stderrKept)
 }
 
+// sandboxNote says where a confined child ran and what its stderr shows
+// the sandbox refused it, for the message of its end; "" for a child that
+// ran unconfined. Call it after stderrTail, which waits for stderr.
+func (pr *process) sandboxNote() string {
+	return pr.words.note(pr.tail.String())
+}
+
 // exitDescription says how the child ended, or "" while it runs.
 func (pr *process) exitDescription() string {
 	select {
@@ -172,11 +186,11 @@ func (pr *process) end() string {
 	case errors.As(err, &se):
 		return "could not be started in its sandbox: " + se.Msg
 	case err != nil:
-		return describeExit(pr.child.State())
+		return describeExit(pr.child.State()) + pr.words.in()
 	case st.Signal != "":
-		return "was killed by signal " + st.Signal
+		return "was killed by signal " + st.Signal + pr.words.in()
 	}
-	return fmt.Sprintf("exited with status %d", st.Code)
+	return fmt.Sprintf("exited with status %d", st.Code) + pr.words.in()
 }
 
 // describeExit says how a process ended, for diagnostics.

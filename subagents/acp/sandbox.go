@@ -61,6 +61,21 @@ type confinement struct {
 	// unconfined (logged once) instead of being refused, since a child
 	// dshd confines (or refuses) its own commands anyway.
 	inherited bool
+	// entry names the config file's agents entry whose sandbox keys
+	// these are; "" when they are the binding's (it names no agent, or
+	// sets a sandbox key itself). Messages point at the setting there.
+	entry string
+}
+
+// entryOf is the agents entry a binding's sandbox keys come from, "" for
+// the binding itself ([confinement.entry]).
+func entryOf(opts map[string]string) string {
+	for _, k := range []string{KeySandbox, KeyWritable, KeyNetwork} {
+		if _, ok := opts[k]; ok {
+			return ""
+		}
+	}
+	return opts[KeyAgent]
 }
 
 // sandboxOptions reads the sandbox keys of a binding into a.
@@ -93,8 +108,8 @@ func sandboxOptions(a *AgentConfig, opts map[string]string) error {
 }
 
 // confinementOf checks a's sandbox settings for t and fills in the
-// default: off, or for a child dshd the daemon's mode with its state dir
-// writable.
+// default: off, or for a child dshd the daemon's mode (its state dir is
+// added when it starts: [Provider.confinementIn]).
 func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) {
 	asked := a.Sandbox != "" || len(a.Writable) > 0 || a.NoNetwork
 	// needs is the key that needs a sandbox: writable, else network.
@@ -144,14 +159,21 @@ func (p *Provider) confinementOf(t *target, a AgentConfig) (confinement, error) 
 		}
 		c.mode = sandbox.Off
 	}
+	return c, nil
+}
+
+// confinementIn is the confinement of t's process when it runs in dir: a
+// child dshd writes its journals (and checkouts) in its state dir, which
+// depends on dir when its settings name it relatively, so it is resolved
+// as the child will resolve it there.
+func (p *Provider) confinementIn(t *target, dir string) confinement {
+	c := t.box
 	if c.mode != sandbox.Off && t.self {
-		// A child dshd writes its journals (and checkouts) in its state
-		// dir.
-		if dir := p.stateDirOf(t); dir != "" {
-			c.writable = append(c.writable, dir)
+		if sd := p.stateDirOf(t, dir); sd != "" {
+			c.writable = append(slices.Clone(c.writable), sd)
 		}
 	}
-	return c, nil
+	return c
 }
 
 // Runs reports what the binding opts runs on stdio: a child dshd (self:
@@ -170,9 +192,10 @@ func (p *Provider) Runs(opts map[string]string) (self, unconfined bool) {
 	return t.self, t.box.mode == sandbox.Off
 }
 
-// stateDirOf is the state dir of the child dshd t, as its arguments and
-// the environment it will get resolve it ([Options.StateDirOf]), or "".
-func (p *Provider) stateDirOf(t *target) string {
+// stateDirOf is the state dir of the child dshd t running in dir, as its
+// arguments and the environment it will get resolve it there
+// ([Options.StateDirOf]), or "".
+func (p *Provider) stateDirOf(t *target, dir string) string {
 	if p.o.StateDirOf == nil {
 		return ""
 	}
@@ -181,46 +204,29 @@ func (p *Provider) stateDirOf(t *target) string {
 		name, value, _ := strings.Cut(kv, "=")
 		env[name] = value
 	}
-	dir, err := p.o.StateDirOf(t.args, func(name string) (string, bool) {
+	sd, err := p.o.StateDirOf(t.args, func(name string) (string, bool) {
 		v, ok := env[name]
 		return v, ok
-	})
+	}, dir)
 	if err != nil {
 		// The child stops on the same mistake, and its stderr says it.
 		p.log.Debug("the state dir of a child dshd is not known", "agent", t.label, "err", err)
 		return ""
 	}
-	if !filepath.IsAbs(dir) {
+	if !filepath.IsAbs(sd) {
 		return ""
 	}
-	return filepath.Clean(dir)
+	return filepath.Clean(sd)
 }
 
-// sandboxFor returns the sandbox of a confined child (nil for none), one
-// per distinct confinement, so the kernel is probed once for each.
-func (p *Provider) sandboxFor(t *target) (*sandbox.Sandbox, error) {
-	c := t.box
+// sandboxFor returns the sandbox of a child confined by c (nil for
+// none), one per distinct confinement, so the kernel is probed once for
+// each.
+func (p *Provider) sandboxFor(c confinement) (*sandbox.Sandbox, error) {
 	if c.mode == sandbox.Off {
 		return nil, nil
 	}
-	var cfg sandbox.Config
-	if p.o.Sandbox != nil {
-		cfg = *p.o.Sandbox
-	}
-	// Both modes are workspace-write to the sandbox: a read-only agent
-	// still writes its own directories, and gets no workspace roots.
-	cfg.Mode = sandbox.WorkspaceWrite
-	// An agent reads its own runtime and settings wherever they live.
-	cfg.ReadableRoots = nil
-	cfg.NoNetwork = c.noNetwork
-	if c.mode == sandbox.ReadOnly {
-		cfg.WritableRoots, cfg.NoCaches = c.writable, true
-	} else {
-		cfg.WritableRoots = slices.Concat(cfg.WritableRoots, c.writable)
-	}
-	if c.inherited {
-		cfg.Fallback = sandbox.Unconfined
-	}
+	cfg := p.configFor(c)
 	key, err := json.Marshal([]any{cfg.WritableRoots, cfg.NoCaches, cfg.NoNetwork, cfg.Fallback})
 	if err != nil {
 		return nil, err
@@ -242,4 +248,28 @@ func (p *Provider) sandboxFor(t *target) (*sandbox.Sandbox, error) {
 	}
 	p.boxes[string(key)] = sb
 	return sb, nil
+}
+
+// configFor is the sandbox settings of a child confined by c: the
+// daemon's, with the child's own writable dirs and network.
+func (p *Provider) configFor(c confinement) sandbox.Config {
+	var cfg sandbox.Config
+	if p.o.Sandbox != nil {
+		cfg = *p.o.Sandbox
+	}
+	// Both modes are workspace-write to the sandbox: a read-only agent
+	// still writes its own directories, and gets no workspace roots.
+	cfg.Mode = sandbox.WorkspaceWrite
+	// An agent reads its own runtime and settings wherever they live.
+	cfg.ReadableRoots = nil
+	cfg.NoNetwork = c.noNetwork
+	if c.mode == sandbox.ReadOnly {
+		cfg.WritableRoots, cfg.NoCaches = c.writable, true
+	} else {
+		cfg.WritableRoots = slices.Concat(cfg.WritableRoots, c.writable)
+	}
+	if c.inherited {
+		cfg.Fallback = sandbox.Unconfined
+	}
+	return cfg
 }

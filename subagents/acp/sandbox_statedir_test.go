@@ -13,21 +13,22 @@ import (
 type askedStateDir struct {
 	args  []string
 	env   map[string]string // the names looked up, and what they were
+	dir   string            // the directory the child runs in
 	calls int
 	err   error
 }
 
-func (a *askedStateDir) rule(args []string, lookupEnv func(string) (string, bool)) (string, error) {
+func (a *askedStateDir) rule(args []string, lookupEnv func(string) (string, bool), dir string) (string, error) {
 	a.calls++
-	a.args = args
+	a.args, a.dir = args, dir
 	a.env = map[string]string{}
 	for _, name := range []string{"DSHD_STATE_DIR", "FROM_DEFAULT", "FROM_DAEMON", "DROPPED", "SOME_API_KEY"} {
 		if v, ok := lookupEnv(name); ok {
 			a.env[name] = v
 		}
 	}
-	dir, _ := lookupEnv("DSHD_STATE_DIR")
-	return dir, a.err
+	sd, _ := lookupEnv("DSHD_STATE_DIR")
+	return sd, a.err
 }
 
 func TestSandbox_AChildDshdsStateDirIsWhatItsArgsAndItsEnvironmentResolve(t *testing.T) {
@@ -50,15 +51,22 @@ func TestSandbox_AChildDshdsStateDirIsWhatItsArgsAndItsEnvironmentResolve(t *tes
 	}
 	t.Run("the binding's env, over the daemon's and the default child's", func(t *testing.T) {
 		var asked askedStateDir
-		tg, err := newP(t, &asked).resolveTarget(map[string]string{"env": "DSHD_STATE_DIR=/srv/state", "unset-env": "DROPPED"})
+		p := newP(t, &asked)
+		tg, err := p.resolveTarget(map[string]string{"env": "DSHD_STATE_DIR=/srv/state", "unset-env": "DROPPED"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(tg.box.writable, "/srv/state") {
-			t.Errorf("writable = %v, want /srv/state in it", tg.box.writable)
+		if asked.calls != 0 {
+			t.Errorf("the rule was asked before the child's working directory is known")
+		}
+		if w := p.confinementIn(tg, "/work/session").writable; !slices.Contains(w, "/srv/state") {
+			t.Errorf("writable = %v, want /srv/state in it", w)
 		}
 		if !slices.Equal(asked.args, []string{"serve", "--model", "m"}) {
 			t.Errorf("the rule was given the args %q, want the child's", asked.args)
+		}
+		if asked.dir != "/work/session" {
+			t.Errorf("the rule was given the dir %q, want the one the child runs in", asked.dir)
 		}
 		// What the child gets: the daemon's environment less what is
 		// unset and what looks like a credential, the default child's
@@ -75,9 +83,13 @@ func TestSandbox_AChildDshdsStateDirIsWhatItsArgsAndItsEnvironmentResolve(t *tes
 	})
 	t.Run("a named agent's env", func(t *testing.T) {
 		var asked askedStateDir
-		tg, err := newP(t, &asked).resolveTarget(map[string]string{"agent": "kid"})
-		if err != nil || !slices.Contains(tg.box.writable, "/srv/kid") {
-			t.Fatalf("writable = %v, %v; want /srv/kid in it", tg.box.writable, err)
+		p := newP(t, &asked)
+		tg, err := p.resolveTarget(map[string]string{"agent": "kid"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := p.confinementIn(tg, "/work/session").writable; !slices.Contains(w, "/srv/kid") {
+			t.Fatalf("writable = %v; want /srv/kid in it", w)
 		}
 	})
 	for _, tc := range []struct {
@@ -87,19 +99,20 @@ func TestSandbox_AChildDshdsStateDirIsWhatItsArgsAndItsEnvironmentResolve(t *tes
 		// asked: whether the rule is asked at all
 		asked bool
 	}{
-		{"a relative dir, which depends on the child's cwd", map[string]string{"env": "DSHD_STATE_DIR=state"}, nil, true},
+		{"a relative answer", map[string]string{"env": "DSHD_STATE_DIR=state"}, nil, true},
 		{"a mistake the child will stop on", map[string]string{"env": "DSHD_STATE_DIR=/srv/state"}, errors.New("bad setting"), true},
 		{"a child dshd with sandbox=off", map[string]string{"env": "DSHD_STATE_DIR=/srv/state", "sandbox": "off"}, nil, false},
 		{"a third-party agent", map[string]string{"command": "/bin/true", "env": "DSHD_STATE_DIR=/srv/state", "sandbox": "workspace-write"}, nil, false},
 	} {
 		t.Run("none for "+tc.name, func(t *testing.T) {
 			asked := askedStateDir{err: tc.err}
-			tg, err := newP(t, &asked).resolveTarget(tc.opts)
+			p := newP(t, &asked)
+			tg, err := p.resolveTarget(tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(tg.box.writable) != 0 {
-				t.Errorf("writable = %v, want none", tg.box.writable)
+			if w := p.confinementIn(tg, "/work/session").writable; len(w) != 0 {
+				t.Errorf("writable = %v, want none", w)
 			}
 			if got := asked.calls > 0; got != tc.asked {
 				t.Errorf("the rule was asked = %v, want %v", got, tc.asked)

@@ -41,7 +41,7 @@ func sandboxedProvider(t testing.TB, base sandbox.Config) *acpprovider.Provider 
 // import: the last --state-dir among args, else DSHD_STATE_DIR. The whole
 // rule (the config file, $XDG_STATE_HOME) is cmd/dshd's and is tested
 // there.
-func stateDirOfArgsOrEnv(args []string, lookupEnv func(string) (string, bool)) (string, error) {
+func stateDirOfArgsOrEnv(args []string, lookupEnv func(string) (string, bool), _ string) (string, error) {
 	dir := ""
 	for i, a := range args {
 		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {

@@ -35,29 +35,43 @@ var pathToken = lazyRegexp("'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^`']+)'|((
 
 // deniedWord finds the word a program puts right before the error, as sh
 // ("cannot create in.txt: Permission denied") and Go ("open in.txt:
-// permission denied") do, for names that do not start like a path.
-var deniedWord = lazyRegexp(`(?i)([^\s:'"]+): permission denied`)
+// permission denied") do, for names that do not start like a path; a
+// quoted name is pathToken's (coreutils quote it ‘so’ in a UTF-8 locale).
+var deniedWord = lazyRegexp(`(?i)([^\s:'"‘’]+): permission denied`)
 
-// Explain returns a note for the model when the command's output shows
-// the sandbox refusing something, or "" when it does not: the refused
-// paths (those outside every writable root that dshd itself could write)
-// and the setting that would allow them; or, with the network off, that
-// the network is off.
-func (c *Cmd) Explain(output string) string {
+// Refusals are what a confined command's output shows its sandbox
+// refused it.
+type Refusals struct {
+	// Paths are the refused paths (at most three), absolute: outside
+	// every writable root (or readable one), where dshd itself could
+	// write, so that the sandbox and not the file's own permissions
+	// refused them.
+	Paths []string
+	// Network is set when the command has no network and its output
+	// says it could not reach one.
+	Network bool
+}
+
+// Refused reads output (a command's output, a process's stderr) for what
+// the sandbox refused the command: the paths named on the lines that
+// report EACCES or EPERM, and a network it could not reach with the
+// network off. It finds nothing for a command that ran unconfined.
+// [Cmd.Explain] words it for commands; whoever runs something else in a
+// sandbox words it with that thing's own settings.
+func (c *Cmd) Refused(output string) Refusals {
+	var r Refusals
 	if !c.confined {
-		return ""
+		return r
 	}
-	var paths []string
-	netDenied := false
 	for line := range strings.Lines(output) {
 		if c.s.cfg.NoNetwork && netFailure().MatchString(line) {
-			netDenied = true
+			r.Network = true
 		}
 		if !denied().MatchString(line) {
 			continue
 		}
 		if c.s.cfg.NoNetwork && strings.Contains(strings.ToLower(line), "connect") {
-			netDenied = true
+			r.Network = true
 		}
 		var words []string
 		for _, m := range pathToken().FindAllStringSubmatchIndex(line, -1) {
@@ -72,16 +86,25 @@ func (c *Cmd) Explain(output string) string {
 			}
 		}
 		for _, w := range words {
-			if abs, ok := c.refused(w); ok && !slices.Contains(paths, abs) && len(paths) < maxExplained {
-				paths = append(paths, abs)
+			if abs, ok := c.refused(w); ok && !slices.Contains(r.Paths, abs) && len(r.Paths) < maxExplained {
+				r.Paths = append(r.Paths, abs)
 			}
 		}
 	}
+	return r
+}
+
+// Explain returns a note for the model when the command's output shows
+// the sandbox refusing something, or "" when it does not: the refused
+// paths ([Cmd.Refused]) and the setting that would allow them; or, with
+// the network off, that the network is off.
+func (c *Cmd) Explain(output string) string {
+	r := c.Refused(output)
 	var notes []string
-	if len(paths) > 0 {
-		notes = append(notes, c.pathNote(paths))
+	if len(r.Paths) > 0 {
+		notes = append(notes, c.pathNote(r.Paths))
 	}
-	if netDenied {
+	if r.Network {
 		notes = append(notes, "[dshd sandbox] Commands have no network (--sandbox-network=false; only their own loopback works). To allow it, set --sandbox-network=true (sandboxNetwork: true in the config file).")
 	}
 	return strings.Join(notes, "\n")

@@ -40,7 +40,6 @@ func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 		{"XDG_STATE_HOME/dshd", []string{"serve"}, []string{"XDG_STATE_HOME=/srv/xdg", "HOME=/home/me"}, "/srv/xdg/dshd", ""},
 		{"~/.local/state/dshd", []string{"serve"}, []string{"HOME=/home/me"}, "/home/me/.local/state/dshd", ""},
 		{"~/.local/state/dshd when XDG_STATE_HOME is relative", []string{"serve"}, []string{"XDG_STATE_HOME=state", "HOME=/home/me"}, "/home/me/.local/state/dshd", ""},
-		{"no dir for a relative one", []string{"serve", "--state-dir", "state"}, nil, "", ""},
 		{"flags of other commands are passed over", []string{"serve", "--cwd", "/w", "--state-dir", "/srv/flag"}, nil, "/srv/flag", ""},
 		{"a mistake in the config file", []string{"serve", "--config", bad}, nil, "", "stateDir"},
 		{"a mistake in the environment", []string{"serve"}, []string{"DSHD_SANDBOX=strict", "HOME=/home/me"}, "", "DSHD_SANDBOX"},
@@ -55,11 +54,67 @@ func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 			got, err := childStateDir(tc.args, func(k string) (string, bool) {
 				v, ok := env[k]
 				return v, ok
-			})
+			}, "/work/session")
 			switch {
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Fatalf("childStateDir = %q, %v; want an error naming %s", got, err, tc.err)
 			case tc.err == "" && (err != nil || got != tc.want):
+				t.Fatalf("childStateDir = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestChildStateDirResolvesRelativePathsInTheChildsDir: the child reads a
+// relative config file, and makes a relative state dir, in the directory
+// it runs in (the session's), not in the parent's.
+func TestChildStateDirResolvesRelativePathsInTheChildsDir(t *testing.T) {
+	child := t.TempDir()
+	write := func(name, content string) {
+		p := filepath.Join(child, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("child.json", `{"stateDir": "/srv/from-the-childs-file"}`)
+	write("relative.json", `{"stateDir": "kept"}`)
+	write("xdg/dshd/config.json", `{"stateDir": "/srv/from-the-childs-xdg"}`)
+	write("home/.config/dshd/config.json", `{"stateDir": "/srv/from-the-childs-home"}`)
+	// The parent runs elsewhere, where none of these files are.
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		dir  string
+		want string
+	}{
+		{"a relative --config", []string{"serve", "--config", "child.json"}, []string{"HOME=/home/me"}, child, "/srv/from-the-childs-file"},
+		{"a relative --config=", []string{"serve", "--config=./child.json"}, []string{"HOME=/home/me"}, child, "/srv/from-the-childs-file"},
+		{"a relative DSHD_CONFIG", []string{"serve"}, []string{"DSHD_CONFIG=child.json", "HOME=/home/me"}, child, "/srv/from-the-childs-file"},
+		{"a relative XDG_CONFIG_HOME", []string{"serve"}, []string{"XDG_CONFIG_HOME=xdg", "HOME=/home/me"}, child, "/srv/from-the-childs-xdg"},
+		{"a relative HOME", []string{"serve"}, []string{"HOME=home"}, child, "/srv/from-the-childs-home"},
+		{"a relative --state-dir", []string{"serve", "--state-dir", "state"}, nil, child, filepath.Join(child, "state")},
+		{"a relative DSHD_STATE_DIR", []string{"serve"}, []string{"DSHD_STATE_DIR=../state", "HOME=/home/me"}, child, filepath.Join(filepath.Dir(child), "state")},
+		// The child makes it where it runs, not next to its file.
+		{"a relative stateDir in the config file", []string{"serve", "--config", "relative.json"}, []string{"HOME=/home/me"}, child, filepath.Join(child, "kept")},
+		{"an absolute --config is read where it is", []string{"serve", "--config", filepath.Join(child, "child.json")}, nil, "/elsewhere", "/srv/from-the-childs-file"},
+		{"none for a relative --state-dir in an unknown dir", []string{"serve", "--state-dir", "state"}, nil, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			for _, kv := range tc.env {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+			got, err := childStateDir(tc.args, func(k string) (string, bool) {
+				v, ok := env[k]
+				return v, ok
+			}, tc.dir)
+			if err != nil || got != tc.want {
 				t.Fatalf("childStateDir = %q, %v; want %q", got, err, tc.want)
 			}
 		})
@@ -79,7 +134,7 @@ func BenchmarkChildStateDir(b *testing.B) {
 	env := map[string]string{"XDG_CONFIG_HOME": dir, "HOME": "/home/me"}
 	args := []string{"serve", "--mode", "ask", "--model", "scripted", "--sandbox", "workspace-write"}
 	for b.Loop() {
-		if _, err := childStateDir(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		if _, err := childStateDir(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, dir); err != nil {
 			b.Fatal(err)
 		}
 	}
