@@ -52,14 +52,15 @@ func TestAListenerMistakeStopsDshdAtStartWithExit2NamingTheSetting(t *testing.T)
 }
 
 // runMistakes runs each case as its own dshd: the command first, then a
-// state dir and the scripted model for the commands that run an agent,
+// state dir and the scripted model for the commands that run an agent
+// (prompt, serve),
 // the config file, and the case's own arguments.
 func runMistakes(t *testing.T, cases []mistake) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			args := []string{tc.args[0]}
-			if tc.args[0] != "sessions" {
+			if tc.args[0] == "prompt" || tc.args[0] == "serve" {
 				args = append(args, "--model", "scripted")
 				if !slices.ContainsFunc(tc.env, func(kv string) bool { return strings.HasPrefix(kv, "DSHD_STATE_DIR=") }) {
 					args = append(args, "--state-dir", t.TempDir())
