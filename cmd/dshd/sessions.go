@@ -30,7 +30,10 @@ func newSessionsCmd(stdout, stderr io.Writer) *cobra.Command {
 $XDG_STATE_HOME/dshd): the ones every client, dshd prompt included, can load
 or resume. Subagent children are kept in their parent's journal and are not
 listed.`,
-		Args: cobra.NoArgs,
+		// Runnable, so that an unknown subcommand is an error (exit 2)
+		// rather than the help, and no subcommand is the help.
+		Args: unknownCommand,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	cmd.AddCommand(newSessionsListCmd(stdout, stderr), newSessionsShowCmd(stdout, stderr), newSessionsDeleteCmd(stderr))
 	return cmd
@@ -50,7 +53,11 @@ func openStore(cmd *cobra.Command, stderr io.Writer) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.NewStore(dir, &session.StoreOptions{Logger: log})
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	if err != nil {
+		return nil, daemon.StateDirError(st, err)
+	}
+	return store, nil
 }
 
 // noSession is the error for an id the store does not have.
