@@ -29,6 +29,12 @@ type Settings struct {
 	// ModelTimeout is how long the model server may send nothing before a
 	// call fails.
 	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
+	// ModelFirstTokenTimeout, ModelIdleTimeout and ModelCallTimeout bound
+	// a streamed answer: its first data event after the headers, the
+	// silence between two, and the whole call with its retries (0: never).
+	ModelFirstTokenTimeout time.Duration `json:"modelFirstTokenTimeout,omitempty"`
+	ModelIdleTimeout       time.Duration `json:"modelIdleTimeout,omitempty"`
+	ModelCallTimeout       time.Duration `json:"modelCallTimeout,omitempty"`
 
 	StateDir string `json:"stateDir,omitempty"`
 	// MaxOpenJournals bounds the journal files the daemon keeps open.
@@ -207,6 +213,9 @@ var table = []setting{
 	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }, check: optional(envName)},
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
 	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
+	{flag: "model-first-token-timeout", file: "modelFirstTokenTimeout", usage: "how long the model server may take from its response to the answer's first data, keep-alive comments not counting (a server that queues requests); 0 never", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.ModelFirstTokenTimeout }, check: zeroOrPositive},
+	{flag: "model-idle-timeout", file: "modelIdleTimeout", usage: "how long a streaming answer may send no data, keep-alive comments not counting, before the call fails; 0 never", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.ModelIdleTimeout }, check: zeroOrPositive},
+	{flag: "model-call-timeout", file: "modelCallTimeout", usage: "how long one model call may take in all, its retries included; 0 never", kind: kDuration, def: "15m", ptr: func(s *Settings) any { return &s.ModelCallTimeout }, check: zeroOrPositive},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},

@@ -240,8 +240,14 @@ func childArgs(st *config.Settings) []string {
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
 	add("--thinking", st.Thinking)
-	if st.IsSet("model-timeout") {
-		add("--model-timeout", st.ModelTimeout.String())
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{{"model-timeout", st.ModelTimeout}, {"model-first-token-timeout", st.ModelFirstTokenTimeout},
+		{"model-idle-timeout", st.ModelIdleTimeout}, {"model-call-timeout", st.ModelCallTimeout}} {
+		if st.IsSet(f.flag) {
+			add("--"+f.flag, f.d.String())
+		}
 	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
@@ -454,7 +460,21 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
 	opts.FirstByteTimeout = st.ModelTimeout
+	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
+	opts.IdleTimeout = never(st.ModelIdleTimeout)
+	opts.CallTimeout = never(st.ModelCallTimeout)
+	opts.TimeoutSettings = openai.TimeoutSettings{FirstByte: "--model-timeout", FirstToken: "--model-first-token-timeout",
+		Idle: "--model-idle-timeout", Call: "--model-call-timeout"}
 	return opts, keyEnv, nil
+}
+
+// never is a timeout setting as the model client takes it: the setting's
+// 0, never, is the client's negative.
+func never(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // catalog is the model list for the model selector. The first call starts
