@@ -224,8 +224,19 @@ func (c *child) failedStart(ctx context.Context, err error) subagents.Run {
 	c.log.Warn("the agent could not be started", "err", err)
 	return runkit.NewSettled(c.id, subagents.Result{
 		StopReason: subagents.StopError,
-		Diagnostic: runkit.Cut(fmt.Sprintf("the agent %s could not be started: %v", c.t.label, err), runkit.MaxDiagnostic),
+		Diagnostic: runkit.Cut(fmt.Sprintf("%s could not be started: %v", c.named(err), err), runkit.MaxDiagnostic),
 	})
+}
+
+// named is "the agent LABEL", or "the agent" for an agent labelled by its
+// address when err names the address already, as a refusal or a dial
+// error does.
+func (c *child) named(err error) string {
+	byAddress := c.t.address != "" && (c.t.label == c.t.address || c.t.label == c.t.where())
+	if byAddress && strings.Contains(err.Error(), c.t.address) {
+		return "the agent"
+	}
+	return "the agent " + c.t.label
 }
 
 // clientCaps are the client capabilities the parent can honestly offer:
@@ -494,13 +505,16 @@ func (c *child) open(ctx context.Context, skip string) (*peer, acp.SessionID, er
 				return pr, sess, nil
 			}
 			c.p.releasePeer(pr)
+			// A connection's failure names where it went; the
+			// agent's answer does not.
+			err = fmt.Errorf("%s: %w", u, err)
 		}
 		if ctx.Err() != nil {
 			return nil, "", err
 		}
 		c.p.fleet.failed(u)
 		c.log.Warn("skipping an endpoint that failed", "endpoint", u, "err", err)
-		errs = append(errs, fmt.Errorf("%s: %w", u, err))
+		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		return nil, "", fmt.Errorf("no endpoint of %s is left to try", c.t.label)

@@ -108,7 +108,7 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 	} else if t.network == "remote" {
 		c, err := remote.Dial(ctx, t.address, &remote.DialOptions{Token: t.token, Client: p.httpClient(t.address), Logger: pr.log})
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the agent at %s: %w", t.address, err)
+			return nil, fmt.Errorf("cannot reach it: %w", err) // err names the URL
 		}
 		pr.check = &lineCheck{r: c}
 		rwc = &remoteConn{ReadWriteCloser: c, r: pr.check}
@@ -116,7 +116,7 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, t.network, t.address)
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the agent at %s:%s: %w", t.network, t.address, err)
+			return nil, fmt.Errorf("cannot reach it: %w", err) // "dial unix PATH: …"
 		}
 		pr.check = &lineCheck{r: nc}
 		rwc = &netConn{Conn: nc, r: pr.check}
