@@ -60,6 +60,10 @@ type Options struct {
 	// MaxConnections caps the ACP connections open at once, WebSocket and
 	// HTTP together (default 1024); more are answered 503.
 	MaxConnections int
+	// MaxStreams caps the session-scoped SSE streams of one HTTP
+	// connection (default 1024, the daemon's sessions per connection);
+	// the messages of sessions beyond it go on the connection's stream.
+	MaxStreams int
 	// MaxMessageBytes caps one POST body of an open connection (default
 	// 64 MiB; 413 beyond), the socket's line limit. A connection's bodies
 	// are read one at a time, as a socket's lines are. WebSocket frames
@@ -133,6 +137,7 @@ type Observer interface {
 // Defaults of Options.
 const (
 	DefaultMaxConnections     = 1024
+	DefaultMaxStreams         = 1024
 	DefaultMaxMessageBytes    = 64 << 20
 	DefaultMaxInitializeBytes = 64 << 10
 	DefaultMaxQueuedInput     = 4 << 20
@@ -186,6 +191,7 @@ func NewHandler(o Options) (*Handler, error) {
 		}
 	}
 	def(&o.MaxConnections, DefaultMaxConnections)
+	def(&o.MaxStreams, DefaultMaxStreams)
 	def(&o.MaxMessageBytes, DefaultMaxMessageBytes)
 	def(&o.MaxInitializeBytes, DefaultMaxInitializeBytes)
 	def(&o.MaxQueuedInput, DefaultMaxQueuedInput)

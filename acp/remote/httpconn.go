@@ -13,10 +13,6 @@ import (
 	"time"
 )
 
-// maxStreams caps the session-scoped streams of one connection; messages
-// of further sessions go on the connection-scoped stream.
-const maxStreams = 1024
-
 // httpConn is one ACP connection over Streamable HTTP.
 type httpConn struct {
 	h      *Handler
@@ -108,11 +104,11 @@ func (c *httpConn) ensure(sid string) *mailbox {
 	if mb := c.streams[sid]; mb != nil {
 		return mb
 	}
-	if len(c.streams) > maxStreams {
+	if len(c.streams) > c.h.o.MaxStreams {
 		if !c.loggedCap {
 			c.loggedCap = true
 			c.h.o.Observer.LimitHit("streams")
-			c.h.log.Warn("a connection has too many session streams; further sessions use the connection stream", "conn", c.id, "limit", maxStreams, "peer", c.remote)
+			c.h.log.Warn("a connection has too many session streams; further sessions use the connection stream", "conn", c.id, "limit", c.h.o.MaxStreams, "peer", c.remote)
 		}
 		return c.streams[""]
 	}

@@ -8,6 +8,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -138,4 +139,38 @@ func TestStreamableHTTP_BodiesOverTheLimitsAre413AndLoggedOncePerConnection(t *t
 			t.Errorf("the refused initialize logged %d times, want once:\n%s", n, &logs)
 		}
 	})
+}
+
+// Past MaxStreams session streams, a connection's further sessions speak
+// on its connection stream: the cap is the daemon's sessions per
+// connection, not a constant.
+func TestStreamableHTTP_SessionsPastMaxStreamsUseTheConnectionStream(t *testing.T) {
+	_, _, u := newServer(t, Options{MaxStreams: 1})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	for i, sid := range []string{"s1", "s2"} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/load","params":{"sessionId":%q,"cwd":"/","mcpServers":[]}}`, 10+i, sid)
+		if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: sid}); r.StatusCode != http.StatusAccepted {
+			t.Fatalf("session/load %s POST: %d", sid, r.StatusCode)
+		}
+	}
+	// s1 has the one session stream (nobody reads it); s2's replay comes
+	// on the connection stream, before its answer (which would otherwise
+	// wait for a reader of s2's stream).
+	replayed := false
+	for {
+		e := conn.next(t)
+		if strings.Contains(e, `"sessionId":"s1"`) {
+			t.Fatalf("s1's update came on the connection stream: %s", e)
+		}
+		if strings.Contains(e, `"sessionId":"s2"`) && strings.Contains(e, `"text":"replayed"`) {
+			replayed = true
+		}
+		if strings.Contains(e, `"id":11`) {
+			break
+		}
+	}
+	if !replayed {
+		t.Fatal("s2's replay did not come on the connection stream before its answer")
+	}
 }

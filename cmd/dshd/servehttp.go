@@ -71,6 +71,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		SessionExists:      srv.SessionExists,
 		Accepting:          func() bool { return !srv.Draining() },
 		MaxConnections:     st.MaxConnections,
+		MaxStreams:         st.MaxSessionsPerConn,
 		MaxMessageBytes:    st.MaxLineBytes,
 		MaxInitializeBytes: st.PreauthMaxLineBytes,
 		MaxQueuedInput:     st.MaxQueuedInputBytes,
@@ -107,9 +108,13 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(!secure) // h2c with prior knowledge
 	hs := &http.Server{
-		Handler:           mux,
-		TLSConfig:         tlsConf,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:   mux,
+		TLSConfig: tlsConf,
+		// A request's headers are a handshake: they come within
+		// --handshake-timeout (0: never). An idle keep-alive connection,
+		// between requests, is closed after two minutes; its ACP
+		// connection does not end with it.
+		ReadHeaderTimeout: orNever(st.HandshakeTimeout),
 		IdleTimeout:       2 * time.Minute,
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
