@@ -136,7 +136,9 @@ func (s *server) transport() (sdk.Transport, error) {
 		}
 		s.proc = p
 		r, w := p.conn()
-		return &sdk.IOTransport{Reader: r, Writer: w}, nil
+		// The filter enforces the message limit (and says so), so the
+		// SDK's own cap is off.
+		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.opts.MaxMessageBytes, s.log, s.red), Writer: w, MaxLineLength: -1}, nil
 	case TransportHTTP:
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil
 	case TransportSSE:

@@ -20,6 +20,9 @@ const (
 	// DefaultMaxOutput is the default cap, in bytes, of the text a tool call
 	// returns to the model.
 	DefaultMaxOutput = 100_000
+	// DefaultMaxMessageBytes is the default cap of one message from a
+	// server: the SDK's own default line limit.
+	DefaultMaxMessageBytes = 16 << 20
 )
 
 // Options configures [Connect]. The zero value works; fields are copied.
@@ -45,6 +48,11 @@ type Options struct {
 	// MaxOutput caps the text of one call's result given to the model; 0
 	// means DefaultMaxOutput.
 	MaxOutput int
+	// MaxMessageBytes caps one message a server sends (a stdio line, an
+	// HTTP response body); 0 means DefaultMaxMessageBytes. A stdio
+	// server's answer over it fails its call with an error that names the
+	// limit; the server stays connected.
+	MaxMessageBytes int
 	// ProtocolVersion is the MCP version offered in the handshake; empty
 	// means the SDK's latest (which falls back to the initialize handshake
 	// for servers that do not know server/discover).
@@ -85,6 +93,9 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"

@@ -98,6 +98,8 @@ type Settings struct {
 	// MCPSandbox is where stdio MCP servers run: commands (the commands'
 	// sandbox, with the session's workspace) or off.
 	MCPSandbox string `json:"mcpSandbox,omitempty"`
+	// MCPMaxMessageBytes caps one message an MCP server sends.
+	MCPMaxMessageBytes int `json:"mcpMaxMessageBytes,omitempty"`
 
 	// Subagents are tool bindings, "TOOLNAME=PROVIDER[,key=value...]".
 	Subagents []string `json:"subagents,omitempty"`
@@ -239,6 +241,7 @@ var table = []setting{
 	{flag: "sandbox-caches", file: "sandboxCaches", usage: "let sandboxed commands write the toolchain caches (~/.cache, ~/go, ~/.npm, ~/.cargo, ~/.rustup, ~/.gradle, ~/.m2, ...)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxCaches }},
 	{flag: "sandbox-fallback", file: "sandboxFallback", usage: "where the kernel cannot confine commands (no Landlock): refuse them, or run them unconfined", def: "refuse", ptr: func(s *Settings) any { return &s.SandboxFallback }, check: oneOf("refuse", "unconfined")},
 	{flag: "mcp-sandbox", file: "mcpSandbox", usage: "where stdio MCP servers run: commands (in the commands' sandbox, with the session's workspace) or off (unconfined; they still die with dshd)", def: "commands", ptr: func(s *Settings) any { return &s.MCPSandbox }, check: oneOf("commands", "off")},
+	{flag: "mcp-max-message-bytes", file: "mcpMaxMessageBytes", usage: "longest message (one line) a stdio MCP server may send; an answer over it fails its call, naming the limit, and the server stays connected", kind: kInt, def: "16777216", ptr: func(s *Settings) any { return &s.MCPMaxMessageBytes }, check: atLeast(1024)},
 	{flag: "command-env", file: "commandEnv", usage: "the environment commands start from: all, core (PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), none", def: "all", ptr: func(s *Settings) any { return &s.CommandEnv }, check: oneOf("all", "core", "none")},
 	{flag: "command-env-exclude", file: "commandEnvExclude", usage: "drop the variables matching this glob (case ignored) from commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvDrop }, check: glob},
 	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},
