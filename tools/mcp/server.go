@@ -140,39 +140,11 @@ func (s *server) transport() (sdk.Transport, error) {
 		// SDK's own cap is off.
 		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.opts.MaxMessageBytes, s.log, s.red), Writer: w, MaxLineLength: -1}, nil
 	case TransportHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}, nil
 	case TransportSSE:
-		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}}, nil
+		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}}, nil
 	}
 	return nil, &Error{Kind: ErrUnsupportedTransport, Msg: fmt.Sprintf("unknown transport %q", s.cfg.Transport)}
-}
-
-// httpClient returns a client of its own (so Close can drop its idle
-// connections) that sends the configured headers.
-func (s *server) httpClient() *http.Client {
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		s.httpTr = dt.Clone()
-	} else {
-		s.httpTr = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
-	}
-	return &http.Client{Transport: &headerTransport{base: s.httpTr, headers: s.cfg.Headers}}
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers []Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 {
-		return t.base.RoundTrip(req)
-	}
-	req = req.Clone(req.Context())
-	for _, h := range t.headers {
-		req.Header.Set(h.Name, h.Value)
-	}
-	return t.base.RoundTrip(req)
 }
 
 // sseTransport runs the SDK's SSE transport with a context that outlives

@@ -125,14 +125,20 @@ func (f *stdoutFilter) tooLong(head []byte, total int) []byte {
 	if !ok {
 		return nil
 	}
-	msg := fmt.Sprintf("its answer was over %d bytes, the limit on one MCP message (--mcp-max-message-bytes, mcpMaxMessageBytes in the config file); it was dropped", f.max)
+	return tooLongAnswer(id, f.max)
+}
+
+// tooLongAnswer is the JSON-RPC error answer, with its newline, that
+// stands in for an answer to request id over the limit max.
+func tooLongAnswer(id json.RawMessage, max int) []byte {
+	msg := fmt.Sprintf("its answer was over %d bytes, the limit on one MCP message (--mcp-max-message-bytes, mcpMaxMessageBytes in the config file); it was dropped", max)
 	b, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      id,
 		"error":   map[string]any{"code": -32603, "message": msg},
 	})
 	if err != nil {
-		return nil
+		panic(err) // a RawMessage that is valid JSON and strings always marshal
 	}
 	return append(b, '\n')
 }
