@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshd/dshd/internal/testkit"
 )
@@ -61,5 +64,49 @@ func TestAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
 	w := warnLines(&buf, "over the limit")
 	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-message-bytes") {
 		t.Errorf("want one warning naming the server and the setting, got %q", w)
+	}
+}
+
+func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
+	for _, list := range []string{"many 5000", "endless"} {
+		t.Run(list, func(t *testing.T) {
+			var buf testkit.SyncBuffer
+			set, _, warnings := connect(t, &Options{Logger: logTo(&buf), MaxTools: 10, StartTimeout: 10 * time.Second}, hostile(t, list))
+			if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), "more than 10 tools") || !strings.Contains(warnings[0].Error(), "--mcp-max-tools") {
+				t.Fatalf("want one warning naming the limit, got %v", warnings)
+			}
+			if s := set.Servers(); len(s) != 1 || len(s[0].Tools) != 10 {
+				t.Fatalf("servers %+v", s)
+			}
+			if w := warnLines(&buf, "more than 10 tools"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
+				t.Errorf("want one log line naming the server, got %q", w)
+			}
+		})
+	}
+}
+
+func TestLongToolDescriptionIsCut(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxDescriptionBytes: 1000}, hostile(t, "bigdesc 1000000"))
+	d := tool(t, reg, "mcp__h__bigtext").Description()
+	if len(d) > 1100 || !strings.HasSuffix(d, "[description cut at 1000 of 1000000 bytes]") {
+		t.Errorf("description of %d bytes: %.100s…%s", len(d), d, d[max(0, len(d)-60):])
+	}
+	if d := tool(t, reg, "mcp__h__bigraw").Description(); d != "[MCP server h] does bigraw" {
+		t.Errorf("a short description changed: %q", d)
+	}
+	if w := warnLines(&buf, "description cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-tool-description-bytes") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
+	}
+}
+
+func TestHugeInputSchemaLeavesTheToolOut(t *testing.T) {
+	set, _, warnings := connect(t, &Options{MaxSchemaBytes: 10000}, hostile(t, "bigschema 1000000"))
+	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-bytes") {
+		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+	}
+	s := set.Servers()
+	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+		t.Fatalf("servers %+v", s)
 	}
 }

@@ -49,6 +49,9 @@ type server struct {
 	tools   map[string]*registered // model name → registration; guarded by mu
 	dead    string                 // why the connection ended; guarded by mu
 	closing bool                   // guarded by mu
+	// cutDescription is set once a tool's description was cut, so the
+	// log says so once; guarded by mu.
+	cutDescription bool
 
 	progressSeq atomic.Uint64
 	progressMu  sync.Mutex
@@ -216,7 +219,9 @@ func (s *server) startError(ctx context.Context, step string, err error) *Error 
 	return s.red.errorf(ErrStart, "%s failed: %v", step, err)
 }
 
-// list returns every tool the server offers, across pages.
+// list returns the tools the server offers, across pages, up to one more
+// than the tool limit: paging stops there, so a server that offers
+// without end is not listed without end.
 func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
 	var out []*sdk.Tool
 	for t, err := range s.cs.Tools(ctx, nil) {
@@ -224,6 +229,9 @@ func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
 			return nil, err
 		}
 		out = append(out, t)
+		if len(out) > s.opts.MaxTools {
+			break
+		}
 	}
 	return out, nil
 }
@@ -247,9 +255,17 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		def  *sdk.Tool
 		json []byte
 	}
+	if len(defs) > s.opts.MaxTools {
+		defs = defs[:s.opts.MaxTools]
+		warn("it offers more than %d tools, the limit of one server (--mcp-max-tools, mcpMaxTools in the config file); only its first %d are used", s.opts.MaxTools, s.opts.MaxTools)
+	}
 	desired := make(map[string]want, len(defs))
 	var order []string
 	for _, d := range defs {
+		if n := schemaSize(d.InputSchema); n > s.opts.MaxSchemaBytes {
+			warn("tool %q: its input schema has %d bytes, over the limit of %d (--mcp-max-tool-schema-bytes, mcpMaxToolSchemaBytes in the config file)", d.Name, n, s.opts.MaxSchemaBytes)
+			continue
+		}
 		name := toolName(s.cfg.Name, d.Name)
 		if _, taken := desired[name]; taken {
 			name = hashedName(s.cfg.Name, d.Name)
@@ -286,6 +302,15 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		s.tools[name] = &registered{tool: t, def: w.json, unregister: unregister}
 	}
 	return warnings
+}
+
+// schemaSize is the length of schema as JSON.
+func schemaSize(schema any) int {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return 0 // ObjectSchema turns it into an empty object schema
+	}
+	return len(b)
 }
 
 // toolNames returns the registered model-facing names, sorted.

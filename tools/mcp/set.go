@@ -23,6 +23,15 @@ const (
 	// DefaultMaxMessageBytes is the default cap of one message from a
 	// server: the SDK's own default line limit.
 	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxTools is the default number of tools one server may
+	// give the model (OpenAI's API takes 128 in one request).
+	DefaultMaxTools = 128
+	// DefaultMaxDescriptionBytes is the default length a tool's
+	// description is cut to.
+	DefaultMaxDescriptionBytes = 8192
+	// DefaultMaxSchemaBytes is the default size, as JSON, of the largest
+	// input schema a tool may have.
+	DefaultMaxSchemaBytes = 65536
 )
 
 // Options configures [Connect]. The zero value works; fields are copied.
@@ -53,6 +62,16 @@ type Options struct {
 	// server's answer over it fails its call with an error that names the
 	// limit; the server stays connected.
 	MaxMessageBytes int
+	// MaxTools caps the tools of one server; the first ones, in the
+	// server's order, are used. 0 means DefaultMaxTools.
+	MaxTools int
+	// MaxDescriptionBytes is where a tool's description is cut; 0 means
+	// DefaultMaxDescriptionBytes.
+	MaxDescriptionBytes int
+	// MaxSchemaBytes caps a tool's input schema as JSON; a tool whose
+	// schema is larger is left out with a warning. 0 means
+	// DefaultMaxSchemaBytes.
+	MaxSchemaBytes int
 	// ProtocolVersion is the MCP version offered in the handshake; empty
 	// means the SDK's latest (which falls back to the initialize handshake
 	// for servers that do not know server/discover).
@@ -96,6 +115,15 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.MaxDescriptionBytes <= 0 {
+		c.MaxDescriptionBytes = DefaultMaxDescriptionBytes
+	}
+	if c.MaxSchemaBytes <= 0 {
+		c.MaxSchemaBytes = DefaultMaxSchemaBytes
 	}
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"

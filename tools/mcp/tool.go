@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,7 @@ var (
 	_ tools.Parallel = (*mcpTool)(nil)
 )
 
+// newTool makes d a tool; s.mu is held.
 func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	t := &mcpTool{
 		srv:    s,
@@ -54,6 +56,13 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	desc := d.Description
 	if desc == "" {
 		desc = t.title
+	}
+	if max := s.opts.MaxDescriptionBytes; len(desc) > max {
+		if !s.cutDescription {
+			s.cutDescription = true
+			s.log.Warn("mcp tool description cut", "tool", d.Name, "bytes", len(desc), "limit", max, "setting", "--mcp-max-tool-description-bytes")
+		}
+		desc = utf8cut.Prefix(desc, max) + fmt.Sprintf(" [description cut at %d of %d bytes]", max, len(desc))
 	}
 	t.desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
 	return t

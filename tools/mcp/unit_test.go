@@ -54,7 +54,7 @@ func TestToolNames(t *testing.T) {
 	})
 
 	t.Run("two tools that sanitize alike both get a name", func(t *testing.T) {
-		s := &server{cfg: ServerConfig{Name: "s"}, reg: tools.NewRegistry(nil), tools: map[string]*registered{}, log: discard, red: &redactor{}}
+		s := &server{cfg: ServerConfig{Name: "s"}, opts: (*Options)(nil).withDefaults(), reg: tools.NewRegistry(nil), tools: map[string]*registered{}, log: discard, red: &redactor{}}
 		defs := []*sdk.Tool{
 			{Name: "a.b", InputSchema: objectSchema},
 			{Name: "a_b", InputSchema: objectSchema},

@@ -184,7 +184,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Tasks:            tasks.Options{MaxRunning: st.MaxTasks, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
 		Token:            st.Token,
 		Limits:           connLimits(st),
-		ConnectMCP:       connectMCP(log, mcpSB, mcp.Options{MaxMessageBytes: st.MCPMaxMessageBytes}),
+		ConnectMCP:       connectMCP(log, mcpSB, mcpLimits(st)),
 		MCPHTTP:          mcpCaps.HTTP,
 		MCPSSE:           mcpCaps.SSE,
 		SetupWarnings:    sandboxWarnings(st.Sandbox, runner),
@@ -461,6 +461,16 @@ func (c *catalog) list() []llm.Info {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.infos
+}
+
+// mcpLimits returns the MCP settings as tools/mcp options.
+func mcpLimits(st *config.Settings) mcp.Options {
+	return mcp.Options{
+		MaxMessageBytes:     st.MCPMaxMessageBytes,
+		MaxTools:            st.MCPMaxTools,
+		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
+		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
+	}
 }
 
 // connectMCP adapts tools/mcp to the server's connector; limits holds
