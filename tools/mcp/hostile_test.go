@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -108,5 +109,25 @@ func TestHugeInputSchemaLeavesTheToolOut(t *testing.T) {
 	s := set.Servers()
 	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
 		t.Fatalf("servers %+v", s)
+	}
+}
+
+func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxOutput: 1000}, hostile(t, ""))
+	res := run(t, reg, "mcp__h__bigraw", nil, map[string]any{"n": 5 << 20})
+	raw, err := json.Marshal(res.RawOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > 1000 || res.IsError || !strings.HasPrefix(res.Output, "small text") || !strings.Contains(res.Output, "--mcp-max-output-bytes") {
+		t.Errorf("rawOutput of %d bytes, output %.300q", len(raw), res.Output)
+	}
+	res = run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 5000})
+	if len(res.Output) > 1200 || !strings.Contains(res.Output, "[output truncated: 1000 of 5000 bytes shown") {
+		t.Errorf("output of %d bytes: %.300q", len(res.Output), res.Output)
+	}
+	if w := warnLines(&buf, "mcp tool output cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-output-bytes") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
 	}
 }

@@ -53,6 +53,10 @@ type server struct {
 	// log says so once; guarded by mu.
 	cutDescription bool
 
+	// cutOutput is set once a call's output was cut, so the log says so
+	// once.
+	cutOutput atomic.Bool
+
 	progressSeq atomic.Uint64
 	progressMu  sync.Mutex
 	progress    map[string]*progressSink // token → running call; guarded by progressMu

@@ -163,7 +163,11 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 	res, err := s.cs.CallTool(cctx, params)
 	switch {
 	case err == nil:
-		return mapResult(s.cfg.Name, res, s.opts.MaxOutput), nil
+		out, cut := mapResult(s.cfg.Name, res, s.opts.MaxOutput)
+		if cut && !s.cutOutput.Swap(true) {
+			s.log.Warn("mcp tool output cut", "tool", t.remote, "limit", s.opts.MaxOutput, "setting", maxOutputSetting)
+		}
+		return out, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case s.ctx.Err() != nil:

@@ -467,6 +467,7 @@ func (c *catalog) list() []llm.Info {
 func mcpLimits(st *config.Settings) mcp.Options {
 	return mcp.Options{
 		MaxMessageBytes:     st.MCPMaxMessageBytes,
+		MaxOutput:           st.MCPMaxOutputBytes,
 		MaxTools:            st.MCPMaxTools,
 		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
 		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
