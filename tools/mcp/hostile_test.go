@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dshd/dshd/internal/testkit"
+	"github.com/dshd/dshd/tools"
 )
 
 // hostile configures the hand-written misbehaving server
@@ -128,6 +130,34 @@ func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
 		t.Errorf("output of %d bytes: %.300q", len(res.Output), res.Output)
 	}
 	if w := warnLines(&buf, "mcp tool output cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-output-bytes") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
+	}
+}
+
+func TestProgressFloodIsThinned(t *testing.T) {
+	var buf testkit.SyncBuffer
+	const interval = 50 * time.Millisecond
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), ProgressInterval: interval}, hostile(t, ""))
+	var mu sync.Mutex
+	var shown []time.Time
+	start := time.Now()
+	res, err := runCtx(t.Context(), t, reg, "mcp__h__flood", nil, map[string]any{"n": 5000}, tools.ReporterFunc(func(tools.Progress) {
+		mu.Lock()
+		shown = append(shown, time.Now())
+		mu.Unlock()
+	}))
+	elapsed := time.Since(start)
+	if err != nil || res.Output != "flooded 5000" {
+		t.Fatalf("flood: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Updates passed on are at least an interval apart, so no more fit
+	// in the call's time than this.
+	if most := int(elapsed/interval) + 1; len(shown) == 0 || len(shown) > most {
+		t.Errorf("%d of 5000 progress updates shown in %v; at most %d fit", len(shown), elapsed, most)
+	}
+	if w := warnLines(&buf, "progress faster"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-progress-interval") {
 		t.Errorf("want one log line naming the server and the setting, got %q", w)
 	}
 }

@@ -56,6 +56,8 @@ type server struct {
 	// cutOutput is set once a call's output was cut, so the log says so
 	// once.
 	cutOutput atomic.Bool
+	// thinnedProgress is set once a progress update was dropped.
+	thinnedProgress atomic.Bool
 
 	progressSeq atomic.Uint64
 	progressMu  sync.Mutex

@@ -32,6 +32,9 @@ const (
 	// DefaultMaxSchemaBytes is the default size, as JSON, of the largest
 	// input schema a tool may have.
 	DefaultMaxSchemaBytes = 65536
+	// DefaultProgressInterval is the default shortest time between two
+	// progress updates of one call that are passed on.
+	DefaultProgressInterval = 250 * time.Millisecond
 )
 
 // Options configures [Connect]. The zero value works; fields are copied.
@@ -72,6 +75,10 @@ type Options struct {
 	// schema is larger is left out with a warning. 0 means
 	// DefaultMaxSchemaBytes.
 	MaxSchemaBytes int
+	// ProgressInterval is the shortest time between two progress
+	// notifications of one call passed on to the call's reporter; the
+	// ones in between are dropped. 0 means DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// ProtocolVersion is the MCP version offered in the handshake; empty
 	// means the SDK's latest (which falls back to the initialize handshake
 	// for servers that do not know server/discover).
@@ -124,6 +131,9 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.MaxSchemaBytes <= 0 {
 		c.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
 	}
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"

@@ -213,7 +213,8 @@ func (s *server) goneResult(reason string) *tools.Result {
 type progressSink struct {
 	mu   sync.Mutex
 	rep  tools.Reporter
-	done bool // guarded by mu
+	done bool      // guarded by mu
+	last time.Time // when the last update was passed on; guarded by mu
 }
 
 func (s *server) trackProgress(rep tools.Reporter) string {
@@ -260,7 +261,18 @@ func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.done {
-		p.rep.Update(tools.Progress{Content: []tools.Content{tools.TextContent(s.red.scrub(text))}})
+	if p.done {
+		return
 	}
+	// Each update reaches the editor and the session's journal: a server
+	// that floods them is thinned to one per interval.
+	now := time.Now()
+	if !p.last.IsZero() && now.Sub(p.last) < s.opts.ProgressInterval {
+		if !s.thinnedProgress.Swap(true) {
+			s.log.Warn("mcp server sends progress faster than it is shown; passing on one update per interval", "interval", s.opts.ProgressInterval, "setting", "--mcp-progress-interval")
+		}
+		return
+	}
+	p.last = now
+	p.rep.Update(tools.Progress{Content: []tools.Content{tools.TextContent(s.red.scrub(text))}})
 }

@@ -102,6 +102,9 @@ type Settings struct {
 	MCPMaxMessageBytes int `json:"mcpMaxMessageBytes,omitempty"`
 	// MCPMaxOutputBytes caps the text and rawOutput of one MCP tool call.
 	MCPMaxOutputBytes int `json:"mcpMaxOutputBytes,omitempty"`
+	// MCPProgressInterval is the shortest time between two progress
+	// updates of one MCP call that are shown.
+	MCPProgressInterval time.Duration `json:"mcpProgressInterval,omitempty"`
 	// MCPMaxTools caps the tools of one MCP server.
 	MCPMaxTools int `json:"mcpMaxTools,omitempty"`
 	// MCPMaxToolDescriptionBytes is where an MCP tool's description is cut.
@@ -250,6 +253,7 @@ var table = []setting{
 	{flag: "sandbox-fallback", file: "sandboxFallback", usage: "where the kernel cannot confine commands (no Landlock): refuse them, or run them unconfined", def: "refuse", ptr: func(s *Settings) any { return &s.SandboxFallback }, check: oneOf("refuse", "unconfined")},
 	{flag: "mcp-sandbox", file: "mcpSandbox", usage: "where stdio MCP servers run: commands (in the commands' sandbox, with the session's workspace) or off (unconfined; they still die with dshd)", def: "commands", ptr: func(s *Settings) any { return &s.MCPSandbox }, check: oneOf("commands", "off")},
 	{flag: "mcp-max-output-bytes", file: "mcpMaxOutputBytes", usage: "bytes of an MCP tool call's result given to the model (the rest is cut, saying so) and of its structured content passed to the editor", kind: kInt, def: "100000", ptr: func(s *Settings) any { return &s.MCPMaxOutputBytes }, check: atLeast(1024)},
+	{flag: "mcp-progress-interval", file: "mcpProgressInterval", usage: "shortest time between two progress updates of one MCP tool call shown to the editor (and journaled); the ones between are dropped", kind: kDuration, def: "250ms", ptr: func(s *Settings) any { return &s.MCPProgressInterval }},
 	{flag: "mcp-max-tools", file: "mcpMaxTools", usage: "most tools one MCP server may give the model; the first ones it lists are used", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MCPMaxTools }, check: atLeast(1)},
 	{flag: "mcp-max-tool-description-bytes", file: "mcpMaxToolDescriptionBytes", usage: "where an MCP tool's description is cut", kind: kInt, def: "8192", ptr: func(s *Settings) any { return &s.MCPMaxToolDescriptionBytes }, check: atLeast(64)},
 	{flag: "mcp-max-tool-schema-bytes", file: "mcpMaxToolSchemaBytes", usage: "largest input schema (as JSON) of an MCP tool; a tool with a larger one is left out, with a warning", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MCPMaxToolSchemaBytes }, check: atLeast(1024)},

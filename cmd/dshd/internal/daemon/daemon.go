@@ -468,6 +468,7 @@ func mcpLimits(st *config.Settings) mcp.Options {
 	return mcp.Options{
 		MaxMessageBytes:     st.MCPMaxMessageBytes,
 		MaxOutput:           st.MCPMaxOutputBytes,
+		ProgressInterval:    st.MCPProgressInterval,
 		MaxTools:            st.MCPMaxTools,
 		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
 		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
