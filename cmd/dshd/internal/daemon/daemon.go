@@ -466,6 +466,7 @@ func (c *catalog) list() []llm.Info {
 // mcpLimits returns the MCP settings as tools/mcp options.
 func mcpLimits(st *config.Settings) mcp.Options {
 	return mcp.Options{
+		StartTimeout:        st.MCPStartTimeout,
 		MaxMessageBytes:     st.MCPMaxMessageBytes,
 		MaxOutput:           st.MCPMaxOutputBytes,
 		ProgressInterval:    st.MCPProgressInterval,
