@@ -21,6 +21,7 @@ import (
 //	endless       a page of one tool and a next cursor, forever
 //	bigdesc N     the call tools, the first one's description N bytes
 //	bigschema N   the call tools, the first one's inputSchema N bytes
+//	deepschema N  the call tools, the first one's inputSchema nested N deep
 //	(empty)       the call tools below
 const hostileListEnv = "HOSTILE_LIST"
 
@@ -133,6 +134,11 @@ func hostileListResult(params json.RawMessage) map[string]any {
 		}
 		if i == 0 && mode == "bigschema" {
 			schema = map[string]any{"type": "object", "description": strings.Repeat("s", n)}
+		}
+		if i == 0 && mode == "deepschema" {
+			for range n {
+				schema = map[string]any{"type": "object", "properties": map[string]any{"a": schema}}
+			}
 		}
 		list = append(list, tool(name, desc, schema))
 	}

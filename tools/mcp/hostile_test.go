@@ -161,3 +161,41 @@ func TestProgressFloodIsThinned(t *testing.T) {
 		t.Errorf("want one log line naming the server and the setting, got %q", w)
 	}
 }
+
+// Each level of a schema costs more than the last in tools.ObjectSchema
+// (a thousand levels took 2 s; the SDK refuses more than 1000), so depth is bounded as well as size.
+func TestDeepInputSchemaLeavesTheToolOut(t *testing.T) {
+	set, _, warnings := connect(t, &Options{MaxSchemaDepth: 20}, hostile(t, "deepschema 400"))
+	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-depth") {
+		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+	}
+	s := set.Servers()
+	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+		t.Fatalf("servers %+v", s)
+	}
+}
+
+func TestSchemaDepth(t *testing.T) {
+	for _, tt := range []struct {
+		schema any
+		want   int
+	}{
+		{nil, 0},
+		{"x", 0},
+		{map[string]any{}, 1},
+		{map[string]any{"type": "object"}, 1},
+		{map[string]any{"properties": map[string]any{"a": map[string]any{"type": "string"}}}, 3},
+		{map[string]any{"anyOf": []any{map[string]any{}, map[string]any{"items": map[string]any{}}}}, 4},
+	} {
+		if got := schemaDepth(tt.schema, 100); got != tt.want {
+			t.Errorf("schemaDepth(%v) = %d, want %d", tt.schema, got, tt.want)
+		}
+	}
+	deep := any(map[string]any{})
+	for range 50 {
+		deep = map[string]any{"a": deep}
+	}
+	if got := schemaDepth(deep, 10); got != 11 {
+		t.Errorf("a walk past the limit goes on: %d", got)
+	}
+}

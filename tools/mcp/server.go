@@ -268,6 +268,10 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 	desired := make(map[string]want, len(defs))
 	var order []string
 	for _, d := range defs {
+		if depth := schemaDepth(d.InputSchema, s.opts.MaxSchemaDepth); depth > s.opts.MaxSchemaDepth {
+			warn("tool %q: its input schema nests deeper than %d levels (--mcp-max-tool-schema-depth, mcpMaxToolSchemaDepth in the config file)", d.Name, s.opts.MaxSchemaDepth)
+			continue
+		}
 		if n := schemaSize(d.InputSchema); n > s.opts.MaxSchemaBytes {
 			warn("tool %q: its input schema has %d bytes, over the limit of %d (--mcp-max-tool-schema-bytes, mcpMaxToolSchemaBytes in the config file)", d.Name, n, s.opts.MaxSchemaBytes)
 			continue
@@ -308,6 +312,30 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		s.tools[name] = &registered{tool: t, def: w.json, unregister: unregister}
 	}
 	return warnings
+}
+
+// schemaDepth is how deeply the objects and arrays of schema (as decoded
+// from JSON) nest, counting no further than one past limit.
+func schemaDepth(schema any, limit int) int {
+	var children []any
+	switch v := schema.(type) {
+	case map[string]any:
+		for _, c := range v {
+			children = append(children, c)
+		}
+	case []any:
+		children = v
+	default:
+		return 0
+	}
+	deepest := 0
+	for _, c := range children {
+		if deepest >= limit {
+			break
+		}
+		deepest = max(deepest, schemaDepth(c, limit-1))
+	}
+	return 1 + deepest
 }
 
 // schemaSize is the length of schema as JSON.

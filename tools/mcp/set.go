@@ -32,6 +32,9 @@ const (
 	// DefaultMaxSchemaBytes is the default size, as JSON, of the largest
 	// input schema a tool may have.
 	DefaultMaxSchemaBytes = 65536
+	// DefaultMaxSchemaDepth is the default deepest nesting of objects
+	// and arrays in a tool's input schema.
+	DefaultMaxSchemaDepth = 32
 	// DefaultProgressInterval is the default shortest time between two
 	// progress updates of one call that are passed on.
 	DefaultProgressInterval = 250 * time.Millisecond
@@ -75,6 +78,10 @@ type Options struct {
 	// schema is larger is left out with a warning. 0 means
 	// DefaultMaxSchemaBytes.
 	MaxSchemaBytes int
+	// MaxSchemaDepth caps how deeply a tool's input schema nests objects
+	// and arrays; a deeper one is left out with a warning. 0 means
+	// DefaultMaxSchemaDepth.
+	MaxSchemaDepth int
 	// ProgressInterval is the shortest time between two progress
 	// notifications of one call passed on to the call's reporter; the
 	// ones in between are dropped. 0 means DefaultProgressInterval.
@@ -131,6 +138,9 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.MaxSchemaBytes <= 0 {
 		c.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
+	if c.MaxSchemaDepth <= 0 {
+		c.MaxSchemaDepth = DefaultMaxSchemaDepth
 	}
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval

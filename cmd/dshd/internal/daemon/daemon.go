@@ -473,6 +473,7 @@ func mcpLimits(st *config.Settings) mcp.Options {
 		MaxTools:            st.MCPMaxTools,
 		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
 		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
+		MaxSchemaDepth:      st.MCPMaxToolSchemaDepth,
 	}
 }
 
