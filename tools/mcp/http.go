@@ -1,12 +1,14 @@
 // This file is the HTTP client of http and sse servers: the configured
 // headers go to the configured host only, a redirect elsewhere is not
-// followed, and a response body other than an event stream is read only
-// up to the message limit.
+// followed, a response body is read only up to the message limit and an
+// event stream's lines are each held to it.
 
 package mcp
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,14 +71,68 @@ func (t *peerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	// An event stream is long-lived by design; the SDK bounds each of its
-	// events (MaxEventSize). Anything else is one message.
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	// An event stream is long-lived by design: each of its lines is
+	// bounded. Anything else is one message.
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		resp.Body = &sseFilter{r: bufio.NewReaderSize(resp.Body, 64<<10), c: resp.Body, t: t}
+	} else {
 		resp.Body = &boundedBody{body: resp.Body, t: t}
-		resp.ContentLength = -1
 	}
+	resp.ContentLength = -1
 	return resp, nil
 }
+
+// tooLong logs, once at Warn and then at Debug, a message over the limit.
+func (t *peerTransport) tooLong(size int, answers bool) {
+	level := slog.LevelDebug
+	if !t.warned.Swap(true) {
+		level = slog.LevelWarn
+	}
+	t.log.Log(nil, level, "mcp server sent a message over the limit; dropped it",
+		"bytes", size, "limit", t.max, "setting", "--mcp-max-message-bytes", "answers_request", answers)
+}
+
+// sseFilter passes an event stream on line by line, each line at most
+// the message limit: a longer "data:" line that answers one of our
+// requests becomes an error answer to it, any other long line is dropped.
+type sseFilter struct {
+	r       *bufio.Reader
+	c       io.Closer
+	t       *peerTransport
+	pending []byte
+}
+
+func (f *sseFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		line, total, err := readBoundedLine(f.r, f.t.max)
+		if total > f.t.max {
+			line = f.tooLong(line, total)
+		}
+		f.pending = line
+		if err != nil && len(f.pending) == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+func (f *sseFilter) tooLong(head []byte, total int) []byte {
+	data, isData := bytes.CutPrefix(head, []byte("data:"))
+	var id json.RawMessage
+	ok := false
+	if isData {
+		id, ok = responseID(bytes.TrimPrefix(data, []byte(" ")))
+	}
+	f.t.tooLong(total, ok)
+	if !ok {
+		return nil
+	}
+	return append([]byte("data: "), tooLongAnswer(id, f.t.max)...)
+}
+
+func (f *sseFilter) Close() error { return f.c.Close() }
 
 // boundedBody reads a response body of at most t.max bytes whole on the
 // first Read; a longer one is replaced by a JSON-RPC error answer to the
@@ -109,12 +165,7 @@ func (b *boundedBody) fill() {
 		return
 	}
 	id, ok := responseID(data[:min(len(data), idPrefixBytes)])
-	level := slog.LevelDebug
-	if !b.t.warned.Swap(true) {
-		level = slog.LevelWarn
-	}
-	b.t.log.Log(nil, level, "mcp server sent a message over the limit; dropped it",
-		"bytes_read", len(data), "limit", b.t.max, "setting", "--mcp-max-message-bytes", "answers_request", ok)
+	b.t.tooLong(len(data), ok)
 	if !ok {
 		b.r, b.err = bytes.NewReader(nil), fmt.Errorf("the server's answer was over %d bytes, the limit on one MCP message (--mcp-max-message-bytes)", b.t.max)
 		return

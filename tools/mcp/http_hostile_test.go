@@ -13,18 +13,28 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bigJSONServer is a streamable HTTP server answering in application/json
-// bodies, with a tool "big" whose text is {"n": N} bytes.
-func bigJSONServer(t *testing.T) *httptest.Server {
+// bigServer serves a tool "big", whose text is {"n": N} bytes, over
+// transport: "http" answering in application/json bodies, "http-sse"
+// answering in event streams, or "sse".
+func bigServer(t *testing.T, transport string) *httptest.Server {
 	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "big", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "big", Description: "A big answer.", InputSchema: objectSchema},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var in struct{ N int }
-			_ = jsonUnmarshal(req.Params.Arguments, &in)
+			_ = json.Unmarshal(req.Params.Arguments, &in)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("b", in.N)}}}, nil
 		})
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	get := func(*http.Request) *sdk.Server { return srv }
+	var h http.Handler
+	switch transport {
+	case TransportSSE:
+		h = sdk.NewSSEHandler(get, nil)
+	case "http-sse":
+		h = sdk.NewStreamableHTTPHandler(get, nil)
+	default:
+		h = sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
@@ -37,22 +47,26 @@ func bigJSONServer(t *testing.T) *httptest.Server {
 }
 
 func TestHTTPAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
-	var buf testkit.SyncBuffer
-	const limit = 1 << 20
-	ts := bigJSONServer(t)
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit}, ServerConfig{Name: "h", Transport: TransportHTTP, URL: ts.URL})
-	for range 2 {
-		res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3 * limit})
-		if !res.IsError || !strings.Contains(res.Output, "over 1048576 bytes") || !strings.Contains(res.Output, "--mcp-max-message-bytes") {
-			t.Fatalf("an oversized answer: %.300s", res.Output)
-		}
-	}
-	if res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3}); res.IsError || res.Output != "bbb" {
-		t.Errorf("the server is not usable after an oversized answer: %.300s", res.Output)
-	}
-	w := warnLines(&buf, "over the limit")
-	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
-		t.Errorf("want one warning naming the server, got %q", w)
+	for _, transport := range []string{TransportHTTP, "http-sse", TransportSSE} {
+		t.Run(transport, func(t *testing.T) {
+			var buf testkit.SyncBuffer
+			const limit = 1 << 20
+			ts := bigServer(t, transport)
+			_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit}, ServerConfig{Name: "h", Transport: strings.TrimSuffix(transport, "-sse"), URL: ts.URL})
+			for range 2 {
+				res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3 * limit})
+				if !res.IsError || !strings.Contains(res.Output, "over 1048576 bytes") || !strings.Contains(res.Output, "--mcp-max-message-bytes") {
+					t.Fatalf("an oversized answer: %.300s", res.Output)
+				}
+			}
+			if res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3}); res.IsError || res.Output != "bbb" {
+				t.Errorf("the server is not usable after an oversized answer: %.300s", res.Output)
+			}
+			w := warnLines(&buf, "over the limit")
+			if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
+				t.Errorf("want one warning naming the server, got %q", w)
+			}
+		})
 	}
 }
 
@@ -101,5 +115,3 @@ func TestHTTPRedirectToAnotherHostIsNotFollowedWithOurHeaders(t *testing.T) {
 		t.Errorf("want a warning that names the redirect, got %v", warnings)
 	}
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -149,12 +149,16 @@ func (s *server) transport() (sdk.Transport, error) {
 		// SDK's own cap is off.
 		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.opts.MaxMessageBytes, s.log, s.red), Writer: w, MaxLineLength: -1}, nil
 	case TransportHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.maxEventSize()}, nil
 	case TransportSSE:
-		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}}, nil
+		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.maxEventSize()}}, nil
 	}
 	return nil, &Error{Kind: ErrUnsupportedTransport, Msg: fmt.Sprintf("unknown transport %q", s.cfg.Transport)}
 }
+
+// maxEventSize is the SDK's cap on one SSE event: the message limit, as
+// the filter holds each line to it, and room for the event's other lines.
+func (s *server) maxEventSize() int { return s.opts.MaxMessageBytes + 64<<10 }
 
 // sseTransport runs the SDK's SSE transport with a context that outlives
 // the handshake: the SDK binds its event stream to the Connect context,

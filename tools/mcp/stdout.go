@@ -78,20 +78,25 @@ func (f *stdoutFilter) next() ([]byte, error) {
 	}
 }
 
-// readLine reads one line. It returns the whole line when it holds at
-// most f.max bytes, else only its first idPrefixBytes, and the line's
-// length either way; what is past the limit is read and dropped.
+// readLine reads one line of at most f.max bytes (see readBoundedLine).
 func (f *stdoutFilter) readLine() (line []byte, total int, err error) {
+	return readBoundedLine(f.r, f.max)
+}
+
+// readBoundedLine reads one line. It returns the whole line when it holds
+// at most max bytes, else only its first idPrefixBytes, and the line's
+// length either way; what is past the limit is read and dropped.
+func readBoundedLine(r *bufio.Reader, max int) (line []byte, total int, err error) {
 	for {
-		frag, err := f.r.ReadSlice('\n')
+		frag, err := r.ReadSlice('\n')
 		total += len(frag)
 		switch {
-		case total <= f.max:
+		case total <= max:
 			line = append(line, frag...)
 		case len(line) < idPrefixBytes:
 			line = append(line, frag[:min(len(frag), idPrefixBytes-len(line))]...)
 		}
-		if total > f.max && len(line) > idPrefixBytes {
+		if total > max && len(line) > idPrefixBytes {
 			line = line[:idPrefixBytes:idPrefixBytes] // let the big buffer go
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
