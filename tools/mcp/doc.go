@@ -49,6 +49,21 @@
 // notifications/tools/list_changed re-lists the server's tools and brings
 // the registry in line.
 //
+// # Limits
+//
+// A server is a peer and is held to [Options]' bounds, each hit logged
+// once per server: one message (a stdout line, an HTTP body, an SSE
+// line) is at most MaxMessageBytes, and an answer over it becomes an
+// error answer to its request, so only that call fails; a stdout line
+// that is not JSON is skipped, not taken for a broken connection (see
+// stdout.go). At most MaxTools tools are used and listed; descriptions
+// are cut at MaxDescriptionBytes; a tool whose input schema is over
+// MaxSchemaBytes or nests deeper than MaxSchemaDepth is left out with a
+// [Warning]. A result's text, and its structuredContent passed on as
+// rawOutput, are capped at MaxOutput; progress is passed on at most once
+// per ProgressInterval a call. An http or sse server's headers go to its
+// URL's origin only, and a redirect elsewhere is not followed.
+//
 // # Goroutines
 //
 // Per server the package owns: the SDK's connection goroutines, a watcher
