@@ -8,6 +8,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func (t *peerTransport) tooLong(size int, answers bool) {
 	if !t.warned.Swap(true) {
 		level = slog.LevelWarn
 	}
-	t.log.Log(nil, level, "mcp server sent a message over the limit; dropped it",
+	t.log.Log(context.Background(), level, "mcp server sent a message over the limit; dropped it",
 		"bytes", size, "limit", t.max, "setting", "--mcp-max-message-bytes", "answers_request", answers)
 }
 

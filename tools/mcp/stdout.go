@@ -10,6 +10,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,7 +113,7 @@ func (f *stdoutFilter) nonJSON(line []byte) {
 		f.warnedNonJSON = true
 		level = slog.LevelWarn
 	}
-	f.log.Log(nil, level, "mcp server wrote a line on stdout that is not a JSON-RPC message; skipping it (stdout must carry only MCP messages, logs belong on stderr)",
+	f.log.Log(context.Background(), level, "mcp server wrote a line on stdout that is not a JSON-RPC message; skipping it (stdout must carry only MCP messages, logs belong on stderr)",
 		"line", f.red.scrub(string(trimForLog(line))))
 }
 
@@ -125,7 +126,7 @@ func (f *stdoutFilter) tooLong(head []byte, total int) []byte {
 		f.warnedTooLong = true
 		level = slog.LevelWarn
 	}
-	f.log.Log(nil, level, "mcp server sent a message over the limit; dropped it",
+	f.log.Log(context.Background(), level, "mcp server sent a message over the limit; dropped it",
 		"bytes", total, "limit", f.max, "setting", "--mcp-max-message-bytes", "answers_request", ok)
 	if !ok {
 		return nil
