@@ -161,7 +161,7 @@ func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx co
 		}
 	case cmd.Name == commands.Agents && cmd.Builtin():
 		return in, func(_ context.Context, s *session.Session, say func(string), _ func(agent.Event)) (agent.Result, error) {
-			say(subagent.Describe(subagent.Bindings(s.Tools().Tools())))
+			say(subagent.DescribeTools(s.OfferedTools()))
 			return agent.Result{StopReason: agent.StopEndTurn}, nil
 		}
 	case cmd.Name == commands.Tasks && cmd.Builtin():

@@ -183,6 +183,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Delegation != nil {
 		ts = cfg.Delegation.Attach(s, ts)
 	}
+	s.offered = ts
 
 	opts := agent.Options{
 		ID:              cfg.ID,

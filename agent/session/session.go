@@ -86,6 +86,7 @@ type Session struct {
 
 	agent    *agent.Agent
 	reg      *tools.Registry
+	offered  agent.ToolSet // reg as the agent sees it (OfferedTools)
 	env      *tools.Env
 	policy   *permission.Policy // nil when the gate was given
 	gate     tools.Permission
@@ -116,6 +117,11 @@ func (s *Session) Agent() *agent.Agent { return s.agent }
 // Tools returns the session's tool set: Config.Tools, under a layer of the
 // session's own when it connected MCP servers.
 func (s *Session) Tools() *tools.Registry { return s.reg }
+
+// OfferedTools returns the tools the session's agent is offered: Tools
+// with the task tools, as the session's Delegation leaves them (none that
+// delegate when the depth limit is 0).
+func (s *Session) OfferedTools() []tools.Tool { return s.offered.Tools() }
 
 // Env returns the environment the session's tools run in.
 func (s *Session) Env() *tools.Env { return s.env }

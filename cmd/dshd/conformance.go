@@ -42,22 +42,31 @@ that drive dshd's scripted model (tools, subagents) run only when the agent
 says it is dshd. With --schema (default: the npm package in
 conformance/interop/node_modules when found) every message is also validated
 against the official JSON schema.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		// --list needs no agent: the cases are the suite's.
+		Args: func(cmd *cobra.Command, args []string) error {
 			if list {
-				for _, c := range conformance.Cases() {
-					fmt.Fprintf(stdout, "%s\t%v\t%s\n", c.ID, c.Items, c.Name)
-				}
 				return nil
 			}
-			opts := &conformance.Options{Timeout: timeout, Parallel: parallel, Dshd: dshdCases}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cases *regexp.Regexp
 			if filter != "" {
 				re, err := regexp.Compile(filter)
 				if err != nil {
-					return fmt.Errorf("--case: %w", err)
+					return &usageError{fmt.Sprintf("conformance: --case %q: %v", filter, err)}
 				}
-				opts.Cases = re
+				cases = re
 			}
+			if list {
+				for _, c := range conformance.Cases() {
+					if cases == nil || cases.MatchString(c.ID) || cases.MatchString(c.Name) {
+						fmt.Fprintf(stdout, "%s\t%v\t%s\n", c.ID, c.Items, c.Name)
+					}
+				}
+				return nil
+			}
+			opts := &conformance.Options{Timeout: timeout, Parallel: parallel, Dshd: dshdCases, Cases: cases}
 			if schemaDir == "" {
 				if wd, err := os.Getwd(); err == nil {
 					schemaDir, _ = conformance.FindSchemaDir(wd)
@@ -98,6 +107,6 @@ against the official JSON schema.`,
 	f.StringVar(&schemaDir, "schema", "", "directory holding schema.json and schema.unstable.json of @agentclientprotocol/sdk (schema/v1)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print why cases were skipped")
 	f.BoolVar(&all, "details", false, "print the details of every failed and skipped case")
-	f.BoolVar(&list, "list", false, "list the cases and exit (still needs a command argument)")
+	f.BoolVar(&list, "list", false, "list the cases (those --case matches) and exit; no command needed")
 	return cmd
 }

@@ -14,9 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -55,7 +58,7 @@ func newPromptCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 reason, 130 when interrupted (Ctrl-C cancels the turn cleanly). With --json,
 stdout is a JSONL stream of events: each session/update, then {"stopReason":…,
 "usage":…, "children":[…]} (the turn's tokens with every subagent's, and each
-subagent's share) or {"error":…}. "-" as TEXT reads the prompt from stdin.
+subagent's share) or {"error":…, "code":…}. "-" as TEXT reads the prompt from stdin.
 
 The run ends by printing the session it used on stderr; --resume ID or
 --continue (the latest session of the working directory) runs the turn in
@@ -91,11 +94,14 @@ waiting for.`,
 				}
 				text = string(b)
 			}
+			if strings.TrimSpace(text) == "" {
+				// "$PROMPT" with PROMPT unset, or an empty stdin: a turn of
+				// nothing would still cost a model call.
+				return &usageError{"prompt: the prompt is empty (give TEXT, or - to read it from stdin)"}
+			}
 			cwdGiven := po.cwd != ""
-			if !cwdGiven {
-				if po.cwd, err = os.Getwd(); err != nil {
-					return err
-				}
+			if po.cwd, err = promptCwd(po.cwd); err != nil {
+				return err
 			}
 			d, err := daemon.New(st, log, os.LookupEnv)
 			if err != nil {
@@ -129,6 +135,29 @@ waiting for.`,
 	return cmd
 }
 
+// promptCwd is the session's working directory: the current one when
+// --cwd is not given, else --cwd made absolute against it. A --cwd that
+// is not a directory is a mistake in the command line: a session there
+// could not read or run anything.
+func promptCwd(given string) (string, error) {
+	if given == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+	}
+	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "no such directory"}
+	case err != nil:
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+	case !fi.IsDir():
+		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "not a directory"}
+	}
+	return abs, nil
+}
+
 // reportedByPrompt are the log messages of failures `dshd prompt` prints
 // itself, as its "dshd: …" line: logged as well, they would show twice.
 var reportedByPrompt = map[string]bool{
@@ -136,14 +165,33 @@ var reportedByPrompt = map[string]bool{
 	"model stream failed": true, // openai: the same failure, seen first
 }
 
-// quietReported drops the records of reportedByPrompt.
+// shownInSession are the log messages of a session's mistakes that the
+// session also shows its client as a warning, which `dshd prompt` prints
+// ("⚠ …"). Only the records that name a session are such: the user's own
+// agent definitions are logged without one and shown nowhere else.
+var shownInSession = map[string]bool{
+	"agent definition rejected": true, // acp/server: a workspace definition
+	"command file rejected":     true, // acp/server: a workspace command file
+}
+
+// quietReported drops the records of reportedByPrompt and shownInSession.
 type quietReported struct{ slog.Handler }
 
 func (q quietReported) Handle(ctx context.Context, r slog.Record) error {
-	if reportedByPrompt[r.Message] {
+	if reportedByPrompt[r.Message] || shownInSession[r.Message] && hasAttr(r, "session") {
 		return nil
 	}
 	return q.Handler.Handle(ctx, r)
+}
+
+// hasAttr reports whether r carries an attribute named key.
+func hasAttr(r slog.Record, key string) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == key
+		return !found
+	})
+	return found
 }
 
 func (q quietReported) WithAttrs(as []slog.Attr) slog.Handler {
@@ -328,13 +376,19 @@ func (h *headless) writeJSON(v any) {
 func (h *headless) fail(err error) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.json {
-		h.writeJSON(map[string]any{"error": err.Error()})
-	}
 	var ae *acp.Error
 	msg := err.Error()
 	if errors.As(err, &ae) {
 		msg = ae.Reason()
+	}
+	if h.json {
+		// The same words as the text line; the JSON-RPC code for a
+		// script that tells failures apart.
+		line := map[string]any{"error": msg}
+		if ae != nil {
+			line["code"] = ae.Code
+		}
+		h.writeJSON(line)
 	}
 	h.r.endLine()
 	fmt.Fprintln(h.live, "dshd:", msg)
@@ -441,6 +495,10 @@ func (h *headless) track(u acp.SessionUpdate) {
 	}
 }
 
+// metaRefused, true on a rejection, says no person gave it; acp/server
+// then tells the model the action was refused without asking anyone.
+const metaRefused = "dshd.dev/refused"
+
 // RequestPermission answers every request the same way: --yes allows,
 // otherwise rejects (a headless run has nobody to ask).
 func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
@@ -450,16 +508,23 @@ func (h *headless) RequestPermission(_ context.Context, req *acp.RequestPermissi
 	}
 	for _, o := range req.Options {
 		if o.Kind == want {
+			// On stderr with --json too: the question and its answer are
+			// no session/update, so the JSON stream does not have them, and
+			// the job's log keeps a line per approved action.
 			h.mu.Lock()
-			if !h.json {
-				if h.allow {
-					fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
-				} else {
-					fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
-				}
+			if h.allow {
+				fmt.Fprintf(h.live, "? %s: allowed (--yes)\n", req.ToolCall.Title)
+			} else {
+				fmt.Fprintf(h.live, "? %s: rejected (no one to ask; --yes allows it)\n", req.ToolCall.Title)
 			}
 			h.mu.Unlock()
-			return &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}, nil
+			resp := &acp.RequestPermissionResponse{Outcome: acp.Selected(o.OptionID)}
+			if !h.allow {
+				// Nobody rejected it: the model is told it was refused
+				// without asking anyone, not to ask the user.
+				resp.Meta = acp.Meta{metaRefused: true}
+			}
+			return resp, nil
 		}
 	}
 	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil

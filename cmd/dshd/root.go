@@ -86,18 +86,25 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	})
 	// Argument errors are usage errors too; the root's, an unknown command,
 	// suggests the closest one.
-	root.Args = func(c *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return nil
-		}
-		var names []string
-		for _, sub := range c.Commands() {
-			names = append(names, sub.Name())
-		}
-		return &usageError{fmt.Sprintf("unknown command %q (commands: %s)%s", args[0], strings.Join(names, ", "), suggest.DidYouMean(args[0], names))}
-	}
+	root.Args = unknownCommand
 	usageArgs(root.Commands())
 	return root
+}
+
+// unknownCommand is the Args check of a command whose arguments can only
+// be its subcommands: an argument is an unknown command, and the error
+// lists the commands --help shows and suggests the closest.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if !sub.Hidden {
+			names = append(names, sub.Name())
+		}
+	}
+	return &usageError{fmt.Sprintf("unknown command %q (commands: %s)%s", args[0], strings.Join(names, ", "), suggest.DidYouMean(args[0], names))}
 }
 
 // usageArgs makes the argument errors of cmds and their subcommands usage

@@ -4,13 +4,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,10 +16,6 @@ import (
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
 	"github.com/dshd/dshd/cmd/dshd/internal/listen"
 )
-
-// minTokenLen is the shortest token a daemon accepts: a guess must be
-// hopeless even without the brake on failed authentications.
-const minTokenLen = 16
 
 func newServeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -33,6 +26,10 @@ only and logs go to stderr. With --listen unix:PATH the socket is created 0600
 and serves many clients; with --listen tcp:HOST:PORT the daemon binds loopback
 unless HOST says otherwise and requires a token of at least 16 characters,
 from DSHD_TOKEN or --token-file (never on the command line, where ps shows it).
+With --listen http://HOST:PORT (or https:// with --tls-cert and --tls-key) it
+serves ACP's remote transport on /acp (WebSocket and Streamable HTTP, the
+token as the bearer token, required off loopback), and /healthz, /readyz and
+/metrics. On stdio the token is never asked for.
 
 Settings come from flags, then DSHD_* environment variables, then the config
 file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
@@ -42,12 +39,27 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
-			if st.Token, err = resolveToken(st, os.LookupEnv); err != nil {
+			// Plain `dshd` is what editors and the registry launch, and it
+			// serves stdio: a "listen" in the config file, which every dshd
+			// of the user reads, is `dshd serve`'s. A flag or DSHD_LISTEN,
+			// given to this process, still counts.
+			fileListen := !cmd.HasParent() && st.FromFile("listen")
+			if fileListen {
+				st.Listen = ""
+			}
+			if st.Token, err = serveToken(st, os.LookupEnv); err != nil {
+				return err
+			}
+			tlsConf, err := checkListener(st)
+			if err != nil {
 				return err
 			}
 			log, err := newLogger(stderr, st.LogLevel, st.LogFormat)
 			if err != nil {
 				return err
+			}
+			if fileListen {
+				log.Info("serving stdio: the config file's listen is for `dshd serve`")
 			}
 			d, err := daemon.New(st, log, os.LookupEnv)
 			if err != nil {
@@ -55,7 +67,7 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			}
 			defer d.Close()
 			if isRemoteListen(st.Listen) {
-				return serveRemote(cmd.Context(), d, st, log)
+				return serveRemote(cmd.Context(), d, st, tlsConf, log)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -74,15 +86,18 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 				defer signal.Stop(pipe)
 				return d.Server.ServeConn(ctx, stdio{stdin, stdout})
 			}
-			if listen.IsTCP(st.Listen) && st.Token == "" {
-				return errors.New("--listen tcp: needs a token (DSHD_TOKEN or --token-file)")
-			}
 			inner, err := listen.Open(st.Listen, log)
 			if err != nil {
 				return err
 			}
 			l := listen.New(inner, listenOptions(st, log))
-			log.Info("dshd listening", "addr", st.Listen)
+			addr := st.Listen
+			if listen.IsTCP(addr) {
+				// The address bound, so that port 0 (any free port) and an
+				// empty host (loopback) say where the daemon is.
+				addr = "tcp:" + inner.Addr().String()
+			}
+			log.Info("dshd listening", "addr", addr)
 			return d.Server.Serve(ctx, l)
 		},
 	}
@@ -101,30 +116,6 @@ func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
 		AuthPenalty:        st.AuthPenalty,
 		Logger:             log,
 	}
-}
-
-// resolveToken returns the daemon token: DSHD_TOKEN, else the content of
-// --token-file (one line; surrounding white space is not part of it), else
-// none. A token shorter than minTokenLen is refused.
-func resolveToken(st *config.Settings, lookupEnv func(string) (string, bool)) (string, error) {
-	tok, fromEnv := lookupEnv("DSHD_TOKEN")
-	switch {
-	case fromEnv && st.TokenFile != "":
-		return "", errors.New("the token comes from DSHD_TOKEN or --token-file, not both")
-	case st.TokenFile != "":
-		b, err := os.ReadFile(st.TokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok = strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("--token-file %s is empty", st.TokenFile)
-		}
-	}
-	if tok != "" && len(tok) < minTokenLen {
-		return "", fmt.Errorf("the token is %d characters long; it must have at least %d", len(tok), minTokenLen)
-	}
-	return tok, nil
 }
 
 // stdio joins the process's stdin and stdout into one connection.

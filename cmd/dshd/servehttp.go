@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,7 +37,7 @@ const closeWait = 5 * time.Second
 // (readiness goes false, new sessions and turns are refused, running turns
 // get --drain-grace-seconds), then every connection is ended, which
 // cancels the turns left and journals them. A second signal ends at once.
-func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, log *slog.Logger) error {
+func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, tlsConf *tls.Config, log *slog.Logger) error {
 	u, err := url.Parse(st.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", st.Listen, err)
@@ -50,23 +49,8 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if !loopbackOnly(host) && st.Token == "" {
-		return fmt.Errorf("--listen %s: a listener off loopback needs a token (DSHD_TOKEN or --token-file)", st.Listen)
-	}
-	secure := u.Scheme == "https"
-	var tlsConf *tls.Config
-	switch {
-	case secure && (st.TLSCert == "" || st.TLSKey == ""):
-		return errors.New("--listen https:// needs --tls-cert and --tls-key")
-	case !secure && (st.TLSCert != "" || st.TLSKey != ""):
-		return errors.New("--tls-cert and --tls-key need --listen https://")
-	case secure:
-		cert, err := tls.LoadX509KeyPair(st.TLSCert, st.TLSKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
+	// checkListener vetted the token and the TLS files.
+	secure := tlsConf != nil
 
 	srv := d.Server
 	// The limits of the unix and tcp listeners, as they apply here: the

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -30,7 +31,10 @@ func newSessionsCmd(stdout, stderr io.Writer) *cobra.Command {
 $XDG_STATE_HOME/dshd): the ones every client, dshd prompt included, can load
 or resume. Subagent children are kept in their parent's journal and are not
 listed.`,
-		Args: cobra.NoArgs,
+		// Runnable, so that an unknown subcommand is an error (exit 2)
+		// rather than the help, and no subcommand is the help.
+		Args: unknownCommand,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	cmd.AddCommand(newSessionsListCmd(stdout, stderr), newSessionsShowCmd(stdout, stderr), newSessionsDeleteCmd(stderr))
 	return cmd
@@ -50,7 +54,23 @@ func openStore(cmd *cobra.Command, stderr io.Writer) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.NewStore(dir, &session.StoreOptions{Logger: log})
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, &noStore{dir: dir}
+	}
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log})
+	if err != nil {
+		return nil, daemon.StateDirError(st, err)
+	}
+	return store, nil
+}
+
+// noStore is the error of a state dir that holds no sessions directory:
+// the sessions commands only read it, so they do not create it, and a
+// mistyped --state-dir is said rather than made.
+type noStore struct{ dir string }
+
+func (e *noStore) Error() string {
+	return fmt.Sprintf("no sessions in %s: it does not exist (no session was stored there)", e.dir)
 }
 
 // noSession is the error for an id the store does not have.
@@ -70,6 +90,11 @@ sessionId, cwd, additionalDirectories, title, createdAt and updatedAt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openStore(cmd, stderr)
+			var none *noStore
+			if errors.As(err, &none) {
+				fmt.Fprintf(stderr, "dshd: %v\n", none)
+				return listSessions(stdout, nil, jsonOut)
+			}
 			if err != nil {
 				return err
 			}
@@ -90,26 +115,34 @@ sessionId, cwd, additionalDirectories, title, createdAt and updatedAt.`,
 				}
 				cursor = next
 			}
-			if jsonOut {
-				b, err := json.MarshalIndent(infos, "", "  ")
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(stdout, "%s\n", b)
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tLAST USED\tCWD\tTITLE")
-			for _, in := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.SessionID, when(in.UpdatedAt), in.Cwd, in.Title)
-			}
-			return tw.Flush()
+			return listSessions(stdout, infos, jsonOut)
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Sessions)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print a JSON array")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "only the sessions of this working directory")
 	return cmd
+}
+
+// listSessions prints infos as a table, or as a JSON array with asJSON.
+func listSessions(stdout io.Writer, infos []session.Info, asJSON bool) error {
+	if asJSON {
+		if infos == nil {
+			infos = []session.Info{} // [], not null
+		}
+		b, err := json.MarshalIndent(infos, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tLAST USED\tCWD\tTITLE")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.SessionID, when(in.UpdatedAt), in.Cwd, in.Title)
+	}
+	return tw.Flush()
 }
 
 // when formats a time for a person: local, to the minute.

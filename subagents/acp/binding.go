@@ -168,6 +168,12 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 			return nil, fmt.Errorf("unknown acp binding option %q (known: %s)%s", k, strings.Join(optionKeys, ", "), suggest.DidYouMean(k, optionKeys))
 		}
 	}
+	_, hasCommand := opts[KeyCommand]
+	if _, hasAddress := opts[KeyAddress]; hasCommand && hasAddress {
+		// Each replaces the other (over a named agent's), so one of the two
+		// would be dropped without a word.
+		return nil, fmt.Errorf("command= starts an agent and address= reaches a running one: give one of them")
+	}
 	var a AgentConfig
 	label := ""
 	if name, ok := opts[KeyAgent]; ok {
@@ -175,6 +181,9 @@ func (p *Provider) resolveTarget(opts map[string]string) (*target, error) {
 		if !found {
 			known := slices.Sorted(maps.Keys(p.o.Agents))
 			return nil, fmt.Errorf("no agent named %q is configured (configured: %s)%s", name, listOrNone(known), suggest.DidYouMean(name, known))
+		}
+		if cfg.Command != "" && cfg.Address != "" {
+			return nil, fmt.Errorf("command starts an agent and address reaches a running one: give one of them")
 		}
 		a, label = cfg, name
 		a.Args = slices.Clone(cfg.Args)

@@ -24,18 +24,45 @@ func Bindings(ts []tools.Tool) []Binding {
 
 // Describe is the /agents answer: each agent with its provider, what it
 // is for and the tools its children get.
-func Describe(bs []Binding) string {
+func Describe(bs []Binding) string { return describeBindings(bs, nil) }
+
+// DescribeTools is [Describe] of the subagent tools among ts, an agent's
+// tool set. It knows each binding's provider, so the children of a
+// provider that cannot filter tools (an acp agent, which brings its own)
+// are not said to get the parent's.
+func DescribeTools(ts []tools.Tool) string {
+	var (
+		bs  []Binding
+		own []bool
+	)
+	for _, t := range ts {
+		st, ok := t.(*tool)
+		if !ok {
+			continue
+		}
+		bs = append(bs, st.b)
+		p, found := st.svc.Provider(st.b.Provider)
+		own = append(own, found && !p.Capabilities().ToolFilter && !p.InheritsParentContext())
+	}
+	return describeBindings(bs, own)
+}
+
+// describeBindings lists bs; ownTools[i] says that the children of bs[i] bring
+// tools of their own.
+func describeBindings(bs []Binding, ownTools []bool) string {
 	if len(bs) == 0 {
 		return "This session has no agents to delegate to."
 	}
 	var b strings.Builder
 	b.WriteString("Agents this session can delegate to:\n")
-	for _, x := range bs {
+	for i, x := range bs {
 		fmt.Fprintf(&b, "\n- %s (provider %s)", x.ToolName, x.Provider)
 		if d := oneLine(x.Description, 160); d != "" {
 			b.WriteString(": " + d)
 		}
 		switch {
+		case i < len(ownTools) && ownTools[i]:
+			b.WriteString("\n  tools: the agent's own")
 		case x.Tools == nil:
 			b.WriteString("\n  tools: the parent's")
 		case len(x.Tools.Allow) > 0:

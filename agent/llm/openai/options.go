@@ -181,11 +181,30 @@ type Options struct {
 	CallTimeout time.Duration
 	// For every timeout above, a negative value disables it.
 
+	// TimeoutSettings names the settings a user changes the timeouts
+	// with, so that a call that ran out of one says which to raise.
+	TimeoutSettings TimeoutSettings
+
 	// MaxLineBytes caps one SSE line. Zero: 64 MiB.
 	MaxLineBytes int
 
 	// Logger receives retries and failures. Nil: discard.
 	Logger *slog.Logger
+}
+
+// TimeoutSettings are the names (a flag, say) of the settings behind
+// [Options]' timeouts; an empty name is left unsaid.
+type TimeoutSettings struct {
+	FirstByte, FirstToken, Idle, Call string
+}
+
+// said is the error of a timeout that ran out after d: err with d and,
+// when the user has one, the setting that changes it.
+func said(err error, d time.Duration, setting string) error {
+	if setting == "" {
+		return fmt.Errorf("%w (%s)", err, d)
+	}
+	return fmt.Errorf("%w (%s; %s sets it)", err, d, setting)
 }
 
 // DeepSeek returns the options of the DeepSeek API: thinking on, reasoning

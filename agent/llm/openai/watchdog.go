@@ -36,34 +36,51 @@ func (p phase) err() error {
 // when armed and not re-armed in time. Only data events re-arm it, so a
 // server sending keep-alive comments alone still runs out of time.
 type watchdog struct {
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	phase  atomic.Int32
-	dur    atomic.Int64
+	cancel   context.CancelCauseFunc
+	settings TimeoutSettings
+	timer    *time.Timer
+	phase    atomic.Int32
+	dur      atomic.Int64
+	// said is the timeout an expiry reports: the phase's whole bound,
+	// though it may have been armed with what was left of it.
+	said atomic.Int64
 }
 
-func newWatchdog(cancel context.CancelCauseFunc) *watchdog {
-	w := &watchdog{cancel: cancel}
+func newWatchdog(cancel context.CancelCauseFunc, settings TimeoutSettings) *watchdog {
+	w := &watchdog{cancel: cancel, settings: settings}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
 	return w
 }
 
 func (w *watchdog) fire() {
-	d := time.Duration(w.dur.Load())
+	d := time.Duration(w.said.Load())
 	p := phase(w.phase.Load())
-	if p == phaseFirstByte {
-		w.cancel(fmt.Errorf("%w for %s", p.err(), d))
-		return
+	switch p {
+	case phaseFirstByte:
+		if w.settings.FirstByte == "" {
+			w.cancel(fmt.Errorf("%w for %s", p.err(), d))
+			return
+		}
+		w.cancel(fmt.Errorf("%w for %s (%s sets it)", p.err(), d, w.settings.FirstByte))
+	case phaseFirstToken:
+		w.cancel(said(p.err(), d, w.settings.FirstToken))
+	case phaseIdle:
+		w.cancel(said(p.err(), d, w.settings.Idle))
+	default:
+		w.cancel(said(p.err(), d, ""))
 	}
-	w.cancel(fmt.Errorf("%w (%s)", p.err(), d))
 }
 
 // arm starts phase p with d to run; d <= 0 leaves the phase unbounded.
-func (w *watchdog) arm(d time.Duration, p phase) {
+func (w *watchdog) arm(d time.Duration, p phase) { w.armRest(d, d, p) }
+
+// armRest starts phase p with d, the rest of its bound whole, to run.
+func (w *watchdog) armRest(d, whole time.Duration, p phase) {
 	w.timer.Stop()
 	w.phase.Store(int32(p))
 	w.dur.Store(int64(d))
+	w.said.Store(int64(whole))
 	if d > 0 {
 		w.timer.Reset(d)
 	}

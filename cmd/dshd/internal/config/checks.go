@@ -160,6 +160,18 @@ func envName(s string) error {
 	return nil
 }
 
+// cookieName accepts a cookie name (an RFC 6265 token): net/http drops a
+// cookie whose name is not one without a word, so a bad name would set
+// no cookie at all.
+func cookieName(s string) error {
+	for _, r := range s {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`()<>@,;:\"/[]?={}`, r) {
+			return errors.New(`not a cookie name (letters, digits and !#$%&'*+-.^_|~; "" for none)`)
+		}
+	}
+	return nil
+}
+
 // address accepts a listen address: unix:PATH or tcp:HOST:PORT (HOST may
 // be empty: loopback), or http(s)://HOST:PORT.
 func address(s string) error {

@@ -29,6 +29,12 @@ type Settings struct {
 	// ModelTimeout is how long the model server may send nothing before a
 	// call fails.
 	ModelTimeout time.Duration `json:"modelTimeout,omitempty"`
+	// ModelFirstTokenTimeout, ModelIdleTimeout and ModelCallTimeout bound
+	// a streamed answer: its first data event after the headers, the
+	// silence between two, and the whole call with its retries (0: never).
+	ModelFirstTokenTimeout time.Duration `json:"modelFirstTokenTimeout,omitempty"`
+	ModelIdleTimeout       time.Duration `json:"modelIdleTimeout,omitempty"`
+	ModelCallTimeout       time.Duration `json:"modelCallTimeout,omitempty"`
 
 	StateDir string `json:"stateDir,omitempty"`
 	// MaxOpenJournals bounds the journal files the daemon keeps open.
@@ -218,6 +224,9 @@ var table = []setting{
 	{flag: "api-key-env", file: "apiKeyEnv", usage: `environment variable that holds the API key; "" for servers without keys (default: the backend's, DEEPSEEK_API_KEY for deepseek)`, ptr: func(s *Settings) any { return &s.APIKeyEnv }, check: optional(envName)},
 	{flag: "thinking", file: "thinking", usage: "thinking mode where the backend has one: on, off (default: the backend's)", ptr: func(s *Settings) any { return &s.Thinking }, check: oneOf("", "on", "off")},
 	{flag: "model-timeout", file: "modelTimeout", usage: "how long the model server may send nothing (no response, or not a byte of it) before the call fails; raise it for a slow local server", kind: kDuration, def: "1m", ptr: func(s *Settings) any { return &s.ModelTimeout }},
+	{flag: "model-first-token-timeout", file: "modelFirstTokenTimeout", usage: "how long the model server may take from its response to the answer's first data, keep-alive comments not counting (a server that queues requests); 0 never", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.ModelFirstTokenTimeout }, check: zeroOrPositive},
+	{flag: "model-idle-timeout", file: "modelIdleTimeout", usage: "how long a streaming answer may send no data, keep-alive comments not counting, before the call fails; 0 never", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.ModelIdleTimeout }, check: zeroOrPositive},
+	{flag: "model-call-timeout", file: "modelCallTimeout", usage: "how long one model call may take in all, its retries included; 0 never", kind: kDuration, def: "15m", ptr: func(s *Settings) any { return &s.ModelCallTimeout }, check: zeroOrPositive},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
@@ -240,7 +249,7 @@ var table = []setting{
 	{flag: "drain-grace-seconds", file: "drainGraceSeconds", usage: "seconds running turns may go on after SIGTERM on an http(s) listener before they are cancelled and journaled", kind: kInt, def: "25", ptr: func(s *Settings) any { return &s.DrainGraceSeconds }, only: Serve},
 	{flag: "keepalive-seconds", file: "keepaliveSeconds", usage: "seconds between SSE keepalive comments and WebSocket pings on an http(s) listener (0: none)", kind: kInt, def: "15", ptr: func(s *Settings) any { return &s.KeepaliveSeconds }, only: Serve},
 	{flag: "detach-timeout-seconds", file: "detachTimeoutSeconds", usage: "seconds a Streamable HTTP connection lives with no SSE stream open and no request before it ends, freeing its sessions for session/load elsewhere", kind: kInt, def: "30", check: atLeast(1), ptr: func(s *Settings) any { return &s.DetachTimeoutSeconds }, only: Serve},
-	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, only: Serve},
+	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, check: optional(cookieName), only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},

@@ -42,6 +42,8 @@ type origin struct {
 	where, value string
 	// explicit is false for a built-in default.
 	explicit bool
+	// file is true for a value of the config file.
+	file bool
 }
 
 func (o origin) errorf(format string, args ...any) *Error {
@@ -65,7 +67,7 @@ func fromFile(f *file, off int, key string, raw []byte) origin {
 	if key != "" {
 		where += ": " + key
 	}
-	return origin{where: where, value: compact(raw), explicit: true}
+	return origin{where: where, value: compact(raw), explicit: true, file: true}
 }
 
 // compact shortens a JSON value for a message: one line, at most 60 bytes.
@@ -80,6 +82,9 @@ func compact(raw []byte) string {
 // IsSet reports whether setting flag was given by a flag, a variable or
 // the config file, rather than left at its default.
 func (s *Settings) IsSet(flag string) bool { return s.origins[flag].explicit }
+
+// FromFile reports whether setting flag came from the config file.
+func (s *Settings) FromFile(flag string) bool { return s.origins[flag].file }
 
 // APIKeyEnvSet reports whether --api-key-env was given anywhere (an empty
 // value then means "no key needed", not "the backend's default").

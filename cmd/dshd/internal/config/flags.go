@@ -81,6 +81,14 @@ func (v *rawValue) Type() string {
 	return "string"
 }
 
+// guessedFlags are flags people try that dshd does not have, with what to
+// do instead.
+var guessedFlags = map[string]string{
+	// The one flag dshd will never have.
+	"token":   "the token is never a flag, since every user sees command lines in ps; set DSHD_TOKEN or --token-file",
+	"version": "the version is the command `dshd version`",
+}
+
 // FlagError words a command-line parsing error of command cmdPath ("dshd
 // prompt") whose flags are fs as an [*Error]: an unknown flag suggests the
 // closest one, and a setting the command does not use says which command
@@ -99,8 +107,15 @@ func FlagError(cmdPath string, fs *pflag.FlagSet, err error) error {
 			return &Error{Where: "-" + short, Problem: fmt.Sprintf("unknown flag -%s", name)}
 		}
 		where := "--" + name
+		if hint, ok := guessedFlags[name]; ok {
+			return &Error{Where: where, Problem: "unknown flag: " + hint}
+		}
 		if i := slices.IndexFunc(table, func(s setting) bool { return s.flag == name }); i >= 0 {
-			return &Error{Where: where, Problem: fmt.Sprintf("%s does not use this setting (%s does)", cmdPath, usersOf(table[i]))}
+			users, verb := usersOf(table[i]), "does"
+			if strings.Contains(users, " and ") {
+				verb = "do"
+			}
+			return &Error{Where: where, Problem: fmt.Sprintf("%s does not use this setting (%s %s)", cmdPath, users, verb)}
 		}
 		var names []string
 		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -81,7 +82,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals})
 	if err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
+		return nil, StateDirError(st, err)
 	}
 
 	base := tools.NewRegistry(nil)
@@ -121,12 +122,24 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	for _, bnd := range bindings {
+	for i, bnd := range bindings {
 		dispose, err := subagent.Bind(svc, base, bnd, &subagent.BindOptions{Logger: log})
 		if err != nil {
-			return nil, fmt.Errorf("subagent binding %s: %w", bnd, err)
+			return nil, bindingError(st, i, bnd, err)
 		}
 		d.closers = append(d.closers, dispose)
+	}
+	// A binding's tools and deny-tools name tools of the registry, the
+	// bindings included, as a definition's do; a name none has is a typo
+	// the child's start would only report when the model first delegates.
+	var toolNames []string
+	for _, t := range base.Tools() {
+		toolNames = append(toolNames, t.Name())
+	}
+	for i, bnd := range bindings {
+		if err := subagent.CheckTools(bnd, toolNames); err != nil {
+			return nil, bindingError(st, i, bnd, err)
+		}
 	}
 
 	// Agent definitions: the user's are checked (and their mistakes
@@ -205,7 +218,10 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 // child runs in ask mode, so every action it takes is put to the parent's
 // permission gate, which applies the parent's own mode.
 func childArgs(st *config.Settings) []string {
-	args := []string{"serve", "--mode", "ask", "--log-level", st.LogLevel, "--log-format", st.LogFormat}
+	// --listen= keeps the child on its stdio whatever a config file it
+	// reads says: a "listen" there is the parent's socket (the provider
+	// already unsets DSHD_LISTEN for the same reason).
+	args := []string{"serve", "--listen=", "--mode", "ask", "--log-level", st.LogLevel, "--log-format", st.LogFormat}
 	add := func(flag, v string) {
 		if v != "" {
 			args = append(args, flag, v)
@@ -219,8 +235,14 @@ func childArgs(st *config.Settings) []string {
 	add("--model", st.Model)
 	add("--model-url", st.ModelURL)
 	add("--thinking", st.Thinking)
-	if st.IsSet("model-timeout") {
-		add("--model-timeout", st.ModelTimeout.String())
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{{"model-timeout", st.ModelTimeout}, {"model-first-token-timeout", st.ModelFirstTokenTimeout},
+		{"model-idle-timeout", st.ModelIdleTimeout}, {"model-call-timeout", st.ModelCallTimeout}} {
+		if st.IsSet(f.flag) {
+			add("--"+f.flag, f.d.String())
+		}
 	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
@@ -286,6 +308,15 @@ func namedAgents(in map[string]config.Agent) map[string]acpprovider.AgentConfig 
 	return out
 }
 
+// bindingError is err about bindings[i]: a configuration error naming the
+// binding as the user gave it, or, for a default binding, the binding.
+func bindingError(st *config.Settings, i int, bnd subagent.Binding, err error) error {
+	if len(st.Subagents) > 0 {
+		return st.Invalid(fmt.Sprintf("subagent[%d]", i), err)
+	}
+	return fmt.Errorf("subagent binding %s: %w", bnd, err)
+}
+
 // parseBindings reads the subagent bindings and checks them, and the named
 // agents, against the providers: every provider is registered by now, so a
 // name none has, an option it does not take or a value it cannot use is a
@@ -324,6 +355,17 @@ func SessionsDir(root string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(abs, "sessions"), nil
+}
+
+// StateDirError is the configuration error for a state dir the store
+// cannot open (a file, a directory dshd may not write): it names
+// --state-dir and where its value came from, and the path that failed.
+func StateDirError(st *config.Settings, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe
+	}
+	return st.Invalid("state-dir", err)
 }
 
 // backend is the model side of a daemon.
@@ -413,7 +455,21 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
 	}
 	opts.FirstByteTimeout = st.ModelTimeout
+	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
+	opts.IdleTimeout = never(st.ModelIdleTimeout)
+	opts.CallTimeout = never(st.ModelCallTimeout)
+	opts.TimeoutSettings = openai.TimeoutSettings{FirstByte: "--model-timeout", FirstToken: "--model-first-token-timeout",
+		Idle: "--model-idle-timeout", Call: "--model-call-timeout"}
 	return opts, keyEnv, nil
+}
+
+// never is a timeout setting as the model client takes it: the setting's
+// 0, never, is the client's negative.
+func never(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // catalog is the model list for the model selector. The first call starts
