@@ -8,7 +8,9 @@
 // [A-Za-z0-9_-] (one '_' per other character); a name longer than 64
 // characters, or one whose sanitized form another tool of the same server
 // already took, is cut and ends in '_' and 8 hex digits of a hash of the
-// raw names, so the same server always yields the same names. A server
+// raw names, so the same server always yields the same names. A tool
+// whose name another server's tool took (server names that sanitize
+// alike, "a.b" and "a_b") gets the hashed form too. A server
 // that cannot be reached yields a [Warning]; the session goes on without
 // it. [Set.Close] ends every connection and unregisters the tools.
 //

@@ -199,3 +199,28 @@ func TestSchemaDepth(t *testing.T) {
 		t.Errorf("a walk past the limit goes on: %d", got)
 	}
 }
+
+// Two servers whose names sanitize alike ("h." and "h_") would give their
+// tools the same names: the tools of the one that registers second take
+// the hashed form (the hash is of the raw names) instead of being lost.
+func TestServersWhoseNamesSanitizeAlikeKeepTheirTools(t *testing.T) {
+	a, b := hostile(t, ""), hostile(t, "")
+	a.Name, b.Name = "h.", "h_"
+	set, reg := mustConnect(t, nil, a, b)
+	s := set.Servers()
+	if len(s) != 2 || len(s[0].Tools) != len(hostileTools) || len(s[1].Tools) != len(hostileTools) {
+		t.Fatalf("servers %+v", s)
+	}
+	for _, srv := range s {
+		name := hashedName(srv.Name, "bigtext")
+		if !slices.Contains(srv.Tools, name) {
+			name = toolName(srv.Name, "bigtext")
+		}
+		if res := run(t, reg, name, nil, map[string]any{"n": 2}); res.IsError || res.Output != "xx" {
+			t.Errorf("%s: %+v", name, res)
+		}
+		if d := tool(t, reg, name).Description(); !strings.HasPrefix(d, "[MCP server "+srv.Name+"]") {
+			t.Errorf("%s is not %s's: %q", name, srv.Name, d)
+		}
+	}
+}

@@ -45,10 +45,13 @@ type server struct {
 	gone   chan struct{} // closed by watch when the connection ended
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	tools   map[string]*registered // model name → registration; guarded by mu
-	dead    string                 // why the connection ended; guarded by mu
-	closing bool                   // guarded by mu
+	mu sync.Mutex
+	// tools maps each tool's plain model name (toolName, or hashedName
+	// for a name another tool of the server sanitizes to) to its
+	// registration, which holds the name it got; guarded by mu.
+	tools   map[string]*registered
+	dead    string // why the connection ended; guarded by mu
+	closing bool   // guarded by mu
 	// cutDescription is set once a tool's description was cut, so the
 	// log says so once; guarded by mu.
 	cutDescription bool
@@ -261,10 +264,6 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		s.log.Warn("mcp tool skipped", "err", w.Err)
 		warnings = append(warnings, w)
 	}
-	type want struct {
-		def  *sdk.Tool
-		json []byte
-	}
 	if len(defs) > s.opts.MaxTools {
 		defs = defs[:s.opts.MaxTools]
 		warn("it offers more than %d tools, the limit of one server (--mcp-max-tools, mcpMaxTools in the config file); only its first %d are used", s.opts.MaxTools, s.opts.MaxTools)
@@ -309,6 +308,12 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		w := desired[name]
 		t := newTool(s, name, w.def)
 		unregister, err := s.reg.Register(t)
+		if alt := hashedName(s.cfg.Name, w.def.Name); errors.Is(err, tools.ErrDuplicateTool) && alt != name && !s.nameTaken(alt, desired) {
+			// Another server's tool has the name (their server names
+			// sanitize alike): the hash of our raw names tells ours apart.
+			t = newTool(s, alt, w.def)
+			unregister, err = s.reg.Register(t)
+		}
 		if err != nil {
 			warn("tool %q: %v", w.def.Name, err)
 			continue
@@ -316,6 +321,26 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		s.tools[name] = &registered{tool: t, def: w.json, unregister: unregister}
 	}
 	return warnings
+}
+
+// nameTaken reports whether one of the server's own tools, registered or
+// about to be, has the model-facing name; s.mu is held.
+func (s *server) nameTaken(name string, desired map[string]want) bool {
+	if _, ok := desired[name]; ok {
+		return true
+	}
+	for _, r := range s.tools {
+		if r.tool.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// want is a tool the server lists: its definition and that as JSON.
+type want struct {
+	def  *sdk.Tool
+	json []byte
 }
 
 // schemaDepth is how deeply the objects and arrays of schema (as decoded
@@ -356,8 +381,8 @@ func (s *server) toolNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.tools))
-	for n := range s.tools {
-		names = append(names, n)
+	for _, r := range s.tools {
+		names = append(names, r.tool.name)
 	}
 	slices.Sort(names)
 	return names
