@@ -5,6 +5,7 @@ package remote
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/dshd/dshd/acp/internal/jsontext"
 )
@@ -47,6 +48,13 @@ func (e *envelope) isResponse() bool { return !e.hasMethod && e.id != nil }
 
 // isRequest reports whether the message expects an answer.
 func (e *envelope) isRequest() bool { return e.hasMethod && e.id != nil && string(e.id) != "null" }
+
+// echoable reports whether the id is one an agent answers with: a string
+// or an integer in valid UTF-8 (JSON-RPC's; acp/rpc answers any other id
+// with null).
+func (e *envelope) echoable() bool {
+	return len(e.id) > 0 && (e.id[0] == '"' || jsontext.IsInteger(e.id)) && utf8.Valid(e.id)
+}
 
 // key identifies the message's id across directions ("" when it has none):
 // the raw text, so 7 and "7" stay distinct.

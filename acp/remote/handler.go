@@ -32,6 +32,9 @@ type Options struct {
 	// Token, when set, must be presented on every request as
 	// "Authorization: Bearer TOKEN", checked before any upgrade, stream or
 	// message: a request without it is answered 401, a wrong one 403.
+	// Without a Token, only requests addressed to loopback (their Host
+	// header) are served, and others answered 403: the handler then
+	// trusts whoever reaches it, which a listener may do on loopback only.
 	Token string
 	// Authenticated and AuthFailed, when set, are told of every request
 	// with the right token, and with a wrong or missing one: the listener
@@ -88,8 +91,12 @@ type Options struct {
 	// KeepAlive is the interval of SSE keepalive comments and WebSocket
 	// pings (default 15 s; negative: none).
 	KeepAlive time.Duration
-	// HandshakeTimeout bounds the agent's answer to initialize on POST
-	// (default 10 s).
+	// IdleTimeout bounds the body of any other POST (408 beyond), as a
+	// socket's unfinished line is bounded by the idle timeout: the
+	// connection has read no message for that long (default: never).
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds the body of the initialize POST (408
+	// beyond) and the agent's answer to it (default 10 s).
 	HandshakeTimeout time.Duration
 
 	// AffinityCookie and AffinityValue, when both set, are sent as a cookie
@@ -118,7 +125,8 @@ type Observer interface {
 	ConnOpened(transport string)
 	ConnClosed(transport string)
 	// LimitHit counts a request refused or a connection ended by a limit:
-	// "connections", "message-size", "write-timeout", "streams", "auth".
+	// "connections", "message-size", "write-timeout", "streams", "auth",
+	// "handshake", "idle".
 	LimitHit(limit string)
 }
 
@@ -159,7 +167,7 @@ type Handler struct {
 
 	// Limits hit by requests that belong to no connection, logged once
 	// per episode: set when hit, cleared by the next request that passes.
-	loggedFull, loggedAuth, loggedInit atomic.Bool
+	loggedFull, loggedAuth, loggedInit, loggedHost, loggedSlow atomic.Bool
 }
 
 // NewHandler returns a handler; Options.Serve is required.
@@ -226,10 +234,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the bearer token, answering 401 or 403 when it is
-// missing or wrong.
+// missing or wrong. Without a token, the peer is whoever reaches the
+// listener, which is safe on loopback only, and only for requests
+// addressed to loopback: a web page on a name its owner points at
+// 127.0.0.1 (DNS rebinding) is same-origin for the browser and would
+// otherwise drive the agent. Those are answered 403.
 func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if h.o.Token == "" {
-		return true
+		if loopbackHost(r.Host) {
+			h.loggedHost.Store(false)
+			return true
+		}
+		h.o.Observer.LimitHit("auth")
+		if !h.loggedHost.Swap(true) {
+			h.log.Warn("refusing requests not addressed to loopback: a listener without a token serves only those", "host", r.Host, "peer", r.RemoteAddr)
+		}
+		textError(w, http.StatusForbidden, "this listener has no token and serves only requests addressed to a loopback host (localhost, 127.0.0.1, [::1])")
+		return false
 	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	bearer := ok && strings.EqualFold(scheme, "Bearer")
@@ -402,6 +423,22 @@ func (s *served) PeerAuthenticated() bool { return s.authed }
 
 // RemoteAddr names the peer in logs.
 func (s *served) RemoteAddr() net.Addr { return s.remote }
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: an IP address in 127.0.0.0/8 or ::1, localhost, or a name
+// under .localhost (which resolves to loopback, RFC 6761).
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 func isUpgrade(r *http.Request) bool {
 	for _, v := range r.Header.Values("Upgrade") {

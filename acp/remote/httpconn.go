@@ -54,7 +54,7 @@ type httpConn struct {
 	initKey   string      // the initialize request's id, until answered
 	initResp  chan []byte // receives the initialize answer
 	// limits already logged for this connection
-	loggedCap, loggedSize, loggedStall bool
+	loggedCap, loggedSize, loggedStall, loggedCut, loggedSlow bool
 }
 
 // mailbox is one SSE stream's queue; at most one GET reads it at a time.
@@ -244,6 +244,18 @@ func (c *httpConn) stall(o *mailbox) {
 		c.h.log.Warn("an SSE stream took none of its output in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
 	}
 	c.broadcast()
+}
+
+// cut records that a write to mb's reader took the whole WriteTimeout,
+// which ends that stream.
+func (c *httpConn) cut(mb *mailbox) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.h.o.Observer.LimitHit("write-timeout")
+	if !c.loggedCut {
+		c.loggedCut = true
+		c.h.log.Warn("ending an SSE stream: its reader took none of its output in time", "conn", c.id, "session", mb.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+	}
 }
 
 // waitRoom waits, with mu held, until n more bytes fit. Readers taking

@@ -33,6 +33,7 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 // done is closed when the handler returned.
 func inBubble(h *Handler, body io.Reader, hdr map[string]string) (rec *httptest.ResponseRecorder, done chan struct{}) {
 	req := httptest.NewRequest(http.MethodPost, "/acp", body)
+	req.Host = "127.0.0.1" // a handler without a token serves loopback only
 	req.Header.Set("Content-Type", mimeJSON)
 	for k, v := range hdr {
 		req.Header.Set(k, v)

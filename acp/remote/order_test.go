@@ -65,7 +65,9 @@ type h2Client struct {
 	br   *bufio.Reader
 	next uint32
 	// held streams get no WINDOW_UPDATE: a reader that takes nothing.
-	held map[uint32]bool
+	// The server may reset one after its write timeout (reset).
+	held  map[uint32]bool
+	reset map[uint32]bool
 }
 
 func dialH2(t *testing.T, addr string, window uint32) *h2Client {
@@ -76,7 +78,7 @@ func dialH2(t *testing.T, addr string, window uint32) *h2Client {
 	}
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(testkit.Watchdog)) // the watchdog of every read
-	c := &h2Client{t: t, conn: conn, br: bufio.NewReader(conn), next: 1, held: map[uint32]bool{}}
+	c := &h2Client{t: t, conn: conn, br: bufio.NewReader(conn), next: 1, held: map[uint32]bool{}, reset: map[uint32]bool{}}
 	if _, err := io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,12 @@ func (c *h2Client) read() frame {
 			if flags&flagAck == 0 {
 				c.write(framePing, flagAck, 0, f.payload)
 			}
-		case frameRSTStream, frameGoAway:
+		case frameRSTStream:
+			if !c.held[f.stream] {
+				c.t.Fatalf("the server ended stream %d (frame type %d): % x", f.stream, f.typ, f.payload)
+			}
+			c.reset[f.stream] = true
+		case frameGoAway:
 			c.t.Fatalf("the server ended stream %d (frame type %d): % x", f.stream, f.typ, f.payload)
 		case frameHeaders:
 			return f
@@ -276,7 +283,9 @@ func TestStreamableHTTP_ALoadsAnswerWaitsForItsReplayOnTheSessionStream(t *testi
 // TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTimeout:
 // the session stream's reader takes nothing (no WINDOW_UPDATE), so the
 // replay cannot go out; the answer waits for it WriteTimeout, then goes,
-// counted as a write-timeout, and the connection lives on.
+// counted as a write-timeout, and the connection lives on. (The stalled
+// stream's own write gives up at its WriteTimeout too, which resets that
+// stream.)
 func TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTimeout(t *testing.T) {
 	const replay = 64
 	obs := &countingObserver{}
@@ -290,8 +299,10 @@ func TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTime
 	if n := len(order) - 1; n >= replay {
 		t.Fatalf("all %d updates came through a stream that grants no window", n)
 	}
-	if n := obs.limit("write-timeout"); n != 1 {
-		t.Fatalf("write-timeout hits: %d, want 1", n)
+	// Once for holding the others back, and once more if its own write
+	// gave up before the answer was read.
+	if n := obs.limit("write-timeout"); n < 1 || n > 2 {
+		t.Fatalf("write-timeout hits: %d, want 1 or 2", n)
 	}
 	h.mu.Lock()
 	open := len(h.conns)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -21,6 +22,9 @@ const takeOverWait = 10 * time.Second
 // batchError is the JSON-RPC answer to a batch, sent with status 501.
 var batchError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"JSON-RPC batches are not supported"}}}` + "\n")
 
+// keepaliveComment is the SSE comment that keeps an idle stream alive.
+var keepaliveComment = []byte(":\n\n")
+
 // servePost takes one client message: initialize opens a connection and
 // is answered 200 with the agent's answer; anything else is queued for the
 // agent and answered 202, its answer coming on an SSE stream.
@@ -31,10 +35,21 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	connID := r.Header.Get(HeaderConnectionID)
 	if connID == "" {
+		// The POST that opens a connection is its handshake: its body
+		// must arrive within HandshakeTimeout, as a socket's first line
+		// must, or a peer could hold a TCP connection for ever by
+		// trickling it.
+		rc := http.NewResponseController(w)
+		if d := h.o.HandshakeTimeout; d > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(d))
+		}
 		body, env, ok := h.readMessage(w, r, h.o.MaxInitializeBytes, nil)
 		if !ok {
+			// The deadline stays: the server's reading of what is left
+			// of the body ends with it, and so does the connection.
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		if env.method != methodInitialize || !env.isRequest() {
 			textError(w, http.StatusBadRequest, "missing "+HeaderConnectionID)
 			return
@@ -52,10 +67,15 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.endRead()
+	rc := http.NewResponseController(w)
+	if d := h.o.IdleTimeout; d > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(d))
+	}
 	body, env, ok := h.readMessage(w, r, h.o.MaxMessageBytes, c)
 	if !ok {
-		return
+		return // the deadline stays, as for initialize
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if env.method == methodInitialize && env.isRequest() {
 		textError(w, http.StatusBadRequest, "initialize is not allowed on an existing connection")
 		return
@@ -76,9 +96,12 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 			h.takeOver(r, sid, c)
 		}
 		c.mu.Lock()
-		if env.isRequest() {
+		if env.isRequest() && env.echoable() {
 			// The RFD answers session/new and session/load on the
 			// connection stream; other session requests on the session's.
+			// A request whose id the agent cannot echo is answered with a
+			// null id, on the connection stream: a route kept for it
+			// would never be taken.
 			to := sid
 			if env.method == methodSessionLoad || env.method == methodSessionNew {
 				to = ""
@@ -126,7 +149,23 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if !errors.As(err, &tooBig) {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			limit, timeout, first := "idle", h.o.IdleTimeout, false
+			if c == nil {
+				limit, timeout = "handshake", h.o.HandshakeTimeout
+				first = !h.loggedSlow.Swap(true)
+			} else {
+				first = c.firstHit(&c.loggedSlow)
+			}
+			h.o.Observer.LimitHit(limit)
+			if first {
+				h.log.Warn("refusing a POST whose body did not arrive in time", "initialize", c == nil, "timeout", timeout, "peer", r.RemoteAddr)
+			}
+			w.Header().Set("Connection", "close")
+			textError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+			return nil, envelope{}, false
+		case !errors.As(err, &tooBig):
 			textError(w, http.StatusBadRequest, "cannot read the request body")
 			return nil, envelope{}, false
 		}
@@ -145,6 +184,7 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 	}
 	if c == nil {
 		h.loggedInit.Store(false)
+		h.loggedSlow.Store(false)
 	}
 	body = bytes.TrimSpace(body)
 	switch {
@@ -280,17 +320,44 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 // streams are written and flushed (see queued); the wait for a stream
 // whose reader takes nothing is bounded by WriteTimeout (see holding).
 func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
-	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", mimeEventStream)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
+	// Every write is bounded by WriteTimeout: a reader that takes nothing
+	// would otherwise hold this goroutine, its TCP connection and the
+	// batch being written for as long as it keeps the socket open, also
+	// after the connection was ended for it. A write that times out ends
+	// the response and its TCP connection (an HTTP/2 stream is reset).
+	// The deadline is cleared after each write: on HTTP/2 it runs also
+	// while nothing is written, and would end an idle stream.
+	rc := http.NewResponseController(w)
+	wt := c.h.o.WriteTimeout
+	send := func(b []byte) error {
+		started := time.Now()
+		if wt > 0 {
+			_ = rc.SetWriteDeadline(started.Add(wt))
 		}
+		var err error
+		if len(b) > 0 {
+			_, err = w.Write(b)
+		}
+		if err == nil {
+			if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+				err = nil
+			}
+		}
+		switch {
+		case err != nil && wt > 0 && time.Since(started) >= wt:
+			c.cut(mb)
+		case wt > 0:
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		return err
 	}
-	flush()
+	if send(nil) != nil {
+		return
+	}
 	var tick <-chan time.Time
 	if ka := c.h.o.KeepAlive; ka > 0 {
 		t := time.NewTicker(ka)
@@ -323,8 +390,7 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 				buf = append(buf, '\n', '\n')
 				size += len(m.msg)
 			}
-			_, err := w.Write(buf)
-			flush()
+			err := send(buf)
 			c.mu.Lock()
 			clear(mb.q[:n]) // let the written messages go
 			mb.q = mb.q[n:]
@@ -377,10 +443,9 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 		case <-r.Context().Done():
 			return
 		case <-tick:
-			if _, err := io.WriteString(w, ":\n\n"); err != nil {
+			if send(keepaliveComment) != nil {
 				return
 			}
-			flush()
 		}
 	}
 }

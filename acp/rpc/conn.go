@@ -261,7 +261,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Peer == "" {
-		o.Peer = peerName(rwc)
+		o.Peer = PeerName(rwc)
 	}
 	o.Limits = o.Limits.withDefaults()
 	c := &conn{
@@ -289,7 +289,7 @@ func (c *conn) start() {
 	// jsonrpc2 never sees a request (the stream hands those to our hooks),
 	// so it needs no handler.
 	c.rpc = jsonrpc2.NewConn(c.ctx, c.stream, nil,
-		jsonrpc2.SetLogger(rpcLogger{c.log}),
+		jsonrpc2.SetLogger(rpcLogger{c.stream}),
 		jsonrpc2.OnRecv(c.onRecv))
 	c.wg.Add(1)
 	go func() {
@@ -328,12 +328,13 @@ func (c *conn) drainAtEOF() {
 }
 
 // rpcLogger sends jsonrpc2's own complaints (unmatched responses, protocol
-// errors) to our logger instead of stderr.
-type rpcLogger struct{ log *slog.Logger }
+// errors) to our logger instead of stderr, as bad input of the peer's:
+// a peer decides how many of them there are.
+type rpcLogger struct{ s *Stream }
 
 // Printf implements jsonrpc2.Logger.
 func (l rpcLogger) Printf(format string, v ...any) {
-	l.log.Warn("acp: " + strings.TrimSpace(fmt.Sprintf(format, v...)))
+	l.s.badInput(hitUnmatchedResponse, "acp: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
 // onNotify runs on the read loop for every notification, in order.
@@ -408,6 +409,11 @@ func (c *conn) enqueue(it *item) {
 		c.lastNotif = it.seq
 	}
 	it.cost = len(it.params) + queuedMessageCost
+	if it.fl != nil {
+		// A request's id is kept twice until its answer: as sent and as
+		// the key of the pending request.
+		it.cost += len(it.fl.id) + len(it.fl.key)
+	}
 	c.queue = append(c.queue, it)
 	c.mu.Unlock()
 	c.stream.hold(it.cost)

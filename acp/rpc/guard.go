@@ -158,8 +158,9 @@ func (g *guard) authFailed(ctx context.Context) {
 	AfterAnswer(ctx, func() { _ = g.c.stream.Close() })
 }
 
-// peerName names the other end of rwc for logs.
-func peerName(rwc any) string {
+// PeerName names the other end of rwc for logs: "stdio", or the network
+// and address of a socket.
+func PeerName(rwc any) string {
 	c, ok := rwc.(interface{ RemoteAddr() net.Addr })
 	if !ok {
 		return "stdio"

@@ -22,7 +22,8 @@ type Limits struct {
 	// take to do so before it is closed (default 10 s).
 	HandshakeTimeout time.Duration
 	// MaxQueuedInput bounds the bytes of messages read but not yet handled
-	// (each message counts at least 1 KiB); beyond it the connection stops
+	// (each message counts its params and its id, and at least 1 KiB;
+	// what else its line holds is not kept); beyond it the connection stops
 	// reading until the dispatcher catches up (default 4 MiB). One message
 	// larger than the bound is still read.
 	MaxQueuedInput int

@@ -136,7 +136,26 @@ const (
 	hitLongLine
 	hitPreAuthLine
 	hitStalled
+	// Kinds of bad input, warned of once per stream (see badInput).
+	hitUnparseable
+	hitBadUTF8Response
+	hitNullIDResponse
+	hitForeignIDResponse
+	hitMalformedResponse
+	hitUnmatchedResponse
 )
+
+// badInput logs bad input from the peer: a warning the first time each
+// kind comes on the stream, then debug lines, so that a peer's garbage
+// costs a line of log, not a line per line it sends.
+func (s *Stream) badInput(bit uint32, msg string, args ...any) {
+	args = append([]any{"peer", s.peer}, args...)
+	if s.hits.Or(bit)&bit == 0 {
+		s.log.Warn(msg+" (more of this kind from the peer are logged at debug level)", args...)
+		return
+	}
+	s.log.Debug(msg, args...)
+}
 
 // limitHit logs msg the first time the limit bit is hit.
 func (s *Stream) limitHit(bit uint32, msg string, args ...any) {
@@ -424,6 +443,10 @@ func joinChunks(chunks [][]byte, n int) []byte {
 	return line
 }
 
+// detachParamsAt is how many bytes of a line besides its params make a
+// request's params be copied out of it (see process).
+const detachParamsAt = 4 << 10
+
 // envelope holds the raw members of a message.
 type envelope struct {
 	jsonrpc, id, method, params, result, errObj []byte
@@ -435,7 +458,7 @@ func reason(r string) map[string]any { return map[string]any{"reason": r} }
 // when the line was answered, delivered to a hook, or dropped.
 func (s *Stream) process(line []byte) []byte {
 	if !json.Valid(line) {
-		s.log.Warn("acp: unparseable input line", "line", jsontext.Truncate(line, 200))
+		s.badInput(hitUnparseable, "acp: unparseable input line", "line", jsontext.Truncate(line, 200))
 		s.replyError(nil, acp.ErrParse)
 		return nil
 	}
@@ -470,7 +493,7 @@ func (s *Stream) process(line []byte) []byte {
 	isRequest := env.method != nil
 	if !utf8.Valid(line) {
 		if !isRequest && (env.result != nil || env.errObj != nil) {
-			s.log.Warn("acp: dropped response with invalid UTF-8")
+			s.badInput(hitBadUTF8Response, "acp: dropped response with invalid UTF-8")
 			return nil
 		}
 		s.replyError(echo, acp.ErrInvalidRequest.WithData(reason("message is not valid UTF-8")))
@@ -478,6 +501,13 @@ func (s *Stream) process(line []byte) []byte {
 	}
 	version, _ := jsontext.String(env.jsonrpc)
 	if isRequest {
+		// A queued request keeps its params until it is handled, and
+		// counts their size against MaxQueuedInput (conn.enqueue). Params
+		// that are a small part of a long line are copied, so that the
+		// rest of the line (members nobody reads) is not kept uncounted.
+		if len(line)-len(env.params) > detachParamsAt {
+			env.params = bytes.Clone(env.params)
+		}
 		s.processRequest(&env, version, echo)
 		return nil
 	}
@@ -518,16 +548,16 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 	case id == nil || string(id) == "null":
 		// A peer's answer to a line it could not read; it matches nothing we
 		// sent (our ids start at 1) and jsonrpc2 would take it for id 0.
-		s.log.Warn("acp: dropped response with null id", "error", jsontext.Truncate(env.errObj, 200))
+		s.badInput(hitNullIDResponse, "acp: dropped response with null id", "error", jsontext.Truncate(env.errObj, 200))
 		return nil
 	case id[0] == '"':
 	case jsontext.IsInteger(id) && id[0] != '-':
 		if _, err := strconv.ParseUint(string(id), 10, 64); err != nil {
-			s.log.Warn("acp: dropped response with foreign id", "id", string(id))
+			s.badInput(hitForeignIDResponse, "acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
 			return nil
 		}
 	default:
-		s.log.Warn("acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
+		s.badInput(hitForeignIDResponse, "acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
 		return nil
 	}
 	b := make([]byte, 0, len(id)+len(env.result)+len(env.errObj)+48)
@@ -542,7 +572,7 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 	switch {
 	case malformed:
 		// Still answer the waiting caller, with an error of our own.
-		s.log.Warn("acp: malformed response", "id", string(id))
+		s.badInput(hitMalformedResponse, "acp: malformed response", "id", jsontext.Truncate(id, 40))
 		b = append(b, `,"error":{"code":-32603,"message":"Internal error","data":"malformed response from peer"}}`...)
 	case env.result != nil:
 		b = append(b, `,"result":`...)

@@ -174,6 +174,11 @@ func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
 // stored's messages, or hist when set (a fork's, shared with the session
 // it was forked from). On failure the journal is closed.
 func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int, hist *agent.History) (*session.Session, error) {
+	release, err := c.reserveSession(id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	o := &c.srv.opts
 	mode, err := permission.ParseMode(stored.State.Mode)
 	if err != nil {

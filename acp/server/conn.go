@@ -48,6 +48,11 @@ type Conn struct {
 	idBase  string
 	closing bool
 	turns   sync.WaitGroup
+	// opening counts the sessions being opened (reserveSession);
+	// loggedSessions, that the limit on them was logged.
+	opening        int
+	loggedSessions bool
+	peerName       string // the peer, for logs
 }
 
 var _ acp.Agent = (*Conn)(nil)
@@ -64,6 +69,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		workspaces: map[acp.SessionID]*wsState{},
 		idBase:     randomBase(),
 		trusted:    authenticatedByTransport(rwc),
+		peerName:   rpc.PeerName(rwc),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
 	// The handlers send session/update through c.peer, so it is set

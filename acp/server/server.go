@@ -107,6 +107,10 @@ type Options struct {
 	// for an explicit 0.
 	MaxDepth     int
 	NoDelegation bool
+	// MaxSessionsPerConn caps the sessions one connection has open at
+	// once (default DefaultMaxSessionsPerConn); one more is refused until
+	// one closes. Each open session holds its agent, journal and tools.
+	MaxSessionsPerConn int
 	// Tasks are the limits of each session's background tasks: how many
 	// run at once, the output each keeps, how long a settled one keeps
 	// its child (tools/tasks; zero values are its defaults). Their
@@ -185,6 +189,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Mode == "" {
 		opts.Mode = permission.ModeAsk
+	}
+	if opts.MaxSessionsPerConn <= 0 {
+		opts.MaxSessionsPerConn = DefaultMaxSessionsPerConn
 	}
 	if opts.MaxDepth == 0 && !opts.NoDelegation {
 		opts.MaxDepth = subagents.DefaultMaxDepth

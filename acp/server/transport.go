@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,33 @@ type peerAuthenticator interface{ PeerAuthenticated() bool }
 func authenticatedByTransport(rwc any) bool {
 	pa, ok := rwc.(peerAuthenticator)
 	return ok && pa.PeerAuthenticated()
+}
+
+// DefaultMaxSessionsPerConn is the default of Options.MaxSessionsPerConn.
+const DefaultMaxSessionsPerConn = 1024
+
+// reserveSession takes one of the connection's session places for a
+// session being opened, or refuses when they are all taken; a nil error
+// must be followed by release once the session is open (or failed to
+// open). The first refusal on a connection is logged with the peer.
+func (c *Conn) reserveSession(id acp.SessionID) (release func(), err error) {
+	limit := c.srv.opts.MaxSessionsPerConn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, open := c.sessions[id]; !open && len(c.sessions)+c.opening >= limit {
+		if !c.loggedSessions {
+			c.loggedSessions = true
+			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "limit", limit, "peer", c.peerName)
+		}
+		return nil, acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
+			"this connection has %d sessions open, the most it may have (--max-sessions-per-connection); close one with session/close, or open another connection", limit)})
+	}
+	c.opening++
+	return func() {
+		c.mu.Lock()
+		c.opening--
+		c.mu.Unlock()
+	}, nil
 }
 
 // SessionExists reports whether id names a session of this daemon: open

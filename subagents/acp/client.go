@@ -46,7 +46,27 @@ func (pr *peer) routeFor(ctx context.Context, id acp.SessionID) (*route, error) 
 // serve runs a request of the session id for its child: detached from
 // the dispatcher (a request may wait for the user), and cancelled when the
 // child is closed as well as when the request is.
+//
+// At most MaxRequests of the agent's requests are served at once: the
+// slot is taken before detaching, so beyond the bound the dispatcher
+// waits, the connection reads no more, and an agent that sends requests
+// without end costs the parent a bounded number of goroutines. A request
+// that waits for its session to be announced waits at most HoldUnknown,
+// so a full set of slots always frees.
 func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx context.Context, rt *route) (*R, error)) (*R, error) {
+	select {
+	case pr.slots <- struct{}{}:
+	default:
+		if !pr.loggedSlots.Swap(true) {
+			pr.log.Warn("the agent has the most requests served at once it may have; reading no more of its messages until one is answered", "limit", cap(pr.slots), "peer", pr.t.where())
+		}
+		select {
+		case pr.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	defer func() { <-pr.slots }()
 	rpc.Detach(ctx)
 	rt, err := pr.routeFor(ctx, id)
 	if err != nil {

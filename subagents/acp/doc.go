@@ -9,7 +9,8 @@
 // parent session's cwd (with the delegation depth in _meta, and the
 // parent's MCP servers when the binding forwards them), then one
 // session/prompt with the task. The child's agent_message_chunk text is the
-// run's output. A failure to reach the agent (its program does not start,
+// run's output, up to [Options.MaxOutputBytes] (the rest is counted and
+// said). A failure to reach the agent (its program does not start,
 // the handshake or session/new fails or times out) is, like a crash
 // mid-turn, a run that ended with StopError and the reason, never an error
 // from Start; a start whose context is already done starts no process and

@@ -584,6 +584,67 @@ func (f *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "terms":
+		// terms N CMD...: N terminals running CMD at once, never released;
+		// says how many started and the first refusal.
+		var n int
+		words := strings.Fields(arg)
+		fmt.Sscan(words[0], &n)
+		started, refusal := 0, ""
+		for range n {
+			_, err := cl.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: id, Command: words[1], Args: words[2:]})
+			if err != nil {
+				var ae *acp.Error
+				if errors.As(err, &ae) {
+					refusal = fmt.Sprintf("%d %s", ae.Code, ae.Data)
+				}
+				break
+			}
+			started++
+		}
+		f.say(id, fmt.Sprintf("started=%d refusal=%s", started, refusal))
+	case "asks":
+		// asks N: N fs/read_text_file requests at once for a session id
+		// never announced, each waited for; says how they ended.
+		var n int
+		fmt.Sscan(arg, &n)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range n {
+			wg.Go(func() {
+				_, err := cl.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: acp.SessionID(fmt.Sprintf("ghost-%d", i)), Path: "/etc/hostname"})
+				mu.Lock()
+				codes[code(err)]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		f.say(id, fmt.Sprint(codes))
+	case "ghosts":
+		// ghosts N SIZE: N updates of SIZE bytes, each for a session id
+		// never announced, then the answer.
+		var n, size int
+		fmt.Sscan(arg, &n, &size)
+		text := strings.Repeat("g", size)
+		for i := range n {
+			f.update(acp.SessionID(fmt.Sprintf("ghost-%d", i)), &acp.AgentMessageChunk{Content: acp.TextBlock(text)})
+		}
+		f.say(id, "done")
+	case "bigline":
+		// bigline SIZE: one chunk of SIZE bytes, then "done".
+		var size int
+		fmt.Sscan(arg, &size)
+		f.say(id, strings.Repeat("L", size))
+		f.say(id, "done")
+	case "babble":
+		// babble N SIZE: one message of N chunks of SIZE bytes.
+		var n, size int
+		fmt.Sscan(arg, &n, &size)
+		text := strings.Repeat("b", size)
+		for range n {
+			f.update(id, &acp.AgentMessageChunk{Content: acp.TextBlock(text), MessageID: "m_babble"})
+		}
 	case "chunks":
 		for i, part := range strings.Split(arg, "|") {
 			if i > 0 {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
 )
@@ -32,6 +33,17 @@ const (
 	// cancelled run to settle when its agent ignores session/cancel.
 	DefaultCancelGrace = 3 * time.Second
 	DefaultHoldUnknown = 2 * time.Second
+	// DefaultMaxOutputBytes is the default of Options.MaxOutputBytes:
+	// the task output a background task keeps by default, as much as a
+	// child's answer is worth to the model that reads it.
+	DefaultMaxOutputBytes = 256 << 10
+	// DefaultMaxTerminals is the default of Options.MaxTerminals: the
+	// background tasks a session runs at once by default.
+	DefaultMaxTerminals = 16
+	// DefaultMaxRequests is the default of Options.MaxRequests: far more
+	// than an agent that waits for its answers has open (a permission
+	// question or a terminal's exit per session it runs).
+	DefaultMaxRequests = 256
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -98,6 +110,24 @@ type Options struct {
 	// does not know yet is held before it is dropped (default
 	// [DefaultHoldUnknown]).
 	HoldUnknown time.Duration
+	// Limits bound each connection to an agent (rpc.Limits; zero fields
+	// take its defaults): the daemon passes its own, so that a child
+	// costs no more than a client may. The idle timeout does not apply (a
+	// child may think for long), nor do the authentication limits.
+	Limits rpc.Limits
+	// MaxRequests caps the requests of one connection's agent served at
+	// once (default [DefaultMaxRequests]); beyond it the connection's
+	// next message waits for one to be answered.
+	MaxRequests int
+	// MaxTerminals caps the terminals one child runs at once on the
+	// parent's runner (default [DefaultMaxTerminals]); one more is
+	// refused until one is released.
+	MaxTerminals int
+	// MaxOutputBytes caps the child's answer the parent keeps: its last
+	// message, which becomes the run's output. Beyond it the rest of the
+	// message is counted, not kept, and the output says so (default
+	// [DefaultMaxOutputBytes]).
+	MaxOutputBytes int
 	// ProgressInterval is the least time between two progress reports in
 	// the parent's tool call when the editor does not see the child
 	// (default one second).
@@ -197,6 +227,24 @@ func New(opts *Options) (*Provider, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	switch {
+	case o.MaxRequests < 0:
+		return nil, fmt.Errorf("acp provider: MaxRequests is %d; want a positive number, or 0 for the default (%d)", o.MaxRequests, DefaultMaxRequests)
+	case o.MaxRequests == 0:
+		o.MaxRequests = DefaultMaxRequests
+	}
+	switch {
+	case o.MaxTerminals < 0:
+		return nil, fmt.Errorf("acp provider: MaxTerminals is %d; want a positive number, or 0 for the default (%d)", o.MaxTerminals, DefaultMaxTerminals)
+	case o.MaxTerminals == 0:
+		o.MaxTerminals = DefaultMaxTerminals
+	}
+	switch {
+	case o.MaxOutputBytes < 0:
+		return nil, fmt.Errorf("acp provider: MaxOutputBytes is %d; want a positive size, or 0 for the default (%d)", o.MaxOutputBytes, DefaultMaxOutputBytes)
+	case o.MaxOutputBytes == 0:
+		o.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if o.ClientName == "" {
 		o.ClientName = "dshd"

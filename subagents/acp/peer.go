@@ -49,18 +49,28 @@ type peer struct {
 	init  *acp.InitializeResponse
 	log   *slog.Logger
 
+	// slots holds a token per request of the agent's being served
+	// (MaxRequests); loggedSlots is set once they were all taken.
+	slots       chan struct{}
+	loggedSlots atomic.Bool
+
 	closing  atomic.Bool // closed by us
 	shutOnce sync.Once
 	dead     chan struct{} // closed when the connection ended
 	reason   string        // why it ended; written before dead is closed
 	watched  chan struct{} // the watcher goroutine ended
 
-	mu       sync.Mutex
-	routes   map[acp.SessionID]*route     // agent-side session id → route
-	held     map[acp.SessionID]*heldQueue // updates waiting for an unknown id
-	nheld    int
-	changed  chan struct{} // closed and replaced whenever a route is added
-	sessions int           // sessions open on it (pool accounting)
+	mu     sync.Mutex
+	routes map[acp.SessionID]*route     // agent-side session id → route
+	held   map[acp.SessionID]*heldQueue // updates waiting for an unknown id
+	nheld  int                          // updates in held
+	// heldBytes is their size; heldFull is set once an update was
+	// dropped for the bound (maxHeld, maxHeldBytes).
+	heldBytes int
+	heldFull  bool
+	sweptAt   time.Time     // the last sweep of expired held updates
+	changed   chan struct{} // closed and replaced whenever a route is added
+	sessions  int           // sessions open on it (pool accounting)
 }
 
 var _ acp.Client = (*peer)(nil)
@@ -73,6 +83,7 @@ func (p *Provider) newPeer(t *target) *peer {
 		log:     p.log.With("agent", t.label),
 		dead:    make(chan struct{}),
 		watched: make(chan struct{}),
+		slots:   make(chan struct{}, p.o.MaxRequests),
 		routes:  map[acp.SessionID]*route{},
 		held:    map[acp.SessionID]*heldQueue{},
 		changed: make(chan struct{}),
@@ -111,7 +122,9 @@ func (p *Provider) connect(ctx context.Context, t *target, caps acp.ClientCapabi
 		rwc = &netConn{Conn: nc, r: pr.check}
 	}
 	pr.rwc = rwc
-	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log})
+	lim := pr.p.o.Limits
+	lim.IdleTimeout = -1 // an agent may think for as long as its task takes
+	pr.conn = rpc.NewClientSideConn(rwc, pr, &rpc.ConnOptions{Logger: pr.log, Limits: lim})
 	go pr.watch()
 	if err := pr.handshake(ctx); err != nil {
 		pr.shutdown()

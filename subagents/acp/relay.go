@@ -16,8 +16,13 @@ import (
 	"github.com/dshd/dshd/subagents"
 )
 
-// maxHeld bounds the updates one connection holds for unknown ids.
-const maxHeld = 1024
+// maxHeld and maxHeldBytes bound the updates one connection holds for
+// session ids the agent has not announced yet, all ids together: the
+// agent chooses the ids, so a bound per id bounds nothing.
+const (
+	maxHeld      = 1024
+	maxHeldBytes = 4 << 20
+)
 
 // route is one agent-side session id the provider knows: a child's own
 // session, or one of the agent's children under it.
@@ -42,8 +47,9 @@ type heldQueue struct {
 }
 
 type heldUpdate struct {
-	n  *acp.SessionNotification
-	at time.Time
+	n    *acp.SessionNotification
+	at   time.Time
+	size int // its size on the wire, about
 }
 
 // SessionUpdate implements acp.Client. It runs on the connection's
@@ -122,20 +128,70 @@ func sessionItemsKnown(items []acp.ToolCallContent, known func(acp.SessionID) bo
 	return true
 }
 
-// holdLocked queues n behind its session's held updates. pr.mu is held.
+// holdLocked queues n behind its session's held updates, unless the
+// updates held already are at their bound: then n is dropped, and the
+// first drop on the connection is logged. pr.mu is held.
 func (pr *peer) holdLocked(n *acp.SessionNotification) {
+	size := len(n.SessionID) + 64
+	if raw, err := json.Marshal(n.Update); err == nil {
+		size += len(raw)
+	}
+	full := func() bool { return pr.nheld >= maxHeld || pr.heldBytes+size > maxHeldBytes }
+	if full() {
+		pr.expireLocked()
+	}
+	if full() {
+		if !pr.heldFull {
+			pr.heldFull = true
+			pr.log.Warn("holding no more updates for session ids the agent has not announced; dropping this one and the next",
+				"session", n.SessionID, "update", n.Update.UpdateType(), "limit", maxHeld, "limit_bytes", maxHeldBytes, "peer", pr.t.where())
+		}
+		return
+	}
 	q := pr.held[n.SessionID]
 	if q == nil {
 		q = &heldQueue{}
 		pr.held[n.SessionID] = q
 	}
-	if pr.nheld >= maxHeld && len(q.items) > 0 {
-		pr.log.Warn("dropping an update held for an unknown session id", "session", n.SessionID)
-		q.items = q.items[1:]
-		pr.nheld--
-	}
-	q.items = append(q.items, heldUpdate{n: n, at: time.Now()})
+	q.items = append(q.items, heldUpdate{n: n, at: time.Now(), size: size})
 	pr.nheld++
+	pr.heldBytes += size
+}
+
+// expireLocked drops the held updates that waited longer than
+// HoldUnknown (a flush of their id would drop them), to make room. pr.mu
+// is held.
+func (pr *peer) expireLocked() {
+	hold := pr.p.o.HoldUnknown
+	// At most a sweep per quarter of the hold: a flood at the bound
+	// costs no sweep per update.
+	if time.Since(pr.sweptAt) < hold/4 {
+		return
+	}
+	pr.sweptAt = time.Now()
+	for id, q := range pr.held {
+		if q.flushing {
+			continue
+		}
+		k := 0
+		for k < len(q.items) && time.Since(q.items[k].at) >= hold {
+			k++
+		}
+		pr.unholdLocked(q, k)
+		if len(q.items) == 0 {
+			delete(pr.held, id)
+		}
+	}
+}
+
+// unholdLocked forgets the first k held updates of q. pr.mu is held.
+func (pr *peer) unholdLocked(q *heldQueue, k int) {
+	for _, h := range q.items[:k] {
+		pr.heldBytes -= h.size
+	}
+	clear(q.items[:k])
+	q.items = q.items[k:]
+	pr.nheld -= k
 }
 
 // flush delivers what id's queue can deliver now, in order, dropping a
@@ -165,12 +221,10 @@ func (pr *peer) flush(id acp.SessionID) {
 				return
 			}
 			pr.log.Warn("dropping an update that names a session id the agent never announced", "session", id, "update", h.n.Update.UpdateType())
-			q.items = q.items[1:]
-			pr.nheld--
+			pr.unholdLocked(q, 1)
 			continue
 		}
-		q.items = q.items[1:]
-		pr.nheld--
+		pr.unholdLocked(q, 1)
 		pr.mu.Unlock()
 		pr.deliver(rt, h.n)
 		pr.mu.Lock()
@@ -202,7 +256,7 @@ func (pr *peer) removeRoutes(routes []*route) {
 			delete(pr.routes, rt.down)
 		}
 		if q := pr.held[rt.down]; q != nil {
-			pr.nheld -= len(q.items)
+			pr.unholdLocked(q, len(q.items))
 			delete(pr.held, rt.down)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
@@ -40,13 +41,17 @@ type run struct {
 	spent      atomic.Bool // the parent stopped the agent: a budget ran out
 	cancelOnce sync.Once
 
-	mu       sync.Mutex
-	grace    *time.Timer   // guarded by mu
-	msgID    acp.MessageID // the message being collected; guarded by mu
-	cur      []byte        // its text; guarded by mu
-	prev     []byte        // the last earlier message with text; guarded by mu
-	toolSeen bool          // a tool call came after cur began; guarded by mu
-	usage    usageTally    // what the agent's usage_updates said; guarded by mu
+	mu    sync.Mutex
+	grace *time.Timer   // guarded by mu
+	msgID acp.MessageID // the message being collected; guarded by mu
+	cur   []byte        // its text, up to MaxOutputBytes; guarded by mu
+	prev  []byte        // the last earlier message with text; guarded by mu
+	// curCut and prevCut count the bytes of cur's and prev's messages
+	// past MaxOutputBytes, not kept; loggedCut is set once one was cut.
+	curCut, prevCut int        // guarded by mu
+	loggedCut       bool       // guarded by mu
+	toolSeen        bool       // a tool call came after cur began; guarded by mu
+	usage           usageTally // what the agent's usage_updates said; guarded by mu
 	// queued are the steering messages waiting for the agent to answer
 	// its current prompt; shut is set once the run takes no more.
 	queued []string // guarded by mu
@@ -384,11 +389,11 @@ func (r *run) observe(u acp.SessionUpdate) {
 			fresh := len(r.cur) == 0
 			if u.MessageID != r.msgID || r.toolSeen {
 				if len(r.cur) > 0 {
-					r.prev = r.cur
+					r.prev, r.prevCut = r.cur, r.curCut
 				}
-				r.cur, r.msgID, r.toolSeen, fresh = nil, u.MessageID, false, true
+				r.cur, r.curCut, r.msgID, r.toolSeen, fresh = nil, 0, u.MessageID, false, true
 			}
-			r.cur = append(r.cur, t.Text...)
+			r.keep(t.Text)
 			r.mu.Unlock()
 			if r.c.activity != nil {
 				r.c.activity(subagents.Activity{Text: t.Text, NewMessage: fresh})
@@ -412,13 +417,42 @@ func (r *run) observe(u acp.SessionUpdate) {
 	}
 }
 
+// keep appends text to cur up to MaxOutputBytes and counts the rest: an
+// agent that streams one message without end costs the parent a bounded
+// amount of memory, and the model a bounded tool result. r.mu is held.
+func (r *run) keep(text string) {
+	limit := r.c.p.o.MaxOutputBytes
+	room := limit - len(r.cur)
+	if r.curCut == 0 && len(text) <= room {
+		r.cur = append(r.cur, text...)
+		return
+	}
+	k := max(0, min(room, len(text)))
+	if r.curCut > 0 {
+		k = 0
+	}
+	for k > 0 && !utf8.RuneStart(text[k]) {
+		k-- // never half a character
+	}
+	r.cur = append(r.cur, text[:k]...)
+	r.curCut += len(text) - k
+	if !r.loggedCut {
+		r.loggedCut = true
+		r.c.log.Warn("the agent's answer is over the output limit; keeping its start", "limit", limit)
+	}
+}
+
 func (r *run) output() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.cur) > 0 {
-		return string(r.cur)
+	text, cut := r.cur, r.curCut
+	if len(text) == 0 {
+		text, cut = r.prev, r.prevCut
 	}
-	return string(r.prev)
+	if cut == 0 {
+		return string(text)
+	}
+	return fmt.Sprintf("%s\n\n[the rest of this answer (%d bytes) was not kept: the agent's answer is over dshd's limit of %d bytes (--max-child-output-bytes)]", text, cut, r.c.p.o.MaxOutputBytes)
 }
 
 // sendCancel sends session/cancel once.

@@ -7,6 +7,7 @@ package acpprovider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,10 @@ type terminals struct {
 	mu   sync.Mutex
 	seq  int
 	byID map[acp.TerminalID]*terminal // guarded by mu
-	wg   sync.WaitGroup
+	// logged is set once a terminal was refused for the limit; guarded
+	// by mu.
+	logged bool
+	wg     sync.WaitGroup
 }
 
 // terminal is one command the child runs on the parent's runner.
@@ -49,6 +53,9 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	}
 	dir, err := c.resolve(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.terms.room(c); err != nil {
 		return nil, err
 	}
 	limit := defaultTerminalOutput
@@ -84,6 +91,26 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	}
 	t := c.terms.start(c.ctx, c.env.Runner, cmd, limit)
 	return &acp.CreateTerminalResponse{TerminalID: t.id}, nil
+}
+
+// room refuses a new terminal while the child has MaxTerminals of them
+// (running or not yet released: each keeps its output), logging the first
+// refusal. The check is made before the gate is asked; terminals are
+// created one request at a time per child in practice, and a race of
+// concurrent creates overshoots by those in flight only.
+func (ts *terminals) room(c *child) error {
+	limit := c.p.o.MaxTerminals
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.byID) < limit {
+		return nil
+	}
+	if !ts.logged {
+		ts.logged = true
+		c.log.Warn("refusing a terminal: the agent has the most terminals it may have", "limit", limit)
+	}
+	return acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
+		"you have %d terminals open, the most dshd lets a subagent have (its --max-tasks); release one with terminal/release", limit)})
 }
 
 // start runs cmd on its own goroutine until it ends or ctx ends.

@@ -57,6 +57,7 @@ type Settings struct {
 	WriteTimeout         time.Duration `json:"writeTimeout,omitempty"`
 	IdleTimeout          time.Duration `json:"idleTimeout,omitempty"`
 	MaxConnections       int           `json:"maxConnections,omitempty"`
+	MaxSessionsPerConn   int           `json:"maxSessionsPerConnection,omitempty"`
 	MaxUnauthenticated   int           `json:"maxUnauthenticated,omitempty"`
 	MaxAuthFailures      int           `json:"maxAuthFailures,omitempty"`
 	AuthPenalty          time.Duration `json:"authPenalty,omitempty"`
@@ -86,6 +87,12 @@ type Settings struct {
 	MaxTasks        int           `json:"maxTasks,omitempty"`
 	TaskOutput      int           `json:"taskOutputLimit,omitempty"`
 	TaskIdleRelease time.Duration `json:"taskIdleRelease,omitempty"`
+	// MaxChildOutput is the bytes of an acp child's answer the parent
+	// keeps (the start).
+	MaxChildOutput int `json:"maxChildOutputBytes,omitempty"`
+	// MaxChildRequests is how many of an acp child's requests (to read a
+	// file, ask permission, run a terminal) the parent serves at once.
+	MaxChildRequests int `json:"maxChildRequests,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -241,6 +248,7 @@ var table = []setting{
 	{flag: "write-timeout", file: "writeTimeout", usage: "how long a peer may leave our output unread before its connection is closed; 0 never", kind: kDuration, def: "60s", ptr: func(s *Settings) any { return &s.WriteTimeout }, check: zeroOrPositive, only: Serve},
 	{flag: "idle-timeout", file: "idleTimeout", usage: "how long a socket, WebSocket or Streamable HTTP connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kDuration, def: "1h", ptr: func(s *Settings) any { return &s.IdleTimeout }, check: zeroOrPositive, only: Serve},
 	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once (on an http(s) listener: TCP connections, and ACP connections apart); more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }, check: atLeast(1), only: Serve},
+	{flag: "max-sessions-per-connection", file: "maxSessionsPerConnection", usage: "sessions one connection has open at once; one more is refused until one closes", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxSessionsPerConn }, check: atLeast(1), only: Serve},
 	{flag: "max-unauthenticated", file: "maxUnauthenticated", usage: "connections waiting to authenticate at once (token daemons); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxUnauthenticated }, check: atLeast(1), only: Serve},
 	{flag: "max-auth-failures", file: "maxAuthFailures", usage: "failed authentications that close a connection and earn its source a penalty", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxAuthFailures }, check: atLeast(1), only: Serve},
 	{flag: "auth-penalty", file: "authPenalty", usage: "how long a source that failed authentication too often is refused, doubling each time (up to an hour)", kind: kDuration, def: "5s", ptr: func(s *Settings) any { return &s.AuthPenalty }, only: Serve},
@@ -258,6 +266,8 @@ var table = []setting{
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "max-tasks", file: "maxTasks", usage: "most background tasks (commands, subagents) a session runs at once", kind: kInt, def: "16", ptr: func(s *Settings) any { return &s.MaxTasks }, check: atLeast(1)},
 	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
+	{flag: "max-child-output-bytes", file: "maxChildOutputBytes", usage: "bytes of an acp child agent's answer the parent keeps for the model (the start; the rest is counted and said)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxChildOutput }, check: atLeast(1024)},
+	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
 	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},

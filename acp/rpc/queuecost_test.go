@@ -1,0 +1,125 @@
+package rpc
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// A queued message keeps what its line holds until it is handled, so it
+// must count that against MaxQueuedInput: a long id (kept twice, as the
+// id and as the key of the pending request) or members the agent never
+// reads (kept while the params are a slice of the line). Counted by its
+// params alone, a message with a 32 KiB id or 32 KiB of padding counted
+// 1 KiB, and a peer that did not read its answers got 32 times the bound
+// read and held.
+func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
+	pad := strings.Repeat("x", 32<<10)
+	for name, line := range map[string]string{
+		"a long id":      `{"jsonrpc":"2.0","id":"` + pad + `","method":"x/unknown"}`,
+		"unread members": `{"jsonrpc":"2.0","id":1,"method":"x/unknown","params":{},"pad":"` + pad + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const maxIn = 256 << 10
+				before := liveHeap()
+				agentEnd, peer := net.Pipe()
+				a := &fakeAgent{}
+				a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Limits: Limits{WriteTimeout: -1, MaxQueuedOutput: 64 << 10, MaxQueuedInput: maxIn}})
+				sent := make(chan int)
+				go func() {
+					b := []byte(line + "\n")
+					n := 0
+					for {
+						if _, err := peer.Write(b); err != nil {
+							sent <- n
+							return
+						}
+						n += len(b)
+					}
+				}()
+				synctest.Wait() // the writer is blocked: the agent stopped reading
+				// What the connection holds now: the input queue (maxIn),
+				// the answers waiting to go (64 KiB, and one answer beyond
+				// it), the reader's buffer and the line it holds.
+				held := liveHeap() - before
+				peer.Close()
+				n := <-sent
+				<-a.conn.Done()
+				t.Logf("%d KiB read, %d KiB held", n>>10, held>>10)
+				if held > 4*maxIn {
+					t.Errorf("the agent held %d KiB of requests whose answers nobody read, with %d KiB of queued input allowed", held>>10, maxIn>>10)
+				}
+			})
+		})
+	}
+}
+
+// liveHeap returns the bytes of live heap objects, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// lockedBuffer is a log sink for the connection's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bad input is answered (or dropped) line by line, but logged at warning
+// level only the first time each kind of it comes from a connection:
+// before, every line of a peer's garbage was a warning of its own, a
+// 10-byte line making 76 bytes of log, so a peer could fill the disk the
+// daemon's log goes to. The rest are debug lines.
+func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
+	agentEnd, peer := net.Pipe()
+	a := &fakeAgent{}
+	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: log})
+	go drain(peer)
+	kinds := []string{
+		`{not json`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"result":{}}`,
+		`{"jsonrpc":"2.0","id":777,"result":{}}`,
+		`{"jsonrpc":"1.0","id":1,"result":{}}`,
+	}
+	for range 100 {
+		for _, k := range kinds {
+			if _, err := io.WriteString(peer, k+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	peer.Close()
+	<-a.conn.Done()
+	lines := strings.Count(logs.String(), "\n")
+	if lines > 2*len(kinds) {
+		t.Errorf("%d lines of bad input made %d warnings, want one a kind:\n%.3000s", 100*len(kinds), lines, logs.String())
+	}
+	if lines < 3 {
+		t.Errorf("bad input was not warned of:\n%s", logs.String())
+	}
+}

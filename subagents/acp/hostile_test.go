@@ -1,0 +1,169 @@
+//go:build unix
+
+package acpprovider_test
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/subagents"
+	acpprovider "github.com/dshd/dshd/subagents/acp"
+)
+
+// syncBuffer is a log sink the provider's goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// liveHeap returns the bytes of live heap objects, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// A child that sends updates for session ids it never announces gets
+// them held for a while (an announcement may follow), but only within a
+// bound, and the parent says so once. Before, each new id got a queue of
+// its own and the bound of 1024 updates applied only within one queue:
+// 2000 updates of 8 KiB for 2000 ids were all held (16 MB), and 4000 of
+// 16 KiB 64 MB.
+func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HoldUnknown: time.Hour})
+	before := liveHeap()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+		t.Fatalf("result = %+v", res)
+	}
+	// The child is still connected: what it made the parent hold is held.
+	held := liveHeap() - before
+	t.Logf("%d KiB held", held>>10)
+	if held > 10<<20 {
+		t.Errorf("the parent holds %d MiB for session ids the child never announced", held>>20)
+	}
+	if n := strings.Count(logs.String(), "holding no more updates for session ids the agent has not announced"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+}
+
+// A child that streams one message without end costs the parent a
+// bounded amount of memory, and the model reads that the answer was cut.
+// Before, the parent kept every byte of it for the run's output (16 MB
+// here: 32 MB held with the output string).
+func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxOutputBytes: 64 << 10})
+	before := liveHeap()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "babble 1000 16384")
+	res := wait(t, run)
+	held := liveHeap() - before
+	t.Logf("%d KiB held, output %d bytes", held>>10, len(res.Output))
+	if res.StopReason != subagents.StopCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(res.Output) > 65<<10 || !strings.Contains(res.Output, "the rest of this answer (") {
+		t.Errorf("the output is %d bytes and ends %q", len(res.Output), res.Output[max(0, len(res.Output)-200):])
+	}
+	if held > 8<<20 {
+		t.Errorf("the parent holds %d MiB of one answer", held>>20)
+	}
+	if n := strings.Count(logs.String(), "the agent's answer is over the output limit"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+}
+
+// A child runs terminals on the parent's runner at most MaxTerminals at
+// once (the daemon's --max-tasks); one more is refused, saying so, and the
+// child hears why. Before, a child the gate let run commands (yolo mode,
+// or one "always allow") could start processes in the parent without
+// end, each keeping up to 16 MiB of output.
+func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxTerminals: 4})
+	parent := newParent(t, parentOpts{gate: &recGate{}, runner: true})
+	res := ask(t, p, parent, "terms 10 sleep 30", fakeBinding(modeAgent))
+	if !strings.HasPrefix(res.Output, "started=4 refusal=-32600 ") || !strings.Contains(res.Output, "4 terminals") {
+		t.Fatalf("answer %q", res.Output)
+	}
+	if n := strings.Count(logs.String(), "refusing a terminal"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
+	checkNoProcesses(t)
+}
+
+// A child's requests are served at most MaxRequests at once: each runs
+// on a goroutine of the parent's and may wait (for the user, for a
+// session to be announced), so a child that sends them without end would
+// otherwise cost the parent a goroutine and its request each, all at
+// once. Beyond the bound the parent reads no more of the child's
+// messages until one is answered. Before, 3000 requests for unknown
+// sessions had 3000 goroutines waiting in the parent at once.
+func TestHostile_AChildsRequestsAreServedABoundedNumberAtATime(t *testing.T) {
+	p := newProvider(t, &acpprovider.Options{MaxRequests: 8, HoldUnknown: 50 * time.Millisecond})
+	base := runtime.NumGoroutine()
+	peak := make(chan int, 1)
+	stop := make(chan struct{})
+	go func() {
+		most := 0
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			default:
+			}
+			most = max(most, runtime.NumGoroutine())
+			runtime.Gosched()
+		}
+	}()
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "asks 400")
+	res := wait(t, run)
+	close(stop)
+	most := <-peak - base
+	t.Logf("answer %q, at most %d goroutines more than before", res.Output, most)
+	if res.Output != "map[-32002:400]" {
+		t.Errorf("answer %q, want every request refused for its unknown session", res.Output)
+	}
+	if most > 200 {
+		t.Errorf("%d goroutines more at once in the parent, with 8 requests allowed at once", most)
+	}
+}
+
+// The connection to a child has the daemon's limits (--max-line-bytes and
+// the queues), not acp/rpc's defaults: a line over the limit is skipped,
+// said once, and the run goes on. Before, a child could send lines of up
+// to 64 MiB whatever the daemon was told.
+func TestHostile_AChildsLinesAreBoundedByTheDaemonsLineLimit(t *testing.T) {
+	var logs syncBuffer
+	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Limits: rpc.Limits{MaxLineSize: 64 << 10}})
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "bigline 200000")
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+		t.Fatalf("result = %.200q", res.Output)
+	}
+	if !strings.Contains(logs.String(), "input line too long") {
+		t.Errorf("the long line was not said:\n%.2000s", logs.String())
+	}
+}
