@@ -8,7 +8,9 @@
 // [A-Za-z0-9_-] (one '_' per other character); a name longer than 64
 // characters, or one whose sanitized form another tool of the same server
 // already took, is cut and ends in '_' and 8 hex digits of a hash of the
-// raw names, so the same server always yields the same names. A server
+// raw names, so the same server always yields the same names. A tool
+// whose name another server's tool took (server names that sanitize
+// alike, "a.b" and "a_b") gets the hashed form too. A server
 // that cannot be reached yields a [Warning]; the session goes on without
 // it. [Set.Close] ends every connection and unregisters the tools.
 //
@@ -48,6 +50,21 @@
 // result that says the server is gone, so a turn never hangs on it. A
 // notifications/tools/list_changed re-lists the server's tools and brings
 // the registry in line.
+//
+// # Limits
+//
+// A server is a peer and is held to [Options]' bounds, each hit logged
+// once per server: one message (a stdout line, an HTTP body, an SSE
+// line) is at most MaxMessageBytes, and an answer over it becomes an
+// error answer to its request, so only that call fails; a stdout line
+// that is not JSON is skipped, not taken for a broken connection (see
+// stdout.go). At most MaxTools tools are used and listed; descriptions
+// are cut at MaxDescriptionBytes; a tool whose input schema is over
+// MaxSchemaBytes or nests deeper than MaxSchemaDepth is left out with a
+// [Warning]. A result's text, and its structuredContent passed on as
+// rawOutput, are capped at MaxOutput; progress is passed on at most once
+// per ProgressInterval a call. An http or sse server's headers go to its
+// URL's origin only, and a redirect elsewhere is not followed.
 //
 // # Goroutines
 //

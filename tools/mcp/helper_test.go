@@ -29,6 +29,8 @@ import (
 //	exit      prints to stderr (with $HELPER_SECRET) and exits 1 at once
 //	hang      reads stdin and never answers the handshake
 //	sleeper   (the stubborn server's grandchild) ignores SIGTERM, sleeps
+//	hostile   a hand-written JSON-RPC server that misbehaves on demand
+//	          (hostile_helper_test.go)
 //	writefail writes the file its last argument names and, when it
 //	          cannot, says why on stderr and exits 1
 const helperEnv = "DSHD_MCP_TEST_SERVER"
@@ -48,6 +50,8 @@ func runHelper(mode string) int {
 		signal.Ignore(syscall.SIGTERM)
 		waitForever()
 		return 0
+	case "hostile":
+		return runHostile()
 	case "writefail":
 		if err := os.WriteFile(os.Args[len(os.Args)-1], []byte("x"), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -20,10 +20,11 @@ import (
 // resource keeps its text, a binary one becomes a line. structuredContent
 // is added as JSON when no block carried text (servers are asked to send
 // it as text too) and is the editor's rawOutput. isError makes the result
-// an error result. The text is capped at maxOutput bytes.
-func mapResult(server string, res *sdk.CallToolResult, maxOutput int) *tools.Result {
+// an error result. The text is capped at maxOutput bytes, and so is the
+// structuredContent passed on as rawOutput; cut reports either.
+func mapResult(server string, res *sdk.CallToolResult, maxOutput int) (_ *tools.Result, cut bool) {
 	if res == nil {
-		return tools.Errorf("MCP server %q returned no result", server)
+		return tools.Errorf("MCP server %q returned no result", server), false
 	}
 	var parts []string
 	hasText := false
@@ -49,25 +50,35 @@ func mapResult(server string, res *sdk.CallToolResult, maxOutput int) *tools.Res
 		}
 	}
 	var raw any
+	rawCut := false
 	if res.StructuredContent != nil {
-		raw = res.StructuredContent
-		if !hasText {
-			if b, err := json.Marshal(res.StructuredContent); err == nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			if !hasText {
 				parts = append(parts, string(b))
+			}
+			// The editor gets it as rawOutput, and the journal with it:
+			// bounded as the text is.
+			if len(b) <= maxOutput {
+				raw = res.StructuredContent
+			} else {
+				rawCut = true
+				parts = append(parts, fmt.Sprintf("[structured content of %d bytes not passed on: over %d bytes (%s)]", len(b), maxOutput, maxOutputSetting))
 			}
 		}
 	}
-	out := capText(strings.Join(parts, "\n"), maxOutput)
+	joined := strings.Join(parts, "\n")
+	out := capText(joined, maxOutput)
+	cut = rawCut || len(out) != len(joined)
 	if res.IsError {
 		if out == "" {
 			out = "the tool reported an error without a message"
 		}
-		return &tools.Result{Output: "MCP tool error: " + out, IsError: true, RawOutput: raw}
+		return &tools.Result{Output: "MCP tool error: " + out, IsError: true, RawOutput: raw}, cut
 	}
 	if out == "" {
 		out = "(the tool returned no content)"
 	}
-	return &tools.Result{Output: out, RawOutput: raw}
+	return &tools.Result{Output: out, RawOutput: raw}, cut
 }
 
 func resourceLink(c *sdk.ResourceLink) string {
@@ -114,5 +125,8 @@ func capText(s string, max int) string {
 		return s
 	}
 	head := utf8cut.Prefix(s, max)
-	return head + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(head), len(s))
+	return head + fmt.Sprintf("\n[output truncated: %d of %d bytes shown (%s)]", len(head), len(s), maxOutputSetting)
 }
+
+// maxOutputSetting is the setting behind Options.MaxOutput.
+const maxOutputSetting = "--mcp-max-output-bytes"

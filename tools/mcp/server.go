@@ -45,10 +45,22 @@ type server struct {
 	gone   chan struct{} // closed by watch when the connection ended
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	tools   map[string]*registered // model name → registration; guarded by mu
-	dead    string                 // why the connection ended; guarded by mu
-	closing bool                   // guarded by mu
+	mu sync.Mutex
+	// tools maps each tool's plain model name (toolName, or hashedName
+	// for a name another tool of the server sanitizes to) to its
+	// registration, which holds the name it got; guarded by mu.
+	tools   map[string]*registered
+	dead    string // why the connection ended; guarded by mu
+	closing bool   // guarded by mu
+	// cutDescription is set once a tool's description was cut, so the
+	// log says so once; guarded by mu.
+	cutDescription bool
+
+	// cutOutput is set once a call's output was cut, so the log says so
+	// once.
+	cutOutput atomic.Bool
+	// thinnedProgress is set once a progress update was dropped.
+	thinnedProgress atomic.Bool
 
 	progressSeq atomic.Uint64
 	progressMu  sync.Mutex
@@ -136,42 +148,20 @@ func (s *server) transport() (sdk.Transport, error) {
 		}
 		s.proc = p
 		r, w := p.conn()
-		return &sdk.IOTransport{Reader: r, Writer: w}, nil
+		// The filter enforces the message limit (and says so), so the
+		// SDK's own cap is off.
+		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.opts.MaxMessageBytes, s.log, s.red), Writer: w, MaxLineLength: -1}, nil
 	case TransportHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.maxEventSize()}, nil
 	case TransportSSE:
-		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}}, nil
+		return &sseTransport{s: s, inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.maxEventSize()}}, nil
 	}
 	return nil, &Error{Kind: ErrUnsupportedTransport, Msg: fmt.Sprintf("unknown transport %q", s.cfg.Transport)}
 }
 
-// httpClient returns a client of its own (so Close can drop its idle
-// connections) that sends the configured headers.
-func (s *server) httpClient() *http.Client {
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		s.httpTr = dt.Clone()
-	} else {
-		s.httpTr = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
-	}
-	return &http.Client{Transport: &headerTransport{base: s.httpTr, headers: s.cfg.Headers}}
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers []Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 {
-		return t.base.RoundTrip(req)
-	}
-	req = req.Clone(req.Context())
-	for _, h := range t.headers {
-		req.Header.Set(h.Name, h.Value)
-	}
-	return t.base.RoundTrip(req)
-}
+// maxEventSize is the SDK's cap on one SSE event: the message limit, as
+// the filter holds each line to it, and room for the event's other lines.
+func (s *server) maxEventSize() int { return s.opts.MaxMessageBytes + 64<<10 }
 
 // sseTransport runs the SDK's SSE transport with a context that outlives
 // the handshake: the SDK binds its event stream to the Connect context,
@@ -242,7 +232,9 @@ func (s *server) startError(ctx context.Context, step string, err error) *Error 
 	return s.red.errorf(ErrStart, "%s failed: %v", step, err)
 }
 
-// list returns every tool the server offers, across pages.
+// list returns the tools the server offers, across pages, up to one more
+// than the tool limit: paging stops there, so a server that offers
+// without end is not listed without end.
 func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
 	var out []*sdk.Tool
 	for t, err := range s.cs.Tools(ctx, nil) {
@@ -250,6 +242,9 @@ func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
 			return nil, err
 		}
 		out = append(out, t)
+		if len(out) > s.opts.MaxTools {
+			break
+		}
 	}
 	return out, nil
 }
@@ -269,13 +264,21 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		s.log.Warn("mcp tool skipped", "err", w.Err)
 		warnings = append(warnings, w)
 	}
-	type want struct {
-		def  *sdk.Tool
-		json []byte
+	if len(defs) > s.opts.MaxTools {
+		defs = defs[:s.opts.MaxTools]
+		warn("it offers more than %d tools, the limit of one server (--mcp-max-tools, mcpMaxTools in the config file); only its first %d are used", s.opts.MaxTools, s.opts.MaxTools)
 	}
 	desired := make(map[string]want, len(defs))
 	var order []string
 	for _, d := range defs {
+		if depth := schemaDepth(d.InputSchema, s.opts.MaxSchemaDepth); depth > s.opts.MaxSchemaDepth {
+			warn("tool %q: its input schema nests deeper than %d levels (--mcp-max-tool-schema-depth, mcpMaxToolSchemaDepth in the config file)", d.Name, s.opts.MaxSchemaDepth)
+			continue
+		}
+		if n := schemaSize(d.InputSchema); n > s.opts.MaxSchemaBytes {
+			warn("tool %q: its input schema has %d bytes, over the limit of %d (--mcp-max-tool-schema-bytes, mcpMaxToolSchemaBytes in the config file)", d.Name, n, s.opts.MaxSchemaBytes)
+			continue
+		}
 		name := toolName(s.cfg.Name, d.Name)
 		if _, taken := desired[name]; taken {
 			name = hashedName(s.cfg.Name, d.Name)
@@ -305,6 +308,12 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 		w := desired[name]
 		t := newTool(s, name, w.def)
 		unregister, err := s.reg.Register(t)
+		if alt := hashedName(s.cfg.Name, w.def.Name); errors.Is(err, tools.ErrDuplicateTool) && alt != name && !s.nameTaken(alt, desired) {
+			// Another server's tool has the name (their server names
+			// sanitize alike): the hash of our raw names tells ours apart.
+			t = newTool(s, alt, w.def)
+			unregister, err = s.reg.Register(t)
+		}
 		if err != nil {
 			warn("tool %q: %v", w.def.Name, err)
 			continue
@@ -314,13 +323,66 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 	return warnings
 }
 
+// nameTaken reports whether one of the server's own tools, registered or
+// about to be, has the model-facing name; s.mu is held.
+func (s *server) nameTaken(name string, desired map[string]want) bool {
+	if _, ok := desired[name]; ok {
+		return true
+	}
+	for _, r := range s.tools {
+		if r.tool.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// want is a tool the server lists: its definition and that as JSON.
+type want struct {
+	def  *sdk.Tool
+	json []byte
+}
+
+// schemaDepth is how deeply the objects and arrays of schema (as decoded
+// from JSON) nest, counting no further than one past limit.
+func schemaDepth(schema any, limit int) int {
+	var children []any
+	switch v := schema.(type) {
+	case map[string]any:
+		for _, c := range v {
+			children = append(children, c)
+		}
+	case []any:
+		children = v
+	default:
+		return 0
+	}
+	deepest := 0
+	for _, c := range children {
+		if deepest >= limit {
+			break
+		}
+		deepest = max(deepest, schemaDepth(c, limit-1))
+	}
+	return 1 + deepest
+}
+
+// schemaSize is the length of schema as JSON.
+func schemaSize(schema any) int {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return 0 // ObjectSchema turns it into an empty object schema
+	}
+	return len(b)
+}
+
 // toolNames returns the registered model-facing names, sorted.
 func (s *server) toolNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.tools))
-	for n := range s.tools {
-		names = append(names, n)
+	for _, r := range s.tools {
+		names = append(names, r.tool.name)
 	}
 	slices.Sort(names)
 	return names

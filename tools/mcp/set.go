@@ -20,6 +20,24 @@ const (
 	// DefaultMaxOutput is the default cap, in bytes, of the text a tool call
 	// returns to the model.
 	DefaultMaxOutput = 100_000
+	// DefaultMaxMessageBytes is the default cap of one message from a
+	// server: the SDK's own default line limit.
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxTools is the default number of tools one server may
+	// give the model (OpenAI's API takes 128 in one request).
+	DefaultMaxTools = 128
+	// DefaultMaxDescriptionBytes is the default length a tool's
+	// description is cut to.
+	DefaultMaxDescriptionBytes = 8192
+	// DefaultMaxSchemaBytes is the default size, as JSON, of the largest
+	// input schema a tool may have.
+	DefaultMaxSchemaBytes = 65536
+	// DefaultMaxSchemaDepth is the default deepest nesting of objects
+	// and arrays in a tool's input schema.
+	DefaultMaxSchemaDepth = 32
+	// DefaultProgressInterval is the default shortest time between two
+	// progress updates of one call that are passed on.
+	DefaultProgressInterval = 250 * time.Millisecond
 )
 
 // Options configures [Connect]. The zero value works; fields are copied.
@@ -45,6 +63,29 @@ type Options struct {
 	// MaxOutput caps the text of one call's result given to the model; 0
 	// means DefaultMaxOutput.
 	MaxOutput int
+	// MaxMessageBytes caps one message a server sends (a stdio line, an
+	// HTTP response body); 0 means DefaultMaxMessageBytes. A stdio
+	// server's answer over it fails its call with an error that names the
+	// limit; the server stays connected.
+	MaxMessageBytes int
+	// MaxTools caps the tools of one server; the first ones, in the
+	// server's order, are used. 0 means DefaultMaxTools.
+	MaxTools int
+	// MaxDescriptionBytes is where a tool's description is cut; 0 means
+	// DefaultMaxDescriptionBytes.
+	MaxDescriptionBytes int
+	// MaxSchemaBytes caps a tool's input schema as JSON; a tool whose
+	// schema is larger is left out with a warning. 0 means
+	// DefaultMaxSchemaBytes.
+	MaxSchemaBytes int
+	// MaxSchemaDepth caps how deeply a tool's input schema nests objects
+	// and arrays; a deeper one is left out with a warning. 0 means
+	// DefaultMaxSchemaDepth.
+	MaxSchemaDepth int
+	// ProgressInterval is the shortest time between two progress
+	// notifications of one call passed on to the call's reporter; the
+	// ones in between are dropped. 0 means DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// ProtocolVersion is the MCP version offered in the handshake; empty
 	// means the SDK's latest (which falls back to the initialize handshake
 	// for servers that do not know server/discover).
@@ -85,6 +126,24 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.MaxDescriptionBytes <= 0 {
+		c.MaxDescriptionBytes = DefaultMaxDescriptionBytes
+	}
+	if c.MaxSchemaBytes <= 0 {
+		c.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
+	if c.MaxSchemaDepth <= 0 {
+		c.MaxSchemaDepth = DefaultMaxSchemaDepth
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
 	}
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"

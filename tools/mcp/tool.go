@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,7 @@ var (
 	_ tools.Parallel = (*mcpTool)(nil)
 )
 
+// newTool makes d a tool; s.mu is held.
 func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	t := &mcpTool{
 		srv:    s,
@@ -54,6 +56,13 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	desc := d.Description
 	if desc == "" {
 		desc = t.title
+	}
+	if max := s.opts.MaxDescriptionBytes; len(desc) > max {
+		if !s.cutDescription {
+			s.cutDescription = true
+			s.log.Warn("mcp tool description cut", "tool", d.Name, "bytes", len(desc), "limit", max, "setting", "--mcp-max-tool-description-bytes")
+		}
+		desc = utf8cut.Prefix(desc, max) + fmt.Sprintf(" [description cut at %d of %d bytes]", max, len(desc))
 	}
 	t.desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
 	return t
@@ -154,7 +163,11 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 	res, err := s.cs.CallTool(cctx, params)
 	switch {
 	case err == nil:
-		return mapResult(s.cfg.Name, res, s.opts.MaxOutput), nil
+		out, cut := mapResult(s.cfg.Name, res, s.opts.MaxOutput)
+		if cut && !s.cutOutput.Swap(true) {
+			s.log.Warn("mcp tool output cut", "tool", t.remote, "limit", s.opts.MaxOutput, "setting", maxOutputSetting)
+		}
+		return out, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case s.ctx.Err() != nil:
@@ -200,7 +213,8 @@ func (s *server) goneResult(reason string) *tools.Result {
 type progressSink struct {
 	mu   sync.Mutex
 	rep  tools.Reporter
-	done bool // guarded by mu
+	done bool      // guarded by mu
+	last time.Time // when the last update was passed on; guarded by mu
 }
 
 func (s *server) trackProgress(rep tools.Reporter) string {
@@ -247,7 +261,18 @@ func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.done {
-		p.rep.Update(tools.Progress{Content: []tools.Content{tools.TextContent(s.red.scrub(text))}})
+	if p.done {
+		return
 	}
+	// Each update reaches the editor and the session's journal: a server
+	// that floods them is thinned to one per interval.
+	now := time.Now()
+	if !p.last.IsZero() && now.Sub(p.last) < s.opts.ProgressInterval {
+		if !s.thinnedProgress.Swap(true) {
+			s.log.Warn("mcp server sends progress faster than it is shown; passing on one update per interval", "interval", s.opts.ProgressInterval, "setting", "--mcp-progress-interval")
+		}
+		return
+	}
+	p.last = now
+	p.rep.Update(tools.Progress{Content: []tools.Content{tools.TextContent(s.red.scrub(text))}})
 }

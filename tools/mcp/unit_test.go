@@ -54,7 +54,7 @@ func TestToolNames(t *testing.T) {
 	})
 
 	t.Run("two tools that sanitize alike both get a name", func(t *testing.T) {
-		s := &server{cfg: ServerConfig{Name: "s"}, reg: tools.NewRegistry(nil), tools: map[string]*registered{}, log: discard, red: &redactor{}}
+		s := &server{cfg: ServerConfig{Name: "s"}, opts: (*Options)(nil).withDefaults(), reg: tools.NewRegistry(nil), tools: map[string]*registered{}, log: discard, red: &redactor{}}
 		defs := []*sdk.Tool{
 			{Name: "a.b", InputSchema: objectSchema},
 			{Name: "a_b", InputSchema: objectSchema},
@@ -161,11 +161,11 @@ func TestMapResult(t *testing.T) {
 		{"text blocks are joined by newlines", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}}, 100, "a\nb", false},
 		{"structured content beside text is not repeated", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "t"}}, StructuredContent: map[string]any{"a": 1}}, 100, "t", false},
 		{"a binary resource without a type says so", &sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "u", Blob: []byte{1}}}}}, 100, "[resource <u>: unknown type, 1 bytes]", false},
-		{"long output is cut on a rune boundary", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "aéb"}}}, 2, "a\n[output truncated: 1 of 4 bytes shown]", false},
+		{"long output is cut on a rune boundary", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "aéb"}}}, 2, "a\n[output truncated: 1 of 4 bytes shown (--mcp-max-output-bytes)]", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mapResult("s", tt.res, tt.max)
+			got, _ := mapResult("s", tt.res, tt.max)
 			if got.Output != tt.want || got.IsError != tt.isError {
 				t.Errorf("got %q (error %v), want %q (error %v)", got.Output, got.IsError, tt.want, tt.isError)
 			}

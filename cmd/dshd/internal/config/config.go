@@ -111,6 +111,24 @@ type Settings struct {
 	// MCPSandbox is where stdio MCP servers run: commands (the commands'
 	// sandbox, with the session's workspace) or off.
 	MCPSandbox string `json:"mcpSandbox,omitempty"`
+	// MCPStartTimeout bounds starting one MCP server, its handshake and
+	// its first tools/list.
+	MCPStartTimeout time.Duration `json:"mcpStartTimeout,omitempty"`
+	// MCPMaxMessageBytes caps one message an MCP server sends.
+	MCPMaxMessageBytes int `json:"mcpMaxMessageBytes,omitempty"`
+	// MCPMaxOutputBytes caps the text and rawOutput of one MCP tool call.
+	MCPMaxOutputBytes int `json:"mcpMaxOutputBytes,omitempty"`
+	// MCPProgressInterval is the shortest time between two progress
+	// updates of one MCP call that are shown.
+	MCPProgressInterval time.Duration `json:"mcpProgressInterval,omitempty"`
+	// MCPMaxTools caps the tools of one MCP server.
+	MCPMaxTools int `json:"mcpMaxTools,omitempty"`
+	// MCPMaxToolDescriptionBytes is where an MCP tool's description is cut.
+	MCPMaxToolDescriptionBytes int `json:"mcpMaxToolDescriptionBytes,omitempty"`
+	// MCPMaxToolSchemaBytes caps an MCP tool's input schema.
+	MCPMaxToolSchemaBytes int `json:"mcpMaxToolSchemaBytes,omitempty"`
+	// MCPMaxToolSchemaDepth caps how deeply an MCP tool's input schema nests.
+	MCPMaxToolSchemaDepth int `json:"mcpMaxToolSchemaDepth,omitempty"`
 
 	// Subagents are tool bindings, "TOOLNAME=PROVIDER[,key=value...]".
 	Subagents []string `json:"subagents,omitempty"`
@@ -258,6 +276,14 @@ var table = []setting{
 	{flag: "sandbox-caches", file: "sandboxCaches", usage: "let sandboxed commands write the toolchain caches (~/.cache, ~/go, ~/.npm, ~/.cargo, ~/.rustup, ~/.gradle, ~/.m2, ...)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxCaches }},
 	{flag: "sandbox-fallback", file: "sandboxFallback", usage: "where the kernel cannot confine commands (no Landlock): refuse them, or run them unconfined", def: "refuse", ptr: func(s *Settings) any { return &s.SandboxFallback }, check: oneOf("refuse", "unconfined")},
 	{flag: "mcp-sandbox", file: "mcpSandbox", usage: "where stdio MCP servers run: commands (in the commands' sandbox, with the session's workspace) or off (unconfined; they still die with dshd)", def: "commands", ptr: func(s *Settings) any { return &s.MCPSandbox }, check: oneOf("commands", "off")},
+	{flag: "mcp-max-output-bytes", file: "mcpMaxOutputBytes", usage: "bytes of an MCP tool call's result given to the model (the rest is cut, saying so) and of its structured content passed to the editor", kind: kInt, def: "100000", ptr: func(s *Settings) any { return &s.MCPMaxOutputBytes }, check: atLeast(1024)},
+	{flag: "mcp-progress-interval", file: "mcpProgressInterval", usage: "shortest time between two progress updates of one MCP tool call shown to the editor (and journaled); the ones between are dropped", kind: kDuration, def: "250ms", ptr: func(s *Settings) any { return &s.MCPProgressInterval }},
+	{flag: "mcp-max-tools", file: "mcpMaxTools", usage: "most tools one MCP server may give the model; the first ones it lists are used", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MCPMaxTools }, check: atLeast(1)},
+	{flag: "mcp-max-tool-description-bytes", file: "mcpMaxToolDescriptionBytes", usage: "where an MCP tool's description is cut", kind: kInt, def: "8192", ptr: func(s *Settings) any { return &s.MCPMaxToolDescriptionBytes }, check: atLeast(64)},
+	{flag: "mcp-max-tool-schema-bytes", file: "mcpMaxToolSchemaBytes", usage: "largest input schema (as JSON) of an MCP tool; a tool with a larger one is left out, with a warning", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MCPMaxToolSchemaBytes }, check: atLeast(1024)},
+	{flag: "mcp-start-timeout", file: "mcpStartTimeout", usage: "how long an MCP server has to start, answer the handshake and list its tools before the session goes on without it (session/new waits for it)", kind: kDuration, def: "30s", ptr: func(s *Settings) any { return &s.MCPStartTimeout }},
+	{flag: "mcp-max-tool-schema-depth", file: "mcpMaxToolSchemaDepth", usage: "deepest nesting of objects and arrays in an MCP tool's input schema; a tool with a deeper one is left out, with a warning", kind: kInt, def: "32", ptr: func(s *Settings) any { return &s.MCPMaxToolSchemaDepth }, check: atLeast(4)},
+	{flag: "mcp-max-message-bytes", file: "mcpMaxMessageBytes", usage: "longest message an MCP server may send (a stdio line, an HTTP response body, an SSE event); an answer over it fails its call, naming the limit", kind: kInt, def: "16777216", ptr: func(s *Settings) any { return &s.MCPMaxMessageBytes }, check: atLeast(1024)},
 	{flag: "command-env", file: "commandEnv", usage: "the environment commands start from: all, core (PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), none", def: "all", ptr: func(s *Settings) any { return &s.CommandEnv }, check: oneOf("all", "core", "none")},
 	{flag: "command-env-exclude", file: "commandEnvExclude", usage: "drop the variables matching this glob (case ignored) from commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvDrop }, check: glob},
 	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},

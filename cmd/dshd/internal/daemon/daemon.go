@@ -202,7 +202,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Token:              st.Token,
 		Limits:             connLimits(st),
 		MaxSessionsPerConn: st.MaxSessionsPerConn,
-		ConnectMCP:         connectMCP(log, mcpSB),
+		ConnectMCP:         connectMCP(log, mcpSB, mcpLimits(st)),
 		MCPHTTP:            mcpCaps.HTTP,
 		MCPSSE:             mcpCaps.SSE,
 		SetupWarnings:      sandboxWarnings(st.Sandbox, runner),
@@ -524,8 +524,23 @@ func (c *catalog) list() []llm.Info {
 	return c.infos
 }
 
-// connectMCP adapts tools/mcp to the server's connector.
-func connectMCP(log *slog.Logger, sb *sandbox.Sandbox) server.MCPConnector {
+// mcpLimits returns the MCP settings as tools/mcp options.
+func mcpLimits(st *config.Settings) mcp.Options {
+	return mcp.Options{
+		StartTimeout:        st.MCPStartTimeout,
+		MaxMessageBytes:     st.MCPMaxMessageBytes,
+		MaxOutput:           st.MCPMaxOutputBytes,
+		ProgressInterval:    st.MCPProgressInterval,
+		MaxTools:            st.MCPMaxTools,
+		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
+		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
+		MaxSchemaDepth:      st.MCPMaxToolSchemaDepth,
+	}
+}
+
+// connectMCP adapts tools/mcp to the server's connector; limits holds
+// the MCP settings.
+func connectMCP(log *slog.Logger, sb *sandbox.Sandbox, limits mcp.Options) server.MCPConnector {
 	return func(ctx context.Context, cwd string, dirs []string, servers []acp.McpServer, reg *tools.Registry) (func(), []string) {
 		var cfgs []mcp.ServerConfig
 		for _, s := range servers {
@@ -550,7 +565,9 @@ func connectMCP(log *slog.Logger, sb *sandbox.Sandbox) server.MCPConnector {
 				cfgs = append(cfgs, cfg)
 			}
 		}
-		set, warnings := mcp.Connect(ctx, cfgs, reg, &mcp.Options{Cwd: cwd, Roots: append([]string{cwd}, dirs...), Sandbox: sb, Logger: log})
+		opts := limits
+		opts.Cwd, opts.Roots, opts.Sandbox, opts.Logger = cwd, append([]string{cwd}, dirs...), sb, log
+		set, warnings := mcp.Connect(ctx, cfgs, reg, &opts)
 		var texts []string
 		for _, w := range warnings {
 			texts = append(texts, w.Error())

@@ -1,0 +1,226 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/internal/testkit"
+	"github.com/dshd/dshd/tools"
+)
+
+// hostile configures the hand-written misbehaving server
+// (hostile_helper_test.go) with the tools/list answer list.
+func hostile(t testing.TB, list string) ServerConfig {
+	t.Helper()
+	return helperServer(t, "h", "hostile", EnvVar{Name: hostileListEnv, Value: list})
+}
+
+// logTo returns a logger writing text lines to buf, debug included.
+func logTo(buf *testkit.SyncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// warnings returns the log's lines at WARN that contain msg.
+func warnLines(buf *testkit.SyncBuffer, msg string) []string {
+	var out []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "level=WARN") && strings.Contains(l, msg) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestStdoutLineThatIsNotJSONIsSkipped(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf)}, hostile(t, ""))
+	for range 2 {
+		if res := run(t, reg, "mcp__h__banner", nil, nil); res.IsError || res.Output != "after the banner" {
+			t.Fatalf("a banner on stdout broke the call: %+v", res)
+		}
+	}
+	w := warnLines(&buf, "not a JSON-RPC message")
+	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "Server ready!") {
+		t.Errorf("want one warning naming the server and quoting the line, got %q\n%s", w, buf.String())
+	}
+}
+
+func TestAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
+	var buf testkit.SyncBuffer
+	const limit = 1 << 20
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit}, hostile(t, ""))
+	for range 2 {
+		res := run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 3 * limit})
+		if !res.IsError || !strings.Contains(res.Output, "over 1048576 bytes") || !strings.Contains(res.Output, "--mcp-max-message-bytes") || !strings.Contains(res.Output, `"h"`) {
+			t.Fatalf("an oversized answer: %.300s", res.Output)
+		}
+	}
+	if res := run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 10}); res.IsError || res.Output != "xxxxxxxxxx" {
+		t.Errorf("the server is not usable after an oversized answer: %.300s", res.Output)
+	}
+	w := warnLines(&buf, "over the limit")
+	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-message-bytes") {
+		t.Errorf("want one warning naming the server and the setting, got %q", w)
+	}
+}
+
+func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
+	for _, list := range []string{"many 5000", "endless"} {
+		t.Run(list, func(t *testing.T) {
+			var buf testkit.SyncBuffer
+			set, _, warnings := connect(t, &Options{Logger: logTo(&buf), MaxTools: 10, StartTimeout: 10 * time.Second}, hostile(t, list))
+			if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), "more than 10 tools") || !strings.Contains(warnings[0].Error(), "--mcp-max-tools") {
+				t.Fatalf("want one warning naming the limit, got %v", warnings)
+			}
+			if s := set.Servers(); len(s) != 1 || len(s[0].Tools) != 10 {
+				t.Fatalf("servers %+v", s)
+			}
+			if w := warnLines(&buf, "more than 10 tools"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
+				t.Errorf("want one log line naming the server, got %q", w)
+			}
+		})
+	}
+}
+
+func TestLongToolDescriptionIsCut(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxDescriptionBytes: 1000}, hostile(t, "bigdesc 1000000"))
+	d := tool(t, reg, "mcp__h__bigtext").Description()
+	if len(d) > 1100 || !strings.HasSuffix(d, "[description cut at 1000 of 1000000 bytes]") {
+		t.Errorf("description of %d bytes: %.100s…%s", len(d), d, d[max(0, len(d)-60):])
+	}
+	if d := tool(t, reg, "mcp__h__bigraw").Description(); d != "[MCP server h] does bigraw" {
+		t.Errorf("a short description changed: %q", d)
+	}
+	if w := warnLines(&buf, "description cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-tool-description-bytes") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
+	}
+}
+
+func TestHugeInputSchemaLeavesTheToolOut(t *testing.T) {
+	set, _, warnings := connect(t, &Options{MaxSchemaBytes: 10000}, hostile(t, "bigschema 1000000"))
+	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-bytes") {
+		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+	}
+	s := set.Servers()
+	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+		t.Fatalf("servers %+v", s)
+	}
+}
+
+func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxOutput: 1000}, hostile(t, ""))
+	res := run(t, reg, "mcp__h__bigraw", nil, map[string]any{"n": 5 << 20})
+	raw, err := json.Marshal(res.RawOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > 1000 || res.IsError || !strings.HasPrefix(res.Output, "small text") || !strings.Contains(res.Output, "--mcp-max-output-bytes") {
+		t.Errorf("rawOutput of %d bytes, output %.300q", len(raw), res.Output)
+	}
+	res = run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 5000})
+	if len(res.Output) > 1200 || !strings.Contains(res.Output, "[output truncated: 1000 of 5000 bytes shown") {
+		t.Errorf("output of %d bytes: %.300q", len(res.Output), res.Output)
+	}
+	if w := warnLines(&buf, "mcp tool output cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-output-bytes") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
+	}
+}
+
+func TestProgressFloodIsThinned(t *testing.T) {
+	var buf testkit.SyncBuffer
+	const interval = 50 * time.Millisecond
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), ProgressInterval: interval}, hostile(t, ""))
+	var mu sync.Mutex
+	var shown []time.Time
+	start := time.Now()
+	res, err := runCtx(t.Context(), t, reg, "mcp__h__flood", nil, map[string]any{"n": 5000}, tools.ReporterFunc(func(tools.Progress) {
+		mu.Lock()
+		shown = append(shown, time.Now())
+		mu.Unlock()
+	}))
+	elapsed := time.Since(start)
+	if err != nil || res.Output != "flooded 5000" {
+		t.Fatalf("flood: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Updates passed on are at least an interval apart, so no more fit
+	// in the call's time than this.
+	if most := int(elapsed/interval) + 1; len(shown) == 0 || len(shown) > most {
+		t.Errorf("%d of 5000 progress updates shown in %v; at most %d fit", len(shown), elapsed, most)
+	}
+	if w := warnLines(&buf, "progress faster"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-progress-interval") {
+		t.Errorf("want one log line naming the server and the setting, got %q", w)
+	}
+}
+
+// Each level of a schema costs more than the last in tools.ObjectSchema
+// (a thousand levels took 2 s; the SDK refuses more than 1000), so depth is bounded as well as size.
+func TestDeepInputSchemaLeavesTheToolOut(t *testing.T) {
+	set, _, warnings := connect(t, &Options{MaxSchemaDepth: 20}, hostile(t, "deepschema 400"))
+	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-depth") {
+		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+	}
+	s := set.Servers()
+	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+		t.Fatalf("servers %+v", s)
+	}
+}
+
+func TestSchemaDepth(t *testing.T) {
+	for _, tt := range []struct {
+		schema any
+		want   int
+	}{
+		{nil, 0},
+		{"x", 0},
+		{map[string]any{}, 1},
+		{map[string]any{"type": "object"}, 1},
+		{map[string]any{"properties": map[string]any{"a": map[string]any{"type": "string"}}}, 3},
+		{map[string]any{"anyOf": []any{map[string]any{}, map[string]any{"items": map[string]any{}}}}, 4},
+	} {
+		if got := schemaDepth(tt.schema, 100); got != tt.want {
+			t.Errorf("schemaDepth(%v) = %d, want %d", tt.schema, got, tt.want)
+		}
+	}
+	deep := any(map[string]any{})
+	for range 50 {
+		deep = map[string]any{"a": deep}
+	}
+	if got := schemaDepth(deep, 10); got != 11 {
+		t.Errorf("a walk past the limit goes on: %d", got)
+	}
+}
+
+// Two servers whose names sanitize alike ("h." and "h_") would give their
+// tools the same names: the tools of the one that registers second take
+// the hashed form (the hash is of the raw names) instead of being lost.
+func TestServersWhoseNamesSanitizeAlikeKeepTheirTools(t *testing.T) {
+	a, b := hostile(t, ""), hostile(t, "")
+	a.Name, b.Name = "h.", "h_"
+	set, reg := mustConnect(t, nil, a, b)
+	s := set.Servers()
+	if len(s) != 2 || len(s[0].Tools) != len(hostileTools) || len(s[1].Tools) != len(hostileTools) {
+		t.Fatalf("servers %+v", s)
+	}
+	for _, srv := range s {
+		name := hashedName(srv.Name, "bigtext")
+		if !slices.Contains(srv.Tools, name) {
+			name = toolName(srv.Name, "bigtext")
+		}
+		if res := run(t, reg, name, nil, map[string]any{"n": 2}); res.IsError || res.Output != "xx" {
+			t.Errorf("%s: %+v", name, res)
+		}
+		if d := tool(t, reg, name).Description(); !strings.HasPrefix(d, "[MCP server "+srv.Name+"]") {
+			t.Errorf("%s is not %s's: %q", name, srv.Name, d)
+		}
+	}
+}
