@@ -224,3 +224,21 @@ func TestServersWhoseNamesSanitizeAlikeKeepTheirTools(t *testing.T) {
 		}
 	}
 }
+
+func TestACallThatIsNeverAnsweredEndsAtTheCallTimeout(t *testing.T) {
+	var buf testkit.SyncBuffer
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), CallTimeout: 200 * time.Millisecond}, hostile(t, ""))
+	for range 2 {
+		res := run(t, reg, "mcp__h__never", nil, nil)
+		if !res.IsError || !strings.Contains(res.Output, `"h" did not answer this call of never within 200ms`) || !strings.Contains(res.Output, "--mcp-call-timeout") {
+			t.Fatalf("a call never answered: %+v", res)
+		}
+	}
+	if res := run(t, reg, "mcp__h__banner", nil, nil); res.IsError || res.Output != "after the banner" {
+		t.Errorf("the server is not usable after a call ran out of time: %+v", res)
+	}
+	w := warnLines(&buf, "ran out of time")
+	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-call-timeout") {
+		t.Errorf("want one warning naming the server and the setting, got %q", w)
+	}
+}

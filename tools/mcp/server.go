@@ -59,6 +59,9 @@ type server struct {
 	// cutOutput is set once a call's output was cut, so the log says so
 	// once.
 	cutOutput atomic.Bool
+	// timedOut is set once a call ran out of CallTimeout, so the log
+	// says so once per server.
+	timedOut atomic.Bool
 	// thinnedProgress is set once a progress update was dropped.
 	thinnedProgress atomic.Bool
 

@@ -16,6 +16,7 @@ import (
 // Defaults of [Options].
 const (
 	DefaultStartTimeout = 30 * time.Second
+	DefaultCallTimeout  = 10 * time.Minute
 	DefaultKillGrace    = 2 * time.Second
 	// DefaultMaxOutput is the default cap, in bytes, of the text a tool call
 	// returns to the model.
@@ -52,6 +53,11 @@ type Options struct {
 	// the first tools/list; 0 means DefaultStartTimeout. It also bounds
 	// each re-list after a tools/list_changed.
 	StartTimeout time.Duration
+	// CallTimeout bounds one tools/call: a server that has not answered
+	// by then gets notifications/cancelled, and the model is told the
+	// call ran out of time, naming the setting. 0 means
+	// DefaultCallTimeout; negative, never.
+	CallTimeout time.Duration
 	// KillGrace is how long Close waits after closing a stdio server's
 	// stdin before SIGTERM, and after SIGTERM before SIGKILL; 0 means
 	// DefaultKillGrace.
@@ -117,6 +123,9 @@ func (o *Options) withDefaults() *Options {
 	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = DefaultStartTimeout
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace

@@ -140,6 +140,12 @@ func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) 
 	return tools.Errorf("%s", permission.Rejection(d, "this call of "+req.Title)), nil
 }
 
+// errCallTimeout is the cause of a call that ran out of CallTimeout, and
+// callTimeoutSetting the setting behind it.
+var errCallTimeout = errors.New("mcp: the call ran out of time")
+
+const callTimeoutSetting = "--mcp-call-timeout"
+
 // call runs one tools/call. The call ends when ctx ends (the SDK then
 // sends notifications/cancelled) or when the server is closed.
 func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, call *tools.Call) (*tools.Result, error) {
@@ -149,10 +155,14 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 	if s.ctx.Err() != nil {
 		return tools.Errorf("MCP server %q was shut down", s.cfg.Name), nil
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(s.ctx, func() { cancel(nil) })
 	defer stop()
+	if d := s.opts.CallTimeout; d > 0 {
+		timer := time.AfterFunc(d, func() { cancel(errCallTimeout) })
+		defer timer.Stop()
+	}
 
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
 	if call.Report != nil {
@@ -172,6 +182,11 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 		return nil, ctx.Err()
 	case s.ctx.Err() != nil:
 		return tools.Errorf("MCP server %q was shut down during the call", s.cfg.Name), nil
+	case errors.Is(context.Cause(cctx), errCallTimeout):
+		if !s.timedOut.Swap(true) {
+			s.log.Warn("an mcp tool call ran out of time", "tool", t.remote, "limit", s.opts.CallTimeout, "setting", callTimeoutSetting)
+		}
+		return tools.Errorf("MCP server %q did not answer this call of %s within %v, so it was cancelled (%s sets how long a call may take)", s.cfg.Name, t.remote, s.opts.CallTimeout, callTimeoutSetting), nil
 	}
 	if isConnectionLoss(err) {
 		reason := s.awaitDeath()

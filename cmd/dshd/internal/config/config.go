@@ -114,6 +114,8 @@ type Settings struct {
 	// MCPStartTimeout bounds starting one MCP server, its handshake and
 	// its first tools/list.
 	MCPStartTimeout time.Duration `json:"mcpStartTimeout,omitempty"`
+	// MCPCallTimeout bounds one MCP tool call (0: never).
+	MCPCallTimeout time.Duration `json:"mcpCallTimeout,omitempty"`
 	// MCPMaxMessageBytes caps one message an MCP server sends.
 	MCPMaxMessageBytes int `json:"mcpMaxMessageBytes,omitempty"`
 	// MCPMaxOutputBytes caps the text and rawOutput of one MCP tool call.
@@ -282,6 +284,7 @@ var table = []setting{
 	{flag: "mcp-max-tool-description-bytes", file: "mcpMaxToolDescriptionBytes", usage: "where an MCP tool's description is cut", kind: kInt, def: "8192", ptr: func(s *Settings) any { return &s.MCPMaxToolDescriptionBytes }, check: atLeast(64)},
 	{flag: "mcp-max-tool-schema-bytes", file: "mcpMaxToolSchemaBytes", usage: "largest input schema (as JSON) of an MCP tool; a tool with a larger one is left out, with a warning", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MCPMaxToolSchemaBytes }, check: atLeast(1024)},
 	{flag: "mcp-start-timeout", file: "mcpStartTimeout", usage: "how long an MCP server has to start, answer the handshake and list its tools before the session goes on without it (session/new waits for it)", kind: kDuration, def: "30s", ptr: func(s *Settings) any { return &s.MCPStartTimeout }},
+	{flag: "mcp-call-timeout", file: "mcpCallTimeout", usage: "how long one MCP tool call may take before it is cancelled and the model told so; 0 never", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.MCPCallTimeout }, check: zeroOrPositive},
 	{flag: "mcp-max-tool-schema-depth", file: "mcpMaxToolSchemaDepth", usage: "deepest nesting of objects and arrays in an MCP tool's input schema; a tool with a deeper one is left out, with a warning", kind: kInt, def: "32", ptr: func(s *Settings) any { return &s.MCPMaxToolSchemaDepth }, check: atLeast(4)},
 	{flag: "mcp-max-message-bytes", file: "mcpMaxMessageBytes", usage: "longest message an MCP server may send (a stdio line, an HTTP response body, an SSE event); an answer over it fails its call, naming the limit", kind: kInt, def: "16777216", ptr: func(s *Settings) any { return &s.MCPMaxMessageBytes }, check: atLeast(1024)},
 	{flag: "command-env", file: "commandEnv", usage: "the environment commands start from: all, core (PATH, HOME, USER, SHELL, TMPDIR, LANG, ...), none", def: "all", ptr: func(s *Settings) any { return &s.CommandEnv }, check: oneOf("all", "core", "none")},

@@ -528,6 +528,7 @@ func (c *catalog) list() []llm.Info {
 func mcpLimits(st *config.Settings) mcp.Options {
 	return mcp.Options{
 		StartTimeout:        st.MCPStartTimeout,
+		CallTimeout:         never(st.MCPCallTimeout),
 		MaxMessageBytes:     st.MCPMaxMessageBytes,
 		MaxOutput:           st.MCPMaxOutputBytes,
 		ProgressInterval:    st.MCPProgressInterval,
