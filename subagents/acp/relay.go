@@ -13,16 +13,23 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents"
 )
 
-// maxHeld and maxHeldBytes bound the updates one connection holds for
-// session ids the agent has not announced yet, all ids together: the
-// agent chooses the ids, so a bound per id bounds nothing.
-const (
-	maxHeld      = 1024
-	maxHeldBytes = 4 << 20
-)
+// maxHeld bounds the updates one connection holds for session ids the
+// agent has not announced yet, all ids together: the agent chooses the
+// ids, so a bound per id bounds nothing. Their bytes are bounded by the
+// connection's MaxQueuedInput: they are messages read and not yet handled.
+const maxHeld = 1024
+
+// heldBytesLimit is the most bytes of updates pr holds for unannounced ids.
+func (pr *peer) heldBytesLimit() int {
+	if n := pr.p.o.Limits.MaxQueuedInput; n > 0 {
+		return n
+	}
+	return rpc.DefaultMaxQueuedInput
+}
 
 // route is one agent-side session id the provider knows: a child's own
 // session, or one of the agent's children under it.
@@ -136,7 +143,8 @@ func (pr *peer) holdLocked(n *acp.SessionNotification) {
 	if raw, err := json.Marshal(n.Update); err == nil {
 		size += len(raw)
 	}
-	full := func() bool { return pr.nheld >= maxHeld || pr.heldBytes+size > maxHeldBytes }
+	limit := pr.heldBytesLimit()
+	full := func() bool { return pr.nheld >= maxHeld || pr.heldBytes+size > limit }
 	if full() {
 		pr.expireLocked()
 	}
@@ -144,7 +152,7 @@ func (pr *peer) holdLocked(n *acp.SessionNotification) {
 		if !pr.heldFull {
 			pr.heldFull = true
 			pr.log.Warn("holding no more updates for session ids the agent has not announced; dropping this one and the next",
-				"session", n.SessionID, "update", n.Update.UpdateType(), "limit", maxHeld, "limit_bytes", maxHeldBytes, "peer", pr.t.where())
+				"session", n.SessionID, "update", n.Update.UpdateType(), "limit", maxHeld, "limit_bytes", limit, "setting", "--max-queued-input-bytes", "peer", pr.t.where())
 		}
 		return
 	}
