@@ -110,11 +110,12 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	hs := &http.Server{
 		Handler:   mux,
 		TLSConfig: tlsConf,
-		// A request's headers are a handshake: they come within
-		// --handshake-timeout (0: never). An idle keep-alive connection,
+		// A request's headers come within ten seconds; a connection that
+		// has not authenticated is closed sooner, at --handshake-timeout,
+		// by the admission (which logs it). An idle keep-alive connection,
 		// between requests, is closed after two minutes; its ACP
 		// connection does not end with it.
-		ReadHeaderTimeout: orNever(st.HandshakeTimeout),
+		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
