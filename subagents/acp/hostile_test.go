@@ -3,36 +3,17 @@
 package acpprovider_test
 
 import (
-	"bytes"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
-
-// syncBuffer is a log sink the provider's goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // liveHeap returns the bytes of live heap objects, after a collection.
 func liveHeap() int64 {
@@ -49,7 +30,7 @@ func liveHeap() int64 {
 // 2000 updates of 8 KiB for 2000 ids were all held (16 MB), and 4000 of
 // 16 KiB 64 MB.
 func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HoldUnknown: time.Hour})
 	before := liveHeap()
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
@@ -73,7 +54,7 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 // Before, the parent kept every byte of it for the run's output (16 MB
 // here: 32 MB held with the output string).
 func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxOutputBytes: 64 << 10})
 	before := liveHeap()
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "babble 1000 16384")
@@ -100,7 +81,7 @@ func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing
 // or one "always allow") could start processes in the parent without
 // end, each keeping up to 16 MiB of output.
 func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxTerminals: 4})
 	parent := newParent(t, parentOpts{gate: &recGate{}, runner: true})
 	res := ask(t, p, parent, "terms 10 sleep 30", fakeBinding(modeAgent))
@@ -156,7 +137,7 @@ func TestHostile_AChildsRequestsAreServedABoundedNumberAtATime(t *testing.T) {
 // said once, and the run goes on. Before, a child could send lines of up
 // to 64 MiB whatever the daemon was told.
 func TestHostile_AChildsLinesAreBoundedByTheDaemonsLineLimit(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Limits: rpc.Limits{MaxLineSize: 64 << 10}})
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "bigline 200000")
 	res := wait(t, run)
