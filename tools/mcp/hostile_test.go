@@ -103,14 +103,30 @@ func TestLongToolDescriptionIsCut(t *testing.T) {
 	}
 }
 
-func TestHugeInputSchemaLeavesTheToolOut(t *testing.T) {
-	set, _, warnings := connect(t, &Options{MaxSchemaBytes: 10000}, hostile(t, "bigschema 1000000"))
-	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-bytes") {
-		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
-	}
-	s := set.Servers()
-	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
-		t.Fatalf("servers %+v", s)
+// A tool whose input schema is over a bound is left out, and the warning
+// names the tool and the setting. Each level of a schema costs more than
+// the last in tools.ObjectSchema (a thousand levels took 2 s; the SDK
+// refuses more than 1000), so depth is bounded as well as size.
+func TestABadInputSchemaLeavesTheToolOut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		hostile string
+		setting string
+	}{
+		{"HugeInputSchemaLeavesTheToolOut", Options{MaxSchemaBytes: 10000}, "bigschema 1000000", "--mcp-max-tool-schema-bytes"},
+		{"DeepInputSchemaLeavesTheToolOut", Options{MaxSchemaDepth: 20}, "deepschema 400", "--mcp-max-tool-schema-depth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, _, warnings := connect(t, &tc.opts, hostile(t, tc.hostile))
+			if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), tc.setting) {
+				t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+			}
+			s := set.Servers()
+			if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+				t.Fatalf("servers %+v", s)
+			}
+		})
 	}
 }
 
@@ -159,19 +175,6 @@ func TestProgressFloodIsThinned(t *testing.T) {
 	}
 	if w := warnLines(&buf, "progress faster"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-progress-interval") {
 		t.Errorf("want one log line naming the server and the setting, got %q", w)
-	}
-}
-
-// Each level of a schema costs more than the last in tools.ObjectSchema
-// (a thousand levels took 2 s; the SDK refuses more than 1000), so depth is bounded as well as size.
-func TestDeepInputSchemaLeavesTheToolOut(t *testing.T) {
-	set, _, warnings := connect(t, &Options{MaxSchemaDepth: 20}, hostile(t, "deepschema 400"))
-	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-depth") {
-		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
-	}
-	s := set.Servers()
-	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
-		t.Fatalf("servers %+v", s)
 	}
 }
 
