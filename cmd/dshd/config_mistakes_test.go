@@ -51,6 +51,8 @@ func TestAMistakeInTheConfigurationStopsDshdAtStartWithOneLineSayingWhatAndWhere
 			want: []string{"FILE:1:13", "agents.farm", "address", "unix:PATH, tcp:HOST:PORT"}},
 		{name: "a negative timeout in a named agent", file: `{"agents": {"slow": {"command": "x", "timeoutSeconds": -1}}}`,
 			want: []string{"FILE:1:56", "timeoutSeconds", "-1"}},
+		{name: "a named agent's mistake names the key as the file spells it", file: `{"agents": {"kid": {"command": "x", "passEnv": ["1BAD"]}}}`,
+			want: []string{"FILE:1:13", "agents.kid: passEnv:", `"1BAD" is not a variable name`}},
 		{name: "a bad binding in the file", file: "{\"subagents\": [\n  \"a=spawn\",\n  \"b=nonsense\"\n]}",
 			want: []string{"FILE:3:3", `"b=nonsense"`, `unknown provider "nonsense"`}},
 

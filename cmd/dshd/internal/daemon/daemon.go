@@ -322,6 +322,29 @@ func bindingError(st *config.Settings, i int, bnd subagent.Binding, err error) e
 	return fmt.Errorf("subagent binding %s: %w", bnd, err)
 }
 
+// fileKeys are the config file's names of the acp options a named agent
+// spells otherwise than a binding does.
+var fileKeys = map[string]string{
+	acpprovider.KeyPassEnv:      "passEnv",
+	acpprovider.KeyUnsetEnv:     "unsetEnv",
+	acpprovider.KeyTimeout:      "timeoutSeconds",
+	acpprovider.KeyStartTimeout: "startTimeoutSeconds",
+	acpprovider.KeyForwardMCP:   "forwardMcpServers",
+}
+
+// asFileKey is the provider's mistake about a named agent with the option
+// it starts with spelled as the config file spells it (passEnv, not
+// pass-env), so that it names the key the user wrote.
+func asFileKey(err error) error {
+	msg := err.Error()
+	for key, file := range fileKeys {
+		if rest, ok := strings.CutPrefix(msg, key+": "); ok {
+			return errors.New(file + ": " + rest)
+		}
+	}
+	return err
+}
+
 // parseBindings reads the subagent bindings and checks them, and the named
 // agents, against the providers: every provider is registered by now, so a
 // name none has, an option it does not take or a value it cannot use is a
@@ -329,7 +352,7 @@ func bindingError(st *config.Settings, i int, bnd subagent.Binding, err error) e
 func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acpprovider.Provider) ([]subagent.Binding, error) {
 	for _, name := range slices.Sorted(maps.Keys(st.Agents)) {
 		if err := acpProvider.CheckOptions(map[string]string{acpprovider.KeyAgent: name}); err != nil {
-			return nil, st.Invalid("agents."+name, err)
+			return nil, st.Invalid("agents."+name, asFileKey(err))
 		}
 	}
 	if len(st.Subagents) == 0 {
