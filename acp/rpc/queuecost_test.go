@@ -1,15 +1,15 @@
 package rpc
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // A queued message keeps what its line holds until it is handled, so it
@@ -69,31 +69,13 @@ func liveHeap() int64 {
 	return int64(ms.HeapAlloc)
 }
 
-// lockedBuffer is a log sink for the connection's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Bad input is answered (or dropped) line by line, but logged at warning
 // level only the first time each kind of it comes from a connection:
 // before, every line of a peer's garbage was a warning of its own, a
 // 10-byte line making 76 bytes of log, so a peer could fill the disk the
 // daemon's log goes to. The rest are debug lines.
 func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
-	var logs lockedBuffer
+	var logs testkit.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
 	agentEnd, peer := net.Pipe()
 	a := &fakeAgent{}

@@ -33,19 +33,7 @@ func agentWrapper(exe, script, state string) string {
 // workspace, and wrote outside.txt in outside exactly when wantOutside.
 func delegateToWrapper(t *testing.T, tool string, env []string, ws, outside string, wantOutside bool, args ...string) {
 	t.Helper()
-	srv := fakeModel(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if hasToolResult(r.Chat) {
-			return openaitest.Text("parent done")
-		}
-		return subagentCall("call_1", tool, "hello child")
-	})
-	code, stdout, stderr := runDshd(t, env, append([]string{"prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
-		"--state-dir", t.TempDir(), "--cwd", ws, "--mode", "yolo"}, append(args, "delegate")...)...)
-	if code != 0 || stdout != "parent done\n" {
-		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
-	}
-	if result := strings.Join(toolResults(srv), "\n"); !strings.Contains(result, "child says:") {
+	if result, stderr := delegateOnce(t, tool, env, ws, args...); !strings.Contains(result, "child says:") {
 		t.Fatalf("the child's turn did not complete: %q; stderr:\n%s", result, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {
@@ -59,11 +47,7 @@ func delegateToWrapper(t *testing.T, tool string, env []string, ws, outside stri
 
 func TestAnACPChildProcessRunsInTheSandboxItsBindingAsksFor(t *testing.T) {
 	needSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	exe, script := scriptedChild(t)
 	for _, tc := range []struct {
 		name    string
 		extra   string

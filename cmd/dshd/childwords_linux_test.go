@@ -1,7 +1,7 @@
 // End-to-end tests of what a real dshd says about an acp child that dies
 // in its sandbox, and of the state dir a child dshd's relative settings
 // name, which is made writable for it where the child runs (delegateOnce
-// is defenv_linux_test.go's).
+// is sandbox_helpers_linux_test.go's).
 
 package main
 
@@ -62,16 +62,12 @@ func TestAChildThatDiesInItsSandboxSaysWhereItRanWhatWasRefusedAndWhatWouldAllow
 
 func TestAChildDshdsRelativeConfigFileIsTheOneInTheDirItRunsIn(t *testing.T) {
 	needSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, script := scriptedChild(t)
 	// The child's config file is in the session's workspace, where the
 	// child runs, and names its state dir, outside; the parent runs in
 	// this package's dir, where there is no child.json.
 	ws, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
 	testkit.Write(t, ws, "child.json", `{"stateDir": "`+state+`"}`)
-	script := testkit.Write(t, t.TempDir(), "child-script.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
 	binding := "subagent_acp=acp,command=" + exe + ",args=serve --mode yolo --model scripted:" + script + " --config child.json"
 	result, stderr := delegateOnce(t, "subagent_acp", nil, ws, "--subagent", binding)
 	if !strings.Contains(result, "child says:") {

@@ -14,37 +14,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
-// delegateOnce runs one dshd prompt in ws, in the default sandbox, whose
-// model delegates to tool, and returns what the tool answered and
-// dshd's stderr.
-func delegateOnce(t *testing.T, tool string, env []string, ws string, args ...string) (result, stderr string) {
-	t.Helper()
-	srv := fakeModel(t)
-	srv.Handle(func(r *openaitest.Request) openaitest.Reply {
-		if hasToolResult(r.Chat) {
-			return openaitest.Text("parent done")
-		}
-		return subagentCall("call_1", tool, "hello child")
-	})
-	code, stdout, stderr := runDshd(t, env, append([]string{"prompt", "--model-url", srv.URL(), "--model", "m", "--api-key-env", "",
-		"--state-dir", t.TempDir(), "--cwd", ws, "--mode", "yolo"}, append(args, "delegate")...)...)
-	if code != 0 || stdout != "parent done\n" {
-		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
-	}
-	return strings.Join(toolResults(srv), "\n"), stderr
-}
-
 func TestAChildDshdWritesItsJournalsInTheStateDirItsEnvironmentNames(t *testing.T) {
 	needSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	exe, script := scriptedChild(t)
 	for _, tc := range []struct {
 		name string
 		// env and args of the binding; {state} is the dir the child
@@ -80,11 +55,7 @@ func TestAChildDshdWritesItsJournalsInTheStateDirItsEnvironmentNames(t *testing.
 
 func TestAWorkspaceDefinitionCannotOpenADirectoryToAChildDshdThroughItsArgs(t *testing.T) {
 	needSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	exe, script := scriptedChild(t)
 	// kid is a child dshd (an agent of the config file without a
 	// command), in dshd's sandbox; sh a program the user left unconfined.
 	file := testkit.Write(t, t.TempDir(), "config.json", `{"agents": {"kid": {}, "sh": {"command": "/bin/sh"}}}`)

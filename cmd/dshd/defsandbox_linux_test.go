@@ -5,11 +5,8 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/dshd/dshd/internal/testkit"
 )
 
 // wrapperDefinition is an acp agent definition whose command writes a
@@ -22,11 +19,7 @@ func wrapperDefinition(exe, script, outside, state string) string {
 
 func TestAWorkspaceDefinitionsCommandRunsInTheSandboxAndTheUsersAsBefore(t *testing.T) {
 	needSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	exe, script := scriptedChild(t)
 	for _, tc := range []struct {
 		name    string
 		user    bool

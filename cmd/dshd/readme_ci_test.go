@@ -10,14 +10,25 @@ import (
 	"testing"
 )
 
-func TestPromptJSONYesLogsEachApprovedActionOnStderr(t *testing.T) {
+// promptToWriteAFile runs `dshd prompt` with flags on "write it", whose
+// model asks to create a.txt and then answers then (the text of a
+// scripted rule: {{tool}} is what the tool said), and returns its stdout
+// and stderr once it exited 0.
+func promptToWriteAFile(t *testing.T, then string, flags ...string) (stdout, stderr string) {
+	t.Helper()
 	script := writeScript(t, `{"rules": [
   {"step": 0, "toolCalls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}]},
-  {"step": 1, "text": "done"}]}`)
-	code, stdout, stderr := runDshd(t, nil, "prompt", "--yes", "--json", "--model", "scripted:"+script, "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "write it")
+  {"step": 1, "text": "`+then+`"}]}`)
+	args := append(append([]string{"prompt"}, flags...), "--model", "scripted:"+script, "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "write it")
+	code, stdout, stderr := runDshd(t, nil, args...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
+	return stdout, stderr
+}
+
+func TestPromptJSONYesLogsEachApprovedActionOnStderr(t *testing.T) {
+	stdout, stderr := promptToWriteAFile(t, "done", "--yes", "--json")
 	if !strings.Contains(stderr, "? Create a.txt: allowed (--yes)\n") {
 		t.Fatalf("stderr lacks the approved action:\n%s", stderr)
 	}

@@ -11,13 +11,7 @@ import (
 )
 
 func TestAPromptsRejectionTellsTheModelNobodyWasAsked(t *testing.T) {
-	script := writeScript(t, `{"rules": [
-  {"step": 0, "toolCalls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}]},
-  {"step": 1, "text": "tool said: {{tool}}"}]}`)
-	code, stdout, stderr := runDshd(t, nil, "prompt", "--model", "scripted:"+script, "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "write it")
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
+	stdout, stderr := promptToWriteAFile(t, "tool said: {{tool}}")
 	if !strings.Contains(stdout, "refused without asking anyone") || strings.Contains(stdout, "ask the user") {
 		t.Fatalf("the model was told %q; want a refusal nobody gave", stdout)
 	}

@@ -3,35 +3,34 @@
 package acpprovider_test
 
 import (
-	"bytes"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 )
 
-// syncBuffer is a log sink the provider's goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// loggingProvider is newProvider(t, o) with a logger (warnings and up)
+// whose lines the test reads.
+func loggingProvider(t *testing.T, o acpprovider.Options) (*acpprovider.Provider, *testkit.SyncBuffer) {
+	t.Helper()
+	logs := &testkit.SyncBuffer{}
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	return newProvider(t, &o), logs
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// checkLoggedOnce checks that the log says what exactly once: a limit
+// hit is logged once per peer, not once per time.
+func checkLoggedOnce(t *testing.T, logs *testkit.SyncBuffer, what string) {
+	t.Helper()
+	if n := strings.Count(logs.String(), what); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
+	}
 }
 
 // liveHeap returns the bytes of live heap objects, after a collection.
@@ -49,8 +48,7 @@ func liveHeap() int64 {
 // 2000 updates of 8 KiB for 2000 ids were all held (16 MB), and 4000 of
 // 16 KiB 64 MB.
 func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testing.T) {
-	var logs syncBuffer
-	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HoldUnknown: time.Hour})
+	p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour})
 	before := liveHeap()
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
 	res := wait(t, run)
@@ -63,9 +61,7 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 	if held > 10<<20 {
 		t.Errorf("the parent holds %d MiB for session ids the child never announced", held>>20)
 	}
-	if n := strings.Count(logs.String(), "holding no more updates for session ids the agent has not announced"); n != 1 {
-		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
-	}
+	checkLoggedOnce(t, logs, "holding no more updates for session ids the agent has not announced")
 }
 
 // A child that streams one message without end costs the parent a
@@ -73,8 +69,7 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 // Before, the parent kept every byte of it for the run's output (16 MB
 // here: 32 MB held with the output string).
 func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing.T) {
-	var logs syncBuffer
-	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxOutputBytes: 64 << 10})
+	p, logs := loggingProvider(t, acpprovider.Options{MaxOutputBytes: 64 << 10})
 	before := liveHeap()
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "babble 1000 16384")
 	res := wait(t, run)
@@ -89,9 +84,7 @@ func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing
 	if held > 8<<20 {
 		t.Errorf("the parent holds %d MiB of one answer", held>>20)
 	}
-	if n := strings.Count(logs.String(), "the agent's answer is over the output limit"); n != 1 {
-		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
-	}
+	checkLoggedOnce(t, logs, "the agent's answer is over the output limit")
 }
 
 // A child runs terminals on the parent's runner at most MaxTerminals at
@@ -100,16 +93,13 @@ func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing
 // or one "always allow") could start processes in the parent without
 // end, each keeping up to 16 MiB of output.
 func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
-	var logs syncBuffer
-	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxTerminals: 4})
+	p, logs := loggingProvider(t, acpprovider.Options{MaxTerminals: 4})
 	parent := newParent(t, parentOpts{gate: &recGate{}, runner: true})
 	res := ask(t, p, parent, "terms 10 sleep 30", fakeBinding(modeAgent))
 	if !strings.HasPrefix(res.Output, "started=4 refusal=-32600 ") || !strings.Contains(res.Output, "4 terminals") {
 		t.Fatalf("answer %q", res.Output)
 	}
-	if n := strings.Count(logs.String(), "refusing a terminal"); n != 1 {
-		t.Errorf("the limit was logged %d times, want once:\n%.2000s", n, logs.String())
-	}
+	checkLoggedOnce(t, logs, "refusing a terminal")
 	checkNoProcesses(t)
 }
 
@@ -156,8 +146,7 @@ func TestHostile_AChildsRequestsAreServedABoundedNumberAtATime(t *testing.T) {
 // said once, and the run goes on. Before, a child could send lines of up
 // to 64 MiB whatever the daemon was told.
 func TestHostile_AChildsLinesAreBoundedByTheDaemonsLineLimit(t *testing.T) {
-	var logs syncBuffer
-	p := newProvider(t, &acpprovider.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Limits: rpc.Limits{MaxLineSize: 64 << 10}})
+	p, logs := loggingProvider(t, acpprovider.Options{Limits: rpc.Limits{MaxLineSize: 64 << 10}})
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "bigline 200000")
 	res := wait(t, run)
 	if res.StopReason != subagents.StopCompleted || res.Output != "done" {

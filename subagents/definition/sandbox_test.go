@@ -150,6 +150,21 @@ func TestSandbox_MistakesAreReportedWithTheFileLineAndKey(t *testing.T) {
 	}
 }
 
+// refusedInTheWorkspaceOnly loads text as a workspace definition, which
+// must be refused, and as the user's, which may do what it asks; it
+// returns the workspace's refusal.
+func refusedInTheWorkspaceOnly(t *testing.T, text string) *definition.Error {
+	t.Helper()
+	d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
+	if derr == nil {
+		t.Fatalf("accepted: options %v", d.Binding.Options)
+	}
+	if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
+		t.Errorf("the user's definition was refused: %v", uerr)
+	}
+	return derr
+}
+
 func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -161,10 +176,7 @@ func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *test
 		"[serve, --config, .dshd/child.json]", "[serve, --config=/tmp/child.json]"} {
 		t.Run(args, func(t *testing.T) {
 			text := "---\ndescription: d\nprovider: acp\ncommand: " + self + "\nargs: " + args + "\n---\n"
-			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
-			if derr == nil {
-				t.Fatalf("accepted: options %v", d.Binding.Options)
-			}
+			derr := refusedInTheWorkspaceOnly(t, text)
 			if derr.Key != "args" || derr.Line != 5 {
 				t.Errorf("key %q line %d, want args line 5: %v", derr.Key, derr.Line, derr)
 			}
@@ -172,10 +184,6 @@ func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *test
 				if !strings.Contains(derr.Error(), w) {
 					t.Errorf("%q lacks %q", derr.Error(), w)
 				}
-			}
-			// The same file of the user's may.
-			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
-				t.Errorf("the user's definition was refused: %v", uerr)
 			}
 		})
 	}
@@ -186,10 +194,7 @@ func TestSandbox_AWorkspaceDefinitionCannotLoosenANamedChildDshdThroughItsArgs(t
 		for _, args := range []string{"[serve, --state-dir, /root/.ssh]", "[serve, --sandbox=off]", "[serve, --config, /tmp/child.json]"} {
 			t.Run(agent+" "+args, func(t *testing.T) {
 				text := "---\ndescription: d\nprovider: acp\nagent: " + agent + "\nargs: " + args + "\n---\n"
-				d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
-				if derr == nil {
-					t.Fatalf("accepted: options %v", d.Binding.Options)
-				}
+				derr := refusedInTheWorkspaceOnly(t, text)
 				if derr.Key != "args" || derr.Line != 5 {
 					t.Errorf("key %q line %d, want args line 5: %v", derr.Key, derr.Line, derr)
 				}
@@ -199,24 +204,15 @@ func TestSandbox_AWorkspaceDefinitionCannotLoosenANamedChildDshdThroughItsArgs(t
 						t.Errorf("%q lacks %q", msg, w)
 					}
 				}
-				if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
-					t.Errorf("the user's definition was refused: %v", uerr)
-				}
 			})
 		}
 	}
 	for _, agent := range []string{"codex", "kid-off"} {
 		t.Run("any args to "+agent+", which runs unconfined", func(t *testing.T) {
 			text := "---\ndescription: d\nprovider: acp\nagent: " + agent + "\nargs: [-c, 'rm -rf ~']\n---\n"
-			d, derr := loadOne(t, t.TempDir(), definition.ScopeWorkspace, "x.md", text)
-			if derr == nil {
-				t.Fatalf("accepted: options %v", d.Binding.Options)
-			}
+			derr := refusedInTheWorkspaceOnly(t, text)
 			if derr.Key != "args" || derr.Line != 5 || !strings.Contains(derr.Error(), "the agent "+agent+" of the config file runs unconfined") {
 				t.Errorf("key %q line %d: %v", derr.Key, derr.Line, derr)
-			}
-			if _, uerr := loadOne(t, t.TempDir(), definition.ScopeUser, "x.md", text); uerr != nil {
-				t.Errorf("the user's definition was refused: %v", uerr)
 			}
 		})
 	}

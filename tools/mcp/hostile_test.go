@@ -37,6 +37,22 @@ func warnLines(buf *testkit.SyncBuffer, msg string) []string {
 	return out
 }
 
+// checkOneWarning checks that the log has one line at WARN that contains
+// msg, and that it names the server h and each of also.
+func checkOneWarning(t *testing.T, buf *testkit.SyncBuffer, msg string, also ...string) {
+	t.Helper()
+	w := warnLines(buf, msg)
+	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
+		t.Errorf("want one warning %q naming the server, got %q", msg, w)
+		return
+	}
+	for _, a := range also {
+		if !strings.Contains(w[0], a) {
+			t.Errorf("the warning does not say %q: %s", a, w[0])
+		}
+	}
+}
+
 func TestStdoutLineThatIsNotJSONIsSkipped(t *testing.T) {
 	var buf testkit.SyncBuffer
 	_, reg := mustConnect(t, &Options{Logger: logTo(&buf)}, hostile(t, ""))
@@ -64,10 +80,7 @@ func TestAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
 	if res := run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 10}); res.IsError || res.Output != "xxxxxxxxxx" {
 		t.Errorf("the server is not usable after an oversized answer: %.300s", res.Output)
 	}
-	w := warnLines(&buf, "over the limit")
-	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-message-bytes") {
-		t.Errorf("want one warning naming the server and the setting, got %q", w)
-	}
+	checkOneWarning(t, &buf, "over the limit", "mcp-max-message-bytes")
 }
 
 func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
@@ -81,9 +94,7 @@ func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
 			if s := set.Servers(); len(s) != 1 || len(s[0].Tools) != 10 {
 				t.Fatalf("servers %+v", s)
 			}
-			if w := warnLines(&buf, "more than 10 tools"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
-				t.Errorf("want one log line naming the server, got %q", w)
-			}
+			checkOneWarning(t, &buf, "more than 10 tools")
 		})
 	}
 }
@@ -98,19 +109,33 @@ func TestLongToolDescriptionIsCut(t *testing.T) {
 	if d := tool(t, reg, "mcp__h__bigraw").Description(); d != "[MCP server h] does bigraw" {
 		t.Errorf("a short description changed: %q", d)
 	}
-	if w := warnLines(&buf, "description cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-tool-description-bytes") {
-		t.Errorf("want one log line naming the server and the setting, got %q", w)
-	}
+	checkOneWarning(t, &buf, "description cut", "mcp-max-tool-description-bytes")
 }
 
-func TestHugeInputSchemaLeavesTheToolOut(t *testing.T) {
-	set, _, warnings := connect(t, &Options{MaxSchemaBytes: 10000}, hostile(t, "bigschema 1000000"))
-	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-bytes") {
-		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
-	}
-	s := set.Servers()
-	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
-		t.Fatalf("servers %+v", s)
+// A tool whose input schema is over a bound is left out, and the warning
+// names the tool and the setting. Each level of a schema costs more than
+// the last in tools.ObjectSchema (a thousand levels took 2 s; the SDK
+// refuses more than 1000), so depth is bounded as well as size.
+func TestABadInputSchemaLeavesTheToolOut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		hostile string
+		setting string
+	}{
+		{"HugeInputSchemaLeavesTheToolOut", Options{MaxSchemaBytes: 10000}, "bigschema 1000000", "--mcp-max-tool-schema-bytes"},
+		{"DeepInputSchemaLeavesTheToolOut", Options{MaxSchemaDepth: 20}, "deepschema 400", "--mcp-max-tool-schema-depth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, _, warnings := connect(t, &tc.opts, hostile(t, tc.hostile))
+			if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), tc.setting) {
+				t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
+			}
+			s := set.Servers()
+			if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
+				t.Fatalf("servers %+v", s)
+			}
+		})
 	}
 }
 
@@ -129,9 +154,7 @@ func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
 	if len(res.Output) > 1200 || !strings.Contains(res.Output, "[output truncated: 1000 of 5000 bytes shown") {
 		t.Errorf("output of %d bytes: %.300q", len(res.Output), res.Output)
 	}
-	if w := warnLines(&buf, "mcp tool output cut"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-max-output-bytes") {
-		t.Errorf("want one log line naming the server and the setting, got %q", w)
-	}
+	checkOneWarning(t, &buf, "mcp tool output cut", "mcp-max-output-bytes")
 }
 
 func TestProgressFloodIsThinned(t *testing.T) {
@@ -157,22 +180,7 @@ func TestProgressFloodIsThinned(t *testing.T) {
 	if most := int(elapsed/interval) + 1; len(shown) == 0 || len(shown) > most {
 		t.Errorf("%d of 5000 progress updates shown in %v; at most %d fit", len(shown), elapsed, most)
 	}
-	if w := warnLines(&buf, "progress faster"); len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-progress-interval") {
-		t.Errorf("want one log line naming the server and the setting, got %q", w)
-	}
-}
-
-// Each level of a schema costs more than the last in tools.ObjectSchema
-// (a thousand levels took 2 s; the SDK refuses more than 1000), so depth is bounded as well as size.
-func TestDeepInputSchemaLeavesTheToolOut(t *testing.T) {
-	set, _, warnings := connect(t, &Options{MaxSchemaDepth: 20}, hostile(t, "deepschema 400"))
-	if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), `tool "bigtext"`) || !strings.Contains(warnings[0].Error(), "--mcp-max-tool-schema-depth") {
-		t.Fatalf("want one warning naming the tool and the setting, got %v", warnings)
-	}
-	s := set.Servers()
-	if len(s) != 1 || len(s[0].Tools) != len(hostileTools)-1 || slices.Contains(s[0].Tools, "mcp__h__bigtext") {
-		t.Fatalf("servers %+v", s)
-	}
+	checkOneWarning(t, &buf, "progress faster", "mcp-progress-interval")
 }
 
 func TestSchemaDepth(t *testing.T) {
@@ -237,8 +245,5 @@ func TestACallThatIsNeverAnsweredEndsAtTheCallTimeout(t *testing.T) {
 	if res := run(t, reg, "mcp__h__banner", nil, nil); res.IsError || res.Output != "after the banner" {
 		t.Errorf("the server is not usable after a call ran out of time: %+v", res)
 	}
-	w := warnLines(&buf, "ran out of time")
-	if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") || !strings.Contains(w[0], "mcp-call-timeout") {
-		t.Errorf("want one warning naming the server and the setting, got %q", w)
-	}
+	checkOneWarning(t, &buf, "ran out of time", "mcp-call-timeout")
 }

@@ -35,15 +35,7 @@ func bigServer(t *testing.T, transport string) *httptest.Server {
 	default:
 		h = sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{JSONResponse: true})
 	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		for ss := range srv.Sessions() {
-			_ = ss.Close()
-		}
-	})
-	return ts
+	return serveHTTP(t, srv, h)
 }
 
 func TestHTTPAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
@@ -62,10 +54,7 @@ func TestHTTPAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
 			if res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3}); res.IsError || res.Output != "bbb" {
 				t.Errorf("the server is not usable after an oversized answer: %.300s", res.Output)
 			}
-			w := warnLines(&buf, "over the limit")
-			if len(w) != 1 || !strings.Contains(w[0], "mcp_server=h") {
-				t.Errorf("want one warning naming the server, got %q", w)
-			}
+			checkOneWarning(t, &buf, "over the limit")
 		})
 	}
 }

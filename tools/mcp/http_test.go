@@ -25,23 +25,13 @@ func httpServer(t *testing.T, transport string) *httptest.Server {
 	} else {
 		h = sdk.NewStreamableHTTPHandler(get, nil)
 	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveHTTP(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != httpToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		// A session whose client never said goodbye (the server "went
-		// away" under it) lives on in the handler until closed.
-		for ss := range srv.Sessions() {
-			_ = ss.Close()
-		}
-	})
-	return ts
 }
 
 func TestHTTPServers(t *testing.T) {

@@ -270,16 +270,7 @@ func TestExplain_NamesTheRefusedPathsOnlyAsProgramsPrintThem(t *testing.T) {
 	needLandlock(t)
 	ws := t.TempDir()
 	s := newSandbox(t, Config{})
-	c, err := s.Command(t.Context(), Spec{Argv: []string{"/bin/true"}, Dir: ws, Env: os.Environ(), Roots: []string{ws}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	c := ranTrue(t, s, ws)
 	outside := filepath.Dir(ws) // writable by us, not by the sandbox
 	cases := []struct {
 		name, output string

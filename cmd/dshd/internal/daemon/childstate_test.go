@@ -5,23 +5,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
+
+// lookupIn is a getenv of the environment env, "KEY=value" a string.
+func lookupIn(env []string) func(string) (string, bool) {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
 
 func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	fromFile := file("file.json", `{"stateDir": "/srv/from-file"}`)
-	file("xdg/dshd/config.json", `{"stateDir": "/srv/from-default-file"}`)
-	bad := file("bad.json", `{"stateDir": 7}`)
+	fromFile := testkit.Write(t, dir, "file.json", `{"stateDir": "/srv/from-file"}`)
+	testkit.Write(t, dir, "xdg/dshd/config.json", `{"stateDir": "/srv/from-default-file"}`)
+	bad := testkit.Write(t, dir, "bad.json", `{"stateDir": 7}`)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -46,15 +51,7 @@ func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 		{"no home", []string{"serve"}, nil, "", "HOME"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{}
-			for _, kv := range tc.env {
-				k, v, _ := strings.Cut(kv, "=")
-				env[k] = v
-			}
-			got, err := childStateDir(tc.args, func(k string) (string, bool) {
-				v, ok := env[k]
-				return v, ok
-			}, "/work/session")
+			got, err := childStateDir(tc.args, lookupIn(tc.env), "/work/session")
 			switch {
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Fatalf("childStateDir = %q, %v; want an error naming %s", got, err, tc.err)
@@ -70,19 +67,10 @@ func TestChildStateDirFollowsTheChildsOwnSettings(t *testing.T) {
 // it runs in (the session's), not in the parent's.
 func TestChildStateDirResolvesRelativePathsInTheChildsDir(t *testing.T) {
 	child := t.TempDir()
-	write := func(name, content string) {
-		p := filepath.Join(child, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("child.json", `{"stateDir": "/srv/from-the-childs-file"}`)
-	write("relative.json", `{"stateDir": "kept"}`)
-	write("xdg/dshd/config.json", `{"stateDir": "/srv/from-the-childs-xdg"}`)
-	write("home/.config/dshd/config.json", `{"stateDir": "/srv/from-the-childs-home"}`)
+	testkit.Write(t, child, "child.json", `{"stateDir": "/srv/from-the-childs-file"}`)
+	testkit.Write(t, child, "relative.json", `{"stateDir": "kept"}`)
+	testkit.Write(t, child, "xdg/dshd/config.json", `{"stateDir": "/srv/from-the-childs-xdg"}`)
+	testkit.Write(t, child, "home/.config/dshd/config.json", `{"stateDir": "/srv/from-the-childs-home"}`)
 	// The parent runs elsewhere, where none of these files are.
 	t.Chdir(t.TempDir())
 	for _, tc := range []struct {
@@ -105,15 +93,7 @@ func TestChildStateDirResolvesRelativePathsInTheChildsDir(t *testing.T) {
 		{"none for a relative --state-dir in an unknown dir", []string{"serve", "--state-dir", "state"}, nil, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{}
-			for _, kv := range tc.env {
-				k, v, _ := strings.Cut(kv, "=")
-				env[k] = v
-			}
-			got, err := childStateDir(tc.args, func(k string) (string, bool) {
-				v, ok := env[k]
-				return v, ok
-			}, tc.dir)
+			got, err := childStateDir(tc.args, lookupIn(tc.env), tc.dir)
 			if err != nil || got != tc.want {
 				t.Fatalf("childStateDir = %q, %v; want %q", got, err, tc.want)
 			}
