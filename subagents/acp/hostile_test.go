@@ -47,21 +47,40 @@ func liveHeap() int64 {
 // its own and the bound of 1024 updates applied only within one queue:
 // 2000 updates of 8 KiB for 2000 ids were all held (16 MB), and 4000 of
 // 16 KiB 64 MB.
+//
+// The bytes held are the connection's --max-queued-input-bytes (they are
+// messages read and not yet handled), not a constant: a smaller setting
+// holds less, and the drop names the setting.
 func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testing.T) {
-	p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour})
-	before := liveHeap()
-	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
-	res := wait(t, run)
-	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
-		t.Fatalf("result = %+v", res)
+	for _, c := range []struct {
+		name       string
+		limits     rpc.Limits
+		most       int64
+		limitBytes string
+	}{
+		{"the default queued-input bound", rpc.Limits{}, 10 << 20, "limit_bytes=4194304"},
+		{"a 256 KiB queued-input bound", rpc.Limits{MaxQueuedInput: 256 << 10}, 2 << 20, "limit_bytes=262144"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour, Limits: c.limits})
+			before := liveHeap()
+			run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
+			res := wait(t, run)
+			if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+				t.Fatalf("result = %+v", res)
+			}
+			// The child is still connected: what it made the parent hold is held.
+			held := liveHeap() - before
+			t.Logf("%d KiB held", held>>10)
+			if held > c.most {
+				t.Errorf("the parent holds %d KiB for session ids the child never announced, want at most %d", held>>10, c.most>>10)
+			}
+			checkLoggedOnce(t, logs, "holding no more updates for session ids the agent has not announced")
+			if l := logs.String(); !strings.Contains(l, c.limitBytes) || !strings.Contains(l, "--max-queued-input-bytes") {
+				t.Errorf("the drop's log line does not name the bound (%s) and its setting:\n%.2000s", c.limitBytes, l)
+			}
+		})
 	}
-	// The child is still connected: what it made the parent hold is held.
-	held := liveHeap() - before
-	t.Logf("%d KiB held", held>>10)
-	if held > 10<<20 {
-		t.Errorf("the parent holds %d MiB for session ids the child never announced", held>>20)
-	}
-	checkLoggedOnce(t, logs, "holding no more updates for session ids the agent has not announced")
 }
 
 // A child that streams one message without end costs the parent a

@@ -121,39 +121,21 @@ func (o *Options) withDefaults() *Options {
 	if o != nil {
 		c = *o
 	}
-	if c.StartTimeout <= 0 {
-		c.StartTimeout = DefaultStartTimeout
-	}
+	c.StartTimeout = positiveOr(c.StartTimeout, DefaultStartTimeout)
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	if c.KillGrace <= 0 {
-		c.KillGrace = DefaultKillGrace
-	}
+	c.KillGrace = positiveOr(c.KillGrace, DefaultKillGrace)
 	if c.InheritEnv == nil {
 		c.InheritEnv = DefaultInheritEnv
 	}
-	if c.MaxOutput <= 0 {
-		c.MaxOutput = DefaultMaxOutput
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if c.MaxTools <= 0 {
-		c.MaxTools = DefaultMaxTools
-	}
-	if c.MaxDescriptionBytes <= 0 {
-		c.MaxDescriptionBytes = DefaultMaxDescriptionBytes
-	}
-	if c.MaxSchemaBytes <= 0 {
-		c.MaxSchemaBytes = DefaultMaxSchemaBytes
-	}
-	if c.MaxSchemaDepth <= 0 {
-		c.MaxSchemaDepth = DefaultMaxSchemaDepth
-	}
-	if c.ProgressInterval <= 0 {
-		c.ProgressInterval = DefaultProgressInterval
-	}
+	c.MaxOutput = positiveOr(c.MaxOutput, DefaultMaxOutput)
+	c.MaxMessageBytes = positiveOr(c.MaxMessageBytes, DefaultMaxMessageBytes)
+	c.MaxTools = positiveOr(c.MaxTools, DefaultMaxTools)
+	c.MaxDescriptionBytes = positiveOr(c.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	c.MaxSchemaBytes = positiveOr(c.MaxSchemaBytes, DefaultMaxSchemaBytes)
+	c.MaxSchemaDepth = positiveOr(c.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	c.ProgressInterval = positiveOr(c.ProgressInterval, DefaultProgressInterval)
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"
 	}
@@ -164,6 +146,14 @@ func (o *Options) withDefaults() *Options {
 		c.lookupEnv = os.LookupEnv
 	}
 	return &c
+}
+
+// positiveOr is v, or d where v is zero or negative (unset).
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 // Set is the MCP servers of one session, connected, with their tools in
