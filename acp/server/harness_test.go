@@ -21,6 +21,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/noeditor"
 	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/fork"
@@ -240,8 +241,10 @@ func wantCode(t testing.TB, what string, err error, code int) *acp.Error {
 }
 
 // editor is the fake ACP client: it records every update and client call
-// and answers through per-method hooks.
+// and answers through per-method hooks; it has no elicitation.
 type editor struct {
+	noeditor.Methods // elicitation/create: method not found
+
 	mu      sync.Mutex
 	updates []*acp.SessionNotification
 	calls   []string
@@ -396,14 +399,6 @@ func (e *editor) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.K
 func (e *editor) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
 	e.record(acp.MethodTerminalRelease, nil)
 	return &acp.ReleaseTerminalResponse{}, nil
-}
-
-func (e *editor) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (e *editor) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }
 
 // agentText concatenates the agent_message_chunk texts among us.
