@@ -247,7 +247,7 @@ type editor struct {
 
 	mu      sync.Mutex
 	updates []*acp.SessionNotification
-	calls   []string
+	calls   map[string]int // client calls by method
 	changed chan struct{}
 
 	permission     func(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error)
@@ -258,7 +258,7 @@ type editor struct {
 	waitExit       func(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error)
 }
 
-func newEditor() *editor { return &editor{changed: make(chan struct{})} }
+func newEditor() *editor { return &editor{calls: map[string]int{}, changed: make(chan struct{})} }
 
 // set installs hooks under the lock.
 func (e *editor) set(fn func(e *editor)) {
@@ -274,7 +274,7 @@ func (e *editor) record(call string, n *acp.SessionNotification) {
 		e.updates = append(e.updates, n)
 	}
 	if call != "" {
-		e.calls = append(e.calls, call)
+		e.calls[call]++
 	}
 	close(e.changed)
 	e.changed = make(chan struct{})
@@ -303,19 +303,14 @@ func (e *editor) all() []*acp.SessionNotification {
 func (e *editor) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.updates, e.calls = nil, nil
+	e.updates = nil
+	clear(e.calls)
 }
 
 func (e *editor) callsOf(method string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, c := range e.calls {
-		if c == method {
-			n++
-		}
-	}
-	return n
+	return e.calls[method]
 }
 
 // waitUntil waits until ok holds over the editor's state.
