@@ -39,11 +39,6 @@ type Settings struct {
 	StateDir string `json:"stateDir,omitempty"`
 	// MaxOpenJournals bounds the journal files the daemon keeps open.
 	MaxOpenJournals int    `json:"maxOpenJournals,omitempty"`
-	// MaxJournalBytes is the journal size at which a session takes no
-	// new prompt (0: unbounded); MinFreeDiskBytes the space the state
-	// directory's file system keeps free of us (0: not checked).
-	MaxJournalBytes  int `json:"maxJournalBytes,omitempty"`
-	MinFreeDiskBytes int `json:"minFreeDiskBytes,omitempty"`
 	LogLevel        string `json:"logLevel,omitempty"`
 	LogFormat       string `json:"logFormat,omitempty"`
 	Listen          string `json:"listen,omitempty"`
@@ -98,6 +93,12 @@ type Settings struct {
 	// MaxChildRequests is how many of an acp child's requests (to read a
 	// file, ask permission, run a terminal) the parent serves at once.
 	MaxChildRequests int `json:"maxChildRequests,omitempty"`
+
+	// MaxJournalBytes is the journal size at which a session takes no
+	// new prompt (0: unbounded); MinFreeDiskBytes the space the state
+	// directory's file system keeps free of us (0: not checked).
+	MaxJournalBytes  int `json:"maxJournalBytes,omitempty"`
+	MinFreeDiskBytes int `json:"minFreeDiskBytes,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -243,7 +244,7 @@ var table = []setting{
 	{flag: "model-call-timeout", file: "modelCallTimeout", usage: "how long one model call may take in all, its retries included; 0 never", kind: kDuration, def: "15m", ptr: func(s *Settings) any { return &s.ModelCallTimeout }, check: zeroOrPositive},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
-	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (fork it or start a new one; a running turn may finish past it); 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},
+	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (start a new session; a turn already running may finish past it) and a fork that would start there is not made; 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "min-free-disk-bytes", file: "minFreeDiskBytes", usage: "bytes the state directory's file system must have free for a prompt to run or a session to be created; 0 does not check", kind: kInt, def: "268435456", ptr: func(s *Settings) any { return &s.MinFreeDiskBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
