@@ -135,6 +135,15 @@ func limitError(what string, id acp.SessionID, err error) error {
 	return &acp.Error{Code: acp.ErrInternal.Code, Message: what + ": " + le.Error(), Data: data}
 }
 
+// changeRefused is the error of a model or thinking change the session
+// refused (the disk bounds).
+func changeRefused(s *session.Session, err error) error {
+	if le := limitError("The change was not made", acp.SessionID(s.ID()), err); le != nil {
+		return le
+	}
+	return acp.ErrInternal.Errorf("%v", err)
+}
+
 // turnError is the JSON-RPC error for a failed turn: a clear message, the
 // backend's HTTP status when there is one.
 func turnError(err error) error {

@@ -160,3 +160,15 @@ func (s *Session) checkDisk() error {
 	}
 	return st.checkJournal(s.stored.journal)
 }
+
+// checkChange refuses a change of mode, model or thinking outside a turn
+// as checkDisk refuses a prompt: each change is recorded (with the
+// updates that tell the client), so a client sending them without end
+// would grow the journal without end. During a turn, which may finish
+// past the bounds, a change is made: the turn may be waiting for it.
+func (s *Session) checkChange() error {
+	if s.Running() != nil {
+		return nil
+	}
+	return s.checkDisk()
+}

@@ -63,8 +63,18 @@ func TestAJournalAtItsBoundTakesNoNewTurnAndARunningTurnFinishesPastIt(t *testin
 			t.Fatalf("the refusal says %q", le.Error())
 		}
 	}
+	var le *LimitError
+	if err := s.SetMode("yolo"); !errors.As(err, &le) || s.Mode() != "ask" {
+		t.Fatalf("a mode change at the bound: %v, mode %q", err, s.Mode())
+	}
+	if err := s.SetModel("other"); !errors.As(err, &le) || s.Agent().ModelID() == "other" {
+		t.Fatalf("a model change at the bound: %v", err)
+	}
+	if err := s.SetThinking(true); !errors.As(err, &le) || s.Thinking() != nil {
+		t.Fatalf("a thinking change at the bound: %v", err)
+	}
 	if got := s.stored.journal.Size(); got != size {
-		t.Fatalf("refused turns grew the journal from %d to %d bytes", size, got)
+		t.Fatalf("refused turns and changes grew the journal from %d to %d bytes", size, got)
 	}
 	if n := strings.Count(logs.String(), "reached --max-journal-bytes"); n != 1 {
 		t.Fatalf("two refusals logged %d times, want once:\n%s", n, logs)

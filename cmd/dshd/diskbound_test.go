@@ -91,8 +91,13 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 	if e := c.callFail(ctx, "session/prompt", promptParams(sid, "again")); !strings.Contains(e.Message, "--max-journal-bytes") {
 		t.Fatalf("the next prompt answered %v", e)
 	}
+	// A mode change is recorded too: a client sending them without end
+	// would grow the journal as well.
+	if e := c.callFail(ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "yolo"}); !containsAll(e.Message, "not changed", "--max-journal-bytes") {
+		t.Fatalf("a mode change on the full session answered %v", e)
+	}
 	if got := journalSize(t, state, sid); got != before {
-		t.Fatalf("a second refused prompt changed the journal from %d to %d bytes", before, got)
+		t.Fatalf("a second refused prompt and a refused mode change changed the journal from %d to %d bytes", before, got)
 	}
 
 	// A fork copies the conversation and what a load replays: it would
