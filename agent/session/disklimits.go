@@ -41,6 +41,15 @@ func (l *DiskLimits) freeSetting() string {
 	return l.FreeSetting
 }
 
+// The log messages of the first refusal by each bound (the setting, the
+// session and the sizes are attributes), for a client that shows the
+// refusal itself and need not log it again.
+const (
+	LogJournalBound = "session journal at its bound; the session takes no new prompt"
+	LogForkBound    = "fork not made: its journal would start at the journal bound"
+	LogFreeBound    = "state directory's free space below the bound; no prompt runs and no session is created until there is more"
+)
+
 // LimitError is a prompt, a new session or a fork refused by one of the
 // store's [DiskLimits]; nothing was run or recorded. Its message says what
 // to do; the caller says what was refused.
@@ -98,7 +107,7 @@ func (s *Store) checkJournal(j *Journal) error {
 		return nil
 	}
 	if first {
-		s.logger.Warn("the session's journal reached "+s.limits.journalSetting()+"; it takes no new prompt", "session", j.ID(), "bytes", size, "limit", limit)
+		s.logger.Warn(LogJournalBound, "session", j.ID(), "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
 	}
 	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: j.ID(), Journal: size}
 }
@@ -112,7 +121,7 @@ func (s *Store) refuseFork(id string, size int64) error {
 		return nil
 	}
 	if !s.forkRefused.Swap(true) {
-		s.logger.Warn("a fork was not made: its journal would start at "+s.limits.journalSetting(), "session", id, "bytes", size, "limit", limit)
+		s.logger.Warn(LogForkBound, "session", id, "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
 	}
 	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: id, Journal: size, Fork: true}
 }
@@ -130,18 +139,18 @@ func (s *Store) checkFree(id string) error {
 	if err != nil {
 		// The write itself will say whether there is room.
 		if !s.statFailed.Swap(true) {
-			s.logger.Warn("cannot tell the state directory's free space; "+s.limits.freeSetting()+" is not checked", "dir", s.dir, "err", err)
+			s.logger.Warn("cannot tell the state directory's free space; the bound is not checked", "setting", s.limits.freeSetting(), "dir", s.dir, "err", err)
 		}
 		return nil
 	}
 	if free >= limit {
 		if s.lowDisk.Swap(false) {
-			s.logger.Info("free space is back above "+s.limits.freeSetting()+"; prompts run and sessions are created again", "dir", s.dir, "free", free, "limit", limit)
+			s.logger.Info("free space is back above the bound; prompts run and sessions are created again", "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
 		}
 		return nil
 	}
 	if !s.lowDisk.Swap(true) {
-		s.logger.Warn("the state directory's free space is below "+s.limits.freeSetting()+"; no prompt runs and no session is created until there is more", "session", id, "dir", s.dir, "free", free, "limit", limit)
+		s.logger.Warn(LogFreeBound, "session", id, "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
 	}
 	return &LimitError{Setting: s.limits.freeSetting(), Limit: limit, SessionID: id, Dir: s.dir, Free: free}
 }

@@ -76,7 +76,7 @@ func TestAJournalAtItsBoundTakesNoNewTurnAndARunningTurnFinishesPastIt(t *testin
 	if got := s.stored.journal.Size(); got != size {
 		t.Fatalf("refused turns and changes grew the journal from %d to %d bytes", size, got)
 	}
-	if n := strings.Count(logs.String(), "reached --max-journal-bytes"); n != 1 {
+	if n := strings.Count(logs.String(), LogJournalBound); n != 1 {
 		t.Fatalf("two refusals logged %d times, want once:\n%s", n, logs)
 	}
 }
@@ -154,7 +154,7 @@ func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
 	if got := s.stored.journal.Size(); got != size {
 		t.Fatalf("refused turns grew the journal from %d to %d bytes", size, got)
 	}
-	if n := strings.Count(logs.String(), "below --min-free-disk-bytes"); n != 1 {
+	if n := strings.Count(logs.String(), LogFreeBound); n != 1 {
 		t.Fatalf("three refusals logged %d times, want once:\n%s", n, logs)
 	}
 

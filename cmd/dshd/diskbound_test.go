@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -113,7 +114,7 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 	fresh := c.newSession(ctx, cwd)
 	c.endTurn(ctx, fresh, "a new session")
 
-	if got := strings.Count(p.stderr.String(), "journal reached --max-journal-bytes"); got != 1 {
+	if got := strings.Count(p.stderr.String(), session.LogJournalBound); got != 1 {
 		t.Fatalf("the bound was logged %d times for one session, want once; stderr:\n%s", got, p.stderr)
 	}
 	c.closer.Close()
@@ -152,13 +153,14 @@ func TestPromptRefusedByADiskBoundSaysWhichAndExitsOne(t *testing.T) {
 
 	// Every journal is over one byte: the first prompt is refused.
 	code, stdout, stderr := runDshd(t, nil, append(base, "--max-journal-bytes", "1", "hello")...)
-	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The prompt was not run", "--max-journal-bytes (1)") {
+	// Printed once: the daemon's log line of the refusal is not printed too.
+	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The prompt was not run", "--max-journal-bytes (1)") || strings.Count(stderr, "--max-journal-bytes") != 1 {
 		t.Fatalf("dshd prompt over --max-journal-bytes: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	// No file system has 4 EiB free: no session is made.
 	const huge = "4611686018427387904"
 	code, stdout, stderr = runDshd(t, nil, append(base, "--min-free-disk-bytes", huge, "hello")...)
-	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The session was not created", "--min-free-disk-bytes ("+huge+")", filepath.Join(state, "sessions"), "free") {
+	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The session was not created", "--min-free-disk-bytes ("+huge+")", filepath.Join(state, "sessions"), "free") || strings.Count(stderr, "--min-free-disk-bytes") != 1 {
 		t.Fatalf("dshd prompt under --min-free-disk-bytes: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	if n := len(journals(t, state)); n != 0 {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -71,7 +72,7 @@ func TestMinFreeDiskBytesKeepsPromptsAndNewSessionsOffANearlyFullDisk(t *testing
 	if got := len(journals(t, state)); got != n {
 		t.Fatalf("the refused session/new and fork left %d journals, there were %d", got, n)
 	}
-	if got := strings.Count(p.stderr.String(), "--min-free-disk-bytes"); got != 1 {
+	if got := strings.Count(p.stderr.String(), session.LogFreeBound); got != 1 {
 		t.Fatalf("four refusals were logged %d times, want once; stderr:\n%s", got, p.stderr)
 	}
 
