@@ -7,6 +7,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -14,7 +15,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // syncBuffer is a log destination safe for concurrent writes.
@@ -169,5 +172,36 @@ func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
 	st.Close()
 	if !strings.Contains(logs.String(), "free space is back") {
 		t.Fatalf("the recovery was not logged:\n%s", logs)
+	}
+}
+
+func TestDuringATurnPastTheJournalBoundAModeChangeIsMade(t *testing.T) {
+	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 1024}, nil)
+	s, _ := hangSession(t, opts, nil)
+	t.Cleanup(func() { s.Close() })
+	turn, err := s.BeginTurn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
+		done <- err
+	}()
+	// The turn's own updates take the journal past the bound.
+	if err := s.RecordUpdate(json.RawMessage(`{"update":"` + strings.Repeat("u", 2048) + `"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMode("yolo"); err != nil {
+		t.Fatalf("a mode change during a turn past the bound: %v", err)
+	}
+	turn.Cancel()
+	if err := testkit.Await(t, done, "the cancelled turn to end"); err != nil {
+		t.Fatalf("the turn that passed the bound: %v", err)
+	}
+	turn.Finish()
+	var le *LimitError
+	if err := s.SetMode("ask"); !errors.As(err, &le) || s.Mode() != "yolo" {
+		t.Fatalf("a mode change once the turn ended: %v, mode %q", err, s.Mode())
 	}
 }
