@@ -1,5 +1,5 @@
-// This file holds what every built-in tool shares: its static description,
-// the permission round trip, and text helpers.
+// This file holds what every built-in tool shares besides its static half
+// (tools.Static): options, the permission round trip, and text helpers.
 
 package builtin
 
@@ -10,39 +10,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
-
-// toolBase implements the static half of [Tool], [Parallel] included.
-type toolBase struct {
-	name        string
-	description string
-	// schema is built on first use: reflecting over every tool's params
-	// at construction would cost the daemon's cold start.
-	schema   func() json.RawMessage
-	kind     tools.Kind
-	parallel bool
-}
-
-func (b *toolBase) Name() string                 { return b.name }
-func (b *toolBase) Description() string          { return b.description }
-func (b *toolBase) InputSchema() json.RawMessage { return b.schema() }
-func (b *toolBase) Kind() tools.Kind             { return b.kind }
-func (b *toolBase) ParallelSafe() bool           { return b.parallel }
-
-// lazySchema returns a function that builds T's schema on first use and
-// then returns it (see tools.SchemaFor).
-func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
-	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
-}
 
 // optionsOf is a copy of a constructor's options, the zero value when
 // opts is nil: the tool keeps its own, so the caller may change theirs.

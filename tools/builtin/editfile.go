@@ -35,11 +35,11 @@ type Edit struct {
 //go:embed editfile.md
 var editFileDescription string
 
-type editFile struct{ toolBase }
+type editFile struct{ tools.Static }
 
 // NewEditFile returns the edit_file tool.
 func NewEditFile() tools.Tool {
-	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: lazySchema[EditFileParams](nil), kind: tools.KindEdit}}
+	return &editFile{tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, Schema: tools.LazySchema[EditFileParams](nil), ToolKind: tools.KindEdit}}
 }
 
 // Title is "Edit <path>".
@@ -80,7 +80,7 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 		return res, nil
 	}
 	c := &change{title: "Edit " + shown, path: path, shown: shown, old: old, text: text, line: firstLine}
-	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
+	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
 		return res, err
 	}
 	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)

@@ -34,7 +34,7 @@ type GlobOptions struct {
 var globDescription string
 
 type globTool struct {
-	toolBase
+	tools.Static
 	opts GlobOptions
 }
 
@@ -42,7 +42,7 @@ type globTool struct {
 func NewGlob(opts *GlobOptions) tools.Tool {
 	t := &globTool{opts: optionsOf(opts)}
 	t.opts.MaxResults = orDefault(t.opts.MaxResults, 1000)
-	t.toolBase = toolBase{name: GlobName, description: withMax(globDescription, t.opts.MaxResults), schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
+	t.Static = tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), Schema: tools.LazySchema[GlobParams](nil), ToolKind: tools.KindSearch, Parallel: true}
 	return t
 }
 

@@ -52,7 +52,7 @@ type GrepOptions struct {
 var grepDescription string
 
 type grepTool struct {
-	toolBase
+	tools.Static
 	opts GrepOptions
 }
 
@@ -63,7 +63,7 @@ func NewGrep(opts *GrepOptions) tools.Tool {
 	t.opts.MaxContext = orDefault(t.opts.MaxContext, 20)
 	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 500)
 	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 64<<10)
-	t.toolBase = toolBase{name: GrepName, description: withMax(grepDescription, t.opts.MaxMatches), schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
+	t.Static = tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), Schema: tools.LazySchema[GrepParams](nil), ToolKind: tools.KindSearch, Parallel: true}
 	return t
 }
 

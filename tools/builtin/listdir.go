@@ -33,7 +33,7 @@ type ListDirOptions struct {
 var listDirDescription string
 
 type listDir struct {
-	toolBase
+	tools.Static
 	opts ListDirOptions
 }
 
@@ -41,7 +41,7 @@ type listDir struct {
 func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{opts: optionsOf(opts)}
 	t.opts.MaxEntries = orDefault(t.opts.MaxEntries, 1000)
-	t.toolBase = toolBase{name: ListDirName, description: withMax(listDirDescription, t.opts.MaxEntries), schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
+	t.Static = tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), Schema: tools.LazySchema[ListDirParams](nil), ToolKind: tools.KindRead, Parallel: true}
 	return t
 }
 

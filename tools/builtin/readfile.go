@@ -43,7 +43,7 @@ type ReadFileOptions struct {
 var readFileDescription string
 
 type readFile struct {
-	toolBase
+	tools.Static
 	opts ReadFileOptions
 }
 
@@ -55,7 +55,7 @@ func NewReadFile(opts *ReadFileOptions) tools.Tool {
 	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 2000)
 	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 256<<10)
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: lazySchema[ReadFileParams](nil), kind: tools.KindRead, parallel: true}
+	t.Static = tools.Static{ToolName: ReadFileName, ToolDescription: desc, Schema: tools.LazySchema[ReadFileParams](nil), ToolKind: tools.KindRead, Parallel: true}
 	return t
 }
 

@@ -52,7 +52,7 @@ type RunCommandOptions struct {
 var runCommandDescription string
 
 type runCommand struct {
-	toolBase
+	tools.Static
 	opts RunCommandOptions
 }
 
@@ -70,7 +70,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: lazySchema[RunCommandParams](nil), kind: tools.KindExecute}
+	t.Static = tools.Static{ToolName: RunCommandName, ToolDescription: desc, Schema: tools.LazySchema[RunCommandParams](nil), ToolKind: tools.KindExecute}
 	return t
 }
 
@@ -136,7 +136,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 		return tools.Errorf("cannot run the command: %v", err), nil
 	}
 	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
+		ToolName: t.ToolName, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
 		Content: q.Content,
 	}); res != nil || err != nil {
 		return res, err

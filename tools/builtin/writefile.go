@@ -23,11 +23,11 @@ type WriteFileParams struct {
 //go:embed writefile.md
 var writeFileDescription string
 
-type writeFile struct{ toolBase }
+type writeFile struct{ tools.Static }
 
 // NewWriteFile returns the write_file tool.
 func NewWriteFile() tools.Tool {
-	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: lazySchema[WriteFileParams](nil), kind: tools.KindEdit}}
+	return &writeFile{tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, Schema: tools.LazySchema[WriteFileParams](nil), ToolKind: tools.KindEdit}}
 }
 
 // Title is "Write <path>".
@@ -58,7 +58,7 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 		verb = "Create"
 	}
 	c := &change{title: verb + " " + shown, path: path, shown: shown, old: old, text: p.Content}
-	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
+	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
 		return res, err
 	}
 	done := "Wrote"
