@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
@@ -26,15 +25,6 @@ func optionsOf[O any](opts *O) O {
 		return zero
 	}
 	return *opts
-}
-
-// orDefault is v, or def when v is zero or negative: what a tool's option
-// left unset (or set to nonsense) means.
-func orDefault[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // withMax is a tool's description with its limit in place of {{max}}.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 )
 
 // ListDirName is the list_dir tool's name.
@@ -40,7 +41,7 @@ type listDir struct {
 // NewListDir returns the list_dir tool; opts may be nil.
 func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{opts: optionsOf(opts)}
-	t.opts.MaxEntries = orDefault(t.opts.MaxEntries, 1000)
+	t.opts.MaxEntries = choice.PositiveOr(t.opts.MaxEntries, 1000)
 	t.Static = tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), Schema: tools.LazySchema[ListDirParams](nil), ToolKind: tools.KindRead, Parallel: true}
 	return t
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -59,12 +60,12 @@ type runCommand struct {
 // NewRunCommand returns the run_command tool; opts may be nil.
 func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 	t := &runCommand{opts: optionsOf(opts)}
-	t.opts.DefaultTimeout = orDefault(t.opts.DefaultTimeout, 2*time.Minute)
-	t.opts.MaxTimeout = orDefault(t.opts.MaxTimeout, 10*time.Minute)
+	t.opts.DefaultTimeout = choice.PositiveOr(t.opts.DefaultTimeout, 2*time.Minute)
+	t.opts.MaxTimeout = choice.PositiveOr(t.opts.MaxTimeout, 10*time.Minute)
 	t.opts.DefaultTimeout = min(t.opts.DefaultTimeout, t.opts.MaxTimeout)
-	t.opts.OutputLimit = orDefault(t.opts.OutputLimit, 30000)
-	t.opts.ProgressInterval = orDefault(t.opts.ProgressInterval, 250*time.Millisecond)
-	t.opts.FirstOutputWait = orDefault(t.opts.FirstOutputWait, 500*time.Millisecond)
+	t.opts.OutputLimit = choice.PositiveOr(t.opts.OutputLimit, 30000)
+	t.opts.ProgressInterval = choice.PositiveOr(t.opts.ProgressInterval, 250*time.Millisecond)
+	t.opts.FirstOutputWait = choice.PositiveOr(t.opts.FirstOutputWait, 500*time.Millisecond)
 	desc := strings.NewReplacer(
 		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
