@@ -32,17 +32,11 @@ func withMax(description string, n int) string {
 	return strings.ReplaceAll(description, "{{max}}", strconv.Itoa(n))
 }
 
-// permit asks the call's permission gate about req (tools/permission
-// decides). It returns nil when the call may go on; otherwise either the
-// result the model should see (the user rejected it) or the error that
-// ends the call (cancelled, or the gate failed). A nil Permission allows
-// everything, as the agent loop does.
+// permit asks the call's permission gate about req: permission.Check,
+// what was rejected worded "this edit (Create a.txt)". A nil Permission
+// allows everything, as the agent loop does.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	d, err := permission.Permit(ctx, call, req)
-	if d == tools.Allowed || err != nil {
-		return nil, err
-	}
-	return tools.Errorf("%s", permission.Rejection(d, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))), nil
+	return permission.Check(ctx, call, req, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))
 }
 
 // envOf returns the call's environment, or an error result when the caller
