@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/subagent"
@@ -119,7 +120,7 @@ type Workspace struct {
 	mu     sync.Mutex
 	cache  cache             // guarded by mu
 	loaded bool              // the files were read once; guarded by mu
-	stamps []fileStamp       // the files last read; guarded by mu
+	stamps []mdfiles.Stamp   // the files last read; guarded by mu
 	errs   []*Error          // their mistakes; guarded by mu
 	bound  map[string]*bound // by tool name; guarded by mu
 	order  []*Definition     // the bound definitions, in load order; guarded by mu
