@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -252,10 +253,7 @@ func New(opts *Options) (*Provider, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	p := &Provider{o: o, log: log.With("provider", Name)}
 	p.fleet.lookup = o.LookupHost
 	p.pool.p = p

@@ -4,6 +4,7 @@
 package definition
 
 import (
+	"cmp"
 	"log/slog"
 	"path/filepath"
 	"reflect"
@@ -46,12 +47,8 @@ type Library struct {
 
 // New returns a library. It reads nothing until asked.
 func New(o Options) *Library {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	o.User = slices.Clone(o.User)
-	return &Library{o: o, log: log, workspaces: make(map[string]*Workspace)}
+	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), workspaces: make(map[string]*Workspace)}
 }
 
 // CheckUser reads and checks the user's definitions and logs each

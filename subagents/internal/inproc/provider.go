@@ -4,6 +4,7 @@
 package inproc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,10 +65,7 @@ func New(cfg Config) *Provider {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = time.Second
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name)}
 }
 
