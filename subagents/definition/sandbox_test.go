@@ -55,7 +55,7 @@ network: false
 }
 
 func TestSandbox_AWorkspaceDefinitionsCommandRunsConfinedAndTheUsersAsBefore(t *testing.T) {
-	self := thisProgram(t)
+	self := testkit.Executable(t)
 	for _, tc := range []struct {
 		name  string
 		scope definition.Scope
@@ -162,7 +162,7 @@ func refusedInTheWorkspaceOnly(t *testing.T, text string) *definition.Error {
 }
 
 func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *testing.T) {
-	self := thisProgram(t)
+	self := testkit.Executable(t)
 	for _, args := range []string{"[serve, --sandbox, \"off\"]", "[serve, --sandbox=off]", "[serve, --sandbox-writable, /home]",
 		"[serve, --sandbox-fallback=unconfined]", "[serve, --mcp-sandbox, \"off\"]", "[serve, --state-dir, /root/.ssh]",
 		// A config file can set all of these, the state dir included.
