@@ -190,11 +190,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	own := &route{c: c, down: sess}
 	r := c.newRun(text, req.Progress)
 	if c.expose != nil {
-		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent}
-		if cwd != parent.Cwd {
-			a.Cwd = cwd
-		}
-		up, err := c.expose.Announce(parent.SessionID, a)
+		up, err := c.announce(req.Description, "")
 		if err != nil {
 			c.stop()
 			c.closeSession(pr, sess)
@@ -211,6 +207,17 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	pr.addRoute(own)
 	r.begin()
 	return r, nil
+}
+
+// announce shows the child to the editor in the parent's session (under
+// id, the one it had there, for a restored child), with its cwd when that
+// is not the parent's, and returns the id the editor gave it.
+func (c *child) announce(description, id string) (string, error) {
+	a := subagents.Announcement{Title: c.name, Description: description, Cancel: c.runs.CancelCurrent, ID: id}
+	if c.cwd != c.parent.Cwd {
+		a.Cwd = c.cwd
+	}
+	return c.expose.Announce(c.parent.SessionID, a)
 }
 
 // failedStart is the run of a start that could not reach the agent: ended

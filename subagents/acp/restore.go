@@ -46,11 +46,7 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	c.peer = p.gonePeer(t, init)
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
 	if c.expose != nil {
-		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent, ID: snap.Up}
-		if cwd != parent.Cwd {
-			a.Cwd = cwd
-		}
-		up, err := c.expose.Announce(parent.SessionID, a)
+		up, err := c.announce(req.Description, snap.Up)
 		if err != nil {
 			c.stop()
 			return nil, err
