@@ -6,7 +6,8 @@
 // in a temporary tree ([Write], [Read]); the reference JSON encoding a
 // hand-written encoder is compared with ([EncodeJSON]); a loopback port
 // that accepts and closes ([Loopback]); the test binary's path for a
-// command that runs it ([Executable]); and, on Linux,
+// command that runs it ([Executable]); the live heap after a collection
+// ([LiveHeap]); and, on Linux,
 // the processes /proc shows ([Stat], [Ended], [Processes],
 // [Descendants]).
 //
