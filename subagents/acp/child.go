@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,10 +157,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return nil, err
 	}
-	cwd := t.cwd
-	if cwd == "" {
-		cwd = parent.Cwd
-	}
+	cwd := cmp.Or(t.cwd, parent.Cwd)
 	if cwd == "" {
 		return nil, invalid("the parent session has no working directory")
 	}

@@ -5,6 +5,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -32,10 +33,7 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	if err != nil {
 		return nil, err
 	}
-	cwd := snap.Cwd
-	if cwd == "" {
-		cwd = parent.Cwd
-	}
+	cwd := cmp.Or(snap.Cwd, parent.Cwd)
 	c := p.newChild(req, t, schema, cwd)
 	c.session = snap.Session
 	init := &acp.InitializeResponse{}
