@@ -87,24 +87,17 @@ type child struct {
 	runs runkit.Runs[*run]
 }
 
-func invalid(format string, args ...any) error {
-	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
-}
-
 // resolveRequest builds the target of a start or restore request's
 // binding and resolves its output schema, if it has one; either failing is
 // an invalid request.
 func (p *Provider) resolveRequest(req subagents.StartRequest) (*target, *jsonschema.Resolved, error) {
 	t, err := p.resolveTarget(req.Options)
 	if err != nil {
-		return nil, nil, invalid("acp binding: %v", err)
+		return nil, nil, runkit.Invalid("acp binding: %v", err)
 	}
-	if len(req.OutputSchema) == 0 {
-		return t, nil, nil
-	}
-	schema, err := runkit.ResolveSchema(req.OutputSchema)
+	schema, err := runkit.RequestSchema(req.OutputSchema)
 	if err != nil {
-		return nil, nil, invalid("output schema: %v", err)
+		return nil, nil, err
 	}
 	return t, schema, nil
 }
@@ -147,7 +140,7 @@ func (p *Provider) newChild(req subagents.StartRequest, t *target, schema *jsons
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	if parent == nil {
-		return nil, invalid("a start request needs a parent scope")
+		return nil, runkit.Invalid("a start request needs a parent scope")
 	}
 	depth, limit, err := subagents.AdmitChild(p, req)
 	if err != nil {
@@ -159,11 +152,11 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	}
 	cwd := cmp.Or(t.cwd, parent.Cwd)
 	if cwd == "" {
-		return nil, invalid("the parent session has no working directory")
+		return nil, runkit.Invalid("the parent session has no working directory")
 	}
 	text, err := taskText(req, cwd, time.Now())
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, runkit.Invalid("%v", err)
 	}
 	c := p.newChild(req, t, schema, cwd)
 	c.meter = subagents.RunMeter(req)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 var _ subagents.Restorer = (*Provider)(nil)
@@ -23,11 +24,11 @@ var _ subagents.Restorer = (*Provider)(nil)
 func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
 	var snap snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil || snap.Session == "" {
-		return nil, invalid("the snapshot is not this provider's")
+		return nil, runkit.Invalid("the snapshot is not this provider's")
 	}
 	parent := req.Parent
 	if parent == nil {
-		return nil, invalid("a restore request needs a parent scope")
+		return nil, runkit.Invalid("a restore request needs a parent scope")
 	}
 	t, schema, err := p.resolveRequest(req)
 	if err != nil {

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
@@ -81,10 +79,6 @@ func (p *Provider) Capabilities() subagents.Capabilities {
 // InheritsParentContext reports whether children see the parent's turns.
 func (p *Provider) InheritsParentContext() bool { return p.cfg.Inherit }
 
-func invalid(format string, args ...any) error {
-	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
-}
-
 // Start builds the child and returns once it exists: its session is built
 // and its agent registered and, when the editor sees children, it is
 // announced with its task and marked running. Its turn begins with the
@@ -110,7 +104,7 @@ type snapshot struct {
 func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
 	var snap snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil {
-		return nil, invalid("the snapshot is not this provider's: %v", err)
+		return nil, runkit.Invalid("the snapshot is not this provider's: %v", err)
 	}
 	return p.build(ctx, req, &snap)
 }
@@ -120,20 +114,18 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	parent := req.Parent
 	switch {
 	case parent == nil:
-		return nil, invalid("a start request needs a parent scope")
+		return nil, runkit.Invalid("a start request needs a parent scope")
 	case parent.Session == nil:
-		return nil, invalid("the parent scope has no session")
+		return nil, runkit.Invalid("the parent scope has no session")
 	}
 	depth, subtreeLimit, err := subagents.AdmitChild(p, req)
 	if err != nil {
 		return nil, err
 	}
 
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+	schema, err := runkit.RequestSchema(req.OutputSchema)
+	if err != nil {
+		return nil, err
 	}
 	// The child starts as its parent's session is now: the same
 	// workspace, file system, runner, model (the editor may have switched
@@ -142,7 +134,7 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	if req.ToolFilter != nil {
 		filtered, err := cfg.Tools.Filter(req.ToolFilter.Allow, req.ToolFilter.Deny)
 		if err != nil {
-			return nil, invalid("tool filter: %v", err)
+			return nil, runkit.Invalid("tool filter: %v", err)
 		}
 		cfg.Tools = filtered
 	}
@@ -154,7 +146,7 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	}
 	begin, err := p.cfg.Begin(parent.Session, req, cfg.ModelID)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, runkit.Invalid("%v", err)
 	}
 	if snap != nil {
 		begin.History = agent.NewHistory(snap.Messages...)
