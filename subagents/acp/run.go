@@ -186,7 +186,7 @@ func (r *run) SendMessage(_ context.Context, text string) error {
 	r.mu.Lock()
 	if r.shut || r.Ended() {
 		r.mu.Unlock()
-		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+		return runkit.ErrEnded
 	}
 	r.queued = append(r.queued, text)
 	r.mu.Unlock()
