@@ -54,7 +54,9 @@ func TestAFullDiskNeverLosesAnAcknowledgedTurn(t *testing.T) {
 	state := filepath.Join(disk, "sessions")
 	ctx := testkit.Context(t)
 	cwd := t.TempDir()
-	p := start(t, opts{}, "--model", "scripted", "--state-dir", state)
+	// The free-space bound is off: this is what slips past it (another
+	// process filling the disk during a turn).
+	p := start(t, opts{}, "--model", "scripted", "--state-dir", state, "--min-free-disk-bytes", "0")
 	c := stdioWire(p)
 	sid := c.openSession(ctx, cwd)
 
@@ -99,7 +101,7 @@ func TestAFullDiskNeverLosesAnAcknowledgedTurn(t *testing.T) {
 	}
 
 	// A fresh daemon loads every acknowledged turn.
-	p2 := start(t, opts{}, "--model", "scripted", "--state-dir", state)
+	p2 := start(t, opts{}, "--model", "scripted", "--state-dir", state, "--min-free-disk-bytes", "0")
 	c2 := stdioWire(p2)
 	c2.initialize(ctx, nil)
 	c2.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
