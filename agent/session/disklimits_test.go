@@ -6,7 +6,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,27 +19,9 @@ import (
 	"github.com/dshd/dshd/internal/testkit"
 )
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func limitsStore(t *testing.T, limits DiskLimits, free func(string) (int64, error)) (*StoreOptions, *syncBuffer) {
+func limitsStore(t *testing.T, limits DiskLimits, free func(string) (int64, error)) (*StoreOptions, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	return &StoreOptions{Logger: slog.New(slog.NewTextHandler(logs, nil)), Limits: limits, freeSpace: free}, logs
 }
 

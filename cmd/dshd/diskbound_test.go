@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,6 +26,28 @@ func journalSize(t *testing.T, state, sid string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// loadInFreshDaemon starts a dshd with args, loads session sid and
+// fails the test unless every prompt tag in acked is among the user
+// messages the load replays. It returns the client, the session open.
+func loadInFreshDaemon(ctx context.Context, t *testing.T, sid, cwd string, acked []string, args ...string) *wire {
+	t.Helper()
+	c := stdioWire(start(t, opts{}, args...))
+	c.initialize(ctx, nil)
+	c.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
+	var replayed strings.Builder
+	for _, n := range c.updates(sid) {
+		if n.Kind == "user_message_chunk" {
+			replayed.Write(n.Update)
+		}
+	}
+	for _, tag := range acked {
+		if !strings.Contains(replayed.String(), tag) {
+			t.Fatalf("%d turns were acknowledged, but %q is not in the loaded session", len(acked), tag)
+		}
+	}
+	return c
 }
 
 func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads(t *testing.T) {
@@ -124,21 +147,7 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 
 	// Loading is reading: a fresh daemon replays every turn, and still
 	// refuses the next prompt.
-	p2 := start(t, opts{}, args...)
-	c2 := stdioWire(p2)
-	c2.initialize(ctx, nil)
-	c2.call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, nil)
-	var replayed strings.Builder
-	for _, n := range c2.updates(sid) {
-		if n.Kind == "user_message_chunk" {
-			replayed.Write(n.Update)
-		}
-	}
-	for _, tag := range acked {
-		if !strings.Contains(replayed.String(), tag) {
-			t.Fatalf("%q is not in the loaded session", tag)
-		}
-	}
+	c2 := loadInFreshDaemon(ctx, t, sid, cwd, acked, args...)
 	if e := c2.callFail(ctx, "session/prompt", promptParams(sid, "after a load")); !strings.Contains(e.Message, "--max-journal-bytes") {
 		t.Fatalf("a prompt after the load answered %v", e)
 	}
