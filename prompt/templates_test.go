@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestTemplates(t *testing.T) {
@@ -117,7 +119,7 @@ func TestProjectInstructions(t *testing.T) {
 	})
 	t.Run("AGENTS.md is returned as a section naming the file", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, filepath.Join(dir, "AGENTS.md"), "Run `make test`.\nUse {{tabs}}.\n")
+		testkit.Write(t, dir, "AGENTS.md", "Run `make test`.\nUse {{tabs}}.\n")
 		got, err := ProjectInstructions(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +132,7 @@ func TestProjectInstructions(t *testing.T) {
 	})
 	t.Run("a blank AGENTS.md gives nothing", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, filepath.Join(dir, "AGENTS.md"), " \n\n")
+		testkit.Write(t, dir, "AGENTS.md", " \n\n")
 		if got, err := ProjectInstructions(dir); err != nil || got != "" {
 			t.Fatalf("got %q, %v", got, err)
 		}
@@ -146,7 +148,7 @@ func TestProjectInstructions(t *testing.T) {
 	})
 	t.Run("a symlink leading outside cwd is not read", func(t *testing.T) {
 		dir, outside := t.TempDir(), t.TempDir()
-		write(t, filepath.Join(outside, "secret"), "SECRET")
+		testkit.Write(t, outside, "secret", "SECRET")
 		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "AGENTS.md")); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,7 @@ func TestProjectInstructions(t *testing.T) {
 	})
 	t.Run("a symlink to a file below cwd is read", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, filepath.Join(dir, "rules.md"), "Be brief.")
+		testkit.Write(t, dir, "rules.md", "Be brief.")
 		if err := os.Symlink("rules.md", filepath.Join(dir, "AGENTS.md")); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +173,7 @@ func TestProjectInstructions(t *testing.T) {
 	})
 	t.Run("a huge AGENTS.md is cut at the cap on a character boundary", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, filepath.Join(dir, "AGENTS.md"), "a"+strings.Repeat("é", MaxProjectInstructions))
+		testkit.Write(t, dir, "AGENTS.md", "a"+strings.Repeat("é", MaxProjectInstructions))
 		got, err := ProjectInstructions(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -186,11 +188,4 @@ func TestProjectInstructions(t *testing.T) {
 			t.Errorf("section is %d bytes", len(got))
 		}
 	})
-}
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

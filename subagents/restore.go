@@ -32,7 +32,7 @@ func (s *Service) Restore(ctx context.Context, name string, req StartRequest, sn
 	if run == nil {
 		return nil, errorf(CodeInvalidRequest, "provider %q restored no run", name)
 	}
-	rr := &restored{inner: run, svc: s, provider: name, parent: req.Parent.SessionID}
+	rr := &restored{wrapped{inner: run, svc: s, provider: name, parent: req.Parent.SessionID}}
 	if _, ok := run.(Resumable); ok {
 		return &resumableRestored{rr}, nil
 	}
@@ -41,30 +41,16 @@ func (s *Service) Restore(ctx context.Context, name string, req StartRequest, sn
 
 // restored is a restored run: it ended before it was restored, so no
 // start or end is announced for it.
-type restored struct {
-	inner    Run
-	svc      *Service
-	provider string
-	parent   string
-}
+type restored struct{ wrapped }
 
-func (r *restored) ID() string                               { return r.inner.ID() }
 func (r *restored) Wait(ctx context.Context) (Result, error) { return r.inner.Wait(ctx) }
-func (r *restored) Cancel()                                  { r.inner.Cancel() }
 func (r *restored) Dispose() error                           { return r.inner.Dispose() }
-func (r *restored) unwrap() Run                              { return r.inner }
 
 type resumableRestored struct{ *restored }
 
 func (r *resumableRestored) Resume(ctx context.Context, prompt string) (Run, error) {
-	next, err := r.inner.(Resumable).Resume(ctx, prompt)
-	if err != nil {
-		return nil, err
-	}
-	return r.svc.track(next, r.provider, r.parent), nil
+	return r.resume(ctx, prompt)
 }
-
-func (t *tracked) unwrap() Run { return t.inner }
 
 // SnapshotOf returns the snapshot of a run the Service started or
 // restored, through its wrapper; ok is false when the provider's run is

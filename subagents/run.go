@@ -14,10 +14,7 @@ import (
 // through Done, and the owner's Wait is passed on to it (it may begin the
 // child's work); any other run's Wait is called once, by the watcher.
 type tracked struct {
-	inner    Run
-	svc      *Service
-	provider string
-	parent   string
+	wrapped
 
 	// watchCtx ends the watcher's wait once Dispose has returned, for a
 	// provider whose run never settles on its own.
@@ -31,13 +28,36 @@ type tracked struct {
 	disposeErr  error
 }
 
+// wrapped is what each of the Service's wrappers holds: the provider's
+// run, and what a run resumed from it is tracked under.
+type wrapped struct {
+	inner    Run
+	svc      *Service
+	provider string
+	parent   string
+}
+
+func (w *wrapped) ID() string  { return w.inner.ID() }
+func (w *wrapped) Cancel()     { w.inner.Cancel() }
+func (w *wrapped) unwrap() Run { return w.inner }
+
+// resume continues the run through the provider and tracks the new run
+// like any other: a start event now, an end event when it settles.
+func (w *wrapped) resume(ctx context.Context, prompt string) (Run, error) {
+	next, err := w.inner.(Resumable).Resume(ctx, prompt)
+	if err != nil {
+		return nil, err
+	}
+	return w.svc.track(next, w.provider, w.parent), nil
+}
+
 // track publishes the start of inner and returns it wrapped, keeping
 // exactly the runtime capabilities (Steerable, Resumable) inner has. A
 // [Reachable] run is held reachable until every observer the start went
 // to has seen it.
 func (s *Service) track(inner Run, provider, parent string) Run {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &tracked{inner: inner, svc: s, provider: provider, parent: parent, watchCtx: ctx, stopWatch: cancel, done: make(chan struct{})}
+	t := &tracked{wrapped: wrapped{inner: inner, svc: s, provider: provider, parent: parent}, watchCtx: ctx, stopWatch: cancel, done: make(chan struct{})}
 	ev := Event{Kind: EventStart, Provider: provider, RunID: inner.ID(), ParentSessionID: parent}
 	if r, ok := inner.(Reachable); ok {
 		ev.hold = newStartHold(r.HoldReachable())
@@ -79,8 +99,6 @@ func (t *tracked) watch() {
 	close(t.done)
 }
 
-func (t *tracked) ID() string { return t.inner.ID() }
-
 func (t *tracked) Wait(ctx context.Context) (Result, error) {
 	if _, ok := t.inner.(Settling); ok {
 		// The owner's Wait is the provider's to see; its result is the
@@ -99,8 +117,6 @@ func (t *tracked) Wait(ctx context.Context) (Result, error) {
 		return Result{}, ctx.Err()
 	}
 }
-
-func (t *tracked) Cancel() { t.inner.Cancel() }
 
 func (t *tracked) Dispose() error {
 	t.disposeOnce.Do(func() {
@@ -131,14 +147,4 @@ func (r *steerResumeRun) SendMessage(ctx context.Context, text string) error {
 
 func (r *steerResumeRun) Resume(ctx context.Context, prompt string) (Run, error) {
 	return r.resume(ctx, prompt)
-}
-
-// resume continues the run through the provider and tracks the new run
-// like any other: a start event now, an end event when it settles.
-func (t *tracked) resume(ctx context.Context, prompt string) (Run, error) {
-	next, err := t.inner.(Resumable).Resume(ctx, prompt)
-	if err != nil {
-		return nil, err
-	}
-	return t.svc.track(next, t.provider, t.parent), nil
 }

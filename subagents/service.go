@@ -4,6 +4,7 @@
 package subagents
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -39,11 +40,7 @@ func NewService(opts *ServiceOptions) *Service {
 	if opts != nil {
 		o = *opts
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Service{log: log}
+	return &Service{log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler))}
 }
 
 // RegisterProvider registers p under p.Name(). A name already taken fails

@@ -5,7 +5,9 @@
 // as a logger may share with the test that reads it ([SyncBuffer]); files
 // in a temporary tree ([Write], [Read]); the reference JSON encoding a
 // hand-written encoder is compared with ([EncodeJSON]); a loopback port
-// that accepts and closes ([Loopback]); and, on Linux,
+// that accepts and closes ([Loopback]); the test binary's path for a
+// command that runs it ([Executable]); the live heap after a collection
+// ([LiveHeap]); and, on Linux,
 // the processes /proc shows ([Stat], [Ended], [Processes],
 // [Descendants]).
 //

@@ -3,11 +3,10 @@
 package commands
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/dshd/dshd/internal/mdfiles"
 )
 
 // Catalog is the commands of one session: the built-ins and the files of
@@ -17,15 +16,9 @@ type Catalog struct {
 	sources []Source
 
 	mu     sync.Mutex
-	stamps []stamp   // guarded by mu
-	cmds   []Command // guarded by mu
-	errs   []*Error  // guarded by mu
-}
-
-type stamp struct {
-	path    string
-	size    int64
-	modTime int64
+	stamps []mdfiles.Stamp // guarded by mu
+	cmds   []Command       // guarded by mu
+	errs   []*Error        // guarded by mu
 }
 
 // NewCatalog returns the catalog of sources, read at once.
@@ -56,20 +49,13 @@ func sameCommand(a, b Command) bool {
 		a.Body == b.Body && a.Model == b.Model && slices.Equal(a.AllowedTools, b.AllowedTools) && a.File == b.File
 }
 
-func (c *Catalog) scan() []stamp {
-	var out []stamp
+func (c *Catalog) scan() []mdfiles.Stamp {
+	var out []mdfiles.Stamp
 	for _, src := range c.sources {
-		entries, err := os.ReadDir(src.Dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			p := filepath.Join(src.Dir, e.Name())
-			if info, err := os.Stat(p); err == nil {
-				out = append(out, stamp{path: p, size: info.Size(), modTime: info.ModTime().UnixNano()})
+		files, _ := mdfiles.List(src.Dir)
+		for _, f := range files {
+			if f.Err == nil {
+				out = append(out, f.Stamp())
 			}
 		}
 	}

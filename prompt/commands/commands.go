@@ -7,7 +7,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/suggest"
 )
@@ -185,19 +185,13 @@ func Load(sources []Source) ([]Command, []*Error) {
 	cmds := Builtins()
 	var errs []*Error
 	for _, src := range sources {
-		entries, err := os.ReadDir(src.Dir)
+		files, err := mdfiles.List(src.Dir)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, &Error{File: src.Dir, Err: err})
-			}
+			errs = append(errs, &Error{File: src.Dir, Err: err})
 			continue
 		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			path := filepath.Join(src.Dir, e.Name())
-			c, err := readFile(path, src.Dialect)
+		for _, f := range files {
+			c, err := readFile(f, src.Dialect)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -205,7 +199,7 @@ func Load(sources []Source) ([]Command, []*Error) {
 			i := slices.IndexFunc(cmds, func(have Command) bool { return have.Name == c.Name })
 			switch {
 			case i >= 0 && cmds[i].Builtin():
-				errs = append(errs, &Error{File: path, Err: fmt.Errorf("/%s is a built-in command; rename the file", c.Name)})
+				errs = append(errs, &Error{File: f.Path, Err: fmt.Errorf("/%s is a built-in command; rename the file", c.Name)})
 			case i < 0:
 				cmds = append(cmds, c)
 			}
@@ -217,10 +211,10 @@ func Load(sources []Source) ([]Command, []*Error) {
 // keys are the front matter keys a command file takes.
 var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
 
-func readFile(path string, dialect Dialect) (Command, *Error) {
-	info, err := os.Stat(path)
-	if err == nil && info.Size() > MaxFileSize {
-		err = fmt.Errorf("%d bytes; a command file may have at most %d", info.Size(), MaxFileSize)
+func readFile(f mdfiles.File, dialect Dialect) (Command, *Error) {
+	path, err := f.Path, f.Err
+	if err == nil && f.Info.Size() > MaxFileSize {
+		err = fmt.Errorf("%d bytes; a command file may have at most %d", f.Info.Size(), MaxFileSize)
 	}
 	var data []byte
 	if err == nil {

@@ -16,5 +16,6 @@
 // [Split] recognises "/name args" in a prompt; a name that is no command
 // is not one of ours, and the text goes to the model as it is.
 //
-// The package imports internal/frontmatter only and starts no goroutines.
+// The package imports only internal helpers of the project (frontmatter,
+// mdfiles, shellwords, suggest) and starts no goroutines.
 package commands

@@ -55,13 +55,14 @@ func scriptedEcho(b *testing.B) *scripted.Model {
 	return m.Instant()
 }
 
-func runOnce(b *testing.B, start func() (subagents.Run, error)) {
+// runOnce starts a run, waits for it to answer want and disposes of it.
+func runOnce(b *testing.B, want string, start func() (subagents.Run, error)) {
 	run, err := start()
 	if err != nil {
 		b.Fatal(err)
 	}
 	res, err := run.Wait(context.Background())
-	if err != nil || res.StopReason != subagents.StopCompleted || res.Output != "You said: hi" {
+	if err != nil || res.StopReason != subagents.StopCompleted || res.Output != want {
 		b.Fatalf("result %+v, %v", res, err)
 	}
 	run.Dispose()
@@ -74,7 +75,7 @@ func BenchmarkTurn_Spawn(b *testing.B) {
 	p := spawn.New(nil)
 	req := subagents.StartRequest{Prompt: "hi", Parent: parent.Scope}
 	for b.Loop() {
-		runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+		runOnce(b, "You said: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 	}
 }
 
@@ -90,7 +91,7 @@ func BenchmarkTurn_ACPWarm(b *testing.B) {
 	defer first.Dispose()
 	first.Wait(context.Background())
 	for b.Loop() {
-		runOnce(b, func() (subagents.Run, error) { return first.(subagents.Resumable).Resume(context.Background(), "hi") })
+		runOnce(b, "You said: hi", func() (subagents.Run, error) { return first.(subagents.Resumable).Resume(context.Background(), "hi") })
 	}
 }
 
@@ -124,7 +125,7 @@ func BenchmarkTurn_ACPCold(b *testing.B) {
 	parent := st.NewParent(b, st.ParentOptions{})
 	req := subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: benchBinding(b, "echo.json")}
 	for b.Loop() {
-		runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+		runOnce(b, "You said: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 	}
 }
 
@@ -197,9 +198,9 @@ func BenchmarkSocket_PooledRun(b *testing.B) {
 	p := newProvider(b, nil)
 	parent := st.NewParent(b, st.ParentOptions{})
 	req := subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: map[string]string{"address": "unix:" + sock}}
-	runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+	runOnce(b, "You said: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 	for b.Loop() {
-		runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+		runOnce(b, "You said: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 	}
 }
 
@@ -246,14 +247,9 @@ func BenchmarkHop_ACPWarm(b *testing.B) {
 	defer first.Dispose()
 	first.Wait(context.Background())
 	for b.Loop() {
-		run, err := first.(subagents.Resumable).Resume(context.Background(), "echo hi")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res, _ := run.Wait(context.Background()); res.Output != "echo: hi" {
-			b.Fatalf("result %+v", res)
-		}
-		run.Dispose()
+		runOnce(b, "echo: hi", func() (subagents.Run, error) {
+			return first.(subagents.Resumable).Resume(context.Background(), "echo hi")
+		})
 	}
 }
 

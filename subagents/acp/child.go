@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,24 +87,17 @@ type child struct {
 	runs runkit.Runs[*run]
 }
 
-func invalid(format string, args ...any) error {
-	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
-}
-
 // resolveRequest builds the target of a start or restore request's
 // binding and resolves its output schema, if it has one; either failing is
 // an invalid request.
 func (p *Provider) resolveRequest(req subagents.StartRequest) (*target, *jsonschema.Resolved, error) {
 	t, err := p.resolveTarget(req.Options)
 	if err != nil {
-		return nil, nil, invalid("acp binding: %v", err)
+		return nil, nil, runkit.Invalid("acp binding: %v", err)
 	}
-	if len(req.OutputSchema) == 0 {
-		return t, nil, nil
-	}
-	schema, err := runkit.ResolveSchema(req.OutputSchema)
+	schema, err := runkit.RequestSchema(req.OutputSchema)
 	if err != nil {
-		return nil, nil, invalid("output schema: %v", err)
+		return nil, nil, err
 	}
 	return t, schema, nil
 }
@@ -146,7 +140,7 @@ func (p *Provider) newChild(req subagents.StartRequest, t *target, schema *jsons
 func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subagents.Run, error) {
 	parent := req.Parent
 	if parent == nil {
-		return nil, invalid("a start request needs a parent scope")
+		return nil, runkit.Invalid("a start request needs a parent scope")
 	}
 	depth, limit, err := subagents.AdmitChild(p, req)
 	if err != nil {
@@ -156,16 +150,13 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	if err != nil {
 		return nil, err
 	}
-	cwd := t.cwd
+	cwd := cmp.Or(t.cwd, parent.Cwd)
 	if cwd == "" {
-		cwd = parent.Cwd
-	}
-	if cwd == "" {
-		return nil, invalid("the parent session has no working directory")
+		return nil, runkit.Invalid("the parent session has no working directory")
 	}
 	text, err := taskText(req, cwd, time.Now())
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, runkit.Invalid("%v", err)
 	}
 	c := p.newChild(req, t, schema, cwd)
 	c.meter = subagents.RunMeter(req)
@@ -190,11 +181,7 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	own := &route{c: c, down: sess}
 	r := c.newRun(text, req.Progress)
 	if c.expose != nil {
-		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent}
-		if cwd != parent.Cwd {
-			a.Cwd = cwd
-		}
-		up, err := c.expose.Announce(parent.SessionID, a)
+		up, err := c.announce(req.Description, "")
 		if err != nil {
 			c.stop()
 			c.closeSession(pr, sess)
@@ -211,6 +198,17 @@ func (p *Provider) Start(ctx context.Context, req subagents.StartRequest) (subag
 	pr.addRoute(own)
 	r.begin()
 	return r, nil
+}
+
+// announce shows the child to the editor in the parent's session (under
+// id, the one it had there, for a restored child), with its cwd when that
+// is not the parent's, and returns the id the editor gave it.
+func (c *child) announce(description, id string) (string, error) {
+	a := subagents.Announcement{Title: c.name, Description: description, Cancel: c.runs.CancelCurrent, ID: id}
+	if c.cwd != c.parent.Cwd {
+		a.Cwd = c.cwd
+	}
+	return c.expose.Announce(c.parent.SessionID, a)
 }
 
 // failedStart is the run of a start that could not reach the agent: ended

@@ -44,16 +44,20 @@ type endpoint struct {
 	downUntil time.Time
 }
 
-func (f *fleet) get(u string) *endpoint {
-	if f.eps == nil {
-		f.eps = map[string]*endpoint{}
+func (f *fleet) get(u string) *endpoint { return entry(&f.eps, u) }
+
+// entry returns the value of key in *m, adding a new one (and making the
+// map) when there is none.
+func entry[V any](m *map[string]*V, key string) *V {
+	if *m == nil {
+		*m = map[string]*V{}
 	}
-	e := f.eps[u]
-	if e == nil {
-		e = &endpoint{}
-		f.eps[u] = e
+	v := (*m)[key]
+	if v == nil {
+		v = new(V)
+		(*m)[key] = v
 	}
-	return e
+	return v
 }
 
 // httpClient returns the HTTP client of an endpoint: one per endpoint, so

@@ -33,14 +33,6 @@ func checkLoggedOnce(t *testing.T, logs *testkit.SyncBuffer, what string) {
 	}
 }
 
-// liveHeap returns the bytes of live heap objects, after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
 // A child that sends updates for session ids it never announces gets
 // them held for a while (an announcement may follow), but only within a
 // bound, and the parent says so once. Before, each new id got a queue of
@@ -63,14 +55,14 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour, Limits: c.limits})
-			before := liveHeap()
+			before := testkit.LiveHeap()
 			run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
 			res := wait(t, run)
 			if res.StopReason != subagents.StopCompleted || res.Output != "done" {
 				t.Fatalf("result = %+v", res)
 			}
 			// The child is still connected: what it made the parent hold is held.
-			held := liveHeap() - before
+			held := testkit.LiveHeap() - before
 			t.Logf("%d KiB held", held>>10)
 			if held > c.most {
 				t.Errorf("the parent holds %d KiB for session ids the child never announced, want at most %d", held>>10, c.most>>10)
@@ -89,10 +81,10 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 // here: 32 MB held with the output string).
 func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing.T) {
 	p, logs := loggingProvider(t, acpprovider.Options{MaxOutputBytes: 64 << 10})
-	before := liveHeap()
+	before := testkit.LiveHeap()
 	run, _ := startWatched(t, p, fakeBinding(modeAgent), "babble 1000 16384")
 	res := wait(t, run)
-	held := liveHeap() - before
+	held := testkit.LiveHeap() - before
 	t.Logf("%d KiB held, output %d bytes", held>>10, len(res.Output))
 	if res.StopReason != subagents.StopCompleted {
 		t.Fatalf("result = %+v", res)

@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -195,7 +196,7 @@ type Provider struct {
 var _ subagents.Provider = (*Provider)(nil)
 
 // New returns the acp provider. opts may be nil; it is copied. A negative
-// duration is an error naming the setting.
+// duration or limit is an error naming the setting (the first such).
 func New(opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
@@ -209,42 +210,18 @@ func New(opts *Options) (*Provider, error) {
 		sb.WritableRoots = slices.Clone(sb.WritableRoots)
 		o.Sandbox = &sb
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"StartTimeout", &o.StartTimeout, DefaultStartTimeout},
-		{"EOFGrace", &o.EOFGrace, DefaultEOFGrace},
-		{"TermGrace", &o.TermGrace, DefaultTermGrace},
-		{"CancelGrace", &o.CancelGrace, DefaultCancelGrace},
-		{"HoldUnknown", &o.HoldUnknown, DefaultHoldUnknown},
-		{"ProgressInterval", &o.ProgressInterval, time.Second},
-	} {
-		switch {
-		case *d.v < 0:
-			return nil, fmt.Errorf("acp provider: %s is %s; want a positive duration, or 0 for the default (%s)", d.name, *d.v, d.def)
-		case *d.v == 0:
-			*d.v = d.def
-		}
-	}
-	switch {
-	case o.MaxRequests < 0:
-		return nil, fmt.Errorf("acp provider: MaxRequests is %d; want a positive number, or 0 for the default (%d)", o.MaxRequests, DefaultMaxRequests)
-	case o.MaxRequests == 0:
-		o.MaxRequests = DefaultMaxRequests
-	}
-	switch {
-	case o.MaxTerminals < 0:
-		return nil, fmt.Errorf("acp provider: MaxTerminals is %d; want a positive number, or 0 for the default (%d)", o.MaxTerminals, DefaultMaxTerminals)
-	case o.MaxTerminals == 0:
-		o.MaxTerminals = DefaultMaxTerminals
-	}
-	switch {
-	case o.MaxOutputBytes < 0:
-		return nil, fmt.Errorf("acp provider: MaxOutputBytes is %d; want a positive size, or 0 for the default (%d)", o.MaxOutputBytes, DefaultMaxOutputBytes)
-	case o.MaxOutputBytes == 0:
-		o.MaxOutputBytes = DefaultMaxOutputBytes
+	if err := cmp.Or(
+		defaulted("StartTimeout", "duration", &o.StartTimeout, DefaultStartTimeout),
+		defaulted("EOFGrace", "duration", &o.EOFGrace, DefaultEOFGrace),
+		defaulted("TermGrace", "duration", &o.TermGrace, DefaultTermGrace),
+		defaulted("CancelGrace", "duration", &o.CancelGrace, DefaultCancelGrace),
+		defaulted("HoldUnknown", "duration", &o.HoldUnknown, DefaultHoldUnknown),
+		defaulted("ProgressInterval", "duration", &o.ProgressInterval, time.Second),
+		defaulted("MaxRequests", "number", &o.MaxRequests, DefaultMaxRequests),
+		defaulted("MaxTerminals", "number", &o.MaxTerminals, DefaultMaxTerminals),
+		defaulted("MaxOutputBytes", "size", &o.MaxOutputBytes, DefaultMaxOutputBytes),
+	); err != nil {
+		return nil, err
 	}
 	if o.ClientName == "" {
 		o.ClientName = "dshd"
@@ -252,14 +229,24 @@ func New(opts *Options) (*Provider, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	p := &Provider{o: o, log: log.With("provider", Name)}
 	p.fleet.lookup = o.LookupHost
 	p.pool.p = p
 	return p, nil
+}
+
+// defaulted sets the setting *v to def when it is 0, and refuses a
+// negative one, naming the setting and what it takes (kind: a duration, a
+// number, a size).
+func defaulted[T time.Duration | int](name, kind string, v *T, def T) error {
+	switch {
+	case *v < 0:
+		return fmt.Errorf("acp provider: %s is %v; want a positive %s, or 0 for the default (%v)", name, *v, kind, def)
+	case *v == 0:
+		*v = def
+	}
+	return nil
 }
 
 // Name returns "acp".

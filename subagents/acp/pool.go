@@ -53,14 +53,7 @@ func (pl *pool) acquire(ctx context.Context, t *target, caps acp.ClientCapabilit
 		pl.mu.Unlock()
 		return nil, errProviderClosed
 	}
-	if pl.entries == nil {
-		pl.entries = map[string]*poolEntry{}
-	}
-	e := pl.entries[key]
-	if e == nil {
-		e = &poolEntry{}
-		pl.entries[key] = e
-	}
+	e := entry(&pl.entries, key)
 	pl.mu.Unlock()
 
 	e.mu.Lock()

@@ -36,6 +36,6 @@ func benchWarmRemote(b *testing.B, scheme string) {
 		b.Fatalf("first run: %+v", res)
 	}
 	for b.Loop() {
-		runOnce(b, func() (subagents.Run, error) { return first.(subagents.Resumable).Resume(context.Background(), "hi") })
+		runOnce(b, "You said: hi", func() (subagents.Run, error) { return first.(subagents.Resumable).Resume(context.Background(), "hi") })
 	}
 }

@@ -5,11 +5,13 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/subagents"
+	"github.com/dshd/dshd/subagents/internal/runkit"
 )
 
 var _ subagents.Restorer = (*Provider)(nil)
@@ -22,20 +24,17 @@ var _ subagents.Restorer = (*Provider)(nil)
 func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
 	var snap snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil || snap.Session == "" {
-		return nil, invalid("the snapshot is not this provider's")
+		return nil, runkit.Invalid("the snapshot is not this provider's")
 	}
 	parent := req.Parent
 	if parent == nil {
-		return nil, invalid("a restore request needs a parent scope")
+		return nil, runkit.Invalid("a restore request needs a parent scope")
 	}
 	t, schema, err := p.resolveRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	cwd := snap.Cwd
-	if cwd == "" {
-		cwd = parent.Cwd
-	}
+	cwd := cmp.Or(snap.Cwd, parent.Cwd)
 	c := p.newChild(req, t, schema, cwd)
 	c.session = snap.Session
 	init := &acp.InitializeResponse{}
@@ -46,11 +45,7 @@ func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw 
 	c.peer = p.gonePeer(t, init)
 	c.ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
 	if c.expose != nil {
-		a := subagents.Announcement{Title: c.name, Description: req.Description, Cancel: c.runs.CancelCurrent, ID: snap.Up}
-		if cwd != parent.Cwd {
-			a.Cwd = cwd
-		}
-		up, err := c.expose.Announce(parent.SessionID, a)
+		up, err := c.announce(req.Description, snap.Up)
 		if err != nil {
 			c.stop()
 			return nil, err

@@ -121,9 +121,7 @@ func (r *run) turn() subagents.Result {
 		defer timer.Stop()
 	}
 	defer r.shutQueue()
-	res := r.prompt(pr, sess, r.text)
-	r.settle(res.Usage)
-	r.outOfBudget(&res)
+	res := r.ask(pr, sess, r.text, llm.Usage{})
 	res = r.steered(pr, sess, res)
 	if r.schemaErr != nil && c.meter.Exhausted() == nil {
 		// One corrective turn: the child is told what is wrong with its
@@ -131,9 +129,7 @@ func (r *run) turn() subagents.Result {
 		first := res.Usage
 		text := runkit.Correction(r.schemaErr)
 		r.schemaErr = nil
-		r.mu.Lock()
-		r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
-		r.mu.Unlock()
+		r.newAnswer()
 		if r.cancelled.Load() {
 			return r.result(subagents.StopAborted, "")
 		}
@@ -141,14 +137,7 @@ func (r *run) turn() subagents.Result {
 		if c.expose != nil {
 			c.expose.Message(c.parent.SessionID, c.up, text)
 		}
-		res = r.prompt(pr, sess, text)
-		if r.perPrompt {
-			// A prompt response's usage is that prompt's; the tally of
-			// usage_updates already covers the whole run.
-			res.Usage.Add(first)
-		}
-		r.settle(res.Usage)
-		r.outOfBudget(&res)
+		res = r.ask(pr, sess, text, first)
 		if r.schemaErr != nil {
 			res.Diagnostic = runkit.Cut("the child's final answer does not match the output schema, also after it was told why: "+r.schemaErr.Error(), runkit.MaxDiagnostic)
 		}
@@ -174,16 +163,9 @@ func (r *run) steered(pr *peer, sess acp.SessionID, res subagents.Result) subage
 		}
 		first := res.Usage
 		r.schemaErr = nil
-		r.mu.Lock()
-		r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
-		r.mu.Unlock()
+		r.newAnswer()
 		r.c.log.Debug("sending the steering messages as the next prompt")
-		res = r.prompt(pr, sess, next+answerFormat(r.c.schemaRaw))
-		if r.perPrompt {
-			res.Usage.Add(first)
-		}
-		r.settle(res.Usage)
-		r.outOfBudget(&res)
+		res = r.ask(pr, sess, next+answerFormat(r.c.schemaRaw), first)
 	}
 	r.shutQueue()
 	return res
@@ -204,7 +186,7 @@ func (r *run) SendMessage(_ context.Context, text string) error {
 	r.mu.Lock()
 	if r.shut || r.Ended() {
 		r.mu.Unlock()
-		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+		return runkit.ErrEnded
 	}
 	r.queued = append(r.queued, text)
 	r.mu.Unlock()
@@ -236,6 +218,28 @@ func (r *run) Snapshot() (json.RawMessage, error) {
 		snap.Load = pr.init.AgentCapabilities.LoadSession
 	}
 	return json.Marshal(snap)
+}
+
+// ask sends text as one prompt of the turn and charges its usage: earlier
+// is the usage of the turn's prompts before it, added in when the answer's
+// usage is that prompt's alone (the tally of usage_updates already covers
+// the whole run).
+func (r *run) ask(pr *peer, sess acp.SessionID, text string, earlier llm.Usage) subagents.Result {
+	res := r.prompt(pr, sess, text)
+	if r.perPrompt {
+		res.Usage.Add(earlier)
+	}
+	r.settle(res.Usage)
+	r.outOfBudget(&res)
+	return res
+}
+
+// newAnswer forgets the answer so far, before a prompt that asks for
+// another.
+func (r *run) newAnswer() {
+	r.mu.Lock()
+	r.cur, r.prev, r.msgID, r.toolSeen = nil, nil, "", false
+	r.mu.Unlock()
 }
 
 // prompt sends one session/prompt and maps its answer.

@@ -38,7 +38,7 @@ func BenchmarkTurn_ACPColdSandbox(b *testing.B) {
 			}
 			req := subagents.StartRequest{Prompt: "hi", Parent: parent.Scope, Options: binding}
 			for b.Loop() {
-				runOnce(b, func() (subagents.Run, error) { return p.Start(context.Background(), req) })
+				runOnce(b, "You said: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 			}
 		})
 	}
@@ -57,15 +57,7 @@ func BenchmarkTurn_FakeAgentColdSandbox(b *testing.B) {
 			parent := st.NewParent(b, st.ParentOptions{})
 			req := subagents.StartRequest{Prompt: "echo hi", Parent: parent.Scope, Options: withOpts(fakeBinding(modeAgent), "sandbox", mode)}
 			for b.Loop() {
-				run, err := p.Start(context.Background(), req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := run.Wait(context.Background())
-				if err != nil || res.StopReason != subagents.StopCompleted || res.Output != "echo: hi" {
-					b.Fatalf("result %+v, %v", res, err)
-				}
-				run.Dispose()
+				runOnce(b, "echo: hi", func() (subagents.Run, error) { return p.Start(context.Background(), req) })
 			}
 		})
 	}

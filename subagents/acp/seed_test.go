@@ -195,6 +195,9 @@ func TestNew_RejectsANonPositiveDisposeGraceAtLoad(t *testing.T) {
 		{"StartTimeout", acpprovider.Options{StartTimeout: -1}},
 		{"HoldUnknown", acpprovider.Options{HoldUnknown: -1}},
 		{"ProgressInterval", acpprovider.Options{ProgressInterval: -1}},
+		{"MaxRequests", acpprovider.Options{MaxRequests: -1}},
+		{"MaxTerminals", acpprovider.Options{MaxTerminals: -1}},
+		{"MaxOutputBytes", acpprovider.Options{MaxOutputBytes: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := acpprovider.New(&tc.o)

@@ -1,9 +1,9 @@
 package definition_test
 
 import (
-	"os"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	"github.com/dshd/dshd/subagents/fork"
@@ -24,10 +24,7 @@ type daemon struct {
 func newDaemon(t testing.TB) *daemon {
 	t.Helper()
 	svc := subagents.NewService(nil)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := testkit.Executable(t)
 	// codex is a third-party agent, unconfined, and claude one in a
 	// sandbox; kid is a child dshd by default (no command), kid-by-name
 	// one whose command is this program; both run in the daemon's

@@ -4,12 +4,14 @@
 package definition
 
 import (
+	"cmp"
 	"log/slog"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
 
+	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/subagent"
@@ -45,12 +47,8 @@ type Library struct {
 
 // New returns a library. It reads nothing until asked.
 func New(o Options) *Library {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	o.User = slices.Clone(o.User)
-	return &Library{o: o, log: log, workspaces: make(map[string]*Workspace)}
+	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), workspaces: make(map[string]*Workspace)}
 }
 
 // CheckUser reads and checks the user's definitions and logs each
@@ -119,7 +117,7 @@ type Workspace struct {
 	mu     sync.Mutex
 	cache  cache             // guarded by mu
 	loaded bool              // the files were read once; guarded by mu
-	stamps []fileStamp       // the files last read; guarded by mu
+	stamps []mdfiles.Stamp   // the files last read; guarded by mu
 	errs   []*Error          // their mistakes; guarded by mu
 	bound  map[string]*bound // by tool name; guarded by mu
 	order  []*Definition     // the bound definitions, in load order; guarded by mu

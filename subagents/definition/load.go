@@ -6,11 +6,12 @@ package definition
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dshd/dshd/internal/mdfiles"
 )
 
 // Source is a directory of definition files.
@@ -42,41 +43,27 @@ func UserSources(configHome string) []Source {
 // error (a system prompt is not a data file).
 const MaxFileSize = 256 << 10
 
-// fileStamp identifies a version of a file without reading it.
-type fileStamp struct {
-	path    string
-	size    int64
-	modTime int64 // nanoseconds
-}
-
 // scan lists the *.md files of sources, in source order and, within a
 // source, by name. A directory that does not exist has none.
-func scan(sources []Source) ([]fileStamp, []Source, []*Error) {
-	var stamps []fileStamp
+func scan(sources []Source) ([]mdfiles.Stamp, []Source, []*Error) {
+	var stamps []mdfiles.Stamp
 	var from []Source
 	var errs []*Error
 	for _, src := range sources {
-		entries, err := os.ReadDir(src.Dir)
+		files, err := mdfiles.List(src.Dir)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
-			}
+			errs = append(errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
 			continue
 		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+		for _, f := range files {
+			if f.Err != nil {
+				errs = append(errs, &Error{File: f.Path, Err: f.Err, scope: src.Scope})
 				continue
 			}
-			path := filepath.Join(src.Dir, e.Name())
-			info, err := os.Stat(path) // follows a symlinked definition
-			if err != nil {
-				errs = append(errs, &Error{File: path, Err: err, scope: src.Scope})
+			if !f.Info.Mode().IsRegular() {
 				continue
 			}
-			if !info.Mode().IsRegular() {
-				continue
-			}
-			stamps = append(stamps, fileStamp{path: path, size: info.Size(), modTime: info.ModTime().UnixNano()})
+			stamps = append(stamps, f.Stamp())
 			from = append(from, src)
 		}
 	}
@@ -86,7 +73,7 @@ func scan(sources []Source) ([]fileStamp, []Source, []*Error) {
 // cache keeps parsed files by version, so reading a directory again
 // parses only what changed.
 type cache struct {
-	parsed map[fileStamp]parsed
+	parsed map[mdfiles.Stamp]parsed
 }
 
 type parsed struct {
@@ -94,7 +81,7 @@ type parsed struct {
 	err *Error
 }
 
-func (c *cache) load(stamps []fileStamp, from []Source) ([]*Definition, []*Error) {
+func (c *cache) load(stamps []mdfiles.Stamp, from []Source) ([]*Definition, []*Error) {
 	results := make([]parsed, len(stamps))
 	var missing []int
 	for i, st := range stamps {
@@ -109,7 +96,7 @@ func (c *cache) load(stamps []fileStamp, from []Source) ([]*Definition, []*Error
 		results[i] = parseFile(stamps[i], from[i])
 	})
 	var errs []*Error
-	next := make(map[fileStamp]parsed, len(stamps))
+	next := make(map[mdfiles.Stamp]parsed, len(stamps))
 	var defs []*Definition
 	byName := map[string]*Definition{}
 	for i, st := range stamps {
@@ -134,19 +121,19 @@ func (c *cache) load(stamps []fileStamp, from []Source) ([]*Definition, []*Error
 	return defs, errs
 }
 
-func parseFile(st fileStamp, src Source) parsed {
-	if st.size > MaxFileSize {
-		return parsed{err: &Error{File: st.path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.size, MaxFileSize), scope: src.Scope}}
+func parseFile(st mdfiles.Stamp, src Source) parsed {
+	if st.Size > MaxFileSize {
+		return parsed{err: &Error{File: st.Path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.Size, MaxFileSize), scope: src.Scope}}
 	}
-	data, err := os.ReadFile(st.path)
+	data, err := os.ReadFile(st.Path)
 	if err != nil {
-		return parsed{err: &Error{File: st.path, Err: err, scope: src.Scope}}
+		return parsed{err: &Error{File: st.Path, Err: err, scope: src.Scope}}
 	}
-	d, err := Parse(st.path, data, src.Dialect, src.Scope)
+	d, err := Parse(st.Path, data, src.Dialect, src.Scope)
 	if err != nil {
 		var de *Error
 		if !errors.As(err, &de) {
-			de = &Error{File: st.path, Err: err, scope: src.Scope}
+			de = &Error{File: st.Path, Err: err, scope: src.Scope}
 		}
 		return parsed{err: de}
 	}

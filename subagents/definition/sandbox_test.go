@@ -1,7 +1,6 @@
 package definition_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,10 +55,7 @@ network: false
 }
 
 func TestSandbox_AWorkspaceDefinitionsCommandRunsConfinedAndTheUsersAsBefore(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := testkit.Executable(t)
 	for _, tc := range []struct {
 		name  string
 		scope definition.Scope
@@ -166,10 +162,7 @@ func refusedInTheWorkspaceOnly(t *testing.T, text string) *definition.Error {
 }
 
 func TestSandbox_AWorkspaceChildDshdCannotLoosenItsSandboxThroughItsArgs(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := testkit.Executable(t)
 	for _, args := range []string{"[serve, --sandbox, \"off\"]", "[serve, --sandbox=off]", "[serve, --sandbox-writable, /home]",
 		"[serve, --sandbox-fallback=unconfined]", "[serve, --mcp-sandbox, \"off\"]", "[serve, --state-dir, /root/.ssh]",
 		// A config file can set all of these, the state dir included.

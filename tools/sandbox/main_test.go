@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
@@ -67,14 +68,7 @@ func serveSelf() int {
 }
 
 // exe is the test binary, for commands that need a program of ours.
-func exe(t testing.TB) string {
-	t.Helper()
-	p, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func exe(t testing.TB) string { return testkit.Executable(t) }
 
 // newSandbox builds a sandbox with test defaults: caches in a temp dir,
 // a short grace.

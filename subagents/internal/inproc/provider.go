@@ -4,6 +4,7 @@
 package inproc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,8 +12,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
@@ -64,10 +63,7 @@ func New(cfg Config) *Provider {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = time.Second
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Provider{cfg: cfg, log: log.With("provider", cfg.Name)}
 }
 
@@ -82,10 +78,6 @@ func (p *Provider) Capabilities() subagents.Capabilities {
 
 // InheritsParentContext reports whether children see the parent's turns.
 func (p *Provider) InheritsParentContext() bool { return p.cfg.Inherit }
-
-func invalid(format string, args ...any) error {
-	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
-}
 
 // Start builds the child and returns once it exists: its session is built
 // and its agent registered and, when the editor sees children, it is
@@ -112,7 +104,7 @@ type snapshot struct {
 func (p *Provider) Restore(ctx context.Context, req subagents.StartRequest, raw json.RawMessage) (subagents.Run, error) {
 	var snap snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil {
-		return nil, invalid("the snapshot is not this provider's: %v", err)
+		return nil, runkit.Invalid("the snapshot is not this provider's: %v", err)
 	}
 	return p.build(ctx, req, &snap)
 }
@@ -122,20 +114,18 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	parent := req.Parent
 	switch {
 	case parent == nil:
-		return nil, invalid("a start request needs a parent scope")
+		return nil, runkit.Invalid("a start request needs a parent scope")
 	case parent.Session == nil:
-		return nil, invalid("the parent scope has no session")
+		return nil, runkit.Invalid("the parent scope has no session")
 	}
 	depth, subtreeLimit, err := subagents.AdmitChild(p, req)
 	if err != nil {
 		return nil, err
 	}
 
-	var schema *jsonschema.Resolved
-	if len(req.OutputSchema) > 0 {
-		if schema, err = runkit.ResolveSchema(req.OutputSchema); err != nil {
-			return nil, invalid("output schema: %v", err)
-		}
+	schema, err := runkit.RequestSchema(req.OutputSchema)
+	if err != nil {
+		return nil, err
 	}
 	// The child starts as its parent's session is now: the same
 	// workspace, file system, runner, model (the editor may have switched
@@ -144,7 +134,7 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	if req.ToolFilter != nil {
 		filtered, err := cfg.Tools.Filter(req.ToolFilter.Allow, req.ToolFilter.Deny)
 		if err != nil {
-			return nil, invalid("tool filter: %v", err)
+			return nil, runkit.Invalid("tool filter: %v", err)
 		}
 		cfg.Tools = filtered
 	}
@@ -156,7 +146,7 @@ func (p *Provider) build(ctx context.Context, req subagents.StartRequest, snap *
 	}
 	begin, err := p.cfg.Begin(parent.Session, req, cfg.ModelID)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, runkit.Invalid("%v", err)
 	}
 	if snap != nil {
 		begin.History = agent.NewHistory(snap.Messages...)

@@ -343,7 +343,7 @@ func (r *run) Dispose() error {
 // as it does.
 func (r *run) SendMessage(_ context.Context, text string) error {
 	if r.Ended() {
-		return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+		return runkit.ErrEnded
 	}
 	r.mu.Lock()
 	if !r.started {
@@ -353,7 +353,7 @@ func (r *run) SendMessage(_ context.Context, text string) error {
 		r.mu.Unlock()
 		if err := r.c.agent.Steer(text); err != nil {
 			if errors.Is(err, agent.ErrNotRunning) {
-				return &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+				return runkit.ErrEnded
 			}
 			return err
 		}

@@ -10,9 +10,10 @@
 //     tool call when the editor does not see the child, sent at most once
 //     per interval plus a final one.
 //   - Result helpers: [Cut], [FirstLine], [ScrubMessage], [ScrubOutput],
-//     [IdleState], [ResolveSchema] and [Structured], which turn a child's
+//     [IdleState], [RequestSchema] and [Structured], which turn a child's
 //     end into a Result whose Diagnostic is at most [MaxDiagnostic] bytes
-//     and never shows a credential.
+//     and never shows a credential; [Invalid], a request a provider
+//     cannot serve.
 //
 // It imports subagents and the llm vocabulary only, never a provider, the
 // agent loop or acp: what a provider's events look like stays in the

@@ -7,6 +7,7 @@ package runkit
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -91,13 +92,29 @@ func IdleState(res subagents.Result) subagents.State {
 	return st
 }
 
-// ResolveSchema compiles a start request's output schema.
-func ResolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
+// Invalid is the seam's invalid-request error ([subagents.ErrInvalidRequest])
+// with its message: a request a provider cannot serve.
+func Invalid(format string, args ...any) error {
+	return &subagents.Error{Code: subagents.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// RequestSchema compiles a start request's output schema: nil for a
+// request without one; one that does not compile makes the request
+// invalid.
+func RequestSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	if len(raw) == 0 {
+		return nil, nil
 	}
-	return s.Resolve(nil)
+	var s jsonschema.Schema
+	err := json.Unmarshal(raw, &s)
+	var schema *jsonschema.Resolved
+	if err == nil {
+		schema, err = s.Resolve(nil)
+	}
+	if err != nil {
+		return nil, Invalid("output schema: %v", err)
+	}
+	return schema, nil
 }
 
 // Structured reads a final answer as JSON, tolerating a code fence around

@@ -1,6 +1,8 @@
 package runkit
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dshd/dshd/subagents"
@@ -66,7 +68,7 @@ func TestScrub_HidesCredentialsAndKeepsWhatEachKindOfTextNeeds(t *testing.T) {
 }
 
 func TestStructured_ValidatesTheAnswerAgainstTheSchema(t *testing.T) {
-	schema, err := ResolveSchema([]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))
+	schema, err := RequestSchema([]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +90,11 @@ func TestStructured_ValidatesTheAnswerAgainstTheSchema(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ResolveSchema([]byte(`{`)); err == nil {
-		t.Fatal("a malformed schema resolved")
+	if _, err := RequestSchema([]byte(`{`)); !errors.Is(err, subagents.ErrInvalidRequest) || !strings.Contains(err.Error(), "output schema") {
+		t.Fatalf("a malformed schema: %v", err)
+	}
+	if schema, err := RequestSchema(nil); schema != nil || err != nil {
+		t.Fatalf("no schema: %v, %v", schema, err)
 	}
 }
 

@@ -157,6 +157,10 @@ func (rs *Runs[R]) CancelCurrent() {
 	}
 }
 
+// ErrEnded is what steering a run that has ended returns: its child may
+// be resumed instead.
+var ErrEnded error = &subagents.Error{Code: subagents.CodeRunFinished, Message: "the subagent run has ended; resume it instead"}
+
 // Resume admits a new run that continues from, a run of this child: from
 // must have ended and not been disposed, the child must be open, and no
 // other run may be running. The new run then holds the child until it is

@@ -1,0 +1,54 @@
+// This file lists a directory's Markdown files and stamps them.
+
+package mdfiles
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File is a Markdown file of a directory as a stat of it found it; the
+// stat follows a symlink, so Info is the file's and not the link's.
+type File struct {
+	Path string
+	Info fs.FileInfo // nil when Err is set
+	Err  error       // why the stat failed
+}
+
+// Stamp identifies a version of a file without reading it.
+type Stamp struct {
+	Path    string
+	Size    int64
+	ModTime int64 // nanoseconds
+}
+
+// Stamp returns the stamp of f, which must have an Info.
+func (f File) Stamp() Stamp {
+	return Stamp{Path: f.Path, Size: f.Info.Size(), ModTime: f.Info.ModTime().UnixNano()}
+}
+
+// List returns the entries of dir named *.md that are not directories,
+// by name. A directory that does not exist has none; any other failure
+// to read it is the error.
+func List(dir string) ([]File, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		info, err := os.Stat(path)
+		files = append(files, File{Path: path, Info: info, Err: err})
+	}
+	return files, nil
+}
