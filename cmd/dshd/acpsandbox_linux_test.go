@@ -86,10 +86,7 @@ func TestAChildDshdRunsInItsParentsSandboxByDefault(t *testing.T) {
 	if noNewPrivs(t, os.Getpid()) {
 		t.Skip("this test process already runs with no_new_privs, which the sandbox's mark is")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	for _, tc := range []struct {
 		name     string
 		parent   []string
