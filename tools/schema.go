@@ -22,7 +22,7 @@ import (
 //
 // Schemas are built from fixed types, so a type the library cannot
 // describe is a programming error and panics. Build them on first use
-// (sync.OnceValue): reflecting over every tool's params when the tools are
+// ([LazySchema]): reflecting over every tool's params when the tools are
 // constructed costs the daemon's cold start.
 func SchemaFor[T any](edit func(s *jsonschema.Schema)) json.RawMessage {
 	s, err := jsonschema.For[T](nil)

@@ -116,7 +116,9 @@ func (c *Conn) setThinking(s *session.Session, v acp.ConfigValue) error {
 			return acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": fmt.Sprintf("thinking is %q or %q, not %q", thinkingOn, thinkingOff, v)})
 		}
 	}
-	s.SetThinking(on)
+	if err := s.SetThinking(on); err != nil {
+		return changeRefused(s, err)
+	}
 	c.send(s, acp.SessionID(s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(s)})
 	return nil
 }
@@ -139,6 +141,9 @@ func (c *Conn) setMode(s *session.Session, id, field string) error {
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": fmt.Sprintf("unknown mode %q", id)})
 	}
 	if err := s.SetMode(mode); err != nil {
+		if le := limitError("The mode was not changed", acp.SessionID(s.ID()), err); le != nil {
+			return le
+		}
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": err.Error()})
 	}
 	sid := acp.SessionID(s.ID())
@@ -179,7 +184,9 @@ func (c *Conn) SetSessionConfigOption(ctx context.Context, req *acp.SetSessionCo
 		if !valid {
 			return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": fmt.Sprintf("unknown model %q", value)})
 		}
-		s.SetModel(string(value))
+		if err := s.SetModel(string(value)); err != nil {
+			return nil, changeRefused(s, err)
+		}
 		c.send(s, acp.SessionID(s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(s)})
 	default:
 		return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "configId", "reason": fmt.Sprintf("unknown config option %q", req.ConfigID)})

@@ -72,6 +72,9 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 	state := src.state
 	state.Title = ""
 	stored, err := session.CreateFork(c.srv.opts.Store, meta, state, src.hist.Messages(), forkUpdates(req.SessionID, id, src.updates))
+	if le := limitError("The session was not forked", req.SessionID, err); le != nil {
+		return nil, le
+	}
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the fork: %v", err)
 	}

@@ -50,6 +50,9 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		case errors.As(err, &ns):
 			return nil, notSavedError(ns, false)
 		}
+		if le := limitError("The prompt was not run", req.SessionID, err); le != nil {
+			return nil, le
+		}
 		return nil, notFound(req.SessionID)
 	}
 	// Whoever waits for this turn (session/close, shutdown) resumes only
@@ -110,6 +113,35 @@ func notSavedError(ns *session.NotSavedError, ran bool) error {
 		msg = "The prompt was not run: the session cannot save (" + cause + ")"
 	}
 	return &acp.Error{Code: acp.ErrInternal.Code, Message: msg, Data: map[string]any{"reason": cause, "saved": ns.Recovered}}
+}
+
+// limitError is the JSON-RPC error of a prompt, a new session or a fork
+// refused by a bound of the store's disk use (what says which), when err
+// is one; nothing was run or recorded. data names the bound, its value and
+// the session asked for (id: the prompted one, a fork's source; none for a
+// new session), with the free bytes for the free-space bound.
+func limitError(what string, id acp.SessionID, err error) error {
+	var le *session.LimitError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	data := map[string]any{"reason": le.Error(), "setting": le.Setting, "limit": le.Limit}
+	if id != "" {
+		data["sessionId"] = id
+	}
+	if le.Dir != "" {
+		data["dir"], data["free"] = le.Dir, le.Free
+	}
+	return &acp.Error{Code: acp.ErrInternal.Code, Message: what + ": " + le.Error(), Data: data}
+}
+
+// changeRefused is the error of a model or thinking change the session
+// refused (the disk bounds).
+func changeRefused(s *session.Session, err error) error {
+	if le := limitError("The change was not made", acp.SessionID(s.ID()), err); le != nil {
+		return le
+	}
+	return acp.ErrInternal.Errorf("%v", err)
 }
 
 // turnError is the JSON-RPC error for a failed turn: a clear message, the

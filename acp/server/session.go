@@ -50,6 +50,9 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 		Budget:                budgetFromMeta(req.Meta),
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
+	if le := limitError("The session was not created", "", err); le != nil {
+		return nil, le
+	}
 	if err != nil {
 		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
 	}

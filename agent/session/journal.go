@@ -186,6 +186,8 @@ type Journal struct {
 	lost         error
 	last         time.Time
 	buf          []byte
+	// overLogged is set once the journal bound refused a prompt.
+	overLogged bool
 }
 
 // CreateJournal creates the journal of session id in dir, which must
@@ -487,6 +489,25 @@ func (j *Journal) notSaved() error {
 		return &NotSavedError{Err: j.lost, Lost: true}
 	}
 	return &NotSavedError{Err: j.err}
+}
+
+// Size returns how many bytes of records the journal's file holds: what
+// was written, not what is held in memory while it cannot be.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// overLimit returns the journal's size and, when it is at or above limit
+// for the first time, first.
+func (j *Journal) overLimit(limit int64) (size int64, first bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.size >= limit && !j.overLogged {
+		j.overLogged, first = true, true
+	}
+	return j.size, first
 }
 
 // Err returns nil when every record appended so far is in the file, and

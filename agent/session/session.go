@@ -157,10 +157,14 @@ func (s *Session) Mode() permission.Mode {
 }
 
 // SetMode changes the permission mode from the next permission check on
-// and records it. An unknown mode is an error and changes nothing.
+// and records it. An unknown mode is an error and changes nothing, and so
+// is a change the disk bounds refuse (see [Session.checkChange]).
 func (s *Session) SetMode(m permission.Mode) error {
 	if s.policy == nil {
 		return ErrNoPolicy
+	}
+	if err := s.checkChange(); err != nil {
+		return err
 	}
 	if err := s.policy.SetMode(m); err != nil {
 		return err
@@ -169,10 +173,15 @@ func (s *Session) SetMode(m permission.Mode) error {
 	return nil
 }
 
-// SetModel changes the model from the next model call on and records it.
-func (s *Session) SetModel(id string) {
+// SetModel changes the model from the next model call on and records it,
+// unless the disk bounds refuse the change (see [Session.checkChange]).
+func (s *Session) SetModel(id string) error {
+	if err := s.checkChange(); err != nil {
+		return err
+	}
 	s.agent.SetModelID(id)
 	s.setState(State{Model: id})
+	return nil
 }
 
 // Thinking returns the session's thinking setting: nil when it is the
@@ -180,10 +189,15 @@ func (s *Session) SetModel(id string) {
 func (s *Session) Thinking() *bool { return s.agent.Thinking() }
 
 // SetThinking turns the model's thinking on or off from the next model
-// call on and records it.
-func (s *Session) SetThinking(on bool) {
+// call on and records it, unless the disk bounds refuse the change (see
+// [Session.checkChange]).
+func (s *Session) SetThinking(on bool) error {
+	if err := s.checkChange(); err != nil {
+		return err
+	}
 	s.agent.SetThinking(&on)
 	s.setState(State{Thinking: ThinkingValue(&on)})
+	return nil
 }
 
 // RecordUpdate appends a session/update params object to the journal; a

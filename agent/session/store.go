@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshd/dshd/agent/budget"
@@ -131,7 +132,12 @@ type StoreOptions struct {
 	// (0: [DefaultOpenJournals]); a journal beyond it reopens its file when
 	// it next writes.
 	OpenJournals int
+	// Limits bound the store's use of the disk (see [DiskLimits]).
+	Limits DiskLimits
 
+	// freeSpace, when set, stands in for the file system's free space
+	// (tests); nil is the platform's, where it has one.
+	freeSpace func(dir string) (int64, error)
 	// open opens journal files; nil is the real file system (tests inject
 	// failures).
 	open openFunc
@@ -145,6 +151,14 @@ type Store struct {
 	now    func() time.Time
 	files  *fileCache
 	open   openFunc
+	limits DiskLimits
+	// freeSpace returns the space available to us on a directory's file
+	// system; nil where the platform cannot say.
+	freeSpace func(dir string) (int64, error)
+	// lowDisk is set while the free-space bound refuses, statFailed once
+	// the free space could not be read, forkRefused once the journal bound
+	// refused a fork: each is logged once.
+	lowDisk, statFailed, forkRefused atomic.Bool
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
 	// later holds, per session, the sidecar changes a failed rewrite (a
@@ -184,7 +198,11 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("session: state directory: %w", err)
 	}
-	return &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}, nil
+	if o.freeSpace == nil {
+		o.freeSpace = freeSpace
+	}
+	return &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits, freeSpace: o.freeSpace,
+		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}, nil
 }
 
 // Dir returns the state directory.
@@ -197,11 +215,16 @@ func (s *Store) journalOptions() *JournalOptions {
 }
 
 // Create starts the journal of meta.SessionID with meta as its first
-// record, and its sidecar. A zero CreatedAt is set to now. The returned
+// record, and its sidecar. A zero CreatedAt is set to now. While the
+// state directory's file system is below the free-space bound nothing is
+// created and the error is a [*LimitError]. The returned
 // journal keeps the sidecar's UpdatedAt current: each Sync or Close that
 // made new records durable moves it to the last record's time.
 func (s *Store) Create(meta Meta) (*Journal, error) {
 	if err := checkID(meta.SessionID); err != nil {
+		return nil, err
+	}
+	if err := s.checkFree(meta.SessionID); err != nil {
 		return nil, err
 	}
 	if meta.CreatedAt.IsZero() {

@@ -99,8 +99,19 @@ func Read(store *Store, id string) (Loaded, error) {
 // conversation so far as one reset record, then the updates a load of the
 // new session replays (already carrying its id), synced before it
 // returns. The copy makes the new journal whole on its own: deleting or
-// compacting the original later changes nothing of it.
+// compacting the original later changes nothing of it. A fork whose
+// journal would start at or above the journal bound could take no prompt:
+// it is not made, and the error is a [*LimitError] (the copy stops, and is
+// removed, as soon as it reaches the bound).
 func CreateFork(store *Store, meta Meta, state State, msgs []llm.Message, updates []json.RawMessage) (*Stored, error) {
+	// The updates alone may say so already: nothing is written then.
+	var least int64
+	for _, u := range updates {
+		least += int64(len(u))
+	}
+	if err := store.refuseFork(meta.SessionID, least); err != nil {
+		return nil, err
+	}
 	st, err := Create(store, meta, state)
 	if err != nil {
 		return nil, err
@@ -115,8 +126,14 @@ func CreateFork(store *Store, meta Meta, state State, msgs []llm.Message, update
 			return fail(err)
 		}
 	}
+	if err := store.refuseFork(meta.SessionID, st.journal.Size()); err != nil {
+		return fail(err)
+	}
 	for _, u := range updates {
 		if err := st.journal.Append(KindUpdate, u); err != nil {
+			return fail(err)
+		}
+		if err := store.refuseFork(meta.SessionID, st.journal.Size()); err != nil {
 			return fail(err)
 		}
 	}

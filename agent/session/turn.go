@@ -39,12 +39,16 @@ type Turn struct {
 // ErrSessionClosed. A session whose journal could not be saved first
 // writes and syncs what is missing; while it cannot, BeginTurn fails with
 // that [*NotSavedError] and no turn starts: a turn nobody could load
-// afterwards is not run.
+// afterwards is not run. A prompt the store's [DiskLimits] refuse fails
+// with a [*LimitError], and no turn starts either.
 func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 	if s.stored != nil && s.stored.journal.Err() != nil {
 		if err := s.stored.journal.Sync(); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.checkDisk(); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
 	"github.com/dshd/dshd/cmd/dshd/internal/daemon"
 	"github.com/dshd/dshd/internal/noeditor"
@@ -163,6 +164,10 @@ func promptCwd(given string) (string, error) {
 var reportedByPrompt = map[string]bool{
 	"turn failed":         true, // acp/server: the prompt's error answer
 	"model stream failed": true, // openai: the same failure, seen first
+
+	// agent/session: a prompt or a session refused by a disk bound
+	session.LogJournalBound: true,
+	session.LogFreeBound:    true,
 }
 
 // shownInSession are the log messages of a session's mistakes that the

@@ -1,5 +1,5 @@
-// This file holds what every built-in tool shares: its static description,
-// the permission round trip, and text helpers.
+// This file holds what every built-in tool shares besides its static half
+// (tools.Static): options, the permission round trip, and text helpers.
 
 package builtin
 
@@ -10,39 +10,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/workspace"
 )
-
-// toolBase implements the static half of [Tool], [Parallel] included.
-type toolBase struct {
-	name        string
-	description string
-	// schema is built on first use: reflecting over every tool's params
-	// at construction would cost the daemon's cold start.
-	schema   func() json.RawMessage
-	kind     tools.Kind
-	parallel bool
-}
-
-func (b *toolBase) Name() string                 { return b.name }
-func (b *toolBase) Description() string          { return b.description }
-func (b *toolBase) InputSchema() json.RawMessage { return b.schema() }
-func (b *toolBase) Kind() tools.Kind             { return b.kind }
-func (b *toolBase) ParallelSafe() bool           { return b.parallel }
-
-// lazySchema returns a function that builds T's schema on first use and
-// then returns it (see tools.SchemaFor).
-func lazySchema[T any](edit func(*jsonschema.Schema)) func() json.RawMessage {
-	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](edit) })
-}
 
 // optionsOf is a copy of a constructor's options, the zero value when
 // opts is nil: the tool keeps its own, so the caller may change theirs.
@@ -54,31 +27,16 @@ func optionsOf[O any](opts *O) O {
 	return *opts
 }
 
-// orDefault is v, or def when v is zero or negative: what a tool's option
-// left unset (or set to nonsense) means.
-func orDefault[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
 // withMax is a tool's description with its limit in place of {{max}}.
 func withMax(description string, n int) string {
 	return strings.ReplaceAll(description, "{{max}}", strconv.Itoa(n))
 }
 
-// permit asks the call's permission gate about req (tools/permission
-// decides). It returns nil when the call may go on; otherwise either the
-// result the model should see (the user rejected it) or the error that
-// ends the call (cancelled, or the gate failed). A nil Permission allows
-// everything, as the agent loop does.
+// permit asks the call's permission gate about req: permission.Check,
+// what was rejected worded "this edit (Create a.txt)". A nil Permission
+// allows everything, as the agent loop does.
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	d, err := permission.Permit(ctx, call, req)
-	if d == tools.Allowed || err != nil {
-		return nil, err
-	}
-	return tools.Errorf("%s", permission.Rejection(d, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))), nil
+	return permission.Check(ctx, call, req, fmt.Sprintf("this %s (%s)", req.Effect, req.Title))
 }
 
 // envOf returns the call's environment, or an error result when the caller

@@ -100,7 +100,7 @@ func BenchmarkGrep100kFiles(b *testing.B) {
 // overheadTool does nothing of its own but what every built-in tool does
 // around its work: decode arguments, pass the permission gate, report
 // progress, return a result.
-type overheadTool struct{ toolBase }
+type overheadTool struct{ tools.Static }
 
 type overheadParams struct {
 	Path string `json:"path"`
@@ -112,7 +112,7 @@ func (t *overheadTool) Execute(ctx context.Context, call *tools.Call) (*tools.Re
 	if err != nil {
 		return tools.Errorf("%v", err), nil
 	}
-	if res, err := permit(ctx, call, tools.PermissionRequest{ToolName: t.name, Title: p.Path, Kind: tools.KindEdit, Effect: tools.EffectEdit}); res != nil || err != nil {
+	if res, err := permit(ctx, call, tools.PermissionRequest{ToolName: t.ToolName, Title: p.Path, Kind: tools.KindEdit, Effect: tools.EffectEdit}); res != nil || err != nil {
 		return res, err
 	}
 	call.Report.Update(tools.Progress{Content: []tools.Content{tools.TextContent("working on " + p.Path)}})
@@ -126,7 +126,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	for _, t := range Builtins(nil) {
 		r.Register(t)
 	}
-	tool := &overheadTool{toolBase{name: "overhead", schema: lazySchema[overheadParams](nil), kind: tools.KindEdit}}
+	tool := &overheadTool{tools.Static{ToolName: "overhead", Schema: tools.LazySchema[overheadParams](nil), ToolKind: tools.KindEdit}}
 	r.Register(tool)
 	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {

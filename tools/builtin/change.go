@@ -1,12 +1,14 @@
 // This file holds what the file tools share: the file a path argument
-// names, and a prepared change asked for and written.
+// names, the text it has, and a prepared change asked for and written.
 
 package builtin
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // fileOf resolves the file a tool's path argument names in the call's
@@ -25,6 +27,25 @@ func fileOf(call *tools.Call, arg string) (env *tools.Env, path string, res *too
 		return nil, "", pathError(err)
 	}
 	return env, path, nil
+}
+
+// readOld reads the text a change replaces through file: nil when the
+// file does not exist. res is the model's answer when it cannot be read,
+// one over the read limit worded as too large to tooLarge; err ends the
+// call (it was cancelled).
+func readOld(ctx context.Context, env *tools.Env, path string, file target, tooLarge string) (old *string, res *tools.Result, err error) {
+	text, err := file.ReadTextFile(ctx)
+	switch {
+	case err == nil:
+		return &text, nil, nil
+	case errors.Is(err, tools.ErrNotExist):
+		return nil, nil, nil
+	case ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case errors.Is(err, workspace.ErrTooLarge):
+		return nil, tools.Errorf("%s is too large to %s", env.Workspace.Display(path), tooLarge), nil
+	}
+	return nil, readError(env, path, err), nil
 }
 
 // change is a new text a file tool has prepared for one file.

@@ -6,12 +6,10 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/workspace"
 )
 
 // EditFileName is the edit_file tool's name.
@@ -37,11 +35,11 @@ type Edit struct {
 //go:embed editfile.md
 var editFileDescription string
 
-type editFile struct{ toolBase }
+type editFile struct{ tools.Static }
 
 // NewEditFile returns the edit_file tool.
 func NewEditFile() tools.Tool {
-	return &editFile{toolBase{name: EditFileName, description: editFileDescription, schema: lazySchema[EditFileParams](nil), kind: tools.KindEdit}}
+	return &editFile{tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, Schema: tools.LazySchema[EditFileParams](nil), ToolKind: tools.KindEdit}}
 }
 
 // Title is "Edit <path>".
@@ -70,25 +68,19 @@ func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result
 	}
 	defer file.Close()
 	shown := env.Workspace.Display(path)
-	old, err := file.ReadTextFile(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if errors.Is(err, tools.ErrNotExist) {
-			return tools.Errorf("%s does not exist; use write_file to create it", shown), nil
-		}
-		if errors.Is(err, workspace.ErrTooLarge) {
-			return tools.Errorf("%s is too large to edit with edit_file", shown), nil
-		}
-		return readError(env, path, err), nil
+	old, res, err := readOld(ctx, env, path, file, "edit with edit_file")
+	if res != nil || err != nil {
+		return res, err
 	}
-	text, firstLine, replaced, res := applyEdits(old, edits, shown)
+	if old == nil {
+		return tools.Errorf("%s does not exist; use write_file to create it", shown), nil
+	}
+	text, firstLine, replaced, res := applyEdits(*old, edits, shown)
 	if res != nil {
 		return res, nil
 	}
-	c := &change{title: "Edit " + shown, path: path, shown: shown, old: &old, text: text, line: firstLine}
-	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
+	c := &change{title: "Edit " + shown, path: path, shown: shown, old: old, text: text, line: firstLine}
+	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
 		return res, err
 	}
 	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)

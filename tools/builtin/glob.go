@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
 )
 
@@ -34,15 +35,15 @@ type GlobOptions struct {
 var globDescription string
 
 type globTool struct {
-	toolBase
+	tools.Static
 	opts GlobOptions
 }
 
 // NewGlob returns the glob tool; opts may be nil.
 func NewGlob(opts *GlobOptions) tools.Tool {
 	t := &globTool{opts: optionsOf(opts)}
-	t.opts.MaxResults = orDefault(t.opts.MaxResults, 1000)
-	t.toolBase = toolBase{name: GlobName, description: withMax(globDescription, t.opts.MaxResults), schema: lazySchema[GlobParams](nil), kind: tools.KindSearch, parallel: true}
+	t.opts.MaxResults = choice.PositiveOr(t.opts.MaxResults, 1000)
+	t.Static = tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), Schema: tools.LazySchema[GlobParams](nil), ToolKind: tools.KindSearch, Parallel: true}
 	return t
 }
 

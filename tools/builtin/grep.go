@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
 )
 
@@ -52,18 +53,18 @@ type GrepOptions struct {
 var grepDescription string
 
 type grepTool struct {
-	toolBase
+	tools.Static
 	opts GrepOptions
 }
 
 // NewGrep returns the grep tool; opts may be nil.
 func NewGrep(opts *GrepOptions) tools.Tool {
 	t := &grepTool{opts: optionsOf(opts)}
-	t.opts.MaxMatches = orDefault(t.opts.MaxMatches, 200)
-	t.opts.MaxContext = orDefault(t.opts.MaxContext, 20)
-	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 500)
-	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 64<<10)
-	t.toolBase = toolBase{name: GrepName, description: withMax(grepDescription, t.opts.MaxMatches), schema: lazySchema[GrepParams](nil), kind: tools.KindSearch, parallel: true}
+	t.opts.MaxMatches = choice.PositiveOr(t.opts.MaxMatches, 200)
+	t.opts.MaxContext = choice.PositiveOr(t.opts.MaxContext, 20)
+	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 500)
+	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 64<<10)
+	t.Static = tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), Schema: tools.LazySchema[GrepParams](nil), ToolKind: tools.KindSearch, Parallel: true}
 	return t
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 )
 
 // ListDirName is the list_dir tool's name.
@@ -33,15 +34,15 @@ type ListDirOptions struct {
 var listDirDescription string
 
 type listDir struct {
-	toolBase
+	tools.Static
 	opts ListDirOptions
 }
 
 // NewListDir returns the list_dir tool; opts may be nil.
 func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{opts: optionsOf(opts)}
-	t.opts.MaxEntries = orDefault(t.opts.MaxEntries, 1000)
-	t.toolBase = toolBase{name: ListDirName, description: withMax(listDirDescription, t.opts.MaxEntries), schema: lazySchema[ListDirParams](nil), kind: tools.KindRead, parallel: true}
+	t.opts.MaxEntries = choice.PositiveOr(t.opts.MaxEntries, 1000)
+	t.Static = tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), Schema: tools.LazySchema[ListDirParams](nil), ToolKind: tools.KindRead, Parallel: true}
 	return t
 }
 

@@ -50,11 +50,11 @@ func planEnums(s *jsonschema.Schema) {
 //go:embed plan.md
 var planDescription string
 
-type planTool struct{ toolBase }
+type planTool struct{ tools.Static }
 
 // NewPlan returns the plan tool. It publishes through the call's Env.Plan.
 func NewPlan() tools.Tool {
-	return &planTool{toolBase{name: PlanName, description: planDescription, schema: lazySchema[PlanParams](planEnums), kind: tools.KindThink}}
+	return &planTool{tools.Static{ToolName: PlanName, ToolDescription: planDescription, Schema: tools.LazySchema[PlanParams](planEnums), ToolKind: tools.KindThink}}
 }
 
 // Title is "Update plan".

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
 	"github.com/dshd/dshd/tools/workspace"
 )
@@ -43,19 +44,19 @@ type ReadFileOptions struct {
 var readFileDescription string
 
 type readFile struct {
-	toolBase
+	tools.Static
 	opts ReadFileOptions
 }
 
 // NewReadFile returns the read_file tool; opts may be nil.
 func NewReadFile(opts *ReadFileOptions) tools.Tool {
 	t := &readFile{opts: optionsOf(opts)}
-	t.opts.Limit = orDefault(t.opts.Limit, 2000)
-	t.opts.MaxLimit = orDefault(t.opts.MaxLimit, 10*t.opts.Limit)
-	t.opts.MaxLineLength = orDefault(t.opts.MaxLineLength, 2000)
-	t.opts.MaxOutputBytes = orDefault(t.opts.MaxOutputBytes, 256<<10)
+	t.opts.Limit = choice.PositiveOr(t.opts.Limit, 2000)
+	t.opts.MaxLimit = choice.PositiveOr(t.opts.MaxLimit, 10*t.opts.Limit)
+	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 2000)
+	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 256<<10)
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.toolBase = toolBase{name: ReadFileName, description: desc, schema: lazySchema[ReadFileParams](nil), kind: tools.KindRead, parallel: true}
+	t.Static = tools.Static{ToolName: ReadFileName, ToolDescription: desc, Schema: tools.LazySchema[ReadFileParams](nil), ToolKind: tools.KindRead, Parallel: true}
 	return t
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -52,25 +53,25 @@ type RunCommandOptions struct {
 var runCommandDescription string
 
 type runCommand struct {
-	toolBase
+	tools.Static
 	opts RunCommandOptions
 }
 
 // NewRunCommand returns the run_command tool; opts may be nil.
 func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 	t := &runCommand{opts: optionsOf(opts)}
-	t.opts.DefaultTimeout = orDefault(t.opts.DefaultTimeout, 2*time.Minute)
-	t.opts.MaxTimeout = orDefault(t.opts.MaxTimeout, 10*time.Minute)
+	t.opts.DefaultTimeout = choice.PositiveOr(t.opts.DefaultTimeout, 2*time.Minute)
+	t.opts.MaxTimeout = choice.PositiveOr(t.opts.MaxTimeout, 10*time.Minute)
 	t.opts.DefaultTimeout = min(t.opts.DefaultTimeout, t.opts.MaxTimeout)
-	t.opts.OutputLimit = orDefault(t.opts.OutputLimit, 30000)
-	t.opts.ProgressInterval = orDefault(t.opts.ProgressInterval, 250*time.Millisecond)
-	t.opts.FirstOutputWait = orDefault(t.opts.FirstOutputWait, 500*time.Millisecond)
+	t.opts.OutputLimit = choice.PositiveOr(t.opts.OutputLimit, 30000)
+	t.opts.ProgressInterval = choice.PositiveOr(t.opts.ProgressInterval, 250*time.Millisecond)
+	t.opts.FirstOutputWait = choice.PositiveOr(t.opts.FirstOutputWait, 500*time.Millisecond)
 	desc := strings.NewReplacer(
 		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.toolBase = toolBase{name: RunCommandName, description: desc, schema: lazySchema[RunCommandParams](nil), kind: tools.KindExecute}
+	t.Static = tools.Static{ToolName: RunCommandName, ToolDescription: desc, Schema: tools.LazySchema[RunCommandParams](nil), ToolKind: tools.KindExecute}
 	return t
 }
 
@@ -136,7 +137,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 		return tools.Errorf("cannot run the command: %v", err), nil
 	}
 	if res, err := permit(ctx, call, tools.PermissionRequest{
-		ToolName: t.name, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
+		ToolName: t.ToolName, Title: q.Title, Kind: tools.KindExecute, Effect: tools.EffectExecute,
 		Content: q.Content,
 	}); res != nil || err != nil {
 		return res, err

@@ -6,11 +6,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/dshd/dshd/tools"
-	"github.com/dshd/dshd/tools/workspace"
 )
 
 // WriteFileName is the write_file tool's name.
@@ -25,11 +23,11 @@ type WriteFileParams struct {
 //go:embed writefile.md
 var writeFileDescription string
 
-type writeFile struct{ toolBase }
+type writeFile struct{ tools.Static }
 
 // NewWriteFile returns the write_file tool.
 func NewWriteFile() tools.Tool {
-	return &writeFile{toolBase{name: WriteFileName, description: writeFileDescription, schema: lazySchema[WriteFileParams](nil), kind: tools.KindEdit}}
+	return &writeFile{tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, Schema: tools.LazySchema[WriteFileParams](nil), ToolKind: tools.KindEdit}}
 }
 
 // Title is "Write <path>".
@@ -47,17 +45,9 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 		return res, nil
 	}
 	defer file.Close()
-	var old *string
-	switch text, err := file.ReadTextFile(ctx); {
-	case err == nil:
-		old = &text
-	case errors.Is(err, tools.ErrNotExist):
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.Is(err, workspace.ErrTooLarge):
-		return tools.Errorf("%s is too large to replace with write_file", env.Workspace.Display(path)), nil
-	default:
-		return readError(env, path, err), nil
+	old, res, err := readOld(ctx, env, path, file, "replace with write_file")
+	if res != nil || err != nil {
+		return res, err
 	}
 	shown := env.Workspace.Display(path)
 	if old != nil && *old == p.Content {
@@ -68,7 +58,7 @@ func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Resul
 		verb = "Create"
 	}
 	c := &change{title: verb + " " + shown, path: path, shown: shown, old: old, text: p.Content}
-	if res, err := c.commit(ctx, call, t.name, file); res != nil || err != nil {
+	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
 		return res, err
 	}
 	done := "Wrote"

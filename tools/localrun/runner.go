@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/cmdenv"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
@@ -82,12 +83,8 @@ func New(opts *Options) *Runner {
 	if r.opts.Shell == "" {
 		r.opts.Shell = defaultShell
 	}
-	if r.opts.KillGrace <= 0 {
-		r.opts.KillGrace = DefaultKillGrace
-	}
-	if r.opts.OutputLimit <= 0 {
-		r.opts.OutputLimit = DefaultOutputLimit
-	}
+	r.opts.KillGrace = choice.PositiveOr(r.opts.KillGrace, DefaultKillGrace)
+	r.opts.OutputLimit = choice.PositiveOr(r.opts.OutputLimit, DefaultOutputLimit)
 	r.log = r.opts.Logger
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)

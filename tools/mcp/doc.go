@@ -58,7 +58,7 @@
 // line) is at most MaxMessageBytes, and an answer over it becomes an
 // error answer to its request, so only that call fails; a stdout line
 // that is not JSON is skipped, not taken for a broken connection (see
-// stdout.go). At most MaxTools tools are used and listed; descriptions
+// limit.go). At most MaxTools tools are used and listed; descriptions
 // are cut at MaxDescriptionBytes; a tool whose input schema is over
 // MaxSchemaBytes or nests deeper than MaxSchemaDepth is left out with a
 // [Warning]. A result's text, and its structuredContent passed on as

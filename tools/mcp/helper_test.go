@@ -99,6 +99,27 @@ func waitForever() {
 
 var objectSchema = map[string]any{"type": "object"}
 
+// stringArgSchema is the input schema of a tool that takes one required
+// string argument, name.
+func stringArgSchema(name string) map[string]any {
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{name: map[string]any{"type": "string"}},
+		"required":   []string{name},
+	}
+}
+
+// stringArg is the string argument name of a call to a tool declared with
+// stringArgSchema.
+func stringArg(req *sdk.CallToolRequest, name string) (string, error) {
+	var in map[string]any
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return "", err
+	}
+	s, _ := in[name].(string)
+	return s, nil
+}
+
 func newHelperServer(grandchild int) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "helper", Version: "1"}, nil)
 	var count, cancelled atomic.Int64
@@ -114,20 +135,14 @@ func newHelperServer(grandchild int) *sdk.Server {
 		srv.AddTool(t, h)
 	}
 
-	add(&sdk.Tool{
-		Name: "echo", Title: "Echo", Description: "Echoes its message.", Annotations: readOnly,
-		InputSchema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"message": map[string]any{"type": "string"}},
-			"required":   []string{"message"},
-		},
-	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		var in struct{ Message string }
-		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-			return nil, err
-		}
-		return text("echo: " + in.Message), nil
-	})
+	add(&sdk.Tool{Name: "echo", Title: "Echo", Description: "Echoes its message.", Annotations: readOnly, InputSchema: stringArgSchema("message")},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			msg, err := stringArg(req, "message")
+			if err != nil {
+				return nil, err
+			}
+			return text("echo: " + msg), nil
+		})
 	add(&sdk.Tool{Name: "count", Description: "Counts its calls."},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("count=" + strconv.FormatInt(count.Add(1), 10)), nil
@@ -206,25 +221,19 @@ func newHelperServer(grandchild int) *sdk.Server {
 			}
 			return text(fmt.Sprintf("token=%v", token)), nil
 		})
-	add(&sdk.Tool{
-		Name: "write", Description: "Writes a file.",
-		InputSchema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"path": map[string]any{"type": "string"}},
-			"required":   []string{"path"},
-		},
-	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		var in struct{ Path string }
-		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(in.Path, []byte("written by the server"), 0o644); err != nil {
-			r := text(err.Error())
-			r.IsError = true
-			return r, nil
-		}
-		return text("wrote " + in.Path), nil
-	})
+	add(&sdk.Tool{Name: "write", Description: "Writes a file.", InputSchema: stringArgSchema("path")},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, err := stringArg(req, "path")
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(path, []byte("written by the server"), 0o644); err != nil {
+				r := text(err.Error())
+				r.IsError = true
+				return r, nil
+			}
+			return text("wrote " + path), nil
+		})
 	late := &sdk.Tool{Name: "late", Description: "Added at run time.", InputSchema: objectSchema}
 	lateHandler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return text("late"), nil

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/tooltest"
 	"github.com/dshd/dshd/tools/permission"
@@ -116,18 +116,7 @@ func await[T any](t testing.TB, ch <-chan T, what string) T {
 }
 
 // running reports whether pid is a live (not zombie) process.
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	state := b[i+2]
-	return state != 'Z' && state != 'X'
-}
+func running(pid int) bool { return !testkit.Ended(pid) }
 
 // exists reports whether pid has any /proc entry, zombie included.
 func exists(pid int) bool {

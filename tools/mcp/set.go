@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/tools"
+	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
@@ -121,21 +122,21 @@ func (o *Options) withDefaults() *Options {
 	if o != nil {
 		c = *o
 	}
-	c.StartTimeout = positiveOr(c.StartTimeout, DefaultStartTimeout)
+	c.StartTimeout = choice.PositiveOr(c.StartTimeout, DefaultStartTimeout)
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	c.KillGrace = positiveOr(c.KillGrace, DefaultKillGrace)
+	c.KillGrace = choice.PositiveOr(c.KillGrace, DefaultKillGrace)
 	if c.InheritEnv == nil {
 		c.InheritEnv = DefaultInheritEnv
 	}
-	c.MaxOutput = positiveOr(c.MaxOutput, DefaultMaxOutput)
-	c.MaxMessageBytes = positiveOr(c.MaxMessageBytes, DefaultMaxMessageBytes)
-	c.MaxTools = positiveOr(c.MaxTools, DefaultMaxTools)
-	c.MaxDescriptionBytes = positiveOr(c.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
-	c.MaxSchemaBytes = positiveOr(c.MaxSchemaBytes, DefaultMaxSchemaBytes)
-	c.MaxSchemaDepth = positiveOr(c.MaxSchemaDepth, DefaultMaxSchemaDepth)
-	c.ProgressInterval = positiveOr(c.ProgressInterval, DefaultProgressInterval)
+	c.MaxOutput = choice.PositiveOr(c.MaxOutput, DefaultMaxOutput)
+	c.MaxMessageBytes = choice.PositiveOr(c.MaxMessageBytes, DefaultMaxMessageBytes)
+	c.MaxTools = choice.PositiveOr(c.MaxTools, DefaultMaxTools)
+	c.MaxDescriptionBytes = choice.PositiveOr(c.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	c.MaxSchemaBytes = choice.PositiveOr(c.MaxSchemaBytes, DefaultMaxSchemaBytes)
+	c.MaxSchemaDepth = choice.PositiveOr(c.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	c.ProgressInterval = choice.PositiveOr(c.ProgressInterval, DefaultProgressInterval)
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"
 	}
@@ -146,14 +147,6 @@ func (o *Options) withDefaults() *Options {
 		c.lookupEnv = os.LookupEnv
 	}
 	return &c
-}
-
-// positiveOr is v, or d where v is zero or negative (unset).
-func positiveOr[T int | time.Duration](v, d T) T {
-	if v <= 0 {
-		return d
-	}
-	return v
 }
 
 // Set is the MCP servers of one session, connected, with their tools in

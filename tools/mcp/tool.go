@@ -129,15 +129,10 @@ func arguments(input json.RawMessage) (json.RawMessage, *tools.Result) {
 	return trimmed, nil
 }
 
-// permit asks the call's permission gate about req (tools/permission
-// decides): nil, nil means go on; a result is the model-facing rejection;
-// an error ends the call.
+// permit asks the call's permission gate about req: permission.Check,
+// what was rejected worded "this call of <title>".
 func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) (*tools.Result, error) {
-	d, err := permission.Permit(ctx, call, req)
-	if d == tools.Allowed || err != nil {
-		return nil, err
-	}
-	return tools.Errorf("%s", permission.Rejection(d, "this call of "+req.Title)), nil
+	return permission.Check(ctx, call, req, "this call of "+req.Title)
 }
 
 // errCallTimeout is the cause of a call that ran out of CallTimeout, and

@@ -62,6 +62,18 @@ func Permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) 
 	return d, nil
 }
 
+// Check is [Permit] as a tool answers the model: nil, nil when the call
+// may go on; a rejection is the model's answer, in the words of
+// [Rejection] for what; a cancelled decision or a failed gate is the error
+// that ends the call.
+func Check(ctx context.Context, call *tools.Call, req tools.PermissionRequest, what string) (*tools.Result, error) {
+	d, err := Permit(ctx, call, req)
+	if d == tools.Allowed || err != nil {
+		return nil, err
+	}
+	return tools.Errorf("%s", Rejection(d, what)), nil
+}
+
 // Rejection is what the model is told when d rejected what (a phrase:
 // "this edit (Create a.txt)"): a person's answer, or a refusal nobody was
 // asked for, which retrying or asking the user cannot change.

@@ -288,6 +288,25 @@ func TestDecideAndPermit(t *testing.T) {
 	}
 }
 
+// Check answers the model the way Permit decides: a rejection is a result
+// in Rejection's words, a cancelled answer an error, an allowed call nil.
+func TestCheck(t *testing.T) {
+	req := tools.PermissionRequest{ToolName: "w", Effect: tools.EffectEdit}
+	call := func(answer Answer) *tools.Call {
+		return &tools.Call{ID: "tc_1", Env: &tools.Env{Permission: NewPolicy(ModeAsk, &scriptedAsker{answers: []Answer{answer}})}}
+	}
+	if res, err := Check(t.Context(), call(AllowOnce), req, "this edit"); res != nil || err != nil {
+		t.Errorf("an allowed call = %+v, %v", res, err)
+	}
+	res, err := Check(t.Context(), call(RejectOnce), req, "this edit")
+	if err != nil || res == nil || !res.IsError || res.Output != Rejection(tools.Rejected, "this edit") {
+		t.Errorf("a rejection = %+v, %v", res, err)
+	}
+	if res, err := Check(t.Context(), call(AnswerCancelled), req, "this edit"); res != nil || !errors.Is(err, tools.ErrCancelled) {
+		t.Errorf("a cancelled answer = %+v, %v", res, err)
+	}
+}
+
 type gateFunc func(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error)
 
 func (f gateFunc) Check(ctx context.Context, req tools.PermissionRequest) (tools.Decision, error) {

@@ -17,6 +17,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/dshd/dshd/tools/subproc"
 )
 
 // statusFD is the helper's end of the status pipe (the first ExtraFile).
@@ -191,7 +193,7 @@ func signalDescendants(sig syscall.Signal) {
 		_ = syscall.Kill(-1, sig)
 		return
 	}
-	for _, pid := range descendants(os.Getpid()) {
+	for _, pid := range subproc.Descendants(os.Getpid()) {
 		_ = syscall.Kill(pid, sig)
 	}
 }

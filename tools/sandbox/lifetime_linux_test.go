@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/internal/tooltest"
+	"github.com/dshd/dshd/tools/subproc"
 )
 
 // awaitEnd waits, on a pidfd, until pid has ended.
@@ -56,7 +57,7 @@ func TestLifetime_NothingACommandStartedOutlivesAParentKilledBySIGKILL(t *testin
 			}
 			// The helper, sh and its two children (forked, if perhaps
 			// not yet sleep).
-			procs := descendants(parent.Process.Pid)
+			procs := subproc.Descendants(parent.Process.Pid)
 			if len(procs) != 4 {
 				t.Fatalf("the parent has %d descendants, want 4: %v", len(procs), procs)
 			}

@@ -17,7 +17,8 @@ import (
 	"github.com/dshd/dshd/tools/subagent"
 )
 
-// stubProvider is a provider that only has a name and a context contract.
+// stubProvider is a provider that only has a name and a context contract;
+// it takes no options of its own and starts no child.
 type stubProvider struct {
 	name    string
 	inherit bool

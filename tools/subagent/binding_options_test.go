@@ -60,7 +60,7 @@ func TestParseBinding_RejectsBadOptionValues(t *testing.T) {
 
 // capProvider declares the given start-time capabilities.
 type capProvider struct {
-	plainProvider
+	stubProvider
 	caps subagents.Capabilities
 }
 
@@ -68,8 +68,8 @@ func (p capProvider) Capabilities() subagents.Capabilities { return p.caps }
 
 func TestCheck_NamesTheOptionAndTheCapabilityAProviderLacks(t *testing.T) {
 	svc := subagents.NewService(nil)
-	for _, p := range []subagents.Provider{capProvider{plainProvider{"remote"}, subagents.Capabilities{}},
-		capProvider{plainProvider{"local"}, subagents.Capabilities{ToolFilter: true, OutputSchema: true, DepthLimit: true}}} {
+	for _, p := range []subagents.Provider{capProvider{stubProvider{name: "remote"}, subagents.Capabilities{}},
+		capProvider{stubProvider{name: "local"}, subagents.Capabilities{ToolFilter: true, OutputSchema: true, DepthLimit: true}}} {
 		dispose, err := svc.RegisterProvider(p)
 		if err != nil {
 			t.Fatal(err)

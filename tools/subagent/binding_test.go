@@ -1,9 +1,7 @@
 package subagent_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -82,19 +80,9 @@ func contains(s string, subs ...string) bool {
 	return true
 }
 
-// plainProvider is a provider that takes no options of its own.
-type plainProvider struct{ name string }
-
-func (p plainProvider) Name() string                         { return p.name }
-func (p plainProvider) Capabilities() subagents.Capabilities { return subagents.Capabilities{} }
-func (p plainProvider) InheritsParentContext() bool          { return false }
-func (p plainProvider) Start(context.Context, subagents.StartRequest) (subagents.Run, error) {
-	return nil, errors.New("not started in these tests")
-}
-
 // optionProvider takes the options keys, and refuses the value "bad".
 type optionProvider struct {
-	plainProvider
+	stubProvider
 	keys []string
 }
 
@@ -111,7 +99,7 @@ func (p optionProvider) CheckOptions(opts map[string]string) error {
 
 func TestCheck_HoldsABindingToTheProvidersADaemonHas(t *testing.T) {
 	svc := subagents.NewService(nil)
-	for _, p := range []subagents.Provider{plainProvider{"spawn"}, optionProvider{plainProvider{"acp"}, []string{"command", "address"}}} {
+	for _, p := range []subagents.Provider{stubProvider{name: "spawn"}, optionProvider{stubProvider{name: "acp"}, []string{"command", "address"}}} {
 		dispose, err := svc.RegisterProvider(p)
 		if err != nil {
 			t.Fatal(err)

@@ -15,7 +15,9 @@
 // A group counts as alive only while a member runs: where pid 1 does not
 // reap orphans (many containers), a dead grandchild stays a zombie forever
 // and kill(-pgid, 0) keeps succeeding, so on Linux the members' states are
-// read from /proc.
+// read from /proc. [Descendants] reads from there too the tree below a
+// process, for a subreaper that ends what it inherited (the sandbox
+// helper).
 //
 // On Linux a child may be tied to this process with the parent-death
 // signal ([Options.DieWithParent]). The kernel sends it when the OS thread

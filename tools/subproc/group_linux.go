@@ -1,14 +1,10 @@
 // This file holds the Linux specifics: the parent-death signal and telling
-// a running group from one that only has zombies left.
+// a running group from one that only has zombies left (from /proc, see
+// proc_linux.go).
 
 package subproc
 
-import (
-	"bytes"
-	"os"
-	"strconv"
-	"syscall"
-)
+import "syscall"
 
 // setDeathSignal asks the kernel to send sig to the child when its parent
 // dies, even by SIGKILL. The kernel fires it when the OS thread that forked
@@ -24,31 +20,12 @@ const deathSignalNeedsThread = true
 // merely a zombie. kill(-pgid, 0) alone cannot tell: where pid 1 does not
 // reap orphans, a dead grandchild stays a zombie forever.
 func groupRunning(pgid int) bool {
-	d, err := os.Open("/proc")
+	all, err := procs()
 	if err != nil {
 		return true
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return true
-	}
-	want := []byte(strconv.Itoa(pgid))
-	for _, n := range names {
-		if n == "" || n[0] < '0' || n[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid pgrp ...
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) >= 3 && bytes.Equal(f[2], want) && f[0][0] != 'Z' && f[0][0] != 'X' {
+	for _, p := range all {
+		if p.pgrp == pgid && p.state != 'Z' && p.state != 'X' {
 			return true
 		}
 	}

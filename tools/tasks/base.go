@@ -1,5 +1,5 @@
 // This file holds what the task tools share: the binding to a session's
-// set, their static description and schema, and input decoding.
+// set, their static half and input decoding.
 
 package tasks
 
@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dshd/dshd/tools"
@@ -30,32 +29,17 @@ func Tools() []tools.Tool {
 	return []tools.Tool{newList(), newRead(), newWait(), newCancel(), newSend(), newContinue()}
 }
 
-// base is the static half of a task tool.
-type base struct {
-	name, description string
-	schema            func() json.RawMessage
-}
-
-func (b *base) Name() string                 { return b.name }
-func (b *base) Description() string          { return b.description }
-func (b *base) InputSchema() json.RawMessage { return b.schema() }
-func (b *base) Kind() tools.Kind             { return tools.KindOther }
-func (b *base) ParallelSafe() bool           { return true }
-
-func schemaOf[T any]() func() json.RawMessage {
-	return sync.OnceValue(func() json.RawMessage { return tools.SchemaFor[T](nil) })
-}
-
 // tool is a task tool: its arguments P are decoded (unknown fields
 // refused) and the task they name checked before run sees them, and it
 // runs only bound to a session's set.
 type tool[P any] struct {
-	base
+	tools.Static
 	run func(ctx context.Context, s *Set, p P) (*tools.Result, error)
 }
 
 func newTool[P any](name, description string, run func(ctx context.Context, s *Set, p P) (*tools.Result, error)) *tool[P] {
-	return &tool[P]{base{name: name, description: description, schema: schemaOf[P]()}, run}
+	static := tools.Static{ToolName: name, ToolDescription: description, Schema: tools.LazySchema[P](nil), ToolKind: tools.KindOther, Parallel: true}
+	return &tool[P]{static, run}
 }
 
 func (t *tool[P]) Execute(context.Context, *tools.Call) (*tools.Result, error) {

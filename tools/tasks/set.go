@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/tools/internal/choice"
 )
 
 // Defaults of [Options].
@@ -141,12 +142,8 @@ type task struct {
 
 // New returns an empty set.
 func New(o Options) *Set {
-	if o.MaxRunning <= 0 {
-		o.MaxRunning = DefaultMaxRunning
-	}
-	if o.OutputLimit <= 0 {
-		o.OutputLimit = DefaultOutputLimit
-	}
+	o.MaxRunning = choice.PositiveOr(o.MaxRunning, DefaultMaxRunning)
+	o.OutputLimit = choice.PositiveOr(o.OutputLimit, DefaultOutputLimit)
 	o.IdleRelease = cmp.Or(o.IdleRelease, DefaultIdleRelease)
 	if o.Now == nil {
 		o.Now = time.Now

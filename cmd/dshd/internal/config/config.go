@@ -94,6 +94,12 @@ type Settings struct {
 	// file, ask permission, run a terminal) the parent serves at once.
 	MaxChildRequests int `json:"maxChildRequests,omitempty"`
 
+	// MaxJournalBytes is the journal size at which a session takes no
+	// new prompt (0: unbounded); MinFreeDiskBytes the space the state
+	// directory's file system keeps free of us (0: not checked).
+	MaxJournalBytes  int `json:"maxJournalBytes,omitempty"`
+	MinFreeDiskBytes int `json:"minFreeDiskBytes,omitempty"`
+
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
 	Sandbox          string   `json:"sandbox,omitempty"`
@@ -238,6 +244,8 @@ var table = []setting{
 	{flag: "model-call-timeout", file: "modelCallTimeout", usage: "how long one model call may take in all, its retries included; 0 never", kind: kDuration, def: "15m", ptr: func(s *Settings) any { return &s.ModelCallTimeout }, check: zeroOrPositive},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
+	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (start a new session; a turn already running may finish past it) and a fork that would start there is not made; 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},
+	{flag: "min-free-disk-bytes", file: "minFreeDiskBytes", usage: "bytes the state directory's file system must have free for a prompt to run or a session to be created; 0 does not check", kind: kInt, def: "268435456", ptr: func(s *Settings) any { return &s.MinFreeDiskBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: optional(address), only: Serve},

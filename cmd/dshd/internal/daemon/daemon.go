@@ -80,7 +80,9 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals})
+	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals, Limits: session.DiskLimits{
+		MaxJournalBytes: int64(st.MaxJournalBytes), MinFreeBytes: int64(st.MinFreeDiskBytes),
+		JournalSetting: "--max-journal-bytes", FreeSetting: "--min-free-disk-bytes"}})
 	if err != nil {
 		return nil, StateDirError(st, err)
 	}
@@ -275,6 +277,8 @@ func childArgs(st *config.Settings) []string {
 			args = append(args, f.flag, strconv.Itoa(f.n))
 		}
 	}
+	// The child's journals are bounded as ours (0, off, included).
+	args = append(args, "--max-journal-bytes", strconv.Itoa(st.MaxJournalBytes), "--min-free-disk-bytes", strconv.Itoa(st.MinFreeDiskBytes))
 	return args
 }
 

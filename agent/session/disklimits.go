@@ -1,0 +1,183 @@
+// This file bounds the store's use of the disk: the size a journal may
+// reach before its session takes no new prompt, and the free space the
+// state directory's file system keeps before no prompt runs and no
+// journal is created. Both are checked before anything is run or
+// recorded; the full-disk handling of the journal stays for what slips
+// past them (another process filling the disk during a turn).
+
+package session
+
+import "fmt"
+
+// DiskLimits bound a [Store]'s use of the disk. The zero value bounds
+// nothing.
+type DiskLimits struct {
+	// MaxJournalBytes: a session whose journal is at or above it takes no
+	// new prompt, and a fork whose journal would start there is not made
+	// (0: unbounded). A turn already running may finish past it: its own
+	// limits bound what it writes.
+	MaxJournalBytes int64
+	// MinFreeBytes: while the state directory's file system has less
+	// space available to us, no prompt runs and no journal is created (0:
+	// not checked; not checked either where the platform cannot say, see
+	// freeSpace).
+	MinFreeBytes int64
+	// JournalSetting and FreeSetting name the two bounds in refusals and
+	// logs (the daemon's flags); empty, the field names stand in.
+	JournalSetting, FreeSetting string
+}
+
+func (l *DiskLimits) journalSetting() string {
+	if l.JournalSetting == "" {
+		return "MaxJournalBytes"
+	}
+	return l.JournalSetting
+}
+
+func (l *DiskLimits) freeSetting() string {
+	if l.FreeSetting == "" {
+		return "MinFreeBytes"
+	}
+	return l.FreeSetting
+}
+
+// The log messages of the first refusal by each bound (the setting, the
+// session and the sizes are attributes), for a client that shows the
+// refusal itself and need not log it again.
+const (
+	LogJournalBound = "session journal at its bound; the session takes no new prompt"
+	LogForkBound    = "fork not made: its journal would start at the journal bound"
+	LogFreeBound    = "state directory's free space below the bound; no prompt runs and no session is created until there is more"
+)
+
+// LimitError is a prompt, a new session or a fork refused by one of the
+// store's [DiskLimits]; nothing was run or recorded. Its message says what
+// to do; the caller says what was refused.
+type LimitError struct {
+	// Setting names the bound (DiskLimits' JournalSetting or FreeSetting)
+	// and Limit is its value.
+	Setting string
+	Limit   int64
+	// SessionID is the session refused: the one prompted, the one a new
+	// session or a fork would have been.
+	SessionID string
+	// Journal is, for the journal bound, the journal's size (a fork's:
+	// at least what it would start with).
+	Journal int64
+	// Fork reports a fork refused by the journal bound.
+	Fork bool
+	// Dir is the state directory, Free the bytes available on its file
+	// system, for the free-space bound.
+	Dir  string
+	Free int64
+}
+
+func (e *LimitError) Error() string {
+	switch {
+	case e.Dir != "":
+		return fmt.Sprintf("the state directory %s has %s free, below %s (%d); free some space there, or lower the setting", e.Dir, bytesText(e.Free), e.Setting, e.Limit)
+	case e.Fork:
+		return fmt.Sprintf("a fork copies the conversation and what a load replays, so its journal would start at %s or more, at or above %s (%d); start a new session", bytesText(e.Journal), e.Setting, e.Limit)
+	}
+	return fmt.Sprintf("the session's journal is %s, at or above %s (%d); start a new session, or raise the setting", bytesText(e.Journal), e.Setting, e.Limit)
+}
+
+// bytesText writes a size for people: 512 bytes, 1.5 KiB, 1.0 GiB.
+func bytesText(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, unit := float64(n)/1024, 0
+	for v >= 1024 && unit < 4 {
+		v /= 1024
+		unit++
+	}
+	return fmt.Sprintf("%.1f %s", v, [...]string{"KiB", "MiB", "GiB", "TiB", "PiB"}[unit])
+}
+
+// checkJournal refuses a prompt to j's session once j reached the journal
+// bound. The first refusal of each open journal is logged.
+func (s *Store) checkJournal(j *Journal) error {
+	limit := s.limits.MaxJournalBytes
+	if limit <= 0 {
+		return nil
+	}
+	size, first := j.overLimit(limit)
+	if size < limit {
+		return nil
+	}
+	if first {
+		s.logger.Warn(LogJournalBound, "session", j.ID(), "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
+	}
+	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: j.ID(), Journal: size}
+}
+
+// refuseFork refuses fork id once its journal would hold size bytes at
+// the journal bound or above: a session that starts there could take no
+// prompt. The first such refusal of the store is logged.
+func (s *Store) refuseFork(id string, size int64) error {
+	limit := s.limits.MaxJournalBytes
+	if limit <= 0 || size < limit {
+		return nil
+	}
+	if !s.forkRefused.Swap(true) {
+		s.logger.Warn(LogForkBound, "session", id, "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
+	}
+	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: id, Journal: size, Fork: true}
+}
+
+// checkFree refuses to run a prompt of session id, or to create its
+// journal, while the state directory's file system has less space than
+// the free-space bound. The first refusal of each such episode is logged,
+// and its end.
+func (s *Store) checkFree(id string) error {
+	limit := s.limits.MinFreeBytes
+	if limit <= 0 || s.freeSpace == nil {
+		return nil
+	}
+	free, err := s.freeSpace(s.dir)
+	if err != nil {
+		// The write itself will say whether there is room.
+		if !s.statFailed.Swap(true) {
+			s.logger.Warn("cannot tell the state directory's free space; the bound is not checked", "setting", s.limits.freeSetting(), "dir", s.dir, "err", err)
+		}
+		return nil
+	}
+	if free >= limit {
+		if s.lowDisk.Swap(false) {
+			s.logger.Info("free space is back above the bound; prompts run and sessions are created again", "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
+		}
+		return nil
+	}
+	if !s.lowDisk.Swap(true) {
+		s.logger.Warn(LogFreeBound, "session", id, "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
+	}
+	return &LimitError{Setting: s.limits.freeSetting(), Limit: limit, SessionID: id, Dir: s.dir, Free: free}
+}
+
+// checkDisk refuses a prompt to s as the store's disk bounds say: a
+// [*LimitError] while the state directory's file system is below the
+// free-space bound, or once the session's journal reached its bound. A
+// session that records nothing is never refused.
+func (s *Session) checkDisk() error {
+	if s.stored == nil {
+		return nil
+	}
+	st := s.stored.store
+	if err := st.checkFree(s.id); err != nil {
+		return err
+	}
+	return st.checkJournal(s.stored.journal)
+}
+
+// checkChange refuses a change of mode, model or thinking outside a turn
+// as checkDisk refuses a prompt: each change is recorded (with the
+// updates that tell the client), so a client sending them without end
+// would grow the journal without end. During a turn, which may finish
+// past the bounds, a change is made: the turn may be waiting for it.
+func (s *Session) checkChange() error {
+	if s.Running() != nil {
+		return nil
+	}
+	return s.checkDisk()
+}

@@ -1,0 +1,188 @@
+// This file tests the store's disk bounds: a journal at its bound takes
+// no new turn (a running one finishes past it), a fork that would start
+// there is not made, and a file system below the free-space bound gets no
+// turn and no new journal, each refusal logged once.
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshd/dshd/agent"
+	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/testkit"
+)
+
+func limitsStore(t *testing.T, limits DiskLimits, free func(string) (int64, error)) (*StoreOptions, *testkit.SyncBuffer) {
+	t.Helper()
+	logs := &testkit.SyncBuffer{}
+	return &StoreOptions{Logger: slog.New(slog.NewTextHandler(logs, nil)), Limits: limits, freeSpace: free}, logs
+}
+
+func TestAJournalAtItsBoundTakesNoNewTurnAndARunningTurnFinishesPastIt(t *testing.T) {
+	opts, logs := limitsStore(t, DiskLimits{MaxJournalBytes: 2048, JournalSetting: "--max-journal-bytes"}, nil)
+	s, _ := hangSession(t, opts, nil)
+	t.Cleanup(func() { s.Close() })
+	big := strings.Repeat("y", 4096)
+	if _, err := runTurn(t, s, big); err != nil {
+		t.Fatalf("a turn that starts under the bound failed: %v", err)
+	}
+	size := s.stored.journal.Size()
+	if size < 2*4096 {
+		t.Fatalf("the turn that crossed the bound was not saved whole: the journal is %d bytes", size)
+	}
+	for range 2 {
+		_, err := runTurn(t, s, "one more")
+		var le *LimitError
+		if !errors.As(err, &le) || le.Setting != "--max-journal-bytes" || le.Limit != 2048 || le.SessionID != "s1" || le.Journal != size {
+			t.Fatalf("a turn on a journal at its bound: %v, want a LimitError naming the bound, the session and the size", err)
+		}
+		if !strings.Contains(le.Error(), "--max-journal-bytes (2048)") {
+			t.Fatalf("the refusal says %q", le.Error())
+		}
+	}
+	var le *LimitError
+	if err := s.SetMode("yolo"); !errors.As(err, &le) || s.Mode() != "ask" {
+		t.Fatalf("a mode change at the bound: %v, mode %q", err, s.Mode())
+	}
+	if err := s.SetModel("other"); !errors.As(err, &le) || s.Agent().ModelID() == "other" {
+		t.Fatalf("a model change at the bound: %v", err)
+	}
+	if err := s.SetThinking(true); !errors.As(err, &le) || s.Thinking() != nil {
+		t.Fatalf("a thinking change at the bound: %v", err)
+	}
+	if got := s.stored.journal.Size(); got != size {
+		t.Fatalf("refused turns and changes grew the journal from %d to %d bytes", size, got)
+	}
+	if n := strings.Count(logs.String(), LogJournalBound); n != 1 {
+		t.Fatalf("two refusals logged %d times, want once:\n%s", n, logs)
+	}
+}
+
+func TestAForkThatWouldStartAtTheJournalBoundIsNotMade(t *testing.T) {
+	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 4096}, nil)
+	store, err := NewStore(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := json.RawMessage(`{"sessionId":"f","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + strings.Repeat("z", 1000) + `"}}}`)
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}}
+	small, err := CreateFork(store, Meta{SessionID: "small", Cwd: t.TempDir()}, State{}, msgs, []json.RawMessage{update})
+	if err != nil {
+		t.Fatalf("a fork under the bound: %v", err)
+	}
+	small.Close()
+	for _, name := range []string{"by its updates", "by its conversation"} {
+		var ups []json.RawMessage
+		ms := msgs
+		if name == "by its updates" {
+			ups = []json.RawMessage{update, update, update, update, update}
+		} else {
+			ms = []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("w", 5000)}}
+		}
+		_, err = CreateFork(store, Meta{SessionID: "big", Cwd: t.TempDir()}, State{}, ms, ups)
+		var le *LimitError
+		if !errors.As(err, &le) || !le.Fork || le.Journal < 4096 {
+			t.Fatalf("a fork over the bound %s: %v, want a fork's LimitError", name, err)
+		}
+		if store.Exists("big") {
+			t.Fatalf("the refused fork (over %s) left its journal", name)
+		}
+		if _, err := store.Info("big"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("the refused fork (over %s) left its sidecar: %v", name, err)
+		}
+	}
+}
+
+func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+	var mu sync.Mutex
+	free := int64(10 << 20)
+	setFree := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
+	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, FreeSetting: "--min-free-disk-bytes"}, func(string) (int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return free, nil
+	})
+	s, store := hangSession(t, opts, nil)
+	t.Cleanup(func() { s.Close() })
+	if _, err := runTurn(t, s, "with room"); err != nil {
+		t.Fatal(err)
+	}
+	size := s.stored.journal.Size()
+
+	setFree(1<<20 - 1)
+	for range 2 {
+		_, err := runTurn(t, s, "without room")
+		var le *LimitError
+		if !errors.As(err, &le) || le.Setting != "--min-free-disk-bytes" || le.Free != 1<<20-1 || le.Dir != store.Dir() {
+			t.Fatalf("a turn below the free-space bound: %v, want a LimitError naming the bound, the directory and the free bytes", err)
+		}
+		if !strings.Contains(le.Error(), store.Dir()) || !strings.Contains(le.Error(), "--min-free-disk-bytes (1048576)") {
+			t.Fatalf("the refusal says %q", le.Error())
+		}
+	}
+	_, err := Create(store, Meta{SessionID: "s2", Cwd: t.TempDir()}, State{})
+	var le *LimitError
+	if !errors.As(err, &le) || le.SessionID != "s2" {
+		t.Fatalf("a new session below the free-space bound: %v", err)
+	}
+	if store.Exists("s2") {
+		t.Fatal("the refused session has a journal")
+	}
+	if got := s.stored.journal.Size(); got != size {
+		t.Fatalf("refused turns grew the journal from %d to %d bytes", size, got)
+	}
+	if n := strings.Count(logs.String(), LogFreeBound); n != 1 {
+		t.Fatalf("three refusals logged %d times, want once:\n%s", n, logs)
+	}
+
+	setFree(1 << 20)
+	if _, err := runTurn(t, s, "with room again"); err != nil {
+		t.Fatalf("a turn once space returned: %v", err)
+	}
+	st, err := Create(store, Meta{SessionID: "s2", Cwd: t.TempDir()}, State{})
+	if err != nil {
+		t.Fatalf("a new session once space returned: %v", err)
+	}
+	st.Close()
+	if !strings.Contains(logs.String(), "free space is back") {
+		t.Fatalf("the recovery was not logged:\n%s", logs)
+	}
+}
+
+func TestDuringATurnPastTheJournalBoundAModeChangeIsMade(t *testing.T) {
+	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 1024}, nil)
+	s, _ := hangSession(t, opts, nil)
+	t.Cleanup(func() { s.Close() })
+	turn, err := s.BeginTurn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
+		done <- err
+	}()
+	// The turn's own updates take the journal past the bound.
+	if err := s.RecordUpdate(json.RawMessage(`{"update":"` + strings.Repeat("u", 2048) + `"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMode("yolo"); err != nil {
+		t.Fatalf("a mode change during a turn past the bound: %v", err)
+	}
+	turn.Cancel()
+	if err := testkit.Await(t, done, "the cancelled turn to end"); err != nil {
+		t.Fatalf("the turn that passed the bound: %v", err)
+	}
+	turn.Finish()
+	var le *LimitError
+	if err := s.SetMode("ask"); !errors.As(err, &le) || s.Mode() != "yolo" {
+		t.Fatalf("a mode change once the turn ended: %v, mode %q", err, s.Mode())
+	}
+}
