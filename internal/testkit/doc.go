@@ -3,12 +3,12 @@
 // [Watchdog] that fail a deadlocked test with every goroutine's stack
 // ([Context], [Await], [Within]); a buffer that concurrent writers such
 // as a logger may share with the test that reads it ([SyncBuffer]); files
-// in a temporary tree ([Write], [Read]), a directory with a short path
-// ([ShortDir]) and the test binary's own path ([Executable]); the
-// reference JSON encoding a hand-written encoder is compared with
-// ([EncodeJSON]); a loopback port that accepts and closes ([Loopback]);
-// and, on Linux, the processes /proc shows ([Stat], [Ended],
-// [Processes], [Descendants]).
+// in a temporary tree ([Write], [Read]) and a directory with a short
+// path ([ShortDir]); the reference JSON encoding a
+// hand-written encoder is compared with ([EncodeJSON]); a loopback port
+// that accepts and closes ([Loopback]); and, on Linux,
+// the processes /proc shows ([Stat], [Ended], [Processes],
+// [Descendants]).
 //
 // It is test support: only _test.go files and the other test-support
 // packages (tools/internal/tooltest, subagents/subagenttest,

@@ -43,14 +43,3 @@ func ShortDir(t testing.TB, prefix string) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
-
-// Executable returns the path of the running test binary, which tests
-// re-execute as the program under test or as a helper process.
-func Executable(t testing.TB) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
