@@ -241,10 +241,7 @@ func (p MultiSelectPropertySchema) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON implements json.Marshaler: Raw, or just the tag.
 func (p UnknownPropertySchema) MarshalJSON() ([]byte, error) {
-	if len(p.Raw) > 0 {
-		return p.Raw, nil
-	}
-	return marshalTagged("type", p.Type, struct{}{})
+	return marshalUnknown("type", p.Type, p.Raw)
 }
 
 // UnmarshalElicitationPropertySchema decodes a form field by its `type` tag.
@@ -260,8 +257,8 @@ var propertySchemas = taggedUnion[ElicitationPropertySchema]{name: "property sch
 		"boolean": func() ElicitationPropertySchema { return new(BooleanPropertySchema) },
 		"array":   func() ElicitationPropertySchema { return new(MultiSelectPropertySchema) },
 	},
-	unknown: func(tag string, b []byte) ElicitationPropertySchema {
-		return &UnknownPropertySchema{Type: tag, Raw: append(json.RawMessage(nil), b...)}
+	unknown: func(tag string, raw json.RawMessage) ElicitationPropertySchema {
+		return &UnknownPropertySchema{Type: tag, Raw: raw}
 	}}
 
 // CreateElicitationResponse is the result of elicitation/create. Action is

@@ -235,6 +235,16 @@ func marshalTagged(key, tag string, v any) ([]byte, error) {
 	return out, nil
 }
 
+// marshalUnknown is the MarshalJSON of a variant whose tag this package
+// does not know: the object as it was received, or just `"key":"tag"` for
+// one built without it.
+func marshalUnknown(key, tag string, raw json.RawMessage) ([]byte, error) {
+	if len(raw) > 0 {
+		return raw, nil
+	}
+	return marshalTagged(key, tag, struct{}{})
+}
+
 // readTag returns the string value of key in the JSON object b, and whether
 // the key was present with a string value. It scans without allocating.
 func readTag(b []byte, key string) (tag string, ok bool, err error) {
@@ -384,8 +394,9 @@ type taggedUnion[U any] struct {
 	// otherwise a missing key is an error.
 	untagged func() U
 	// unknown, when set, is the value of an unknown tag, given the tag and
-	// the whole object; otherwise an unknown tag is an error.
-	unknown func(tag string, b []byte) U
+	// a copy of the whole object to keep (see marshalUnknown); otherwise an
+	// unknown tag is an error.
+	unknown func(tag string, raw json.RawMessage) U
 	// tagErrors prefixes a variant's decoding error with its tag.
 	tagErrors bool
 }
@@ -401,7 +412,7 @@ func (u *taggedUnion[U]) decode(b []byte) (U, error) {
 	if ok {
 		mk = u.variants[tag]
 		if mk == nil && u.unknown != nil {
-			return u.unknown(tag, b), nil
+			return u.unknown(tag, bytes.Clone(b)), nil
 		}
 	}
 	if mk == nil {

@@ -312,12 +312,9 @@ type EnvVariable struct {
 	Meta  Meta   `json:"_meta,omitempty"`
 }
 
-// HTTPHeader is one HTTP header.
-type HTTPHeader struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-	Meta  Meta   `json:"_meta,omitempty"`
-}
+// HTTPHeader is one HTTP header; it has the members of [EnvVariable], a
+// name and a value.
+type HTTPHeader EnvVariable
 
 func (*McpServerStdio) isMcpServer() {}
 func (*McpServerHTTP) isMcpServer()  {}

@@ -175,12 +175,7 @@ func (s IdleState) MarshalJSON() ([]byte, error) { return marshalVariant("state"
 func (s UnknownState) MarshalJSON() ([]byte, error) { return marshalVariant("state", StateUnknown, s) }
 
 // MarshalJSON implements json.Marshaler: Raw, or just the tag.
-func (s OtherState) MarshalJSON() ([]byte, error) {
-	if len(s.Raw) > 0 {
-		return s.Raw, nil
-	}
-	return marshalTagged("state", s.State, struct{}{})
-}
+func (s OtherState) MarshalJSON() ([]byte, error) { return marshalUnknown("state", s.State, s.Raw) }
 
 // UnmarshalJSON implements json.Unmarshaler leniently: a malformed
 // stopReason, error or usage is "not reported" (acp-subagents §4, §12).
@@ -200,6 +195,4 @@ var stateUpdates = taggedUnion[StateUpdate]{name: "state update", key: "state",
 		StateIdle:           func() StateUpdate { return new(IdleState) },
 		StateUnknown:        func() StateUpdate { return new(UnknownState) },
 	},
-	unknown: func(tag string, b []byte) StateUpdate {
-		return &OtherState{State: tag, Raw: append(json.RawMessage(nil), b...)}
-	}}
+	unknown: func(tag string, raw json.RawMessage) StateUpdate { return &OtherState{State: tag, Raw: raw} }}

@@ -85,15 +85,7 @@ type sse struct {
 
 func openSSE(t *testing.T, u string, hdr map[string]string) *sse {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, u, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := send(t, testkit.Context(t), http.MethodGet, u, nil, map[string]string{"Accept": "text/event-stream"}, hdr)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %v: %d", hdr, resp.StatusCode)
 	}
@@ -134,19 +126,7 @@ func (s *sse) next(t *testing.T) string {
 
 func post(t *testing.T, u, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, u, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := send(t, testkit.Context(t), http.MethodPost, u, strings.NewReader(body), map[string]string{"Content-Type": "application/json"}, hdr)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Body = io.NopCloser(strings.NewReader(string(b)))
@@ -291,15 +271,29 @@ func do(t *testing.T, method, u string, hdr map[string]string) *http.Response {
 	t.Helper()
 	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, method, u, nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
+	resp := send(t, ctx, method, u, nil, hdr)
+	resp.Body.Close()
+	return resp
+}
+
+// send sends a request and returns its answer, the body unread. The
+// fields of each header map are set in turn; an empty value removes one.
+func send(t *testing.T, ctx context.Context, method, u string, body io.Reader, hdrs ...map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, u, body)
+	for _, hdr := range hdrs {
+		for k, v := range hdr {
+			if v == "" {
+				req.Header.Del(k)
+				continue
+			}
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	return resp
 }
 

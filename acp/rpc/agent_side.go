@@ -5,7 +5,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/dshd/dshd/acp"
@@ -67,13 +66,7 @@ func agentMethods(a acp.Agent) map[string]methodInfo {
 // SessionUpdateRaw writes a session/update whose params were encoded by
 // MarshalSessionNotification, in call order like SessionUpdate.
 func (a *AgentSideConn) SessionUpdateRaw(_ context.Context, params []byte) error {
-	if err := a.c.stream.WriteNotificationRaw(acp.MethodSessionUpdate, params); err != nil {
-		if errors.Is(err, acp.ErrConnClosed) {
-			return acp.ErrConnClosed
-		}
-		return err
-	}
-	return nil
+	return notifyErr(a.c.stream.WriteNotificationRaw(acp.MethodSessionUpdate, params))
 }
 
 // SessionUpdate writes a session/update notification before returning, in

@@ -115,10 +115,8 @@ type methodInfo struct {
 // decode, validate, call, and send nil results as the empty response.
 func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (*R, error)) methodInfo {
 	return methodInfo{paramsOptional: paramsOptional, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
-		raw := *params
-		*params = nil
-		p := new(P)
-		if err := acp.DecodeParams(raw, p); err != nil {
+		p, err := takeParams[P](params)
+		if err != nil {
 			return nil, err
 		}
 		r, err := fn(ctx, p)
@@ -135,14 +133,25 @@ func requestMethod[P, R any](paramsOptional bool, fn func(context.Context, *P) (
 // notificationMethod builds the row of a notification method.
 func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
 	return methodInfo{notification: true, handle: func(ctx context.Context, params *json.RawMessage) (any, error) {
-		raw := *params
-		*params = nil
-		p := new(P)
-		if err := acp.DecodeParams(raw, p); err != nil {
+		p, err := takeParams[P](params)
+		if err != nil {
 			return nil, err
 		}
 		return nil, fn(ctx, p)
 	}}
+}
+
+// takeParams decodes and validates a method's params into a new P; the
+// caller's reference to their raw JSON is dropped, so the handler does not
+// keep the line alive.
+func takeParams[P any](params *json.RawMessage) (*P, error) {
+	raw := *params
+	*params = nil
+	p := new(P)
+	if err := acp.DecodeParams(raw, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // item is one queued message.
@@ -738,13 +747,16 @@ func (c *conn) callRaw(ctx context.Context, method string, params any) (json.Raw
 // notify writes a notification through the stream's fast path, in call
 // order.
 func (c *conn) notify(method string, params any) error {
-	if err := c.stream.WriteNotification(method, params); err != nil {
-		if errors.Is(err, acp.ErrConnClosed) {
-			return acp.ErrConnClosed
-		}
-		return err
+	return notifyErr(c.stream.WriteNotification(method, params))
+}
+
+// notifyErr is what a notification's write reports: acp.ErrConnClosed
+// itself once the connection is closed, whatever error says so.
+func notifyErr(err error) error {
+	if errors.Is(err, acp.ErrConnClosed) {
+		return acp.ErrConnClosed
 	}
-	return nil
+	return err
 }
 
 // shutdown runs once, when the peer goes away or Close is called: it

@@ -160,9 +160,8 @@ func isChildID(id acp.SessionID) bool { return strings.Contains(string(id), "/")
 // the client saw survives a crash), then written through the connection's
 // single ordered writer. journal may be nil (nothing recorded).
 func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpdate) {
-	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: id, Update: u})
-	if err != nil {
-		c.log.Error("cannot encode a session update", "session", id, "update", u.UpdateType(), "err", err)
+	b := c.encode(id, u)
+	if b == nil {
 		return
 	}
 	if journal != nil {
@@ -173,6 +172,17 @@ func (c *Conn) send(journal *session.Session, id acp.SessionID, u acp.SessionUpd
 	if err := c.peer.SessionUpdateRaw(c.ctx, b); err != nil {
 		c.log.Debug("session/update not delivered", "session", id, "err", err)
 	}
+}
+
+// encode returns the session/update params of u for session id, or nil
+// when u cannot be encoded (logged: it is our bug, not the client's).
+func (c *Conn) encode(id acp.SessionID, u acp.SessionUpdate) []byte {
+	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: id, Update: u})
+	if err != nil {
+		c.log.Error("cannot encode a session update", "session", id, "update", u.UpdateType(), "err", err)
+		return nil
+	}
+	return b
 }
 
 // sendRaw writes a recorded or relayed notification (params JSON) as is.

@@ -21,6 +21,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/noeditor"
 	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/fork"
@@ -240,11 +241,13 @@ func wantCode(t testing.TB, what string, err error, code int) *acp.Error {
 }
 
 // editor is the fake ACP client: it records every update and client call
-// and answers through per-method hooks.
+// and answers through per-method hooks; it has no elicitation.
 type editor struct {
+	noeditor.Methods // elicitation/create: method not found
+
 	mu      sync.Mutex
 	updates []*acp.SessionNotification
-	calls   []string
+	calls   map[string]int // client calls by method
 	changed chan struct{}
 
 	permission     func(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error)
@@ -255,7 +258,7 @@ type editor struct {
 	waitExit       func(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error)
 }
 
-func newEditor() *editor { return &editor{changed: make(chan struct{})} }
+func newEditor() *editor { return &editor{calls: map[string]int{}, changed: make(chan struct{})} }
 
 // set installs hooks under the lock.
 func (e *editor) set(fn func(e *editor)) {
@@ -271,7 +274,7 @@ func (e *editor) record(call string, n *acp.SessionNotification) {
 		e.updates = append(e.updates, n)
 	}
 	if call != "" {
-		e.calls = append(e.calls, call)
+		e.calls[call]++
 	}
 	close(e.changed)
 	e.changed = make(chan struct{})
@@ -300,19 +303,14 @@ func (e *editor) all() []*acp.SessionNotification {
 func (e *editor) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.updates, e.calls = nil, nil
+	e.updates = nil
+	clear(e.calls)
 }
 
 func (e *editor) callsOf(method string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, c := range e.calls {
-		if c == method {
-			n++
-		}
-	}
-	return n
+	return e.calls[method]
 }
 
 // waitUntil waits until ok holds over the editor's state.
@@ -396,14 +394,6 @@ func (e *editor) KillTerminal(context.Context, *acp.KillTerminalRequest) (*acp.K
 func (e *editor) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
 	e.record(acp.MethodTerminalRelease, nil)
 	return &acp.ReleaseTerminalResponse{}, nil
-}
-
-func (e *editor) CreateElicitation(context.Context, *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
-	return nil, acp.ErrMethodNotFound
-}
-
-func (e *editor) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
-	return nil
 }
 
 // agentText concatenates the agent_message_chunk texts among us.

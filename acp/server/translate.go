@@ -44,12 +44,9 @@ func (t *translator) emit(ev agent.Event) {
 // record journals u as an update of the session. A record that cannot
 // be saved stops the turn, as in send.
 func (t *translator) record(u acp.SessionUpdate) {
-	b, err := acp.MarshalSessionNotification(&acp.SessionNotification{SessionID: t.session, Update: u})
-	if err != nil {
-		t.c.log.Error("cannot encode a session update", "session", t.session, "update", u.UpdateType(), "err", err)
-		return
+	if b := t.c.encode(t.session, u); b != nil {
+		_ = t.journal.RecordUpdate(b)
 	}
-	_ = t.journal.RecordUpdate(b)
 }
 
 func hasTerminal(cs []tools.Content) bool {
