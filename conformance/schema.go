@@ -28,6 +28,10 @@ type SchemaSet struct {
 type schemaDoc struct {
 	name string
 	raw  map[string]any
+	// defs and strictDefs are the $defs as published and tightened,
+	// encoded: each validator decodes its own schema from them, since a
+	// resolved schema must not share maps with another.
+	defs, strictDefs json.RawMessage
 	// byMethod maps "method/kind" (kind: request, response,
 	// notification) to a $defs name.
 	byMethod map[string]string
@@ -64,6 +68,20 @@ func loadSchemaDoc(path string) (*schemaDoc, error) {
 		return nil, fmt.Errorf("%s: no $defs", path)
 	}
 	d := &schemaDoc{name: filepath.Base(path), raw: raw, byMethod: map[string]string{}, cache: map[string]*jsonschema.Resolved{}}
+	if d.defs, err = json.Marshal(defs); err != nil {
+		return nil, err
+	}
+	// tighten changes what it is given: a second decoding of the file.
+	var again struct {
+		Defs map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &again); err != nil {
+		return nil, err
+	}
+	tighten(again.Defs)
+	if d.strictDefs, err = json.Marshal(again.Defs); err != nil {
+		return nil, err
+	}
 	for name, def := range defs {
 		m, _ := def.(map[string]any)
 		method, _ := m["x-method"].(string)
@@ -99,10 +117,9 @@ func (d *schemaDoc) validatorRef(ref string, strict bool) (*jsonschema.Resolved,
 	if r, ok := d.cache[key]; ok {
 		return r, nil
 	}
-	// Each root gets its own copy: a resolved schema must not be shared.
-	defs := deepCopy(d.raw["$defs"]).(map[string]any)
+	defs := d.defs
 	if strict {
-		tighten(defs)
+		defs = d.strictDefs
 	}
 	root := map[string]any{"$schema": d.raw["$schema"], "$ref": ref, "$defs": defs}
 	b, err := json.Marshal(root)
@@ -119,24 +136,6 @@ func (d *schemaDoc) validatorRef(ref string, strict bool) (*jsonschema.Resolved,
 	}
 	d.cache[key] = r
 	return r, nil
-}
-
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = deepCopy(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = deepCopy(x)
-		}
-		return out
-	}
-	return v
 }
 
 // tighten adds unevaluatedProperties: false so that keys the schema does

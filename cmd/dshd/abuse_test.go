@@ -115,10 +115,7 @@ func rssWrapper() (code int, ok bool) {
 // rssWrapped returns o set to run dshd under the RSS wrapper, and a
 // func that returns dshd's peak RSS in bytes once it exited.
 func rssWrapped(t testing.TB, o opts) (opts, func() int64) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	path := filepath.Join(t.TempDir(), "rss")
 	o.prefix = append([]string{exe}, o.prefix...)
 	o.env = append(o.env, rssFileEnv+"="+path)

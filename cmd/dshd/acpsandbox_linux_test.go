@@ -78,18 +78,7 @@ func TestABadChildSandboxSettingStopsDshdAtStart(t *testing.T) {
 		{name: "a relative writable dir in a named agent", file: `{"agents": {"claude": {"command": "claude-agent-acp", "sandbox": "read-only", "writable": ["~/.claude"]}}}`,
 			want: []string{"agents.claude", `"~/.claude" is not an absolute path`}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
-			file := ""
-			if tc.file != "" {
-				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
-				args = append(args, "--config", file)
-			}
-			checkMistake(t, tc, file, append(args, tc.args...))
-		})
-	}
+	runServeMistakes(t, cases)
 }
 
 func TestAChildDshdRunsInItsParentsSandboxByDefault(t *testing.T) {
@@ -97,10 +86,7 @@ func TestAChildDshdRunsInItsParentsSandboxByDefault(t *testing.T) {
 	if noNewPrivs(t, os.Getpid()) {
 		t.Skip("this test process already runs with no_new_privs, which the sandbox's mark is")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	for _, tc := range []struct {
 		name     string
 		parent   []string

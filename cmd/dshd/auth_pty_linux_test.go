@@ -32,10 +32,7 @@ func startOnPty(t *testing.T, env []string, args ...string) *ptyProc {
 	master, tty := openPTY(t)
 	t.Cleanup(func() { master.Close() })
 	t.Cleanup(func() { tty.Close() })
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	p := &ptyProc{cmd: exec.Command(exe, args...), tty: tty, exited: make(chan struct{})}
 	p.cmd.Env = baseEnv(t, env...)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = tty, tty, tty

@@ -18,12 +18,7 @@ func TestAChildThatDiesInItsSandboxSaysWhereItRanWhatWasRefusedAndWhatWouldAllow
 	needSandbox(t)
 	// Short, so that no part of it looks like a credential the
 	// diagnostic would hide.
-	outside, err := os.MkdirTemp("", "cw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(outside) })
-	state := filepath.Join(outside, "state")
+	state := filepath.Join(testkit.ShortDir(t, "cw"), "state")
 	// A third-party agent that makes its state dir outside the
 	// workspace, and whose binding does not make it writable.
 	binding := "subagent_acp=acp,command=/bin/sh,args=-c 'mkdir \"$STATE\"',env=STATE=" + state + ",sandbox=workspace-write"

@@ -7,6 +7,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,18 +129,12 @@ func TestAMistakeInTheConfigurationStopsDshdAtStartWithOneLineSayingWhatAndWhere
 				own = tc.args
 			}
 			args = append(args, "--state-dir", t.TempDir())
-			file := ""
-			if tc.file != "" {
-				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
-				args = append(args, "--config", file)
-			}
 			if !strings.Contains(tc.file, `"model"`) && !hasModel(tc.args) {
 				// No key is needed: the mistake must be found before the
 				// model is.
 				args = append(args, "--model", "scripted")
 			}
-			args = append(args, own...)
-			checkMistake(t, tc, file, args)
+			checkMistake(t, tc, args, own)
 		})
 	}
 }
@@ -153,8 +148,29 @@ func hasModel(args []string) bool {
 	return false
 }
 
-func checkMistake(t *testing.T, tc mistake, file string, args []string) {
+// runServeMistakes runs each case as its own dshd with no command (so
+// serve), a state dir, the scripted model, the case's config file and its
+// own arguments.
+func runServeMistakes(t *testing.T, cases []mistake) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkMistake(t, tc, []string{"--state-dir", t.TempDir(), "--model", "scripted"}, tc.args)
+		})
+	}
+}
+
+// checkMistake runs dshd with the arguments before, then --config and the
+// case's file when it has one, then after, and checks that it stops with
+// the case's one line.
+func checkMistake(t *testing.T, tc mistake, before, after []string) {
 	t.Helper()
+	args, file := slices.Clone(before), ""
+	if tc.file != "" {
+		file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
+		args = append(args, "--config", file)
+	}
+	args = append(args, after...)
 	code, stdout, stderr := runDshd(t, tc.env, args...)
 	if code != 2 {
 		t.Fatalf("dshd %s: exit %d, want 2; stderr:\n%s", strings.Join(args, " "), code, stderr)

@@ -183,22 +183,11 @@ func TestPromptRefusedByADiskBoundSaysWhichAndExitsOne(t *testing.T) {
 }
 
 func TestABadDiskBoundStopsDshdAtStart(t *testing.T) {
-	for _, tc := range []mistake{
+	runServeMistakes(t, []mistake{
 		{name: "a negative journal bound", args: []string{"--max-journal-bytes", "-1"}, want: []string{"--max-journal-bytes", `"-1"`, "want 0 or more"}},
 		{name: "a journal bound that is no number", args: []string{"--max-journal-bytes", "abc"}, want: []string{"--max-journal-bytes", `"abc"`}},
 		{name: "a negative free-space bound", args: []string{"--min-free-disk-bytes", "-1"}, want: []string{"--min-free-disk-bytes", `"-1"`, "want 0 or more"}},
 		{name: "a free-space bound from the environment that is no number", env: []string{"DSHD_MIN_FREE_DISK_BYTES=1GB"}, want: []string{"DSHD_MIN_FREE_DISK_BYTES", `"1GB"`}},
 		{name: "a journal bound in the file", file: `{"maxJournalBytes": -5}`, want: []string{"FILE:1:", "maxJournalBytes", "-5"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
-			file := ""
-			if tc.file != "" {
-				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
-				args = append(args, "--config", file)
-			}
-			checkMistake(t, tc, file, append(args, tc.args...))
-		})
-	}
+	})
 }

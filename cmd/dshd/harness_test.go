@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,16 +111,10 @@ var fsCaps = map[string]any{"fs": map[string]any{"readTextFile": true, "writeTex
 // notFound answers a request the test's editor does not serve.
 var notFound = &rpcErr{Code: -32601, Message: "Method not found"}
 
-// socketPath returns a fresh socket path; socket paths are short (108
-// bytes), and t.TempDir can be too long.
+// socketPath returns a fresh socket path.
 func socketPath(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "d.sock")
+	return filepath.Join(testkit.ShortDir(t, "dshd-e2e"), "d.sock")
 }
 
 // serveIn starts `dshd serve --listen listen` on the scripted model with

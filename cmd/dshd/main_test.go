@@ -98,16 +98,14 @@ type opts struct {
 // and stdout; stderr is collected line by line.
 func start(t testing.TB, o opts, args ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	cmd := exec.Command(exe, args...)
 	if len(o.prefix) > 0 {
 		cmd = exec.Command(o.prefix[0], append(append(o.prefix[1:len(o.prefix):len(o.prefix)], exe), args...)...)
 	}
 	cmd.Env = baseEnv(t, o.env...)
 	p := &proc{t: t, cmd: cmd, stderr: newLineLog(), done: make(chan struct{})}
+	var err error
 	if o.stdin != nil {
 		cmd.Stdin = o.stdin
 	} else if p.stdin, err = cmd.StdinPipe(); err != nil {

@@ -112,22 +112,12 @@ func TestAnMCPServerThatFailsInTheSandboxIsAWarningNamingTheSandboxAndTheRefused
 }
 
 func TestABadMCPSandboxValueStopsDshdNamingTheSettingAndTheValues(t *testing.T) {
-	for _, tc := range []mistake{
+	runServeMistakes(t, []mistake{
 		{name: "a flag", args: []string{"--mcp-sandbox", "workspace-write"},
 			want: []string{`--mcp-sandbox "workspace-write"`, "commands, off"}},
 		{name: "a variable", env: []string{"DSHD_MCP_SANDBOX=none"},
 			want: []string{`DSHD_MCP_SANDBOX "none"`, "commands, off"}},
 		{name: "the file", file: `{"mcpSandbox": "of"}`,
 			want: []string{"FILE:1:16", "mcpSandbox", `"of"`, `did you mean "off"?`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"--state-dir", t.TempDir(), "--model", "scripted"}
-			file := ""
-			if tc.file != "" {
-				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
-				args = append(args, "--config", file)
-			}
-			checkMistake(t, tc, file, append(args, tc.args...))
-		})
-	}
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // asMCPWriter, when set in the environment, makes the test binary a stdio
@@ -60,10 +62,7 @@ func mcpWriter() int {
 // writerEntry is the mcpServers entry of the writer server.
 func writerEntry(t *testing.T, mode string) map[string]any {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	return map[string]any{"name": "writer", "command": exe, "args": []any{}, "env": []any{
 		map[string]any{"name": asMCPWriter, "value": mode},
 		// A race-enabled server otherwise sleeps a second at exit.

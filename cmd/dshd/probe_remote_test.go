@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -144,21 +145,9 @@ func readResponseEnd(nc net.Conn) bool {
 // and returns the status.
 func requestAs(t testing.TB, host, asHost, method, body string, hdr map[string]string) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testkit.Context(t), method, "http://"+host+"/acp", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = asHost
-	req.Header.Set("Origin", "http://"+asHost)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	h := map[string]string{"Host": asHost, "Origin": "http://" + asHost}
+	maps.Copy(h, hdr)
+	return request(t, method, "http://"+host+"/acp", body, h).StatusCode
 }
 
 // A listener without a token trusts whoever reaches loopback, so it must

@@ -192,10 +192,7 @@ func (p *ttyProc) stdout() string {
 func startOnTerminal(t *testing.T, args ...string) *ttyProc {
 	t.Helper()
 	master, slave := openPTY(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	p := &proc{t: t, stderr: newLineLog(), done: make(chan struct{})}
 	p.cmd = exec.Command(exe, args...)
 	p.cmd.Env = baseEnv(t)

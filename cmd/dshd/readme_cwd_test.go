@@ -36,10 +36,7 @@ func TestARelativePromptCwdIsTakenFromTheCurrentDirectory(t *testing.T) {
 		}
 	}
 	testkit.Write(t, ws, "marker.txt", "in ws\n")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testkit.Executable(t)
 	cmd := exec.CommandContext(testkit.Context(t), exe, "prompt", "--model", "scripted:"+writeScript(t, `{"rules": [
   {"step": 0, "toolCalls": [{"name": "read_file", "arguments": {"path": "marker.txt"}}]},
   {"step": 1, "text": "read: {{tool}}"}]}`), "--state-dir", t.TempDir(), "--cwd", "../ws", "read the marker")

@@ -66,12 +66,7 @@ func runMistakes(t *testing.T, cases []mistake) {
 					args = append(args, "--state-dir", t.TempDir())
 				}
 			}
-			file := ""
-			if tc.file != "" {
-				file = testkit.Write(t, t.TempDir(), "config.json", tc.file)
-				args = append(args, "--config", file)
-			}
-			checkMistake(t, tc, file, append(args, tc.args[1:]...))
+			checkMistake(t, tc, args, tc.args[1:])
 		})
 	}
 }

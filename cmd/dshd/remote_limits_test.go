@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -151,17 +152,29 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 	})
 }
 
-// postJSON POSTs body to u with the headers and returns the answer, its
-// body read.
+// postJSON POSTs the JSON body to u with the headers.
 func postJSON(t testing.TB, u, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, u, strings.NewReader(body))
+	h := map[string]string{"Content-Type": "application/json"}
+	maps.Copy(h, hdr)
+	return request(t, http.MethodPost, u, body, h)
+}
+
+// request sends one request to u with body and the headers, a "Host"
+// among them as the request's Host (which Go takes from nowhere else),
+// and returns the answer, its body read.
+func request(t testing.TB, method, u, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testkit.Context(t), method, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

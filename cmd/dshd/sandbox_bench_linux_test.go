@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
@@ -14,10 +15,7 @@ import (
 // off). The goal is under 5 ms added to "direct". It is the sandbox's one
 // benchmark: the helper it runs is the one dshd runs.
 func BenchmarkSandbox_True(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
+	exe := testkit.Executable(b)
 	cases := []struct {
 		name string
 		cfg  *sandbox.Config // nil: no helper
@@ -35,6 +33,7 @@ func BenchmarkSandbox_True(b *testing.B) {
 			if tc.cfg != nil {
 				tc.cfg.Helper = []string{exe, "sandbox"}
 				tc.cfg.Caches = []string{b.TempDir()}
+				var err error
 				if s, err = sandbox.New(tc.cfg); err != nil {
 					b.Fatal(err)
 				}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -15,11 +14,7 @@ import (
 // which a child dshd answers "child says: " and the prompt it was given.
 func scriptedChild(t *testing.T) (exe, script string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe, testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
+	return testkit.Executable(t), testkit.Write(t, t.TempDir(), "child.json", `{"rules": [{"text": "child says: {{user}}"}]}`)
 }
 
 // delegateOnce runs one dshd prompt in ws, in the default sandbox, whose

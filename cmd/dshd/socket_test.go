@@ -415,12 +415,7 @@ func tcpListenAddrs(pid int) ([]string, error) {
 }
 
 func TestUnixSocketPathHoldingARegularFileIsLeftAlone(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := testkit.Write(t, dir, "notes.txt", "precious data\n")
+	path := testkit.Write(t, testkit.ShortDir(t, "dshd-e2e"), "notes.txt", "precious data\n")
 	p := start(t, opts{stdin: strings.NewReader("")}, "serve", "--listen", "unix:"+path, "--model", "scripted", "--state-dir", t.TempDir())
 	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()

@@ -6,13 +6,11 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/internal/sameprogram"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestIs(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := testkit.Executable(t)
 	dir := t.TempDir()
 	link := filepath.Join(dir, "linked")
 	if err := os.Symlink(self, link); err != nil {

@@ -29,3 +29,17 @@ func Read(t testing.TB, dir, rel string) string {
 	}
 	return string(b)
 }
+
+// ShortDir returns a new directory named prefix and a few digits right
+// under the system's temp dir, removed when the test ends: for paths that
+// must stay short, which t.TempDir's need not be (a unix socket's path has
+// 108 bytes; a diagnostic hides a long name as if it were a credential).
+func ShortDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

@@ -17,17 +17,12 @@ type file struct {
 	data []byte
 }
 
-// member is one key of a JSON object.
+// member is one value of a JSON object or array, with its key in an
+// object.
 type member struct {
 	key            string
-	keyOff, valOff int // offsets in the file
+	keyOff, valOff int // offsets in the file (keyOff: objects only)
 	raw            json.RawMessage
-}
-
-// item is one element of a JSON array.
-type item struct {
-	off int
-	raw json.RawMessage
 }
 
 // position returns the 1-based line and column (in bytes) of offset off.
@@ -54,48 +49,34 @@ func parseFile(path string, data []byte) (*file, []member, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, nil, fromFile(f, start, "", nil).errorf("want a JSON object of settings")
 	}
-	return f, f.members(data[start:], start), nil
+	return f, f.elements(data[start:], start), nil
 }
 
-// members lists the keys of the object raw, found at offset base. raw is
-// valid JSON (the whole file was checked), so the decoder cannot fail.
-func (f *file) members(raw []byte, base int) []member {
+// elements lists the values of the object or array raw, found at offset
+// base, with their keys in an object. raw is valid JSON (the whole file
+// was checked), so the decoder cannot fail.
+func (f *file) elements(raw []byte, base int) []member {
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
+	open, err := dec.Token()
+	if err != nil {
 		return nil
 	}
 	var out []member
 	for dec.More() {
-		keyOff := skip(raw, int(dec.InputOffset()))
-		tok, err := dec.Token()
-		if err != nil {
+		var m member
+		if open == json.Delim('{') {
+			m.keyOff = base + skip(raw, int(dec.InputOffset()))
+			tok, err := dec.Token()
+			if err != nil {
+				return out
+			}
+			m.key, _ = tok.(string)
+		}
+		m.valOff = base + skip(raw, int(dec.InputOffset()))
+		if err := dec.Decode(&m.raw); err != nil {
 			return out
 		}
-		key, _ := tok.(string)
-		valOff := skip(raw, int(dec.InputOffset()))
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return out
-		}
-		out = append(out, member{key: key, keyOff: base + keyOff, valOff: base + valOff, raw: v})
-	}
-	return out
-}
-
-// items lists the elements of the array raw, found at offset base.
-func (f *file) items(raw []byte, base int) []item {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	var out []item
-	for dec.More() {
-		off := skip(raw, int(dec.InputOffset()))
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return out
-		}
-		out = append(out, item{off: base + off, raw: v})
+		out = append(out, m)
 	}
 	return out
 }
@@ -132,7 +113,7 @@ func (f *file) object(m member, name string) ([]member, error) {
 	if len(m.raw) == 0 || m.raw[0] != '{' {
 		return nil, fromFile(f, m.valOff, name, m.raw).errorf("want an object")
 	}
-	ms := f.members(m.raw, m.valOff)
+	ms := f.elements(m.raw, m.valOff)
 	if err := unique(f, ms, name+"."); err != nil {
 		return nil, err
 	}

@@ -155,8 +155,8 @@ func (st *Settings) resolve(s setting, fl *pflag.Flag, f *file, inFile map[strin
 		if len(m.raw) == 0 || m.raw[0] != '[' {
 			return fromFile(f, m.valOff, s.file, m.raw).errorf("want a list of strings")
 		}
-		for i, it := range f.items(m.raw, m.valOff) {
-			o := fromFile(f, it.off, fmt.Sprintf("%s[%d]", s.file, i), it.raw)
+		for i, it := range f.elements(m.raw, m.valOff) {
+			o := fromFile(f, it.valOff, fmt.Sprintf("%s[%d]", s.file, i), it.raw)
 			v, err := decode(kString, it.raw)
 			if err != nil {
 				return o.errorf("%s", err)
