@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -28,7 +27,7 @@ func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const maxIn = 256 << 10
-				before := liveHeap()
+				before := testkit.LiveHeap()
 				agentEnd, peer := net.Pipe()
 				a := &fakeAgent{}
 				a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Limits: Limits{WriteTimeout: -1, MaxQueuedOutput: 64 << 10, MaxQueuedInput: maxIn}})
@@ -48,7 +47,7 @@ func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
 				// What the connection holds now: the input queue (maxIn),
 				// the answers waiting to go (64 KiB, and one answer beyond
 				// it), the reader's buffer and the line it holds.
-				held := liveHeap() - before
+				held := testkit.LiveHeap() - before
 				peer.Close()
 				n := <-sent
 				<-a.conn.Done()
@@ -59,14 +58,6 @@ func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
 			})
 		})
 	}
-}
-
-// liveHeap returns the bytes of live heap objects, after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
 
 // Bad input is answered (or dropped) line by line, but logged at warning
