@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshd/dshd/conformance/internal/piped"
+	"github.com/dshd/dshd/internal/within"
 )
 
 // Direction says who wrote a transcript line.
@@ -514,11 +515,7 @@ func (c *Client) CloseStdin() error {
 func (c *Client) Shutdown(grace time.Duration) {
 	// Closing stdin may block behind a stuck huge write; do it aside.
 	go func() { _ = c.CloseStdin() }()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-c.done:
-	case <-t.C:
+	if !within.Closed(c.done, grace) {
 		c.Kill()
 		<-c.done
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/within"
 )
 
 // peerAuthenticator is implemented by a transport that authenticated its
@@ -209,14 +210,7 @@ func (s *Server) waitRelease(holder *Conn, released <-chan struct{}, began time.
 	if wait <= 0 {
 		return false
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-released:
-		return true
-	case <-t.C:
-		return false
-	}
+	return within.Closed(released, wait)
 }
 
 // Observer is told what the server does, for metrics. Its methods must

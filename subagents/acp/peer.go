@@ -19,6 +19,7 @@ import (
 	"github.com/dshd/dshd/acp/remote"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/internal/within"
 )
 
 // Handshake details.
@@ -225,13 +226,9 @@ func (pr *peer) watch() {
 	select {
 	case <-pr.conn.Done():
 	case <-exited:
-		t := time.NewTimer(drainAfterExit)
-		select {
-		case <-pr.conn.Done():
-		case <-t.C:
+		if !within.Closed(pr.conn.Done(), drainAfterExit) {
 			pr.conn.Close()
 		}
-		t.Stop()
 	}
 	pr.reason = pr.describeEnd()
 	if !pr.closing.Load() {
@@ -249,7 +246,7 @@ func (pr *peer) describeEnd() string {
 		return "the connection to the agent was closed"
 	}
 	if pr.proc != nil {
-		if waitFor(pr.proc.child.Exited(), drainAfterExit) {
+		if within.Closed(pr.proc.child.Exited(), drainAfterExit) {
 			return "the agent process " + pr.proc.exitDescription()
 		}
 		return "the agent process closed its stdout"
@@ -265,7 +262,7 @@ func (pr *peer) describeEnd() string {
 // endReason waits up to d for the connection's end and returns its reason
 // with the tail of the child's stderr.
 func (pr *peer) endReason(d time.Duration) string {
-	if !waitFor(pr.dead, d) {
+	if !within.Closed(pr.dead, d) {
 		return "the connection to the agent failed"
 	}
 	return pr.reason + pr.stderrSuffix()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/internal/utf8cut"
+	"github.com/dshd/dshd/internal/within"
 	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
@@ -152,7 +153,7 @@ func (pr *process) readStderr() {
 // stderrTail waits briefly for the child's stderr to end (a crashed child
 // has written all it will) and returns its scrubbed tail, or "".
 func (pr *process) stderrTail(wait time.Duration) string {
-	waitFor(pr.errDone, wait)
+	within.Closed(pr.errDone, wait)
 	return scrubTail(pr.tail.String(), stderrKept)
 }
 
@@ -210,7 +211,7 @@ func describeExit(ps *os.ProcessState) string {
 func (pr *process) stop(eofGrace, termGrace time.Duration) {
 	pr.child.StopGraces(eofGrace, termGrace)
 	// Every writer of stderr is gone unless one left the group.
-	if !waitFor(pr.errDone, termGrace) {
+	if !within.Closed(pr.errDone, termGrace) {
 		pr.child.Stderr.Close()
 		<-pr.errDone
 	}
@@ -218,23 +219,6 @@ func (pr *process) stop(eofGrace, termGrace time.Duration) {
 	pr.child.Stdout.Close()
 	// A child that survived SIGKILL (logged) keeps its temp dir.
 	pr.exitDescription()
-}
-
-// waitFor reports whether ch closed within d.
-func waitFor(ch <-chan struct{}, d time.Duration) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // stdioConn is the child's stdin and stdout as one connection; reads are

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/within"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 )
@@ -257,7 +258,7 @@ func (r *run) prompt(pr *peer, sess acp.SessionID, text string) subagents.Result
 		// The pool hands out the old connection until its watcher has
 		// seen it end.
 		pr.conn.Close()
-		waitFor(pr.dead, 2*time.Second)
+		within.Closed(pr.dead, 2*time.Second)
 		if rerr := c.reattach(r.ctx); rerr != nil {
 			c.log.Warn("reattaching failed", "agent", c.t.where(), "err", rerr)
 			r.mu.Lock()

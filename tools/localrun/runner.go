@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshd/dshd/internal/within"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/cmdenv"
 	"github.com/dshd/dshd/tools/internal/choice"
@@ -188,9 +189,7 @@ func (r *Runner) Run(ctx context.Context, c tools.Command, started func(terminal
 	r.reapGroup(cmd.Group(), killed)
 	// Every writer is dead unless one escaped the sandbox's helper; do not
 	// let such a process hold the call open.
-	select {
-	case <-readDone:
-	case <-time.After(r.opts.KillGrace):
+	if !within.Closed(readDone, r.opts.KillGrace) {
 		pr.Close()
 		<-readDone
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/within"
 	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subproc"
 )
@@ -117,12 +118,7 @@ func (p *process) keepTail(b []byte) {
 func (p *process) stderrTail() string {
 	select {
 	case <-p.child.Exited():
-		t := time.NewTimer(p.grace)
-		select {
-		case <-p.stderrDone:
-		case <-t.C:
-		}
-		t.Stop()
+		within.Closed(p.stderrDone, p.grace)
 	default:
 	}
 	p.tailMu.Lock()

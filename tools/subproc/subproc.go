@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/dshd/dshd/internal/within"
 )
 
 // Signal is what a [Group] can be sent, whatever the system calls it.
@@ -214,21 +216,7 @@ func (c *Child) Group() Group { return c.group }
 func (c *Child) Exited() <-chan struct{} { return c.exited }
 
 // WaitExit waits up to d for the child to exit and reports whether it did.
-func (c *Child) WaitExit(d time.Duration) bool {
-	select {
-	case <-c.exited:
-		return true
-	default:
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (c *Child) WaitExit(d time.Duration) bool { return within.Closed(c.exited, d) }
 
 // Err returns what waiting for the child returned (an *exec.ExitError for
 // a non-zero exit). It is meaningful once Exited is closed.
