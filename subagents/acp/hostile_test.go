@@ -47,16 +47,17 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 	for _, c := range []struct {
 		name       string
 		limits     rpc.Limits
+		ghosts     string // what the child sends: more than most if all were held
 		most       int64
 		limitBytes string
 	}{
-		{"the default queued-input bound", rpc.Limits{}, 10 << 20, "limit_bytes=4194304"},
-		{"a 256 KiB queued-input bound", rpc.Limits{MaxQueuedInput: 256 << 10}, 2 << 20, "limit_bytes=262144"},
+		{"the default queued-input bound", rpc.Limits{}, "ghosts 2000 8192", 10 << 20, "limit_bytes=4194304"},
+		{"a 256 KiB queued-input bound", rpc.Limits{MaxQueuedInput: 256 << 10}, "ghosts 500 8192", 2 << 20, "limit_bytes=262144"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour, Limits: c.limits})
 			before := testkit.LiveHeap()
-			run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 2000 8192")
+			run, _ := startWatched(t, p, fakeBinding(modeAgent), c.ghosts)
 			res := wait(t, run)
 			if res.StopReason != subagents.StopCompleted || res.Output != "done" {
 				t.Fatalf("result = %+v", res)
