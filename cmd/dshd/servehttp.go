@@ -110,13 +110,15 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	hs := &http.Server{
 		Handler:   mux,
 		TLSConfig: tlsConf,
-		// A request's headers come within ten seconds; a connection that
-		// has not authenticated is closed sooner, at --handshake-timeout,
-		// by the admission (which logs it). An idle keep-alive connection,
-		// between requests, is closed after two minutes; its ACP
-		// connection does not end with it.
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		// A request's headers come within --header-timeout; a connection
+		// that has not authenticated may be closed sooner, at
+		// --handshake-timeout, by the admission (which logs it). An idle
+		// keep-alive connection, between requests, is closed after
+		// --keepalive-timeout; its ACP connection does not end with it.
+		// The settings refuse 0, which net/http would read as "the
+		// other timeout" or "never".
+		ReadHeaderTimeout: st.HeaderTimeout,
+		IdleTimeout:       st.KeepaliveTimeout,
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than the default 250.

@@ -72,6 +72,12 @@ type Settings struct {
 	DetachTimeoutSeconds int    `json:"detachTimeoutSeconds,omitempty"`
 	AffinityCookie       string `json:"affinityCookie,omitempty"`
 
+	// HeaderTimeout bounds how long an http(s) listener waits for a
+	// request's headers; KeepaliveTimeout how long it keeps an idle
+	// keep-alive TCP connection open between two requests.
+	HeaderTimeout    time.Duration `json:"headerTimeout,omitempty"`
+	KeepaliveTimeout time.Duration `json:"keepaliveTimeout,omitempty"`
+
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
@@ -268,6 +274,8 @@ var table = []setting{
 	{flag: "keepalive-seconds", file: "keepaliveSeconds", usage: "seconds between SSE keepalive comments and WebSocket pings on an http(s) listener (0: none)", kind: kInt, def: "15", ptr: func(s *Settings) any { return &s.KeepaliveSeconds }, only: Serve},
 	{flag: "detach-timeout-seconds", file: "detachTimeoutSeconds", usage: "seconds a Streamable HTTP connection lives with no SSE stream open and no request before it ends, freeing its sessions for session/load elsewhere", kind: kInt, def: "30", check: atLeast(1), ptr: func(s *Settings) any { return &s.DetachTimeoutSeconds }, only: Serve},
 	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, check: optional(cookieName), only: Serve},
+	{flag: "header-timeout", file: "headerTimeout", usage: "how long an http(s) listener waits for a request's headers (every request, before its token is checked)", kind: kDuration, def: "10s", ptr: func(s *Settings) any { return &s.HeaderTimeout }, only: Serve},
+	{flag: "keepalive-timeout", file: "keepaliveTimeout", usage: "how long an http(s) listener keeps an idle keep-alive TCP connection open between two requests (its ACP connection goes on, on the next one)", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.KeepaliveTimeout }, only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},
