@@ -1,7 +1,10 @@
+//go:build linux
+
 // End-to-end tests of the http(s) listener's own bounds: how long a
 // request's headers may take (--header-timeout) and how long a keep-alive
 // connection may idle between two requests (--keepalive-timeout). Before
-// they were settings, both were fixed at 10 s and 2 min.
+// they were settings, both were fixed at 10 s and 2 min. Linux only, as
+// the helpers it shares with the other listener tests are.
 
 package main
 
