@@ -93,6 +93,10 @@ type Settings struct {
 	// MaxChildRequests is how many of an acp child's requests (to read a
 	// file, ask permission, run a terminal) the parent serves at once.
 	MaxChildRequests int `json:"maxChildRequests,omitempty"`
+	// MaxHeldChildUpdates is how many session updates an acp child sends
+	// for session ids it has not announced yet the parent holds, all ids
+	// together, in case the announcement follows.
+	MaxHeldChildUpdates int `json:"maxHeldChildUpdates,omitempty"`
 
 	// MaxJournalBytes is the journal size at which a session takes no
 	// new prompt (0: unbounded); MinFreeDiskBytes the space the state
@@ -278,6 +282,7 @@ var table = []setting{
 	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
 	{flag: "max-child-output-bytes", file: "maxChildOutputBytes", usage: "bytes of an acp child agent's answer the parent keeps for the model (the start; the rest is counted and said)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxChildOutput }, check: atLeast(1024)},
 	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
+	{flag: "max-held-child-updates", file: "maxHeldChildUpdates", usage: "session updates an acp child agent sends for session ids it has not announced yet that its parent holds for a while, all ids together (their bytes are bounded by --max-queued-input-bytes); beyond them they are dropped", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxHeldChildUpdates }, check: atLeast(1)},
 	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},
