@@ -1,7 +1,8 @@
 // End-to-end tests of the bounds on dshd's use of the disk: a session whose
 // journal reached --max-journal-bytes takes no new prompt (and still
-// loads), and --min-free-disk-bytes keeps prompts and new sessions off a
-// state directory whose file system is nearly full.
+// loads), --min-free-disk-bytes keeps prompts and new sessions off a
+// state directory whose file system is nearly full, and --max-state-bytes
+// off one whose sessions hold that much.
 
 package main
 
@@ -189,5 +190,135 @@ func TestABadDiskBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a negative free-space bound", args: []string{"--min-free-disk-bytes", "-1"}, want: []string{"--min-free-disk-bytes", `"-1"`, "want 0 or more"}},
 		{name: "a free-space bound from the environment that is no number", env: []string{"DSHD_MIN_FREE_DISK_BYTES=1GB"}, want: []string{"DSHD_MIN_FREE_DISK_BYTES", `"1GB"`}},
 		{name: "a journal bound in the file", file: `{"maxJournalBytes": -5}`, want: []string{"FILE:1:", "maxJournalBytes", "-5"}},
+		{name: "a negative state bound", args: []string{"--max-state-bytes", "-1"}, want: []string{"--max-state-bytes", `"-1"`, "want 0 or more"}},
+		{name: "a state bound that is no number", args: []string{"--max-state-bytes", "abc"}, want: []string{"--max-state-bytes", `"abc"`}},
+		{name: "a state bound from the environment that is no number", env: []string{"DSHD_MAX_STATE_BYTES=1GiB"}, want: []string{"DSHD_MAX_STATE_BYTES", `"1GiB"`}},
 	})
+}
+
+// sessionsBytes is what the journals and sidecars in state's sessions
+// directory hold.
+func sessionsBytes(t *testing.T, state string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(state, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".json") {
+			fi, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+func TestMaxStateBytesBoundsAllSessionsUntilOneIsDeleted(t *testing.T) {
+	const limit = 32 << 10
+	ctx := testkit.Context(t)
+	state, cwd := t.TempDir(), t.TempDir()
+	args := []string{"--model", "scripted", "--state-dir", state, "--max-state-bytes", fmt.Sprint(limit)}
+	p := start(t, opts{}, args...)
+	c := stdioWire(p)
+	sids := []string{c.openSession(ctx, cwd), c.newSession(ctx, cwd)}
+
+	// Two sessions take turns: neither journal is near a bound of its
+	// own, together they pass the state directory's.
+	pad := strings.Repeat("x", 300)
+	var refused *rpcErr
+	var before int64
+	turns := 0
+	for ; turns < 400 && refused == nil; turns++ {
+		before = sessionsBytes(t, state)
+		raw, err := c.callErr(ctx, "session/prompt", promptParams(sids[turns%2], fmt.Sprintf("turn %d:%s", turns, pad)))
+		switch e := err.(type) {
+		case nil:
+			if !strings.Contains(string(raw), `"end_turn"`) {
+				t.Fatalf("turn %d answered %s", turns, raw)
+			}
+		case *rpcErr:
+			refused = e
+		default:
+			t.Fatalf("turn %d: %v%s", turns, err, c.stderrTail())
+		}
+	}
+	if refused == nil {
+		t.Fatalf("400 turns ran with the state directory bounded to %d bytes: it holds %d", limit, sessionsBytes(t, state))
+	}
+	if turns < 4 {
+		t.Fatalf("turn %d was refused already; the test needs turns that fit", turns)
+	}
+	if before < limit {
+		t.Fatalf("a prompt was refused while the sessions held %d bytes, under the bound (%d)", before, limit)
+	}
+	sessions := filepath.Join(state, "sessions")
+	if !containsAll(refused.Message, "not run", "--max-state-bytes", fmt.Sprint(limit), sessions, "dshd sessions delete") {
+		t.Fatalf("the refused prompt answered %v", refused)
+	}
+	var data struct {
+		Setting string `json:"setting"`
+		Dir     string `json:"dir"`
+		Bytes   int64  `json:"bytes"`
+	}
+	if err := json.Unmarshal(refused.Data, &data); err != nil || data.Setting != "--max-state-bytes" || data.Dir != sessions || data.Bytes < limit {
+		t.Fatalf("the refusal's data is %s, want the setting, the sessions directory and its bytes", refused.Data)
+	}
+	sizes := []int64{journalSize(t, state, sids[0]), journalSize(t, state, sids[1])}
+	n := len(journals(t, state))
+	// Each session is refused now, and so is a new one, and a fork.
+	for _, sid := range sids {
+		if e := c.callFail(ctx, "session/prompt", promptParams(sid, "one more")); !containsAll(e.Message, "not run", "--max-state-bytes") {
+			t.Fatalf("a prompt on %s at the bound answered %v", sid, e)
+		}
+	}
+	if e := c.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "not created", "--max-state-bytes", sessions) {
+		t.Fatalf("session/new at the bound answered %v", e)
+	}
+	if e := c.callFail(ctx, "session/fork", map[string]any{"sessionId": sids[0], "cwd": cwd, "mcpServers": []any{}}); !containsAll(e.Message, "not forked", "--max-state-bytes") {
+		t.Fatalf("session/fork at the bound answered %v", e)
+	}
+	if got := len(journals(t, state)); got != n {
+		t.Fatalf("the refusals left %d journals, there were %d", got, n)
+	}
+	for i, sid := range sids {
+		if got := journalSize(t, state, sid); got != sizes[i] {
+			t.Fatalf("the refusals changed %s's journal from %d to %d bytes", sid, sizes[i], got)
+		}
+	}
+	if got := strings.Count(p.stderr.String(), session.LogStateBound); got != 1 {
+		t.Fatalf("the bound was logged %d times, want once; stderr:\n%s", got, p.stderr)
+	}
+	c.closer.Close()
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("dshd exited %d; stderr:\n%s", code, p.stderr)
+	}
+
+	// A fresh daemon counts what the state directory holds when it
+	// starts: it refuses too.
+	p1 := start(t, opts{}, args...)
+	c1 := stdioWire(p1)
+	c1.initialize(ctx, nil)
+	if e := c1.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "not created", "--max-state-bytes", sessions) {
+		t.Fatalf("session/new in a fresh daemon at the bound answered %v", e)
+	}
+	c1.closer.Close()
+	if code := p1.wait(ctx); code != 0 {
+		t.Fatalf("the second dshd exited %d; stderr:\n%s", code, p1.stderr)
+	}
+
+	// Deleting one session makes room: a fresh daemon serves prompts
+	// again.
+	if code, _, stderr := sessionsCmd(t, state, "delete", sids[0]); code != exitOK {
+		t.Fatalf("dshd sessions delete: exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := sessionsBytes(t, state); got >= limit {
+		t.Fatalf("after the delete the sessions hold %d bytes, still at the bound %d", got, limit)
+	}
+	c2 := loadInFreshDaemon(ctx, t, sids[1], cwd, nil, args...)
+	c2.endTurn(ctx, sids[1], "after the delete")
+	c2.endTurn(ctx, c2.newSession(ctx, cwd), "a new session")
 }
