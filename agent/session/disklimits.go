@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 )
 
 // DiskLimits bound a [Store]'s use of the disk. The zero value bounds
@@ -171,16 +172,26 @@ func (s *Store) checkFree(id string) error {
 		}
 		return nil
 	}
-	if free >= limit {
-		if s.lowDisk.Swap(false) {
-			s.logger.Info("free space is back above the bound; prompts run and sessions are created again", "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
-		}
+	refusing := free < limit
+	s.logEpisode(&s.lowDisk, refusing, id, LogFreeBound, "free space is back above the bound; prompts run and sessions are created again",
+		"setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
+	if !refusing {
 		return nil
 	}
-	if !s.lowDisk.Swap(true) {
-		s.logger.Warn(LogFreeBound, "session", id, "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
-	}
 	return &LimitError{Setting: s.limits.freeSetting(), Limit: limit, SessionID: id, Dir: s.dir, Free: free}
+}
+
+// logEpisode logs an episode of a bound's refusals once, when it starts
+// (started, naming session id, the first refused) and when it ends
+// (ended); refusing says whether it refuses now, and in is set while it
+// does.
+func (s *Store) logEpisode(in *atomic.Bool, refusing bool, id, started, ended string, attrs ...any) {
+	switch was := in.Swap(refusing); {
+	case refusing && !was:
+		s.logger.Warn(started, append([]any{"session", id}, attrs...)...)
+	case !refusing && was:
+		s.logger.Info(ended, attrs...)
+	}
 }
 
 // countState starts the count of the bytes in the store's directory when
@@ -236,14 +247,11 @@ func (s *Store) checkState(id string) error {
 		return nil
 	}
 	held := s.stateBytes.Load()
-	if held < limit {
-		if s.stateFull.Swap(false) {
-			s.logger.Info("sessions in the state directory are below the bound again; prompts run and sessions are created again", "setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)
-		}
+	refusing := held >= limit
+	s.logEpisode(&s.stateFull, refusing, id, LogStateBound, "sessions in the state directory are below the bound again; prompts run and sessions are created again",
+		"setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)
+	if !refusing {
 		return nil
-	}
-	if !s.stateFull.Swap(true) {
-		s.logger.Warn(LogStateBound, "session", id, "setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)
 	}
 	return &LimitError{Setting: s.limits.stateSetting(), Limit: limit, SessionID: id, Sessions: s.dir, Held: held}
 }

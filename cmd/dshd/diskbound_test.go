@@ -51,6 +51,21 @@ func loadInFreshDaemon(ctx context.Context, t *testing.T, sid, cwd string, acked
 	return c
 }
 
+// promptOrRefusal prompts session sid with text: nil when the turn ended,
+// the error answer when the prompt was refused; anything else fails the
+// test.
+func (c *wire) promptOrRefusal(ctx context.Context, sid, text string) *rpcErr {
+	c.t.Helper()
+	raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, text))
+	if e, ok := err.(*rpcErr); ok {
+		return e
+	}
+	if err != nil || !strings.Contains(string(raw), `"end_turn"`) {
+		c.t.Fatalf("the prompt %.20q answered %s, %v%s", text, raw, err, c.stderrTail())
+	}
+	return nil
+}
+
 func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads(t *testing.T) {
 	const limit = 24 << 10
 	ctx := testkit.Context(t)
@@ -67,12 +82,7 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 	for i := 0; i < 200 && refused == nil; i++ {
 		tag := fmt.Sprintf("turn %d:", i)
 		before = journalSize(t, state, sid)
-		raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, tag+pad))
-		switch e := err.(type) {
-		case nil:
-			if !strings.Contains(string(raw), `"end_turn"`) {
-				t.Fatalf("%s answered %s", tag, raw)
-			}
+		if refused = c.promptOrRefusal(ctx, sid, tag+pad); refused == nil {
 			acked = append(acked, tag)
 			if i == 0 {
 				// A fork well under the bound is made as always.
@@ -84,10 +94,6 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 					t.Fatal("session/fork of a small session made no session")
 				}
 			}
-		case *rpcErr:
-			refused = e
-		default:
-			t.Fatalf("%s: %v%s", tag, err, c.stderrTail())
 		}
 	}
 	if refused == nil {
@@ -196,55 +202,38 @@ func TestABadDiskBoundStopsDshdAtStart(t *testing.T) {
 	})
 }
 
-// sessionsBytes is what the journals and sidecars in state's sessions
-// directory hold.
+// sessionsBytes is what the journals and their sidecars in state's
+// sessions directory hold.
 func sessionsBytes(t *testing.T, state string) int64 {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(state, "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n int64
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".json") {
-			fi, err := e.Info()
-			if err != nil {
-				t.Fatal(err)
+	for _, journal := range journals(t, state) {
+		// The sidecar beside <id>.jsonl is <id>.json.
+		for _, path := range []string{journal, strings.TrimSuffix(journal, "l")} {
+			if fi, err := os.Stat(path); err == nil {
+				n += fi.Size()
 			}
-			n += fi.Size()
 		}
 	}
 	return n
 }
 
 func TestMaxStateBytesBoundsAllSessionsUntilOneIsDeleted(t *testing.T) {
-	const limit = 32 << 10
-	ctx := testkit.Context(t)
-	state, cwd := t.TempDir(), t.TempDir()
-	args := []string{"--model", "scripted", "--state-dir", state, "--max-state-bytes", fmt.Sprint(limit)}
-	p := start(t, opts{}, args...)
-	c := stdioWire(p)
-	sids := []string{c.openSession(ctx, cwd), c.newSession(ctx, cwd)}
-
 	// Two sessions take turns: neither journal is near a bound of its
 	// own, together they pass the state directory's.
+	const limit = 32 << 10
+	state, cwd := t.TempDir(), t.TempDir()
+	args := []string{"--model", "scripted", "--state-dir", state, "--max-state-bytes", fmt.Sprint(limit)}
+	ctx, p := testkit.Context(t), start(t, opts{}, args...)
+	c := stdioWire(p)
+	sids := []string{c.openSession(ctx, cwd), c.newSession(ctx, cwd)}
 	pad := strings.Repeat("x", 300)
 	var refused *rpcErr
 	var before int64
 	turns := 0
 	for ; turns < 400 && refused == nil; turns++ {
 		before = sessionsBytes(t, state)
-		raw, err := c.callErr(ctx, "session/prompt", promptParams(sids[turns%2], fmt.Sprintf("turn %d:%s", turns, pad)))
-		switch e := err.(type) {
-		case nil:
-			if !strings.Contains(string(raw), `"end_turn"`) {
-				t.Fatalf("turn %d answered %s", turns, raw)
-			}
-		case *rpcErr:
-			refused = e
-		default:
-			t.Fatalf("turn %d: %v%s", turns, err, c.stderrTail())
-		}
+		refused = c.promptOrRefusal(ctx, sids[turns%2], fmt.Sprintf("turn %d:%s", turns, pad))
 	}
 	if refused == nil {
 		t.Fatalf("400 turns ran with the state directory bounded to %d bytes: it holds %d", limit, sessionsBytes(t, state))
