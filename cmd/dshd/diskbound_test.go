@@ -182,10 +182,15 @@ func TestPromptRefusedByADiskBoundSaysWhichAndExitsOne(t *testing.T) {
 	if n := len(journals(t, state)); n != 0 {
 		t.Fatalf("refused runs left %d journals", n)
 	}
+	// The new session's own journal passes a one-byte bound of them all.
+	code, stdout, stderr = runDshd(t, nil, append(base, "--max-state-bytes", "1", "hello")...)
+	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The prompt was not run", "--max-state-bytes (1)", filepath.Join(state, "sessions")) || strings.Count(stderr, "--max-state-bytes") != 1 {
+		t.Fatalf("dshd prompt over --max-state-bytes: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
 	// 0 turns each bound off.
-	code, _, stderr = runDshd(t, nil, append(base, "--max-journal-bytes", "0", "--min-free-disk-bytes", "0", "hello")...)
+	code, _, stderr = runDshd(t, nil, append(base, "--max-journal-bytes", "0", "--min-free-disk-bytes", "0", "--max-state-bytes", "0", "hello")...)
 	if code != exitOK {
-		t.Fatalf("dshd prompt with both bounds off: exit %d; stderr:\n%s", code, stderr)
+		t.Fatalf("dshd prompt with the bounds off: exit %d; stderr:\n%s", code, stderr)
 	}
 }
 
