@@ -32,9 +32,10 @@ type DiskLimits struct {
 	// directory hold this many bytes or more, no prompt runs and no
 	// journal is created (0: unbounded). It is what to set under a quota
 	// the file system's free space does not show (a Kubernetes emptyDir's
-	// sizeLimit). The store counts what it found at start and what its
-	// own journals write and its Delete removes: other processes writing
-	// to the same directory after that are not seen.
+	// sizeLimit). The store counts what it found at start, plus what its
+	// own journals and sidecars write, minus what its Delete removes:
+	// other processes writing to the same directory after that are not
+	// seen.
 	MaxStateBytes int64
 	// JournalSetting, FreeSetting and StateSetting name the bounds in
 	// refusals and logs (the daemon's flags); empty, the field names stand

@@ -230,8 +230,9 @@ func (s *Store) journalOptions() *JournalOptions {
 
 // Create starts the journal of meta.SessionID with meta as its first
 // record, and its sidecar. A zero CreatedAt is set to now. While the
-// state directory's file system is below the free-space bound nothing is
-// created and the error is a [*LimitError]. The returned
+// state directory's file system is below the free-space bound, or its
+// sessions hold the state bound, nothing is created and the error is a
+// [*LimitError]. The returned
 // journal keeps the sidecar's UpdatedAt current: each Sync or Close that
 // made new records durable moves it to the last record's time.
 func (s *Store) Create(meta Meta) (*Journal, error) {
