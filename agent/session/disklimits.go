@@ -203,9 +203,27 @@ func (s *Store) countState() error {
 	if s.limits.MaxStateBytes <= 0 {
 		return nil
 	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if err := s.countDir(); err != nil {
+		return fmt.Errorf("session: state directory: %w", err)
+	}
+	s.counting = true
+	return nil
+}
+
+// countDir sets the count to what the journals and sidecars in the
+// store's directory hold now, and notes the directory's modification
+// time, read first so that a change during the read is seen next time.
+// The caller holds countMu.
+func (s *Store) countDir() error {
+	di, err := os.Stat(s.dir)
+	if err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return fmt.Errorf("session: state directory: %w", err)
+		return err
 	}
 	var total int64
 	for _, e := range entries {
@@ -217,8 +235,26 @@ func (s *Store) countState() error {
 		}
 	}
 	s.stateBytes.Store(total)
-	s.counting = true
+	s.countedAt = di.ModTime()
 	return nil
+}
+
+// recountIfChanged counts the store's directory again when a file was
+// created or removed there since the last count: a session another
+// process deleted (`dshd sessions delete`, another daemon) frees its
+// bytes for this one without a restart. One stat when nothing changed;
+// writes this daemon makes meanwhile may be missed by a count taken
+// while they land, which the bound's approximation allows.
+func (s *Store) recountIfChanged() {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	di, err := os.Stat(s.dir)
+	if err != nil || di.ModTime().Equal(s.countedAt) {
+		return
+	}
+	if err := s.countDir(); err != nil {
+		s.logger.Debug("cannot count the state directory again", "dir", s.dir, "err", err)
+	}
 }
 
 // stateGrew adds delta bytes to the count of the store's directory, if
@@ -248,6 +284,10 @@ func (s *Store) checkState(id string) error {
 		return nil
 	}
 	held := s.stateBytes.Load()
+	if held >= limit {
+		s.recountIfChanged()
+		held = s.stateBytes.Load()
+	}
 	refusing := held >= limit
 	s.logEpisode(&s.stateFull, refusing, id, LogStateBound, "sessions in the state directory are below the bound again; prompts run and sessions are created again",
 		"setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)

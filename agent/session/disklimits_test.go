@@ -303,3 +303,43 @@ func TestTheStoreCountsItsDirectoryAndAtTheStateBoundNoTurnRunsAndNoJournalIsCre
 		t.Fatalf("after the close the store counts %d bytes, the directory holds %d", got, dirBytes(t, dir))
 	}
 }
+
+// A session another process removes (dshd sessions delete, another
+// daemon) frees its bytes for a running store: at the bound it counts the
+// directory again when files were created or removed there since its
+// last count, and only then.
+func TestAtTheStateBoundTheStoreCountsAgainWhatAnotherProcessRemoved(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(other, make([]byte, 8000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 8000
+	opts, _ := limitsStore(t, DiskLimits{MaxStateBytes: limit, StateSetting: "--max-state-bytes"}, nil)
+	store, err := NewStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LimitError
+	if _, err := Create(store, Meta{SessionID: "s1", Cwd: t.TempDir()}, State{}); !errors.As(err, &le) {
+		t.Fatalf("a new session with the directory at the bound: %v", err)
+	}
+	// A file that grows without a file created or removed is not seen:
+	// the directory is not read again for it.
+	if err := os.WriteFile(other, make([]byte, 4000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.checkState("s1"); !errors.As(err, &le) || le.Held != 8000 {
+		t.Fatalf("with the directory unchanged the bound answered %v, want the count kept (8000)", err)
+	}
+	// Removed by another process: counted again, room again.
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.checkState("s1"); err != nil {
+		t.Fatalf("after another process removed the session the bound answered %v", err)
+	}
+	if got := store.stateBytes.Load(); got != 0 {
+		t.Fatalf("the store counts %d bytes in an empty directory", got)
+	}
+}

@@ -165,6 +165,11 @@ type Store struct {
 	stateBytes atomic.Int64
 	counting   bool
 	stateFull  atomic.Bool
+	// countMu guards countedAt, the modification time dir had when it
+	// was last counted: a file created or removed since (by any
+	// process) changes it, and the bound counts again before it refuses.
+	countMu   sync.Mutex
+	countedAt time.Time
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
 	// later holds, per session, the sidecar changes a failed rewrite (a
