@@ -119,7 +119,8 @@ func notSavedError(ns *session.NotSavedError, ran bool) error {
 // refused by a bound of the store's disk use (what says which), when err
 // is one; nothing was run or recorded. data names the bound, its value and
 // the session asked for (id: the prompted one, a fork's source; none for a
-// new session), with the free bytes for the free-space bound.
+// new session), with the free bytes for the free-space bound and the
+// bytes the sessions hold for the bound of them all.
 func limitError(what string, id acp.SessionID, err error) error {
 	var le *session.LimitError
 	if !errors.As(err, &le) {
@@ -131,6 +132,9 @@ func limitError(what string, id acp.SessionID, err error) error {
 	}
 	if le.Dir != "" {
 		data["dir"], data["free"] = le.Dir, le.Free
+	}
+	if le.Sessions != "" {
+		data["dir"], data["bytes"] = le.Sessions, le.Held
 	}
 	return &acp.Error{Code: acp.ErrInternal.Code, Message: what + ": " + le.Error(), Data: data}
 }

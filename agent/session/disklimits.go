@@ -1,13 +1,19 @@
 // This file bounds the store's use of the disk: the size a journal may
-// reach before its session takes no new prompt, and the free space the
-// state directory's file system keeps before no prompt runs and no
-// journal is created. Both are checked before anything is run or
+// reach before its session takes no new prompt, the size all sessions in
+// the store's directory may reach before no prompt runs and no journal is
+// created, and the free space the state directory's file system keeps
+// before the same. Each is checked before anything is run or
 // recorded; the full-disk handling of the journal stays for what slips
 // past them (another process filling the disk during a turn).
 
 package session
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+)
 
 // DiskLimits bound a [Store]'s use of the disk. The zero value bounds
 // nothing.
@@ -22,9 +28,19 @@ type DiskLimits struct {
 	// not checked; not checked either where the platform cannot say, see
 	// freeSpace).
 	MinFreeBytes int64
-	// JournalSetting and FreeSetting name the two bounds in refusals and
-	// logs (the daemon's flags); empty, the field names stand in.
-	JournalSetting, FreeSetting string
+	// MaxStateBytes: while the journals and sidecars in the store's
+	// directory hold this many bytes or more, no prompt runs and no
+	// journal is created (0: unbounded). It is what to set under a quota
+	// the file system's free space does not show (a Kubernetes emptyDir's
+	// sizeLimit). The store counts what it found at start, plus what its
+	// own journals and sidecars write, minus what its Delete removes:
+	// other processes writing to the same directory after that are not
+	// seen.
+	MaxStateBytes int64
+	// JournalSetting, FreeSetting and StateSetting name the bounds in
+	// refusals and logs (the daemon's flags); empty, the field names stand
+	// in.
+	JournalSetting, FreeSetting, StateSetting string
 }
 
 func (l *DiskLimits) journalSetting() string {
@@ -32,6 +48,13 @@ func (l *DiskLimits) journalSetting() string {
 		return "MaxJournalBytes"
 	}
 	return l.JournalSetting
+}
+
+func (l *DiskLimits) stateSetting() string {
+	if l.StateSetting == "" {
+		return "MaxStateBytes"
+	}
+	return l.StateSetting
 }
 
 func (l *DiskLimits) freeSetting() string {
@@ -48,6 +71,7 @@ const (
 	LogJournalBound = "session journal at its bound; the session takes no new prompt"
 	LogForkBound    = "fork not made: its journal would start at the journal bound"
 	LogFreeBound    = "state directory's free space below the bound; no prompt runs and no session is created until there is more"
+	LogStateBound   = "sessions in the state directory at their bound; no prompt runs and no session is created until sessions are deleted"
 )
 
 // LimitError is a prompt, a new session or a fork refused by one of the
@@ -70,10 +94,16 @@ type LimitError struct {
 	// system, for the free-space bound.
 	Dir  string
 	Free int64
+	// Sessions is the store's directory, Held the bytes its sessions
+	// hold, for the bound of them all.
+	Sessions string
+	Held     int64
 }
 
 func (e *LimitError) Error() string {
 	switch {
+	case e.Sessions != "":
+		return fmt.Sprintf("the sessions in %s hold %s, at or above %s (%d); delete sessions (dshd sessions delete) or raise the setting", e.Sessions, bytesText(e.Held), e.Setting, e.Limit)
 	case e.Dir != "":
 		return fmt.Sprintf("the state directory %s has %s free, below %s (%d); free some space there, or lower the setting", e.Dir, bytesText(e.Free), e.Setting, e.Limit)
 	case e.Fork:
@@ -143,16 +173,128 @@ func (s *Store) checkFree(id string) error {
 		}
 		return nil
 	}
-	if free >= limit {
-		if s.lowDisk.Swap(false) {
-			s.logger.Info("free space is back above the bound; prompts run and sessions are created again", "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
-		}
+	refusing := free < limit
+	s.logEpisode(&s.lowDisk, refusing, id, LogFreeBound, "free space is back above the bound; prompts run and sessions are created again",
+		"setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
+	if !refusing {
 		return nil
 	}
-	if !s.lowDisk.Swap(true) {
-		s.logger.Warn(LogFreeBound, "session", id, "setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
-	}
 	return &LimitError{Setting: s.limits.freeSetting(), Limit: limit, SessionID: id, Dir: s.dir, Free: free}
+}
+
+// logEpisode logs an episode of a bound's refusals once, when it starts
+// (started, naming session id, the first refused) and when it ends
+// (ended); refusing says whether it refuses now, and in is set while it
+// does.
+func (s *Store) logEpisode(in *atomic.Bool, refusing bool, id, started, ended string, attrs ...any) {
+	switch was := in.Swap(refusing); {
+	case refusing && !was:
+		s.logger.Warn(started, append([]any{"session", id}, attrs...)...)
+	case !refusing && was:
+		s.logger.Info(ended, attrs...)
+	}
+}
+
+// countState starts the count of the bytes in the store's directory when
+// it is bounded: the journals and sidecars there now (one directory read),
+// then what the store's journals write (see [JournalOptions.grew]) and
+// its sidecar writes and deletes change.
+func (s *Store) countState() error {
+	if s.limits.MaxStateBytes <= 0 {
+		return nil
+	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if err := s.countDir(); err != nil {
+		return fmt.Errorf("session: state directory: %w", err)
+	}
+	s.counting = true
+	return nil
+}
+
+// countDir sets the count to what the journals and sidecars in the
+// store's directory hold now, and notes the directory's modification
+// time, read first so that a change during the read is seen next time.
+// The caller holds countMu.
+func (s *Store) countDir() error {
+	di, err := os.Stat(s.dir)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !(strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".json")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil { // gone since the read: not there
+			total += fi.Size()
+		}
+	}
+	s.stateBytes.Store(total)
+	s.countedAt = di.ModTime()
+	return nil
+}
+
+// recountIfChanged counts the store's directory again when a file was
+// created or removed there since the last count: a session another
+// process deleted (`dshd sessions delete`, another daemon) frees its
+// bytes for this one without a restart. One stat when nothing changed;
+// writes this daemon makes meanwhile may be missed by a count taken
+// while they land, which the bound's approximation allows.
+func (s *Store) recountIfChanged() {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	di, err := os.Stat(s.dir)
+	if err != nil || di.ModTime().Equal(s.countedAt) {
+		return
+	}
+	if err := s.countDir(); err != nil {
+		s.logger.Debug("cannot count the state directory again", "dir", s.dir, "err", err)
+	}
+}
+
+// stateGrew adds delta bytes to the count of the store's directory, if
+// it counts.
+func (s *Store) stateGrew(delta int64) {
+	if s.counting {
+		s.stateBytes.Add(delta)
+	}
+}
+
+// fileSize is the size of the file at path, 0 when it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// checkState refuses to run a prompt of session id, or to create its
+// journal, while the sessions in the store's directory hold the state
+// bound or more. The first refusal of each such episode is logged, and
+// its end.
+func (s *Store) checkState(id string) error {
+	limit := s.limits.MaxStateBytes
+	if limit <= 0 {
+		return nil
+	}
+	held := s.stateBytes.Load()
+	if held >= limit {
+		s.recountIfChanged()
+		held = s.stateBytes.Load()
+	}
+	refusing := held >= limit
+	s.logEpisode(&s.stateFull, refusing, id, LogStateBound, "sessions in the state directory are below the bound again; prompts run and sessions are created again",
+		"setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)
+	if !refusing {
+		return nil
+	}
+	return &LimitError{Setting: s.limits.stateSetting(), Limit: limit, SessionID: id, Sessions: s.dir, Held: held}
 }
 
 // checkDisk refuses a prompt to s as the store's disk bounds say: a
@@ -165,6 +307,9 @@ func (s *Session) checkDisk() error {
 	}
 	st := s.stored.store
 	if err := st.checkFree(s.id); err != nil {
+		return err
+	}
+	if err := st.checkState(s.id); err != nil {
 		return err
 	}
 	return st.checkJournal(s.stored.journal)

@@ -1,7 +1,9 @@
 // This file tests the store's disk bounds: a journal at its bound takes
 // no new turn (a running one finishes past it), a fork that would start
-// there is not made, and a file system below the free-space bound gets no
-// turn and no new journal, each refusal logged once.
+// there is not made, and a file system below the free-space bound, or a
+// directory whose sessions hold the state bound, gets no turn and no new
+// journal, each refusal logged once; the store counts what the directory
+// held at start and what it writes and deletes.
 
 package session
 
@@ -9,7 +11,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +189,157 @@ func TestDuringATurnPastTheJournalBoundAModeChangeIsMade(t *testing.T) {
 	var le *LimitError
 	if err := s.SetMode("ask"); !errors.As(err, &le) || s.Mode() != "yolo" {
 		t.Fatalf("a mode change once the turn ended: %v, mode %q", err, s.Mode())
+	}
+}
+
+// dirBytes is what the journals and sidecars in dir hold on disk.
+func dirBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	for _, pattern := range []string{"*.jsonl", "*.json"} {
+		paths, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range paths {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+func TestTheStoreCountsItsDirectoryAndAtTheStateBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+	dir := t.TempDir()
+	// What an earlier daemon left: counted from the start. Other files
+	// are not sessions.
+	for name, size := range map[string]int{"old.jsonl": 3000, "old.json": 100, "notes.txt": 50000} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const limit = 3100 + 12<<10
+	opts, logs := limitsStore(t, DiskLimits{MaxStateBytes: limit, StateSetting: "--max-state-bytes"}, nil)
+	store, err := NewStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := store.stateBytes.Load(); got != 3100 {
+		t.Fatalf("a store over a directory holding 3100 bytes of sessions counts %d", got)
+	}
+	s := hangSessionIn(t, store, nil)
+	cwd := s.Cwd()
+	t.Cleanup(func() { s.Close() })
+
+	var refused *LimitError
+	turns := 0
+	for ; turns < 100 && refused == nil; turns++ {
+		before := dirBytes(t, dir)
+		_, err := runTurn(t, s, fmt.Sprintf("turn %d %s", turns, strings.Repeat("p", 1000)))
+		if got := store.stateBytes.Load(); got != dirBytes(t, dir) {
+			t.Fatalf("after turn %d the store counts %d bytes, the directory holds %d", turns, got, dirBytes(t, dir))
+		}
+		if errors.As(err, &refused) {
+			if before < limit {
+				t.Fatalf("turn %d was refused with %d bytes in the directory, under the bound %d", turns, before, limit)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refused == nil {
+		t.Fatalf("%d turns ran under a bound of %d bytes; the directory holds %d", turns, limit, dirBytes(t, dir))
+	}
+	if turns < 2 {
+		t.Fatalf("turn %d was refused already; the test needs turns that fit", turns)
+	}
+	held := dirBytes(t, dir)
+	if refused.Setting != "--max-state-bytes" || refused.Limit != limit || refused.Sessions != store.Dir() || refused.Held != held || refused.SessionID != "s1" {
+		t.Fatalf("the refusal is %+v, want the setting, the directory and its %d bytes", refused, held)
+	}
+	if msg := refused.Error(); !strings.Contains(msg, store.Dir()) || !strings.Contains(msg, fmt.Sprintf("--max-state-bytes (%d)", limit)) || !strings.Contains(msg, "dshd sessions delete") {
+		t.Fatalf("the refusal says %q", msg)
+	}
+	var le *LimitError
+	if _, err := runTurn(t, s, "again"); !errors.As(err, &le) {
+		t.Fatalf("a second turn at the bound: %v", err)
+	}
+	if err := s.SetMode("yolo"); !errors.As(err, &le) {
+		t.Fatalf("a mode change at the bound: %v", err)
+	}
+	if _, err := Create(store, Meta{SessionID: "s2", Cwd: cwd}, State{}); !errors.As(err, &le) || le.SessionID != "s2" {
+		t.Fatalf("a new session at the bound: %v", err)
+	}
+	if store.Exists("s2") {
+		t.Fatal("the refused session has a journal")
+	}
+	if got := dirBytes(t, dir); got != held {
+		t.Fatalf("the refusals changed the directory from %d to %d bytes", held, got)
+	}
+	if n := strings.Count(logs.String(), LogStateBound); n != 1 {
+		t.Fatalf("four refusals logged %d times, want once:\n%s", n, logs)
+	}
+
+	// Deleting what the earlier daemon left takes its bytes off.
+	if err := store.Delete("old"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := store.stateBytes.Load(), held-3100; got != want {
+		t.Fatalf("after a delete the store counts %d bytes, want %d", got, want)
+	}
+	if _, err := runTurn(t, s, "with room again"); err != nil {
+		t.Fatalf("a turn after a delete took the directory under the bound: %v", err)
+	}
+	if !strings.Contains(logs.String(), "below the bound again") {
+		t.Fatalf("the recovery was not logged:\n%s", logs)
+	}
+	s.Close()
+	if got := store.stateBytes.Load(); got != dirBytes(t, dir) {
+		t.Fatalf("after the close the store counts %d bytes, the directory holds %d", got, dirBytes(t, dir))
+	}
+}
+
+// A session another process removes (dshd sessions delete, another
+// daemon) frees its bytes for a running store: at the bound it counts the
+// directory again when files were created or removed there since its
+// last count, and only then.
+func TestAtTheStateBoundTheStoreCountsAgainWhatAnotherProcessRemoved(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(other, make([]byte, 8000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 8000
+	opts, _ := limitsStore(t, DiskLimits{MaxStateBytes: limit, StateSetting: "--max-state-bytes"}, nil)
+	store, err := NewStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LimitError
+	if _, err := Create(store, Meta{SessionID: "s1", Cwd: t.TempDir()}, State{}); !errors.As(err, &le) {
+		t.Fatalf("a new session with the directory at the bound: %v", err)
+	}
+	// A file that grows without a file created or removed is not seen:
+	// the directory is not read again for it.
+	if err := os.WriteFile(other, make([]byte, 4000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.checkState("s1"); !errors.As(err, &le) || le.Held != 8000 {
+		t.Fatalf("with the directory unchanged the bound answered %v, want the count kept (8000)", err)
+	}
+	// Removed by another process: counted again, room again.
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.checkState("s1"); err != nil {
+		t.Fatalf("after another process removed the session the bound answered %v", err)
+	}
+	if got := store.stateBytes.Load(); got != 0 {
+		t.Fatalf("the store counts %d bytes in an empty directory", got)
 	}
 }

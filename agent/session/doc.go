@@ -44,8 +44,10 @@
 // So that a full disk is rare, a store's [DiskLimits] bound how much it
 // writes: a journal that reached its bound takes no new turn, a fork that
 // would start there is not made, and while the state directory's file
-// system is nearly full no turn starts and no journal is created; each is
-// a [*LimitError], checked before anything is run or recorded.
+// system is nearly full, or the sessions in it hold their bound (a count
+// the store keeps: what it found at start, plus what it writes, minus
+// what it deletes), no turn starts and no journal is created; each is a
+// [*LimitError], checked before anything is run or recorded.
 // A store keeps at most [DefaultOpenJournals] journal files open; the
 // journal written least recently gives its file back and reopens it when
 // it next writes, so idle sessions hold no descriptors.

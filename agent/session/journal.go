@@ -118,6 +118,9 @@ type JournalOptions struct {
 	// open opens the file; nil is the real file system (tests inject
 	// failing writes and syncs).
 	open openFunc
+	// grew, set by a Store that bounds the state directory, learns each
+	// change of the file's size (see [DiskLimits.MaxStateBytes]).
+	grew func(delta int64)
 }
 
 func (o *JournalOptions) logger() *slog.Logger {
@@ -160,6 +163,8 @@ type Journal struct {
 	// onSync, set by a Store, learns the time of the last record each time
 	// appended records become durable.
 	onSync func(last time.Time, closing bool)
+	// grew, when set, learns each change of the file's size.
+	grew func(delta int64)
 
 	mu sync.Mutex
 	// f is nil while the file is given back to the cache, and once closed.
@@ -217,7 +222,9 @@ func CreateJournal(dir, id string, meta any, opts *JournalOptions) (*Journal, er
 	}
 	if err != nil {
 		j.discard()
-		os.Remove(path)
+		if os.Remove(path) == nil && j.grew != nil {
+			j.grew(-j.Size())
+		}
 		return nil, fmt.Errorf("session: create journal: %w", err)
 	}
 	return j, nil
@@ -267,7 +274,7 @@ func newJournal(id, path string, opts *JournalOptions) *Journal {
 		open:   openOSFile,
 	}
 	if opts != nil {
-		j.files = opts.files
+		j.files, j.grew = opts.files, opts.grew
 		if opts.open != nil {
 			j.open = opts.open
 		}
@@ -383,6 +390,9 @@ func (j *Journal) finish(w *lineWriter, encodeErr error) error {
 	j.reuse(w.buf)
 	switch {
 	case encodeErr == nil && w.err == nil:
+		if j.grew != nil {
+			j.grew(w.off - j.size)
+		}
 		j.size, j.sum, j.freshLine = w.off, w.sum, false
 	case w.wrote:
 		_ = j.f.Truncate(j.size) // best effort: the next write lands there anyway

@@ -159,6 +159,17 @@ type Store struct {
 	// the free space could not be read, forkRefused once the journal bound
 	// refused a fork: each is logged once.
 	lowDisk, statFailed, forkRefused atomic.Bool
+	// stateBytes counts the bytes of the journals and sidecars in dir
+	// while counting (the state bound is set; see countState); stateFull
+	// is set while that bound refuses.
+	stateBytes atomic.Int64
+	counting   bool
+	stateFull  atomic.Bool
+	// countMu guards countedAt, the modification time dir had when it
+	// was last counted: a file created or removed since (by any
+	// process) changes it, and the bound counts again before it refuses.
+	countMu   sync.Mutex
+	countedAt time.Time
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
 	// later holds, per session, the sidecar changes a failed rewrite (a
@@ -201,8 +212,12 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 	if o.freeSpace == nil {
 		o.freeSpace = freeSpace
 	}
-	return &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits, freeSpace: o.freeSpace,
-		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}, nil
+	s := &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits, freeSpace: o.freeSpace,
+		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}
+	if err := s.countState(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Dir returns the state directory.
@@ -211,13 +226,18 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) sidecarPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 func (s *Store) journalOptions() *JournalOptions {
-	return &JournalOptions{Logger: s.logger, Now: s.now, files: s.files, open: s.open}
+	o := &JournalOptions{Logger: s.logger, Now: s.now, files: s.files, open: s.open}
+	if s.counting {
+		o.grew = s.stateGrew
+	}
+	return o
 }
 
 // Create starts the journal of meta.SessionID with meta as its first
 // record, and its sidecar. A zero CreatedAt is set to now. While the
-// state directory's file system is below the free-space bound nothing is
-// created and the error is a [*LimitError]. The returned
+// state directory's file system is below the free-space bound, or its
+// sessions hold the state bound, nothing is created and the error is a
+// [*LimitError]. The returned
 // journal keeps the sidecar's UpdatedAt current: each Sync or Close that
 // made new records durable moves it to the last record's time.
 func (s *Store) Create(meta Meta) (*Journal, error) {
@@ -225,6 +245,9 @@ func (s *Store) Create(meta Meta) (*Journal, error) {
 		return nil, err
 	}
 	if err := s.checkFree(meta.SessionID); err != nil {
+		return nil, err
+	}
+	if err := s.checkState(meta.SessionID); err != nil {
 		return nil, err
 	}
 	if meta.CreatedAt.IsZero() {
@@ -243,8 +266,8 @@ func (s *Store) Create(meta Meta) (*Journal, error) {
 	}
 	if err != nil {
 		j.Close()
-		os.Remove(j.Path())
-		os.Remove(s.sidecarPath(meta.SessionID))
+		s.remove(j.Path())
+		s.remove(s.sidecarPath(meta.SessionID))
 		return nil, fmt.Errorf("session: create: %w", err)
 	}
 	s.attach(j)
@@ -387,8 +410,8 @@ func (s *Store) Delete(id string) error {
 	// List does not show, never a listed session without a journal.
 	s.forget(id)
 	delete(s.later, id)
-	err1 := os.Remove(s.sidecarPath(id))
-	err2 := os.Remove(JournalPath(s.dir, id))
+	err1 := s.remove(s.sidecarPath(id))
+	err2 := s.remove(JournalPath(s.dir, id))
 	var errs []error
 	for _, err := range []error{err1, err2} {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -399,6 +422,20 @@ func (s *Store) Delete(id string) error {
 		return fmt.Errorf("session: delete: %w", err)
 	}
 	return nil
+}
+
+// remove removes the file at path and takes its bytes off the count of
+// the store's directory.
+func (s *Store) remove(path string) error {
+	var size int64
+	if s.counting {
+		size = fileSize(path)
+	}
+	err := os.Remove(path)
+	if err == nil {
+		s.stateGrew(-size)
+	}
+	return err
 }
 
 // List returns a page of the listed sessions (see [Info.Listed]), most
@@ -633,7 +670,13 @@ func (s *Store) writeInfo(info *Info) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.sidecarPath(info.SessionID))
+		var old int64
+		if s.counting {
+			old = fileSize(s.sidecarPath(info.SessionID))
+		}
+		if err = os.Rename(tmp, s.sidecarPath(info.SessionID)); err == nil {
+			s.stateGrew(int64(len(b)) - old)
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)

@@ -38,6 +38,12 @@ func hangSession(t *testing.T, opts *StoreOptions, ending func()) (*Session, *St
 	if err != nil {
 		t.Fatal(err)
 	}
+	return hangSessionIn(t, store, ending), store
+}
+
+// hangSessionIn is hangSession's session in store.
+func hangSessionIn(t *testing.T, store *Store, ending func()) *Session {
+	t.Helper()
 	model, err := scripted.New(scripted.Script{Rules: []scripted.Rule{
 		{User: "hang", Text: "working", Hang: true},
 		{Text: "done: {{user}}"},
@@ -54,7 +60,7 @@ func hangSession(t *testing.T, opts *StoreOptions, ending func()) (*Session, *St
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, store
+	return s
 }
 
 // runTurn runs one turn of text under the guard.

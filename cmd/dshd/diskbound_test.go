@@ -1,7 +1,8 @@
 // End-to-end tests of the bounds on dshd's use of the disk: a session whose
 // journal reached --max-journal-bytes takes no new prompt (and still
-// loads), and --min-free-disk-bytes keeps prompts and new sessions off a
-// state directory whose file system is nearly full.
+// loads), --min-free-disk-bytes keeps prompts and new sessions off a
+// state directory whose file system is nearly full, and --max-state-bytes
+// off one whose sessions hold that much.
 
 package main
 
@@ -50,6 +51,21 @@ func loadInFreshDaemon(ctx context.Context, t *testing.T, sid, cwd string, acked
 	return c
 }
 
+// promptOrRefusal prompts session sid with text: nil when the turn ended,
+// the error answer when the prompt was refused; anything else fails the
+// test.
+func (c *wire) promptOrRefusal(ctx context.Context, sid, text string) *rpcErr {
+	c.t.Helper()
+	raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, text))
+	if e, ok := err.(*rpcErr); ok {
+		return e
+	}
+	if err != nil || !strings.Contains(string(raw), `"end_turn"`) {
+		c.t.Fatalf("the prompt %.20q answered %s, %v%s", text, raw, err, c.stderrTail())
+	}
+	return nil
+}
+
 func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads(t *testing.T) {
 	const limit = 24 << 10
 	ctx := testkit.Context(t)
@@ -66,12 +82,7 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 	for i := 0; i < 200 && refused == nil; i++ {
 		tag := fmt.Sprintf("turn %d:", i)
 		before = journalSize(t, state, sid)
-		raw, err := c.callErr(ctx, "session/prompt", promptParams(sid, tag+pad))
-		switch e := err.(type) {
-		case nil:
-			if !strings.Contains(string(raw), `"end_turn"`) {
-				t.Fatalf("%s answered %s", tag, raw)
-			}
+		if refused = c.promptOrRefusal(ctx, sid, tag+pad); refused == nil {
 			acked = append(acked, tag)
 			if i == 0 {
 				// A fork well under the bound is made as always.
@@ -83,10 +94,6 @@ func TestASessionWhoseJournalReachedMaxJournalBytesTakesNoNewPromptAndStillLoads
 					t.Fatal("session/fork of a small session made no session")
 				}
 			}
-		case *rpcErr:
-			refused = e
-		default:
-			t.Fatalf("%s: %v%s", tag, err, c.stderrTail())
 		}
 	}
 	if refused == nil {
@@ -175,10 +182,15 @@ func TestPromptRefusedByADiskBoundSaysWhichAndExitsOne(t *testing.T) {
 	if n := len(journals(t, state)); n != 0 {
 		t.Fatalf("refused runs left %d journals", n)
 	}
+	// The new session's own journal passes a one-byte bound of them all.
+	code, stdout, stderr = runDshd(t, nil, append(base, "--max-state-bytes", "1", "hello")...)
+	if code != exitFailed || stdout != "" || !containsAll(stderr, "dshd: The prompt was not run", "--max-state-bytes (1)", filepath.Join(state, "sessions")) || strings.Count(stderr, "--max-state-bytes") != 1 {
+		t.Fatalf("dshd prompt over --max-state-bytes: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
 	// 0 turns each bound off.
-	code, _, stderr = runDshd(t, nil, append(base, "--max-journal-bytes", "0", "--min-free-disk-bytes", "0", "hello")...)
+	code, _, stderr = runDshd(t, nil, append(base, "--max-journal-bytes", "0", "--min-free-disk-bytes", "0", "--max-state-bytes", "0", "hello")...)
 	if code != exitOK {
-		t.Fatalf("dshd prompt with both bounds off: exit %d; stderr:\n%s", code, stderr)
+		t.Fatalf("dshd prompt with the bounds off: exit %d; stderr:\n%s", code, stderr)
 	}
 }
 
@@ -189,5 +201,120 @@ func TestABadDiskBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a negative free-space bound", args: []string{"--min-free-disk-bytes", "-1"}, want: []string{"--min-free-disk-bytes", `"-1"`, "want 0 or more"}},
 		{name: "a free-space bound from the environment that is no number", env: []string{"DSHD_MIN_FREE_DISK_BYTES=1GB"}, want: []string{"DSHD_MIN_FREE_DISK_BYTES", `"1GB"`}},
 		{name: "a journal bound in the file", file: `{"maxJournalBytes": -5}`, want: []string{"FILE:1:", "maxJournalBytes", "-5"}},
+		{name: "a negative state bound", args: []string{"--max-state-bytes", "-1"}, want: []string{"--max-state-bytes", `"-1"`, "want 0 or more"}},
+		{name: "a state bound that is no number", args: []string{"--max-state-bytes", "abc"}, want: []string{"--max-state-bytes", `"abc"`}},
+		{name: "a state bound from the environment that is no number", env: []string{"DSHD_MAX_STATE_BYTES=1GiB"}, want: []string{"DSHD_MAX_STATE_BYTES", `"1GiB"`}},
 	})
+}
+
+// sessionsBytes is what the journals and their sidecars in state's
+// sessions directory hold.
+func sessionsBytes(t *testing.T, state string) int64 {
+	t.Helper()
+	var n int64
+	for _, journal := range journals(t, state) {
+		// The sidecar beside <id>.jsonl is <id>.json.
+		for _, path := range []string{journal, strings.TrimSuffix(journal, "l")} {
+			if fi, err := os.Stat(path); err == nil {
+				n += fi.Size()
+			}
+		}
+	}
+	return n
+}
+
+func TestMaxStateBytesBoundsAllSessionsUntilOneIsDeleted(t *testing.T) {
+	// Two sessions take turns: neither journal is near a bound of its
+	// own, together they pass the state directory's.
+	const limit = 32 << 10
+	state, cwd := t.TempDir(), t.TempDir()
+	args := []string{"--model", "scripted", "--state-dir", state, "--max-state-bytes", fmt.Sprint(limit)}
+	ctx, p := testkit.Context(t), start(t, opts{}, args...)
+	c := stdioWire(p)
+	sids := []string{c.openSession(ctx, cwd), c.newSession(ctx, cwd)}
+	pad := strings.Repeat("x", 300)
+	var refused *rpcErr
+	var before int64
+	turns := 0
+	for ; turns < 400 && refused == nil; turns++ {
+		before = sessionsBytes(t, state)
+		refused = c.promptOrRefusal(ctx, sids[turns%2], fmt.Sprintf("turn %d:%s", turns, pad))
+	}
+	if refused == nil {
+		t.Fatalf("400 turns ran with the state directory bounded to %d bytes: it holds %d", limit, sessionsBytes(t, state))
+	}
+	if turns < 4 {
+		t.Fatalf("turn %d was refused already; the test needs turns that fit", turns)
+	}
+	if before < limit {
+		t.Fatalf("a prompt was refused while the sessions held %d bytes, under the bound (%d)", before, limit)
+	}
+	sessions := filepath.Join(state, "sessions")
+	if !containsAll(refused.Message, "not run", "--max-state-bytes", fmt.Sprint(limit), sessions, "dshd sessions delete") {
+		t.Fatalf("the refused prompt answered %v", refused)
+	}
+	var data struct {
+		Setting string `json:"setting"`
+		Dir     string `json:"dir"`
+		Bytes   int64  `json:"bytes"`
+	}
+	if err := json.Unmarshal(refused.Data, &data); err != nil || data.Setting != "--max-state-bytes" || data.Dir != sessions || data.Bytes < limit {
+		t.Fatalf("the refusal's data is %s, want the setting, the sessions directory and its bytes", refused.Data)
+	}
+	sizes := []int64{journalSize(t, state, sids[0]), journalSize(t, state, sids[1])}
+	n := len(journals(t, state))
+	// Each session is refused now, and so is a new one, and a fork.
+	for _, sid := range sids {
+		if e := c.callFail(ctx, "session/prompt", promptParams(sid, "one more")); !containsAll(e.Message, "not run", "--max-state-bytes") {
+			t.Fatalf("a prompt on %s at the bound answered %v", sid, e)
+		}
+	}
+	if e := c.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "not created", "--max-state-bytes", sessions) {
+		t.Fatalf("session/new at the bound answered %v", e)
+	}
+	if e := c.callFail(ctx, "session/fork", map[string]any{"sessionId": sids[0], "cwd": cwd, "mcpServers": []any{}}); !containsAll(e.Message, "not forked", "--max-state-bytes") {
+		t.Fatalf("session/fork at the bound answered %v", e)
+	}
+	if got := len(journals(t, state)); got != n {
+		t.Fatalf("the refusals left %d journals, there were %d", got, n)
+	}
+	for i, sid := range sids {
+		if got := journalSize(t, state, sid); got != sizes[i] {
+			t.Fatalf("the refusals changed %s's journal from %d to %d bytes", sid, sizes[i], got)
+		}
+	}
+	if got := strings.Count(p.stderr.String(), session.LogStateBound); got != 1 {
+		t.Fatalf("the bound was logged %d times, want once; stderr:\n%s", got, p.stderr)
+	}
+	c.closer.Close()
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("dshd exited %d; stderr:\n%s", code, p.stderr)
+	}
+
+	// A fresh daemon counts what the state directory holds when it
+	// starts: it refuses too.
+	p1 := start(t, opts{}, args...)
+	c1 := stdioWire(p1)
+	c1.initialize(ctx, nil)
+	if e := c1.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "not created", "--max-state-bytes", sessions) {
+		t.Fatalf("session/new in a fresh daemon at the bound answered %v", e)
+	}
+
+	// Deleting one session makes room, also for the daemon that is
+	// running: another process removed files from the directory, so it
+	// counts again before it refuses.
+	if code, _, stderr := sessionsCmd(t, state, "delete", sids[0]); code != exitOK {
+		t.Fatalf("dshd sessions delete: exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := sessionsBytes(t, state); got >= limit {
+		t.Fatalf("after the delete the sessions hold %d bytes, still at the bound %d", got, limit)
+	}
+	c1.endTurn(ctx, c1.newSession(ctx, cwd), "a new session after the delete")
+	c1.closer.Close()
+	if code := p1.wait(ctx); code != 0 {
+		t.Fatalf("the second dshd exited %d; stderr:\n%s", code, p1.stderr)
+	}
+	// And a fresh daemon serves the other session again.
+	c2 := loadInFreshDaemon(ctx, t, sids[1], cwd, nil, args...)
+	c2.endTurn(ctx, sids[1], "after the delete")
 }

@@ -168,6 +168,7 @@ var reportedByPrompt = map[string]bool{
 	// agent/session: a prompt or a session refused by a disk bound
 	session.LogJournalBound: true,
 	session.LogFreeBound:    true,
+	session.LogStateBound:   true,
 }
 
 // shownInSession are the log messages of a session's mistakes that the

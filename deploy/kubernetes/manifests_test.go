@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,8 +127,23 @@ func TestManifests_ParseIntoTheKubernetesTypesAndDescribeTheFleet(t *testing.T) 
 	if stateDir == "" || mount < 0 {
 		t.Fatalf("the state dir %q is not on a volume", stateDir)
 	}
-	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[mount].Name }) {
-		t.Errorf("the state dir's volume %q is not declared", c.VolumeMounts[mount].Name)
+	vol := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[mount].Name })
+	if vol < 0 {
+		t.Fatalf("the state dir's volume %q is not declared", c.VolumeMounts[mount].Name)
+	}
+	// An emptyDir's sizeLimit is a quota statfs does not show: the
+	// daemon's own bound of its sessions must sit below it, or the kubelet
+	// evicts the pod first.
+	if ed := pod.Volumes[vol].EmptyDir; ed != nil && ed.SizeLimit != nil {
+		bound := int64(0)
+		for i, a := range c.Args {
+			if a == "--max-state-bytes" && i+1 < len(c.Args) {
+				bound, _ = strconv.ParseInt(c.Args[i+1], 10, 64)
+			}
+		}
+		if bound <= 0 || bound >= ed.SizeLimit.Value() {
+			t.Errorf("--max-state-bytes is %d, want a bound below the state volume's sizeLimit %s", bound, ed.SizeLimit)
+		}
 	}
 
 	grace := 0

@@ -76,6 +76,27 @@ func TestHostile_UpdatesForSessionIdsNeverAnnouncedAreHeldWithinABound(t *testin
 	}
 }
 
+// The count of updates held for unannounced ids is a setting too
+// (--max-held-child-updates): 300 small updates, far under the byte
+// bound, are held only up to the 100 the provider was given, and the drop
+// names that setting and its limit. Before, the count was a constant of
+// 1024: all 300 were held and nothing was said.
+func TestHostile_TheCountOfUpdatesHeldForUnannouncedIdsIsTheSetting(t *testing.T) {
+	p, logs := loggingProvider(t, acpprovider.Options{HoldUnknown: time.Hour, MaxHeld: 100})
+	run, _ := startWatched(t, p, fakeBinding(modeAgent), "ghosts 300 16")
+	res := wait(t, run)
+	if res.StopReason != subagents.StopCompleted || res.Output != "done" {
+		t.Fatalf("result = %+v", res)
+	}
+	checkLoggedOnce(t, logs, "holding no more updates for session ids the agent has not announced")
+	l := logs.String()
+	for _, w := range []string{"limit=100 ", "held=100 ", "setting=--max-held-child-updates"} {
+		if !strings.Contains(l, w) {
+			t.Errorf("the drop's log line lacks %q:\n%.2000s", w, l)
+		}
+	}
+}
+
 // A child that streams one message without end costs the parent a
 // bounded amount of memory, and the model reads that the answer was cut.
 // Before, the parent kept every byte of it for the run's output (16 MB

@@ -45,6 +45,10 @@ const (
 	// than an agent that waits for its answers has open (a permission
 	// question or a terminal's exit per session it runs).
 	DefaultMaxRequests = 256
+	// DefaultMaxHeld is the default of Options.MaxHeld: an agent
+	// announces a session before (or just after) its first updates, so a
+	// few per session it starts are enough.
+	DefaultMaxHeld = 1024
 )
 
 // Options configure the provider. The zero value (or nil) is usable: it
@@ -129,6 +133,11 @@ type Options struct {
 	// message is counted, not kept, and the output says so (default
 	// [DefaultMaxOutputBytes]).
 	MaxOutputBytes int
+	// MaxHeld caps the updates one connection holds for session ids its
+	// agent has not announced yet, all ids together (default
+	// [DefaultMaxHeld]); beyond it they are dropped, logged once. Their
+	// bytes are bounded by Limits.MaxQueuedInput.
+	MaxHeld int
 	// ProgressInterval is the least time between two progress reports in
 	// the parent's tool call when the editor does not see the child
 	// (default one second).
@@ -220,6 +229,7 @@ func New(opts *Options) (*Provider, error) {
 		defaulted("MaxRequests", "number", &o.MaxRequests, DefaultMaxRequests),
 		defaulted("MaxTerminals", "number", &o.MaxTerminals, DefaultMaxTerminals),
 		defaulted("MaxOutputBytes", "size", &o.MaxOutputBytes, DefaultMaxOutputBytes),
+		defaulted("MaxHeld", "number", &o.MaxHeld, DefaultMaxHeld),
 	); err != nil {
 		return nil, err
 	}

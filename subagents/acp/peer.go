@@ -66,7 +66,7 @@ type peer struct {
 	held   map[acp.SessionID]*heldQueue // updates waiting for an unknown id
 	nheld  int                          // updates in held
 	// heldBytes is their size; heldFull is set once an update was
-	// dropped for the bound (maxHeld, heldBytesLimit).
+	// dropped for the bound (Options.MaxHeld, heldBytesLimit).
 	heldBytes int
 	heldFull  bool
 	sweptAt   time.Time     // the last sweep of expired held updates

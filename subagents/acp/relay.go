@@ -17,12 +17,6 @@ import (
 	"github.com/dshd/dshd/subagents"
 )
 
-// maxHeld bounds the updates one connection holds for session ids the
-// agent has not announced yet, all ids together: the agent chooses the
-// ids, so a bound per id bounds nothing. Their bytes are bounded by the
-// connection's MaxQueuedInput: they are messages read and not yet handled.
-const maxHeld = 1024
-
 // heldBytesLimit is the most bytes of updates pr holds for unannounced ids.
 func (pr *peer) heldBytesLimit() int {
 	if n := pr.p.o.Limits.MaxQueuedInput; n > 0 {
@@ -137,22 +131,31 @@ func sessionItemsKnown(items []acp.ToolCallContent, known func(acp.SessionID) bo
 
 // holdLocked queues n behind its session's held updates, unless the
 // updates held already are at their bound: then n is dropped, and the
-// first drop on the connection is logged. pr.mu is held.
+// first drop on the connection is logged, naming the setting that bound
+// it. The bound is over all ids together (the agent chooses the ids, so a
+// bound per id bounds nothing): at most MaxHeld updates, of at most the
+// connection's MaxQueuedInput bytes (they are messages read and not yet
+// handled). pr.mu is held.
 func (pr *peer) holdLocked(n *acp.SessionNotification) {
 	size := len(n.SessionID) + 64
 	if raw, err := json.Marshal(n.Update); err == nil {
 		size += len(raw)
 	}
-	limit := pr.heldBytesLimit()
-	full := func() bool { return pr.nheld >= maxHeld || pr.heldBytes+size > limit }
+	most, limit := pr.p.o.MaxHeld, pr.heldBytesLimit()
+	full := func() bool { return pr.nheld >= most || pr.heldBytes+size > limit }
 	if full() {
 		pr.expireLocked()
 	}
 	if full() {
 		if !pr.heldFull {
 			pr.heldFull = true
+			setting := "--max-queued-input-bytes"
+			if pr.nheld >= most {
+				setting = "--max-held-child-updates"
+			}
 			pr.log.Warn("holding no more updates for session ids the agent has not announced; dropping this one and the next",
-				"session", n.SessionID, "update", n.Update.UpdateType(), "limit", maxHeld, "limit_bytes", limit, "setting", "--max-queued-input-bytes", "peer", pr.t.where())
+				"session", n.SessionID, "update", n.Update.UpdateType(), "held", pr.nheld, "limit", most,
+				"held_bytes", pr.heldBytes, "limit_bytes", limit, "setting", setting, "peer", pr.t.where())
 		}
 		return
 	}

@@ -198,6 +198,7 @@ func TestNew_RejectsANonPositiveDisposeGraceAtLoad(t *testing.T) {
 		{"MaxRequests", acpprovider.Options{MaxRequests: -1}},
 		{"MaxTerminals", acpprovider.Options{MaxTerminals: -1}},
 		{"MaxOutputBytes", acpprovider.Options{MaxOutputBytes: -1}},
+		{"MaxHeld", acpprovider.Options{MaxHeld: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := acpprovider.New(&tc.o)

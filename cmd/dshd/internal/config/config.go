@@ -99,12 +99,20 @@ type Settings struct {
 	// MaxChildRequests is how many of an acp child's requests (to read a
 	// file, ask permission, run a terminal) the parent serves at once.
 	MaxChildRequests int `json:"maxChildRequests,omitempty"`
+	// MaxHeldChildUpdates is how many session updates an acp child sends
+	// for session ids it has not announced yet the parent holds, all ids
+	// together, in case the announcement follows.
+	MaxHeldChildUpdates int `json:"maxHeldChildUpdates,omitempty"`
 
 	// MaxJournalBytes is the journal size at which a session takes no
 	// new prompt (0: unbounded); MinFreeDiskBytes the space the state
 	// directory's file system keeps free of us (0: not checked).
 	MaxJournalBytes  int `json:"maxJournalBytes,omitempty"`
 	MinFreeDiskBytes int `json:"minFreeDiskBytes,omitempty"`
+	// MaxStateBytes bounds the bytes of all sessions in the state
+	// directory (0: unbounded): what to set under a quota the file
+	// system's free space does not show.
+	MaxStateBytes int `json:"maxStateBytes,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -252,6 +260,7 @@ var table = []setting{
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (start a new session; a turn already running may finish past it) and a fork that would start there is not made; 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "min-free-disk-bytes", file: "minFreeDiskBytes", usage: "bytes the state directory's file system must have free for a prompt to run or a session to be created; 0 does not check", kind: kInt, def: "268435456", ptr: func(s *Settings) any { return &s.MinFreeDiskBytes }, check: atLeast(0), only: agentCommands},
+	{flag: "max-state-bytes", file: "maxStateBytes", usage: "bytes the sessions in the state directory may hold (journals and sidecars: what it held at start plus what this daemon writes) before no prompt runs and no session is created; set it below a quota statfs does not show, such as an emptyDir sizeLimit; 0 unbounded", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxStateBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: optional(address), only: Serve},
@@ -286,6 +295,7 @@ var table = []setting{
 	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
 	{flag: "max-child-output-bytes", file: "maxChildOutputBytes", usage: "bytes of an acp child agent's answer the parent keeps for the model (the start; the rest is counted and said)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxChildOutput }, check: atLeast(1024)},
 	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
+	{flag: "max-held-child-updates", file: "maxHeldChildUpdates", usage: "session updates an acp child agent sends for session ids it has not announced yet that its parent holds for a while, all ids together (their bytes are bounded by --max-queued-input-bytes); beyond them they are dropped", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxHeldChildUpdates }, check: atLeast(1)},
 	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},

@@ -10,12 +10,12 @@ import (
 
 // TestAChildDshdGetsTheParentsDiskBounds: the arguments of the default
 // child dshd carry the parent's --max-journal-bytes and
-// --min-free-disk-bytes, and the child's settings read them back (0, off,
+// --min-free-disk-bytes and --max-state-bytes, and the child's settings read them back (0, off,
 // included: a child keeps no bound its parent turned off).
 func TestAChildDshdGetsTheParentsDiskBounds(t *testing.T) {
-	for _, tc := range []struct{ journal, free int }{{4096, 1 << 30}, {0, 0}} {
+	for _, tc := range []struct{ journal, free, state int }{{4096, 1 << 30, 768 << 20}, {0, 0, 0}} {
 		parent := &config.Settings{LogLevel: "info", LogFormat: "text", Sandbox: "off", SandboxFallback: "refuse", MCPSandbox: "off",
-			MaxJournalBytes: tc.journal, MinFreeDiskBytes: tc.free}
+			MaxJournalBytes: tc.journal, MinFreeDiskBytes: tc.free, MaxStateBytes: tc.state}
 		args := childArgs(parent)
 		fs := pflag.NewFlagSet("dshd", pflag.ContinueOnError)
 		config.AddFlags(fs, config.Serve)
@@ -26,8 +26,8 @@ func TestAChildDshdGetsTheParentsDiskBounds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the child's settings from %q: %v", args, err)
 		}
-		if child.MaxJournalBytes != tc.journal || child.MinFreeDiskBytes != tc.free {
-			t.Fatalf("the child of a parent with bounds %d and %d has %d and %d (arguments %q)", tc.journal, tc.free, child.MaxJournalBytes, child.MinFreeDiskBytes, args)
+		if child.MaxJournalBytes != tc.journal || child.MinFreeDiskBytes != tc.free || child.MaxStateBytes != tc.state {
+			t.Fatalf("the child of a parent with bounds %d, %d and %d has %d, %d and %d (arguments %q)", tc.journal, tc.free, tc.state, child.MaxJournalBytes, child.MinFreeDiskBytes, child.MaxStateBytes, args)
 		}
 	}
 }

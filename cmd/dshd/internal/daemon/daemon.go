@@ -81,8 +81,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		return nil, err
 	}
 	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals, Limits: session.DiskLimits{
-		MaxJournalBytes: int64(st.MaxJournalBytes), MinFreeBytes: int64(st.MinFreeDiskBytes),
-		JournalSetting: "--max-journal-bytes", FreeSetting: "--min-free-disk-bytes"}})
+		MaxJournalBytes: int64(st.MaxJournalBytes), MinFreeBytes: int64(st.MinFreeDiskBytes), MaxStateBytes: int64(st.MaxStateBytes),
+		JournalSetting: "--max-journal-bytes", FreeSetting: "--min-free-disk-bytes", StateSetting: "--max-state-bytes"}})
 	if err != nil {
 		return nil, StateDirError(st, err)
 	}
@@ -105,6 +105,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
 		MaxRequests:    st.MaxChildRequests,
+		MaxHeld:        st.MaxHeldChildUpdates,
 		Limits:         connLimits(st),
 		Version:        version.String(),
 		Logger:         log,
@@ -278,7 +279,8 @@ func childArgs(st *config.Settings) []string {
 		}
 	}
 	// The child's journals are bounded as ours (0, off, included).
-	args = append(args, "--max-journal-bytes", strconv.Itoa(st.MaxJournalBytes), "--min-free-disk-bytes", strconv.Itoa(st.MinFreeDiskBytes))
+	args = append(args, "--max-journal-bytes", strconv.Itoa(st.MaxJournalBytes), "--min-free-disk-bytes", strconv.Itoa(st.MinFreeDiskBytes),
+		"--max-state-bytes", strconv.Itoa(st.MaxStateBytes))
 	return args
 }
 
