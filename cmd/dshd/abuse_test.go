@@ -173,6 +173,13 @@ func flood(w io.Writer, line string, total int) (int, error) {
 // guard, which counts from the first call of a test.
 func readsEOF(t testing.TB, nc net.Conn) string {
 	t.Helper()
+	return readsEOFBefore(guardOf(t), t, nc, "the daemon never closed the connection")
+}
+
+// readsEOFBefore is readsEOF that fails the test with failure when ctx
+// ends first.
+func readsEOFBefore(ctx context.Context, t testing.TB, nc net.Conn, failure string) string {
+	t.Helper()
 	out := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(nc)
@@ -181,8 +188,8 @@ func readsEOF(t testing.TB, nc net.Conn) string {
 	select {
 	case b := <-out:
 		return string(b)
-	case <-guardOf(t).Done():
-		t.Fatal("the daemon never closed the connection")
+	case <-ctx.Done():
+		t.Fatal(failure)
 		return ""
 	}
 }

@@ -28,18 +28,7 @@ func closedBefore(t *testing.T, nc net.Conn, d time.Duration) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(guardOf(t), d)
 	defer cancel()
-	out := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(nc)
-		out <- b
-	}()
-	select {
-	case b := <-out:
-		return string(b)
-	case <-ctx.Done():
-		t.Fatalf("the daemon did not close the connection within %v", d)
-		return ""
-	}
+	return readsEOFBefore(ctx, t, nc, fmt.Sprintf("the daemon did not close the connection within %v", d))
 }
 
 // A client that sends part of a request line and then nothing is closed
