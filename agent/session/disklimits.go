@@ -9,6 +9,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -33,9 +34,10 @@ type DiskLimits struct {
 	// journal is created (0: unbounded). It is what to set under a quota
 	// the file system's free space does not show (a Kubernetes emptyDir's
 	// sizeLimit). The store counts what it found at start, plus what its
-	// own journals and sidecars write, minus what its Delete removes:
-	// other processes writing to the same directory after that are not
-	// seen.
+	// own journals and sidecars write, minus what its Delete removes; at
+	// the bound it counts the directory again if a file was created or
+	// removed there since (see recountIfChanged). Another process's writes
+	// to files that already existed are not seen.
 	MaxStateBytes int64
 	// JournalSetting, FreeSetting and StateSetting name the bounds in
 	// refusals and logs (the daemon's flags); empty, the field names stand
@@ -43,26 +45,9 @@ type DiskLimits struct {
 	JournalSetting, FreeSetting, StateSetting string
 }
 
-func (l *DiskLimits) journalSetting() string {
-	if l.JournalSetting == "" {
-		return "MaxJournalBytes"
-	}
-	return l.JournalSetting
-}
-
-func (l *DiskLimits) stateSetting() string {
-	if l.StateSetting == "" {
-		return "MaxStateBytes"
-	}
-	return l.StateSetting
-}
-
-func (l *DiskLimits) freeSetting() string {
-	if l.FreeSetting == "" {
-		return "MinFreeBytes"
-	}
-	return l.FreeSetting
-}
+func (l *DiskLimits) journalSetting() string { return cmp.Or(l.JournalSetting, "MaxJournalBytes") }
+func (l *DiskLimits) stateSetting() string   { return cmp.Or(l.StateSetting, "MaxStateBytes") }
+func (l *DiskLimits) freeSetting() string    { return cmp.Or(l.FreeSetting, "MinFreeBytes") }
 
 // The log messages of the first refusal by each bound (the setting, the
 // session and the sizes are attributes), for a client that shows the
