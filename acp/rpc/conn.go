@@ -235,8 +235,12 @@ type conn struct {
 	barriers  map[uint64]uint64 // our call id → lastNotif when its response arrived
 	waiters   []*barrierWaiter
 
-	wake         chan struct{}
-	wg           sync.WaitGroup // dispatcher and handler goroutines
+	wake chan struct{}
+	wg   sync.WaitGroup // dispatcher and handler goroutines
+	// jobs hands a request handler to a goroutine of an earlier one that
+	// waits for work (see runHandler); idleHandlers counts those waiting.
+	jobs         chan func()
+	idleHandlers atomic.Int32
 	shutdownOnce sync.Once
 
 	guard guard // handshake deadline, idle timeout, failed authentications
@@ -279,6 +283,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 		inflight: make(map[string]*inflight),
 		barriers: make(map[uint64]uint64),
 		wake:     make(chan struct{}, 1),
+		jobs:     make(chan func()),
 		done:     make(chan struct{}),
 		gate:     gate,
 	}
@@ -523,16 +528,14 @@ func (c *conn) runRequest(it *item) {
 		return
 	}
 	fl.blocking.Store(true)
-	c.wg.Add(1)
 	c.handlers.Add(1)
-	go func(params *json.RawMessage) {
-		defer c.wg.Done()
+	c.runHandler(func() {
 		defer c.handlers.Done()
 		defer close(fl.returned)
-		res, err := c.invoke(fl.ctx, fl.method, h, params)
+		res, err := c.invoke(fl.ctx, fl.method, h, &params)
 		fl.blocking.Store(false)
 		c.reply(fl, res, err)
-	}(&params)
+	})
 	select {
 	case <-fl.returned:
 		if fl.method == acp.MethodInitialize && fl.ok {
@@ -541,6 +544,42 @@ func (c *conn) runRequest(it *item) {
 	case <-fl.detached:
 	case <-c.ctx.Done():
 	}
+}
+
+// maxIdleHandlers is how many goroutines that ran a request handler a
+// connection keeps waiting for the next one. A handler's goroutine has
+// grown its stack by the time it returns (a prompt turn needs tens of
+// KiB); the next request taking it over does not grow a fresh one again
+// from the smallest size, copying the stack at each step.
+const maxIdleHandlers = 4
+
+// runHandler runs job on an idle handler goroutine, or on a new one when
+// none waits. A goroutine ends when the connection shuts down, or after
+// its job when maxIdleHandlers others already wait.
+func (c *conn) runHandler(job func()) {
+	select {
+	case c.jobs <- job:
+		return
+	default:
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for {
+			job()
+			if c.idleHandlers.Add(1) > maxIdleHandlers {
+				c.idleHandlers.Add(-1)
+				return
+			}
+			select {
+			case job = <-c.jobs:
+				c.idleHandlers.Add(-1)
+			case <-c.ctx.Done():
+				c.idleHandlers.Add(-1)
+				return
+			}
+		}
+	}()
 }
 
 // runHook runs an AfterReply or AfterAnswer hook; a panic is contained and
