@@ -143,12 +143,13 @@ func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
 
 // takeParams decodes and validates a method's params into a new P; the
 // caller's reference to their raw JSON is dropped, so the handler does not
-// keep the line alive.
+// keep the line alive. The params are valid JSON: the Stream checked the
+// line they came in, so they are not scanned for that again.
 func takeParams[P any](params *json.RawMessage) (*P, error) {
 	raw := *params
 	*params = nil
 	p := new(P)
-	if err := acp.DecodeParams(raw, p); err != nil {
+	if err := acp.DecodeValidParams(raw, p); err != nil {
 		return nil, err
 	}
 	return p, nil
