@@ -234,7 +234,10 @@ type conn struct {
 	lastNotif uint64            // seq of the last enqueued notification
 	notifDone uint64            // seq of the last notification the dispatcher finished
 	barriers  map[uint64]uint64 // our call id → lastNotif when its response arrived
-	waiters   []*barrierWaiter
+	// results holds the result of a response to a call of ours, from its
+	// arrival (takeResult) until the call takes it.
+	results map[uint64]json.RawMessage
+	waiters []*barrierWaiter
 
 	wake chan struct{}
 	wg   sync.WaitGroup // dispatcher and handler goroutines
@@ -283,6 +286,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 		methods:  methods,
 		inflight: make(map[string]*inflight),
 		barriers: make(map[uint64]uint64),
+		results:  make(map[uint64]json.RawMessage),
 		wake:     make(chan struct{}, 1),
 		jobs:     make(chan func()),
 		done:     make(chan struct{}),
@@ -294,6 +298,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
 	c.stream.onEOF = c.drainAtEOF
+	c.stream.takeResult = c.takeResult
 	c.drained = make(chan struct{})
 	c.guard.init(c, rwc, &o)
 	return c
@@ -677,6 +682,20 @@ func (c *conn) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 	c.mu.Unlock()
 }
 
+// takeResult runs on the read loop for the result of a response: it keeps
+// the result of a pending call of ours for that call, and reports whether it
+// did. (The result is a slice of the line it came in, which the line
+// reader allocated for that line alone.)
+func (c *conn) takeResult(id uint64, result json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, pending := c.barriers[id]; !pending {
+		return false
+	}
+	c.results[id] = result
+	return true
+}
+
 // awaitBarrier holds a call's return until every notification that arrived
 // before its response has been handled, so a Prompt returns after all of
 // the turn's session/update notifications were delivered. It does not wait
@@ -732,6 +751,12 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	}
 	var raw json.RawMessage
 	err = w.Wait(ctx, &raw)
+	c.mu.Lock()
+	if kept, ok := c.results[id]; ok {
+		raw = kept
+		delete(c.results, id)
+	}
+	c.mu.Unlock()
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		c.dropBarrier(id)
 		c.mu.Lock()
@@ -759,7 +784,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return err
 	}
 	if result != nil && len(raw) > 0 && !isNull(raw) {
-		if err := json.Unmarshal(raw, result); err != nil {
+		if err := decodeResult(raw, result); err != nil {
 			return fmt.Errorf("acp: %s: malformed result: %w", method, err)
 		}
 	}
@@ -769,7 +794,18 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 func (c *conn) dropBarrier(id uint64) {
 	c.mu.Lock()
 	delete(c.barriers, id)
+	delete(c.results, id)
 	c.mu.Unlock()
+}
+
+// decodeResult decodes a response's result, valid JSON (the Stream checked
+// the line it came in): a result that decodes itself gets it without the
+// validating scan json.Unmarshal makes first.
+func decodeResult(raw json.RawMessage, result any) error {
+	if u, ok := result.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(raw)
+	}
+	return json.Unmarshal(raw, result)
 }
 
 // callRaw is call for untyped (extension, relayed) methods.

@@ -90,6 +90,12 @@ type Stream struct {
 	// it; the writing side stays open while it runs, so a connection can
 	// still answer what it already read.
 	onEOF func()
+	// takeResult, when set, is offered the result of every well-formed
+	// response with an integer id, on the reading goroutine. When it keeps
+	// it (a call of ours waits for it), jsonrpc2 gets the response with a
+	// null result instead: jsonrpc2 decodes a response's result twice, once
+	// into a generic value, only to pass it on as raw JSON.
+	takeResult func(id uint64, result json.RawMessage) bool
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -544,6 +550,7 @@ func (s *Stream) processRequest(env *envelope, version string, echo []byte) {
 
 func (s *Stream) processResponse(env *envelope, version string) []byte {
 	id := env.id
+	var num uint64
 	switch {
 	case id == nil || string(id) == "null":
 		// A peer's answer to a line it could not read; it matches nothing we
@@ -552,7 +559,8 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 		return nil
 	case id[0] == '"':
 	case jsontext.IsInteger(id) && id[0] != '-':
-		if _, err := strconv.ParseUint(string(id), 10, 64); err != nil {
+		var err error
+		if num, err = strconv.ParseUint(string(id), 10, 64); err != nil {
 			s.badInput(hitForeignIDResponse, "acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
 			return nil
 		}
@@ -574,6 +582,8 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 		// Still answer the waiting caller, with an error of our own.
 		s.badInput(hitMalformedResponse, "acp: malformed response", "id", jsontext.Truncate(id, 40))
 		b = append(b, `,"error":{"code":-32603,"message":"Internal error","data":"malformed response from peer"}}`...)
+	case env.result != nil && num != 0 && s.takeResult != nil && s.takeResult(num, env.result):
+		b = append(b, `,"result":null}`...)
 	case env.result != nil:
 		b = append(b, `,"result":`...)
 		b = append(b, env.result...)
