@@ -225,9 +225,13 @@ type conn struct {
 	// context, cancelled at shutdown.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// notifCtx is the context of every notification handler: ctx marked
+	// as the dispatcher's (see blocksDispatcher), made once.
+	notifCtx context.Context
 
 	mu        sync.Mutex
-	queue     []*item
+	queue     []*item // queue[head:] waits for the dispatcher
+	head      int
 	closing   bool
 	inflight  map[string]*inflight
 	seq       uint64            // seq of the last enqueued item
@@ -294,6 +298,7 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 	}
 	c.ext, _ = impl.(ExtHandler)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.notifCtx = context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
 	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{Limits: o.Limits, Peer: o.Peer, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
@@ -447,7 +452,7 @@ func (c *conn) enqueue(it *item) {
 func (c *conn) dispatch() {
 	for {
 		c.mu.Lock()
-		for len(c.queue) == 0 && !c.closing {
+		for c.head == len(c.queue) && !c.closing {
 			if c.inputEnded {
 				c.drainOnce.Do(func() { close(c.drained) })
 			}
@@ -459,9 +464,7 @@ func (c *conn) dispatch() {
 			c.mu.Unlock()
 			return
 		}
-		it := c.queue[0]
-		c.queue[0] = nil
-		c.queue = c.queue[1:]
+		it := c.pop()
 		c.mu.Unlock()
 		c.stream.hold(-it.cost)
 		if it.fl == nil {
@@ -470,6 +473,25 @@ func (c *conn) dispatch() {
 			c.runRequest(it)
 		}
 	}
+}
+
+// pop takes the first queued item; c.mu is held. The queue's array is
+// used again from its start once it is empty, and moved down when most
+// of it is behind the head, so a steady flow of messages does not
+// allocate a new array as the queue moves along.
+func (c *conn) pop() *item {
+	it := c.queue[c.head]
+	c.queue[c.head] = nil
+	c.head++
+	switch {
+	case c.head == len(c.queue):
+		c.queue, c.head = c.queue[:0], 0
+	case c.head >= 64 && 2*c.head >= len(c.queue):
+		n := copy(c.queue, c.queue[c.head:])
+		clear(c.queue[n:])
+		c.queue, c.head = c.queue[:n], 0
+	}
+	return it
 }
 
 func (c *conn) runNotification(it *item) {
@@ -490,7 +512,7 @@ func (c *conn) runNotification(it *item) {
 		c.log.Debug("acp: ignored notification", "method", it.method)
 		return
 	}
-	ctx := context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
+	ctx := c.notifCtx
 	params := it.params
 	it.params = nil
 	if _, err := c.invoke(ctx, it.method, h, &params); err != nil {
@@ -842,7 +864,7 @@ func (c *conn) shutdown() {
 	c.shutdownOnce.Do(func() {
 		c.mu.Lock()
 		c.closing = true
-		c.queue = nil
+		c.queue, c.head = nil, 0
 		for _, w := range c.waiters {
 			close(w.ch)
 		}

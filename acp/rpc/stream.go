@@ -261,7 +261,7 @@ func (s *Stream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.out.put(true, b, newline)
+	return s.out.put(nil, b, newline, true)
 }
 
 var newline = []byte{'\n'}
@@ -304,7 +304,7 @@ func (s *Stream) WriteNotification(method string, params any) error {
 		}
 	}
 	b = append(b, '}', '\n')
-	err := s.out.put(false, b)
+	err := s.out.put(nil, b, nil, false)
 	e.buf.Reset()
 	if cap(b) > e.buf.Cap() {
 		e.buf = *bytes.NewBuffer(b[:0])
@@ -320,7 +320,7 @@ func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
 	var head [64]byte
 	b := appendNotificationHead(head[:0], method)
 	b = append(b, `,"params":`...)
-	return s.out.put(true, b, params, notificationTail)
+	return s.out.put(b, params, notificationTail, true)
 }
 
 // notificationTail ends a notification or response line.
@@ -617,7 +617,7 @@ func (s *Stream) writeResponse(id json.RawMessage, result any, e *jsonrpc2.Error
 	} else {
 		b = append(b, `,"error":`...)
 	}
-	return s.out.put(true, b, body, notificationTail)
+	return s.out.put(b, body, notificationTail, true)
 }
 
 // replyError answers a bad line; id nil means null.
@@ -635,7 +635,7 @@ func (s *Stream) replyError(id []byte, e *acp.Error) {
 	b = append(b, `,"error":`...)
 	b = append(b, body...)
 	b = append(b, '}', '\n')
-	if err := s.out.put(false, b); err != nil {
+	if err := s.out.put(nil, b, nil, false); err != nil {
 		s.log.Debug("acp: cannot answer bad input", "err", err)
 	}
 }
