@@ -591,23 +591,29 @@ func (c *conn) runHandler(job func()) {
 	default:
 	}
 	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		for {
-			job()
-			if c.idleHandlers.Add(1) > maxIdleHandlers {
-				c.idleHandlers.Add(-1)
-				return
-			}
-			select {
-			case job = <-c.jobs:
-				c.idleHandlers.Add(-1)
-			case <-c.ctx.Done():
-				c.idleHandlers.Add(-1)
-				return
-			}
+	go c.handlerLoop(job)
+}
+
+// handlerLoop runs job, then the jobs runHandler hands it, until the
+// connection shuts down or enough other handler goroutines wait. While it
+// waits it belongs to the connection, not to any session: tests that look
+// for a session's goroutines ignore it by this name.
+func (c *conn) handlerLoop(job func()) {
+	defer c.wg.Done()
+	for {
+		job()
+		if c.idleHandlers.Add(1) > maxIdleHandlers {
+			c.idleHandlers.Add(-1)
+			return
 		}
-	}()
+		select {
+		case job = <-c.jobs:
+			c.idleHandlers.Add(-1)
+		case <-c.ctx.Done():
+			c.idleHandlers.Add(-1)
+			return
+		}
+	}
 }
 
 // runHook runs an AfterReply or AfterAnswer hook; a panic is contained and
