@@ -97,6 +97,10 @@ func TestHTTP_TheHeaderTimeoutIsLoggedOnceWithThePeerUntilARequestArrivesInTime(
 	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+again)...); err != nil {
 		t.Fatalf("a cut after a request that arrived in time: %v; stderr:\n%s", err, p.stderr)
 	}
+	// /metrics counts every cut, logged or not.
+	if m := scrape(t, strings.TrimSuffix(u, "/acp")); m[`dshd_limits_hit_total{limit="header-timeout"}`] != 4 {
+		t.Errorf("/metrics counts %v header-timeout cuts, want 4", m[`dshd_limits_hit_total{limit="header-timeout"}`])
+	}
 	// Every line about a connection was written before the daemon closed
 	// it, so after the daemon's exit the count is final.
 	p.stop(t)

@@ -39,7 +39,7 @@ type httpAdmission struct {
 // tcpPeer is one TCP connection of the listener.
 type tcpPeer struct {
 	raw      net.Conn     // under TLS, if any
-	lc       *listen.Conn // raw as the listener admitted it; nil for another listener
+	lc       *listen.Conn // under raw, as the listener admitted it; nil for another listener
 	authed   atomic.Bool
 	failures atomic.Int32
 	logged   atomic.Bool // the end after failed authentications was logged
@@ -54,7 +54,9 @@ func (a *httpAdmission) connContext(ctx context.Context, nc net.Conn) context.Co
 	if tc, ok := nc.(*tls.Conn); ok {
 		p.raw = tc.NetConn()
 	}
-	p.lc, _ = p.raw.(*listen.Conn)
+	if hc, ok := p.raw.(*headConn); ok {
+		p.lc, _ = hc.Conn.(*listen.Conn)
+	}
 	if a.requireAuth && a.handshake > 0 {
 		time.AfterFunc(a.handshake, func() {
 			if p.authed.Load() {
