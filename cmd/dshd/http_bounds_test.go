@@ -18,6 +18,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // closedBefore reads nc to its end and fails the test unless the daemon
@@ -203,4 +206,41 @@ func TestABadHTTPBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a keep-alive timeout from the environment that is no duration", env: []string{"DSHD_KEEPALIVE_TIMEOUT=soon"}, want: []string{"DSHD_KEEPALIVE_TIMEOUT", `"soon"`}},
 		{name: "a negative keep-alive timeout in the file", file: `{"keepaliveTimeout": "-5s"}`, want: []string{"FILE:1:", "keepaliveTimeout", "-5s"}},
 	})
+}
+
+// A token daemon closes a TCP connection that presents no valid bearer
+// token within --handshake-timeout; the first of an episode is logged with
+// the setting and the peer, and the next are not (a silent peer, a
+// started request, a probe kept alive without a token), until a
+// connection authenticates. Before, every such connection was a line: a
+// peer opening connections without end wrote the log without end.
+func TestHTTP_TheHandshakeTimeoutIsLoggedOnceUntilAConnectionAuthenticates(t *testing.T) {
+	p, u := serveTokenHTTP(t, "--handshake-timeout", "300ms")
+	host := hostOf(u)
+	ctx := guardOf(t)
+	words := []string{"presented no valid bearer token in time", "--handshake-timeout", "300ms"}
+	cut := func(head string) string {
+		nc := dialTCP(t, host)
+		if _, err := io.WriteString(nc, head); err != nil {
+			t.Fatal(err)
+		}
+		closedBefore(t, nc, 5*time.Second)
+		return nc.LocalAddr().String()
+	}
+	first := cut("")
+	if _, err := p.stderr.waitFor(ctx, append(words, "peer="+first)...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	cut("GET /healthz HT")
+	probe := getKeptAlive(t, dialTCP(t, host), host)
+	closedBefore(t, probe, 5*time.Second)
+	remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken}).initialize(testkit.Context(t), nil)
+	again := cut("")
+	if _, err := p.stderr.waitFor(ctx, append(words, "peer="+again)...); err != nil {
+		t.Fatalf("a cut after a connection authenticated: %v; stderr:\n%s", err, p.stderr)
+	}
+	p.stop(t)
+	if got := linesWith(p.stderr, words...); len(got) != 2 {
+		t.Errorf("%d lines name the handshake timeout, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
+	}
 }
