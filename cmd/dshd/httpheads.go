@@ -120,7 +120,8 @@ func (c *headConn) Read(p []byte) (int, error) {
 // handshake, the h2c preface or a request head, all under that deadline
 // (net/http bounds the handshake by ReadHeaderTimeout when no other read
 // timeout is set, and none is). Idle, it is under --keepalive-timeout's
-// until the next request begins. Once a request is read (StateActive) a
+// until the next request begins (both settings refuse 0, so net/http
+// sets both deadlines). Once a request is read (StateActive) a
 // timeout is net/http ending its own background read, or a handler's
 // deadline; hijacked, the connection is the handler's.
 func (c *headConn) awaitsHead() bool {
