@@ -255,9 +255,18 @@ func (s *Stream) broken(err error, stall time.Duration) {
 }
 
 // WriteObject implements jsonrpc2.ObjectStream; jsonrpc2 writes our
-// outgoing calls through it.
+// outgoing calls through it. Its messages marshal themselves with
+// json.Marshal, whose output is compact, valid and HTML-escaped already:
+// marshalling them again would only check and copy it, a 50 MiB prompt
+// included.
 func (s *Stream) WriteObject(obj any) error {
-	b, err := json.Marshal(obj)
+	var b []byte
+	var err error
+	if m, ok := obj.(json.Marshaler); ok {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(obj)
+	}
 	if err != nil {
 		return err
 	}
