@@ -60,17 +60,19 @@ type mailbox struct {
 	sid    string // "" for the connection-scoped stream
 	q      []queued
 	leased bool
+	opened bool // a reader has leased it before
 	// clear is the highest prev of this stream's messages found free to
 	// go: every earlier message of the other streams was out by then.
 	clear uint64
 	// stalled is set when the reader took none of the stream's messages
 	// for WriteTimeout while another stream waited on it, or when nobody
-	// opened the stream for WriteTimeout while another stream waited on
-	// it; the other streams stop waiting on it until it takes some again.
+	// opened the stream within WriteTimeout of its first message while
+	// another stream waited on it; the other streams stop waiting on it
+	// until it takes some.
 	stalled bool
-	// unread is when the stream last got messages while it had no reader
-	// (or lost its reader with messages in q): while it has none, the
-	// others wait on it until unread+WriteTimeout.
+	// unread is when the stream got its first message while nobody had
+	// opened it yet: until somebody does, the others wait on it until
+	// unread+WriteTimeout.
 	unread time.Time
 }
 
@@ -188,7 +190,7 @@ func (c *httpConn) deliver(msg []byte) error {
 	if mb == nil {
 		mb = c.streams[""]
 	}
-	if !mb.leased && len(mb.q) == 0 {
+	if !mb.opened && len(mb.q) == 0 {
 		mb.unread = time.Now()
 	}
 	c.seq++
@@ -223,18 +225,19 @@ func (c *httpConn) sendable(mb *mailbox) (int, *mailbox) {
 }
 
 // holding returns a stream other than mb whose oldest message not yet out
-// is numbered seq or lower, or nil. A stream without a reader holds the
-// others back too: a client may open a session's stream only after the
-// agent handled its session/load (a GET that comes late, or a client that
-// sends session/load first), and takes the load's answer to mean the
-// replay is in. A stalled stream holds nothing back (its reader took
-// nothing, or nobody opened it, for WriteTimeout), which bounds the wait
-// of a client that opens the stream only once it has the answer; nor
-// does a stream without a reader once the connection is closed, as none
-// can come. mu is held.
+// is numbered seq or lower, or nil. A stream nobody has opened yet holds
+// the others back too: a client's GET for a session's stream may come
+// only after the agent handled its session/load (a GET that comes late,
+// or a client that sends session/load first), and the client takes the
+// load's answer to mean the replay is in. A stream whose reader left
+// holds nothing back until it is opened again: its client chose to stop
+// reading it. Nor does a stalled stream (its reader took nothing, or
+// nobody opened it, for WriteTimeout), which bounds the wait of a client
+// that opens the stream only once it has the answer, nor a stream nobody
+// opened once the connection is closed, as nobody can. mu is held.
 func (c *httpConn) holding(mb *mailbox, seq uint64) *mailbox {
 	for _, o := range c.streams {
-		if o != mb && !o.stalled && (o.leased || !c.closed) && len(o.q) > 0 && o.q[0].seq <= seq {
+		if o != mb && !o.stalled && (o.leased || !o.opened && !c.closed) && len(o.q) > 0 && o.q[0].seq <= seq {
 			return o
 		}
 	}

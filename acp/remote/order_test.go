@@ -413,3 +413,43 @@ func TestStreamableHTTP_ALoadsAnswerWaitsForASessionStreamOpenedAfterTheReplay(t
 		t.Fatalf("the session/load answer arrived after %d of the %d replayed updates", at, replay)
 	}
 }
+
+// TestStreamableHTTP_AStreamWhoseReaderLeftHoldsNothingBack: only a stream
+// nobody has opened yet waits for its first reader; one whose client
+// stopped reading it does not hold the others back (here WriteTimeout is
+// never, so a hold would last until the watchdog), and its messages wait
+// for the next reader.
+func TestStreamableHTTP_AStreamWhoseReaderLeftHoldsNothingBack(t *testing.T) {
+	_, h, u := newServer(t, Options{WriteTimeout: -1})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	sess.resp.Body.Close()
+	c := h.lookup(id)
+	for {
+		c.mu.Lock()
+		leased, ch := c.streams["s1"].leased, c.changed
+		c.mu.Unlock()
+		if !leased {
+			break
+		}
+		select {
+		case <-ch:
+		case <-testkit.Context(t).Done():
+			t.Fatal("the server still sees the session stream's reader")
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[],"replay":3}}`
+	if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/load POST: %d", r.StatusCode)
+	}
+	if e := conn.next(t); !strings.Contains(e, `"id":2`) {
+		t.Fatalf("connection stream: %s", e)
+	}
+	again := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	for i := range 3 {
+		if e := again.next(t); !strings.Contains(e, fmt.Sprintf(`"text":"replayed %d"`, i)) {
+			t.Fatalf("session stream, update %d: %s", i, e)
+		}
+	}
+}

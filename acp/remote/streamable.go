@@ -300,16 +300,13 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		textError(w, http.StatusConflict, "the stream already has a reader")
 		return
 	}
-	mb.leased = true
+	mb.leased, mb.opened = true, true
 	c.receivers++
 	c.broadcast() // streams waiting for this one to be opened time its reader now
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		mb.leased = false
-		if len(mb.q) > 0 {
-			mb.unread = time.Now()
-		}
 		c.receivers--
 		c.armIdle()
 		c.broadcast()
@@ -371,12 +368,12 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 	}
 	// gate times the wait for holder, the stream whose earlier messages
 	// this one waits on: while holder has a reader, it runs while no
-	// reader of the connection takes anything; while it has none, it ends
-	// WriteTimeout after holder got messages without a reader (unread).
+	// reader of the connection takes anything; while nobody has opened
+	// holder, it ends WriteTimeout after holder's first message (unread).
 	var gate *time.Timer
 	var gateHolder *mailbox
 	var gateTaken uint64
-	var gateUnread time.Time // zero while holder has a reader
+	var gateUnread time.Time // zero once holder has been opened
 	defer func() {
 		if gate != nil {
 			gate.Stop()
