@@ -18,6 +18,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshd/dshd/acp/remote"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // closedBefore reads nc to its end and fails the test unless the daemon
@@ -47,13 +50,85 @@ func TestHTTP_AClientThatNeverFinishesItsHeadersIsClosedAtTheHeaderTimeout(t *te
 	}
 }
 
-// A client that made one request on a keep-alive connection and then
-// idles is closed at --keepalive-timeout (the old fixed value was 2 min,
-// beyond the test's watchdog).
-func TestHTTP_AnIdleKeepAliveConnectionIsClosedAtTheKeepaliveTimeout(t *testing.T) {
-	_, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--keepalive-timeout", "300ms")
-	host := hostOf(u)
+// headerTimeoutWords are what the log line of a header-timeout hit holds
+// besides its peer: the setting and its value.
+var headerTimeoutWords = []string{"--header-timeout", "300ms"}
+
+// cutAtTheHeaderTimeout opens a connection that sends head (maybe
+// nothing) and waits until the daemon closes it; it returns the address
+// the daemon sees it from.
+func cutAtTheHeaderTimeout(t *testing.T, host, head string) string {
+	t.Helper()
 	nc := dialTCP(t, host)
+	if _, err := io.WriteString(nc, head); err != nil {
+		t.Fatal(err)
+	}
+	closedBefore(t, nc, 5*time.Second)
+	return nc.LocalAddr().String()
+}
+
+// linesWith returns the lines of l that hold every one of the words.
+func linesWith(l *lineLog, words ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var got []string
+	for _, line := range l.lines {
+		if containsAll(line, words...) {
+			got = append(got, line)
+		}
+	}
+	return got
+}
+
+// The first connection cut by --header-timeout is logged with the setting,
+// its value and the peer; the next ones are not, be it a part of a request
+// line or nothing at all, until a request head arrives in time again (as
+// the listener's other refusals are logged: once per episode).
+func TestHTTP_TheHeaderTimeoutIsLoggedOnceWithThePeerUntilARequestArrivesInTime(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--header-timeout", "300ms")
+	host := hostOf(u)
+	first := cutAtTheHeaderTimeout(t, host, "GET /healthz HT")
+	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+first)...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	cutAtTheHeaderTimeout(t, host, "")
+	cutAtTheHeaderTimeout(t, host, "POST /acp HTTP/1.1\r\nHost: x\r\n")
+	if resp := request(t, http.MethodGet, strings.TrimSuffix(u, "/acp")+"/healthz", "", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz: %d", resp.StatusCode)
+	}
+	again := cutAtTheHeaderTimeout(t, host, "GET")
+	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+again)...); err != nil {
+		t.Fatalf("a cut after a request that arrived in time: %v; stderr:\n%s", err, p.stderr)
+	}
+	// /metrics counts every cut, logged or not.
+	if m := scrape(t, strings.TrimSuffix(u, "/acp")); m[`dshd_limits_hit_total{limit="header-timeout"}`] != 4 {
+		t.Errorf("/metrics counts %v header-timeout cuts, want 4", m[`dshd_limits_hit_total{limit="header-timeout"}`])
+	}
+	// Every line about a connection was written before the daemon closed
+	// it, so after the daemon's exit the count is final.
+	p.stop(t)
+	if got := linesWith(p.stderr, headerTimeoutWords...); len(got) != 2 {
+		t.Errorf("%d lines name the header timeout, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// The TLS handshake of an https listener is bounded by --header-timeout
+// too (net/http's rule when no other read timeout is set), and a peer it
+// cuts is logged as any other.
+func TestHTTPS_AClientThatNeverFinishesItsTLSHandshakeIsClosedAtTheHeaderTimeoutAndLogged(t *testing.T) {
+	cert, key, _ := selfSigned(t)
+	p, u := serveHTTP(t, nil, "https://127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--header-timeout", "300ms")
+	peer := cutAtTheHeaderTimeout(t, strings.TrimPrefix(hostOf(u), "https://"), "\x16\x03\x01")
+	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+peer)...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+}
+
+// getKeptAlive makes one GET /healthz on nc and checks that the daemon
+// keeps the connection open after it; it returns the connection to read
+// on.
+func getKeptAlive(t *testing.T, nc net.Conn, host string) net.Conn {
+	t.Helper()
 	fmt.Fprintf(nc, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", host)
 	br := bufio.NewReader(nc)
 	resp, err := http.ReadResponse(br, nil)
@@ -65,8 +140,49 @@ func TestHTTP_AnIdleKeepAliveConnectionIsClosedAtTheKeepaliveTimeout(t *testing.
 	if err != nil || resp.StatusCode != http.StatusOK || resp.Close {
 		t.Fatalf("GET /healthz: %d %q (close %v), %v; want 200 on a kept-alive connection", resp.StatusCode, body, resp.Close, err)
 	}
-	if rest := closedBefore(t, &bufferedConn{Conn: nc, r: br}, 30*time.Second); rest != "" {
+	return &bufferedConn{Conn: nc, r: br}
+}
+
+// A client that made one request on a keep-alive connection and then
+// idles is closed at --keepalive-timeout (the old fixed value was 2 min,
+// beyond the test's watchdog).
+//
+// That close is not logged: it is the normal end of a keep-alive
+// connection, which HTTP lets either side close when idle and every
+// client expects (it opens a new one for its next request, and the ACP
+// connection goes on there). The peer sent a whole request and was
+// answered; a line saying a bound was hit would tell the operator of a
+// problem where there is none. So neither bound is named in the log, which
+// also shows that the idle close is not taken for a header timeout.
+func TestHTTP_AnIdleKeepAliveConnectionIsClosedAtTheKeepaliveTimeout(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--keepalive-timeout", "300ms")
+	host := hostOf(u)
+	nc := getKeptAlive(t, dialTCP(t, host), host)
+	if rest := closedBefore(t, nc, 30*time.Second); rest != "" {
 		t.Errorf("the daemon sent %q on the idle connection, want nothing", rest)
+	}
+	p.stop(t)
+	for _, setting := range []string{"--header-timeout", "--keepalive-timeout"} {
+		if got := linesWith(p.stderr, setting); len(got) != 0 {
+			t.Errorf("an idle keep-alive close was logged:\n%s", strings.Join(got, "\n"))
+		}
+	}
+}
+
+// A keep-alive connection whose next request starts and does not finish
+// is closed at --header-timeout, not at the far longer
+// --keepalive-timeout, and logged as a header timeout.
+func TestHTTP_AKeptAliveConnectionThatDoesNotFinishItsNextRequestIsCutAtTheHeaderTimeout(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--header-timeout", "300ms", "--keepalive-timeout", "10m")
+	host := hostOf(u)
+	raw := dialTCP(t, host)
+	nc := getKeptAlive(t, raw, host)
+	if _, err := io.WriteString(nc, "GET /healthz HT"); err != nil {
+		t.Fatal(err)
+	}
+	closedBefore(t, nc, 5*time.Second)
+	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+raw.LocalAddr().String())...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
 	}
 }
 
@@ -90,4 +206,41 @@ func TestABadHTTPBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a keep-alive timeout from the environment that is no duration", env: []string{"DSHD_KEEPALIVE_TIMEOUT=soon"}, want: []string{"DSHD_KEEPALIVE_TIMEOUT", `"soon"`}},
 		{name: "a negative keep-alive timeout in the file", file: `{"keepaliveTimeout": "-5s"}`, want: []string{"FILE:1:", "keepaliveTimeout", "-5s"}},
 	})
+}
+
+// A token daemon closes a TCP connection that presents no valid bearer
+// token within --handshake-timeout; the first of an episode is logged with
+// the setting and the peer, and the next are not (a silent peer, a
+// started request, a probe kept alive without a token), until a
+// connection authenticates. Before, every such connection was a line: a
+// peer opening connections without end wrote the log without end.
+func TestHTTP_TheHandshakeTimeoutIsLoggedOnceUntilAConnectionAuthenticates(t *testing.T) {
+	p, u := serveTokenHTTP(t, "--handshake-timeout", "300ms")
+	host := hostOf(u)
+	ctx := guardOf(t)
+	words := []string{"presented no valid bearer token in time", "--handshake-timeout", "300ms"}
+	cut := func(head string) string {
+		nc := dialTCP(t, host)
+		if _, err := io.WriteString(nc, head); err != nil {
+			t.Fatal(err)
+		}
+		closedBefore(t, nc, 5*time.Second)
+		return nc.LocalAddr().String()
+	}
+	first := cut("")
+	if _, err := p.stderr.waitFor(ctx, append(words, "peer="+first)...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	cut("GET /healthz HT")
+	probe := getKeptAlive(t, dialTCP(t, host), host)
+	closedBefore(t, probe, 5*time.Second)
+	remoteWire(t, wsURL(u), &remote.DialOptions{Token: daemonToken}).initialize(testkit.Context(t), nil)
+	again := cut("")
+	if _, err := p.stderr.waitFor(ctx, append(words, "peer="+again)...); err != nil {
+		t.Fatalf("a cut after a connection authenticated: %v; stderr:\n%s", err, p.stderr)
+	}
+	p.stop(t)
+	if got := linesWith(p.stderr, words...); len(got) != 2 {
+		t.Errorf("%d lines name the handshake timeout, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,12 +35,20 @@ type httpAdmission struct {
 	// limitHit counts a hit limit for /metrics.
 	limitHit func(limit string)
 	log      *slog.Logger
+	// loggedHandshake: a connection closed at the handshake deadline was
+	// logged; the next that authenticates ends the episode. The
+	// unauthenticated cap bounds how many wait at once, but not how
+	// often: a line for each would be a peer writing the log. Guarded by
+	// mu with the close, so that a close before an authentication counts
+	// in the episode before it, whichever goroutine runs first.
+	mu              sync.Mutex
+	loggedHandshake bool
 }
 
 // tcpPeer is one TCP connection of the listener.
 type tcpPeer struct {
 	raw      net.Conn     // under TLS, if any
-	lc       *listen.Conn // raw as the listener admitted it; nil for another listener
+	lc       *listen.Conn // under raw, as the listener admitted it; nil for another listener
 	authed   atomic.Bool
 	failures atomic.Int32
 	logged   atomic.Bool // the end after failed authentications was logged
@@ -54,16 +63,25 @@ func (a *httpAdmission) connContext(ctx context.Context, nc net.Conn) context.Co
 	if tc, ok := nc.(*tls.Conn); ok {
 		p.raw = tc.NetConn()
 	}
-	p.lc, _ = p.raw.(*listen.Conn)
+	if hc, ok := p.raw.(*headConn); ok {
+		p.lc, _ = hc.Conn.(*listen.Conn)
+	}
 	if a.requireAuth && a.handshake > 0 {
 		time.AfterFunc(a.handshake, func() {
 			if p.authed.Load() {
 				return
 			}
 			// Closing a connection that ended already does nothing.
-			if p.raw.Close() == nil {
+			a.mu.Lock()
+			closed := p.raw.Close() == nil
+			first := closed && !a.loggedHandshake
+			a.loggedHandshake = a.loggedHandshake || closed
+			a.mu.Unlock()
+			if closed {
 				a.limitHit("handshake")
-				a.log.Warn("closing the connection: it presented no valid bearer token in time", "timeout", a.handshake, "peer", p.raw.RemoteAddr().String())
+			}
+			if first {
+				a.log.Warn("closing the connection: it presented no valid bearer token in time", "setting", "--handshake-timeout", "timeout", a.handshake, "peer", p.raw.RemoteAddr().String())
 			}
 		})
 	}
@@ -76,13 +94,16 @@ func peerOf(r *http.Request) *tcpPeer {
 }
 
 // authenticated is remote.Options.Authenticated: the connection leaves the
-// listener's unauthenticated count and its deadline, and its source's
-// record of failures is cleared.
+// listener's unauthenticated count and its deadline, its source's record
+// of failures is cleared, and an episode of handshake closes ends.
 func (a *httpAdmission) authenticated(r *http.Request) {
 	p := peerOf(r)
 	if p == nil || !p.authed.CompareAndSwap(false, true) {
 		return
 	}
+	a.mu.Lock()
+	a.loggedHandshake = false
+	a.mu.Unlock()
 	if p.lc != nil {
 		p.lc.Authenticated()
 	}

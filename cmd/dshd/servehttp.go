@@ -63,6 +63,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
+	heads := &headWatch{timeout: st.HeaderTimeout, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
@@ -108,7 +109,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(!secure) // h2c with prior knowledge
 	hs := &http.Server{
-		Handler:   mux,
+		Handler:   heads.handler(mux),
 		TLSConfig: tlsConf,
 		// A request's headers come within --header-timeout; a connection
 		// that has not authenticated may be closed sooner, at
@@ -116,7 +117,9 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// keep-alive connection, between requests, is closed after
 		// --keepalive-timeout; its ACP connection does not end with it.
 		// The settings refuse 0, which net/http would read as "the
-		// other timeout" or "never".
+		// other timeout" or "never". The header timeout also bounds a
+		// TLS handshake; heads logs what it cuts. The idle close is
+		// not logged: it is how a keep-alive connection normally ends.
 		ReadHeaderTimeout: st.HeaderTimeout,
 		IdleTimeout:       st.KeepaliveTimeout,
 		Protocols:         &protocols,
@@ -125,6 +128,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		ConnContext: adm.connContext,
+		ConnState:   heads.connState,
 	}
 	inner, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
@@ -132,7 +136,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	}
 	lo := listenOptions(st, log)
 	lo.Refuse = adm.refuse(secure)
-	l := listen.New(inner, lo)
+	l := heads.listener(listen.New(inner, lo))
 	endpoint := (&url.URL{Scheme: u.Scheme, Host: l.Addr().String(), Path: "/acp"}).String()
 	log.Info("dshd listening", "addr", endpoint, "tls", secure, "token", st.Token != "")
 
