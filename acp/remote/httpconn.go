@@ -61,6 +61,11 @@ type mailbox struct {
 	q      []queued
 	leased bool
 	opened bool // a reader has leased it before
+	// awaited: the client named this session in a session/load or
+	// session/resume, so it takes that answer to mean what the agent
+	// sent for the session before it is in; until the stream is first
+	// opened, it holds the others back (see holding).
+	awaited bool
 	// clear is the highest prev of this stream's messages found free to
 	// go: every earlier message of the other streams was out by then.
 	clear uint64
@@ -225,19 +230,22 @@ func (c *httpConn) sendable(mb *mailbox) (int, *mailbox) {
 }
 
 // holding returns a stream other than mb whose oldest message not yet out
-// is numbered seq or lower, or nil. A stream nobody has opened yet holds
-// the others back too: a client's GET for a session's stream may come
-// only after the agent handled its session/load (a GET that comes late,
-// or a client that sends session/load first), and the client takes the
-// load's answer to mean the replay is in. A stream whose reader left
-// holds nothing back until it is opened again: its client chose to stop
-// reading it. Nor does a stalled stream (its reader took nothing, or
-// nobody opened it, for WriteTimeout), which bounds the wait of a client
-// that opens the stream only once it has the answer, nor a stream nobody
-// opened once the connection is closed, as nobody can. mu is held.
+// is numbered seq or lower, or nil. A stream the client awaits (it sent
+// session/load or session/resume for it) and has not opened yet holds the
+// others back too: a client's GET for the session's stream may come only
+// after the agent handled the load (a GET that comes late, or a client
+// that sends session/load first), and the client takes the load's answer
+// to mean the replay is in. Any other stream without a reader holds
+// nothing back: one made by session/new or fork has a client that may
+// open it later or never, and one whose reader left has a client that
+// chose to stop reading it. Nor does a stalled stream (its reader took
+// nothing, or nobody opened it, for WriteTimeout), which bounds the wait
+// of a client that opens the stream only once it has the answer, nor an
+// unopened stream once the connection is closed, as nobody can open it.
+// mu is held.
 func (c *httpConn) holding(mb *mailbox, seq uint64) *mailbox {
 	for _, o := range c.streams {
-		if o != mb && !o.stalled && (o.leased || !o.opened && !c.closed) && len(o.q) > 0 && o.q[0].seq <= seq {
+		if o != mb && !o.stalled && (o.leased || o.awaited && !o.opened && !c.closed) && len(o.q) > 0 && o.q[0].seq <= seq {
 			return o
 		}
 	}

@@ -453,3 +453,40 @@ func TestStreamableHTTP_AStreamWhoseReaderLeftHoldsNothingBack(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamableHTTP_ANewSessionsStreamNobodyOpenedHoldsNothingBack: only
+// a stream the client named in a session/load or session/resume waits for
+// its first reader. The stream of a session the client made with
+// session/new, and has not opened, holds nothing back, so a client that
+// makes sessions and opens their streams later is not kept waiting for
+// WriteTimeout by the updates queued for them.
+func TestStreamableHTTP_ANewSessionsStreamNobodyOpenedHoldsNothingBack(t *testing.T) {
+	_, _, u := newServer(t, Options{WriteTimeout: time.Hour})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	hdr := map[string]string{HeaderConnectionID: id}
+	if r := post(t, u, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, hdr); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/new POST: %d", r.StatusCode)
+	}
+	if e := conn.next(t); !strings.Contains(e, `"sessionId":"s1"`) {
+		t.Fatalf("connection stream: %s, want the session/new answer", e)
+	}
+	// The agent sent "ready" for s1 after its answer; s1's stream is not
+	// open. The answer to a later request must still come.
+	if r := post(t, u, `{"jsonrpc":"2.0","id":3,"method":"echo","params":"after"}`, hdr); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("echo POST: %d", r.StatusCode)
+	}
+	for {
+		e := conn.next(t)
+		if strings.Contains(e, `"id":3`) {
+			break
+		}
+		if e != ":" {
+			t.Fatalf("connection stream: %s", e)
+		}
+	}
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	if e := sess.next(t); !strings.Contains(e, `"text":"ready"`) {
+		t.Fatalf("session stream: %s, want the update queued for it", e)
+	}
+}

@@ -109,7 +109,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 			c.routes[env.key()] = to
 		}
 		if sid != "" {
-			c.ensure(sid)
+			mb := c.ensure(sid)
+			if mb.sid != "" && (env.method == methodSessionLoad || env.method == methodSessionResume) {
+				mb.awaited = true
+			}
 		}
 		c.mu.Unlock()
 	case env.isResponse():
