@@ -18,9 +18,13 @@
 // Order. A WebSocket is one stream, in order. Streamable HTTP spreads a
 // connection over several SSE streams that have no order between them,
 // so each stream's reader writes a message only once the messages the
-// agent wrote before it on the other streams are written and flushed
-// (httpconn.go, queued): session/load's answer on the connection stream
-// comes after the replay on the session stream.
+// agent wrote before it on the other streams that have a reader, or that
+// the client awaits (it sent session/load or session/resume for their
+// session and has not opened them yet), are written and flushed, or have
+// waited WriteTimeout for a reader that takes them (httpconn.go, queued
+// and holding): session/load's answer on the connection stream comes
+// after the replay on the session stream, also when the client opens the
+// session stream for the first time after the load was handled.
 //
 // It imports acp's internal JSON scanner, the standard library and
 // github.com/coder/websocket, and nothing else of the project.

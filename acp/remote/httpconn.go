@@ -50,7 +50,7 @@ type httpConn struct {
 	initKey   string      // the initialize request's id, until answered
 	initResp  chan []byte // receives the initialize answer
 	// limits already logged for this connection
-	loggedCap, loggedSize, loggedStall, loggedCut, loggedSlow bool
+	loggedCap, loggedSize, loggedStall, loggedUnread, loggedCut, loggedSlow bool
 }
 
 // mailbox is one SSE stream's queue; at most one GET reads it at a time.
@@ -60,13 +60,25 @@ type mailbox struct {
 	sid    string // "" for the connection-scoped stream
 	q      []queued
 	leased bool
+	opened bool // a reader has leased it before
+	// awaited: the client named this session in a session/load or
+	// session/resume, so it takes that answer to mean what the agent
+	// sent for the session before it is in; until the stream is first
+	// opened, it holds the others back (see holding).
+	awaited bool
 	// clear is the highest prev of this stream's messages found free to
 	// go: every earlier message of the other streams was out by then.
 	clear uint64
 	// stalled is set when the reader took none of the stream's messages
-	// for WriteTimeout while another stream waited on it; the other
-	// streams stop waiting on it until it takes some again.
+	// for WriteTimeout while another stream waited on it, or when nobody
+	// opened the stream within WriteTimeout of its first message while
+	// another stream waited on it; the other streams stop waiting on it
+	// until it takes some.
 	stalled bool
+	// unread is when the stream got its first message while nobody had
+	// opened it yet: until somebody does, the others wait on it until
+	// unread+WriteTimeout.
+	unread time.Time
 }
 
 // queued is one message of the agent in a stream's queue. seq numbers the
@@ -183,6 +195,9 @@ func (c *httpConn) deliver(msg []byte) error {
 	if mb == nil {
 		mb = c.streams[""]
 	}
+	if !mb.opened && len(mb.q) == 0 {
+		mb.unread = time.Now()
+	}
 	c.seq++
 	if c.last != mb {
 		c.lastPrev = c.seq - 1
@@ -215,15 +230,22 @@ func (c *httpConn) sendable(mb *mailbox) (int, *mailbox) {
 }
 
 // holding returns a stream other than mb whose oldest message not yet out
-// is numbered seq or lower, or nil. A stream without a reader holds
-// nothing back: the RFD has the client open a session's stream before it
-// sends session/load, and a client that waits for the answer before it
-// opens the stream would wait forever, so it gets the answer first and the
-// replay when it opens the stream. Nor does a stalled stream (its reader
-// took nothing for WriteTimeout), which bounds the wait. mu is held.
+// is numbered seq or lower, or nil. A stream the client awaits (it sent
+// session/load or session/resume for it) and has not opened yet holds the
+// others back too: a client's GET for the session's stream may come only
+// after the agent handled the load (a GET that comes late, or a client
+// that sends session/load first), and the client takes the load's answer
+// to mean the replay is in. Any other stream without a reader holds
+// nothing back: one made by session/new or fork has a client that may
+// open it later or never, and one whose reader left has a client that
+// chose to stop reading it. Nor does a stalled stream (its reader took
+// nothing, or nobody opened it, for WriteTimeout), which bounds the wait
+// of a client that opens the stream only once it has the answer, nor an
+// unopened stream once the connection is closed, as nobody can open it.
+// mu is held.
 func (c *httpConn) holding(mb *mailbox, seq uint64) *mailbox {
 	for _, o := range c.streams {
-		if o != mb && o.leased && !o.stalled && len(o.q) > 0 && o.q[0].seq <= seq {
+		if o != mb && !o.stalled && (o.leased || o.awaited && !o.opened && !c.closed) && len(o.q) > 0 && o.q[0].seq <= seq {
 			return o
 		}
 	}
@@ -238,6 +260,18 @@ func (c *httpConn) stall(o *mailbox) {
 	if !c.loggedStall {
 		c.loggedStall = true
 		c.h.log.Warn("an SSE stream took none of its output in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+	}
+	c.broadcast()
+}
+
+// unopened marks o, a stream nobody opened for WriteTimeout while
+// another stream waited on it, stalled; mu is held.
+func (c *httpConn) unopened(o *mailbox) {
+	o.stalled = true
+	c.h.o.Observer.LimitHit("write-timeout")
+	if !c.loggedUnread {
+		c.loggedUnread = true
+		c.h.log.Warn("an SSE stream with output waiting was not opened in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
 	}
 	c.broadcast()
 }

@@ -148,15 +148,15 @@ func TestStreamableHTTP_SessionsPastMaxStreamsUseTheConnectionStream(t *testing.
 	_, _, u := newServer(t, Options{MaxStreams: 1})
 	id := initialize(t, u)
 	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	s1 := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
 	for i, sid := range []string{"s1", "s2"} {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/load","params":{"sessionId":%q,"cwd":"/","mcpServers":[]}}`, 10+i, sid)
 		if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: sid}); r.StatusCode != http.StatusAccepted {
 			t.Fatalf("session/load %s POST: %d", sid, r.StatusCode)
 		}
 	}
-	// s1 has the one session stream (nobody reads it); s2's replay comes
-	// on the connection stream, before its answer (which would otherwise
-	// wait for a reader of s2's stream).
+	// s1 has the one session stream; s2's replay comes on the connection
+	// stream, before its answer.
 	replayed := false
 	for {
 		e := conn.next(t)
@@ -172,5 +172,8 @@ func TestStreamableHTTP_SessionsPastMaxStreamsUseTheConnectionStream(t *testing.
 	}
 	if !replayed {
 		t.Fatal("s2's replay did not come on the connection stream before its answer")
+	}
+	if e := s1.next(t); !strings.Contains(e, `"sessionId":"s1"`) || !strings.Contains(e, `"text":"replayed"`) {
+		t.Fatalf("s1's stream: %s", e)
 	}
 }

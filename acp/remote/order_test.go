@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -312,15 +313,132 @@ func TestStreamableHTTP_AStreamThatTakesNothingHoldsTheOthersBackForTheWriteTime
 	}
 }
 
-// TestStreamableHTTP_AStreamWithoutAReaderHoldsNothingBack: a client that
-// sends session/load before it opens the session's stream (the RFD has it
-// open the stream first) gets the answer at once and the replay when it
-// opens the stream, instead of waiting for a reader that comes only after
-// the answer.
-func TestStreamableHTTP_AStreamWithoutAReaderHoldsNothingBack(t *testing.T) {
-	_, _, u := newServer(t, Options{})
+// TestStreamableHTTP_AStreamNobodyOpensHoldsTheOthersBackForTheWriteTimeout:
+// a client that sends session/load before it opens the session's stream
+// (the RFD has it open the stream first) and opens it only once it has the
+// answer gets the answer after WriteTimeout, counted as a write-timeout
+// and logged once a connection, and the replay when it opens the stream.
+// The stream stops holding the others back until it is read: a second
+// load of the session is answered at once.
+func TestStreamableHTTP_AStreamNobodyOpensHoldsTheOthersBackForTheWriteTimeout(t *testing.T) {
+	const wt = 50 * time.Millisecond
+	obs := &countingObserver{}
+	var logs testkit.SyncBuffer
+	_, _, u := newServer(t, Options{WriteTimeout: wt, Observer: obs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	id := initialize(t, u)
 	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	load := func(reqID int, sid string) time.Duration {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/load","params":{"sessionId":%q,"cwd":"/","mcpServers":[],"replay":3}}`, reqID, sid)
+		sent := time.Now()
+		if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: sid}); r.StatusCode != http.StatusAccepted {
+			t.Fatalf("session/load POST: %d", r.StatusCode)
+		}
+		for {
+			e := conn.next(t)
+			if strings.Contains(e, fmt.Sprintf(`"id":%d`, reqID)) {
+				return time.Since(sent)
+			}
+			if e != ":" {
+				t.Fatalf("connection stream: %s", e)
+			}
+		}
+	}
+	if took := load(2, "s1"); took < wt {
+		t.Fatalf("the answer came %v after the load, before the replay's stream was opened or WriteTimeout (%v) passed", took, wt)
+	}
+	load(3, "s1")
+	load(4, "s2")
+	if n := obs.limit("write-timeout"); n != 2 {
+		t.Fatalf("write-timeout hits: %d, want 2 (s1 and s2)", n)
+	}
+	if n := strings.Count(logs.String(), "was not opened in time"); n != 1 {
+		t.Fatalf("logged %d times, want once a connection:\n%s", n, logs.String())
+	}
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	for i := range 6 {
+		if e := sess.next(t); !strings.Contains(e, fmt.Sprintf(`"text":"replayed %d"`, i%3)) {
+			t.Fatalf("session stream, update %d: %s", i, e)
+		}
+	}
+}
+
+// waitWritten waits until the agent has written n messages to connection
+// id's SSE streams (its initialize answer aside).
+func waitWritten(t *testing.T, h *Handler, id string, n uint64) {
+	t.Helper()
+	c := h.lookup(id)
+	for {
+		c.mu.Lock()
+		seq, ch := c.seq, c.changed
+		c.mu.Unlock()
+		if seq >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-testkit.Context(t).Done():
+			t.Fatalf("the agent wrote %d messages, want %d", seq, n)
+		}
+	}
+}
+
+// TestStreamableHTTP_ALoadsAnswerWaitsForASessionStreamOpenedAfterTheReplay
+// is the reattach of a client whose GET for the session stream reaches the
+// server only after the agent has handled session/load: the replay waits
+// in the session's queue with no reader, and the answer must not go out
+// on the connection stream before the replay, which the client sees only
+// once its GET is in.
+func TestStreamableHTTP_ALoadsAnswerWaitsForASessionStreamOpenedAfterTheReplay(t *testing.T) {
+	const replay = 16
+	h, srv := newH2CServer(t, Options{})
+	c := dialH2(t, srv.Listener.Addr().String(), 1<<20)
+	u := srv.URL + "/acp"
+	id := initialize(t, u)
+	authority := strings.TrimPrefix(srv.URL, "http://")
+	connStream := c.get(authority, "/acp", map[string]string{HeaderConnectionID: id})
+	if f := c.read(); f.typ != frameHeaders || f.stream != connStream {
+		t.Fatalf("want the connection stream's headers, got frame type %d on stream %d", f.typ, f.stream)
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[],"replay":%d}}`, replay)
+	if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/load POST: %d", r.StatusCode)
+	}
+	waitWritten(t, h, id, replay+1) // the replay and the answer
+	sessStream := c.get(authority, "/acp", map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	order := loadEvents(t, c, connStream, sessStream, func(order []string) bool {
+		return len(order) == replay+1
+	})
+	if at := slices.Index(order, "answer"); at != replay {
+		t.Fatalf("the session/load answer arrived after %d of the %d replayed updates", at, replay)
+	}
+}
+
+// TestStreamableHTTP_AStreamWhoseReaderLeftHoldsNothingBack: only a stream
+// nobody has opened yet waits for its first reader; one whose client
+// stopped reading it does not hold the others back (here WriteTimeout is
+// never, so a hold would last until the watchdog), and its messages wait
+// for the next reader.
+func TestStreamableHTTP_AStreamWhoseReaderLeftHoldsNothingBack(t *testing.T) {
+	_, h, u := newServer(t, Options{WriteTimeout: -1})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	sess.resp.Body.Close()
+	c := h.lookup(id)
+	for {
+		c.mu.Lock()
+		leased, ch := c.streams["s1"].leased, c.changed
+		c.mu.Unlock()
+		if !leased {
+			break
+		}
+		select {
+		case <-ch:
+		case <-testkit.Context(t).Done():
+			t.Fatal("the server still sees the session stream's reader")
+		}
+	}
 	body := `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[],"replay":3}}`
 	if r := post(t, u, body, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"}); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("session/load POST: %d", r.StatusCode)
@@ -328,10 +446,47 @@ func TestStreamableHTTP_AStreamWithoutAReaderHoldsNothingBack(t *testing.T) {
 	if e := conn.next(t); !strings.Contains(e, `"id":2`) {
 		t.Fatalf("connection stream: %s", e)
 	}
-	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	again := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
 	for i := range 3 {
-		if e := sess.next(t); !strings.Contains(e, fmt.Sprintf(`"text":"replayed %d"`, i)) {
+		if e := again.next(t); !strings.Contains(e, fmt.Sprintf(`"text":"replayed %d"`, i)) {
 			t.Fatalf("session stream, update %d: %s", i, e)
 		}
+	}
+}
+
+// TestStreamableHTTP_ANewSessionsStreamNobodyOpenedHoldsNothingBack: only
+// a stream the client named in a session/load or session/resume waits for
+// its first reader. The stream of a session the client made with
+// session/new, and has not opened, holds nothing back, so a client that
+// makes sessions and opens their streams later is not kept waiting for
+// WriteTimeout by the updates queued for them.
+func TestStreamableHTTP_ANewSessionsStreamNobodyOpenedHoldsNothingBack(t *testing.T) {
+	_, _, u := newServer(t, Options{WriteTimeout: time.Hour})
+	id := initialize(t, u)
+	conn := openSSE(t, u, map[string]string{HeaderConnectionID: id})
+	hdr := map[string]string{HeaderConnectionID: id}
+	if r := post(t, u, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, hdr); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/new POST: %d", r.StatusCode)
+	}
+	if e := conn.next(t); !strings.Contains(e, `"sessionId":"s1"`) {
+		t.Fatalf("connection stream: %s, want the session/new answer", e)
+	}
+	// The agent sent "ready" for s1 after its answer; s1's stream is not
+	// open. The answer to a later request must still come.
+	if r := post(t, u, `{"jsonrpc":"2.0","id":3,"method":"echo","params":"after"}`, hdr); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("echo POST: %d", r.StatusCode)
+	}
+	for {
+		e := conn.next(t)
+		if strings.Contains(e, `"id":3`) {
+			break
+		}
+		if e != ":" {
+			t.Fatalf("connection stream: %s", e)
+		}
+	}
+	sess := openSSE(t, u, map[string]string{HeaderConnectionID: id, HeaderSessionID: "s1"})
+	if e := sess.next(t); !strings.Contains(e, `"text":"ready"`) {
+		t.Fatalf("session stream: %s, want the update queued for it", e)
 	}
 }

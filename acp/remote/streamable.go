@@ -109,7 +109,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 			c.routes[env.key()] = to
 		}
 		if sid != "" {
-			c.ensure(sid)
+			mb := c.ensure(sid)
+			if mb.sid != "" && (env.method == methodSessionLoad || env.method == methodSessionResume) {
+				mb.awaited = true
+			}
 		}
 		c.mu.Unlock()
 	case env.isResponse():
@@ -300,8 +303,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		textError(w, http.StatusConflict, "the stream already has a reader")
 		return
 	}
-	mb.leased = true
+	mb.leased, mb.opened = true, true
 	c.receivers++
+	c.broadcast() // streams waiting for this one to be opened time its reader now
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -318,7 +322,8 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 // every KeepAlive, until the client goes away or the connection ends. A
 // message goes only once the messages the agent wrote before it on other
 // streams are written and flushed (see queued); the wait for a stream
-// whose reader takes nothing is bounded by WriteTimeout (see holding).
+// whose reader takes nothing, or that nobody opens, is bounded by
+// WriteTimeout (see holding).
 func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 	w.Header().Set("Content-Type", mimeEventStream)
 	w.Header().Set("Cache-Control", "no-cache")
@@ -365,11 +370,13 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 		tick = t.C
 	}
 	// gate times the wait for holder, the stream whose earlier messages
-	// this one waits on: it runs while no reader of the connection takes
-	// anything.
+	// this one waits on: while holder has a reader, it runs while no
+	// reader of the connection takes anything; while nobody has opened
+	// holder, it ends WriteTimeout after holder's first message (unread).
 	var gate *time.Timer
 	var gateHolder *mailbox
 	var gateTaken uint64
+	var gateUnread time.Time // zero once holder has been opened
 	defer func() {
 		if gate != nil {
 			gate.Stop()
@@ -412,19 +419,27 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 			return
 		}
 		var stalled <-chan time.Time
+		var unread time.Time
+		if holder != nil && !holder.leased {
+			unread = holder.unread
+		}
 		switch wt := c.h.o.WriteTimeout; {
 		case holder == nil || wt < 0:
 			if gate != nil {
 				gate.Stop()
 				gate = nil
 			}
-		case gate == nil || holder != gateHolder || c.taken != gateTaken:
-			if gate == nil {
-				gate = time.NewTimer(wt)
-			} else {
-				gate.Reset(wt)
+		case gate == nil || holder != gateHolder || !unread.Equal(gateUnread) || unread.IsZero() && c.taken != gateTaken:
+			d := wt
+			if !unread.IsZero() {
+				d = time.Until(unread.Add(wt))
 			}
-			gateHolder, gateTaken = holder, c.taken
+			if gate == nil {
+				gate = time.NewTimer(d)
+			} else {
+				gate.Reset(d)
+			}
+			gateHolder, gateTaken, gateUnread = holder, c.taken, unread
 			stalled = gate.C
 		default:
 			stalled = gate.C
@@ -436,7 +451,12 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 		case <-stalled:
 			gate = nil
 			c.mu.Lock()
-			if c.taken == gateTaken {
+			switch {
+			case !gateUnread.IsZero():
+				if !gateHolder.leased && gateHolder.unread.Equal(gateUnread) {
+					c.unopened(gateHolder)
+				}
+			case c.taken == gateTaken:
 				c.stall(gateHolder)
 			}
 			c.mu.Unlock()

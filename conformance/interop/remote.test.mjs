@@ -173,6 +173,20 @@ for (const kind of ["ws", "http"]) {
     await two.app.connectWith(second.stream, async (ctx2) => {
       await initialize(ctx2);
       await ctx2.request(acp.methods.agent.session.load, { sessionId, cwd: tree.cwd, mcpServers: [] });
+      // Over WebSocket the replay comes before the answer on the one
+      // stream. Over Streamable HTTP dshd flushes the replay on the session
+      // stream before it writes the answer on the connection stream
+      // (acp/remote's order tests check the wire), but the SDK reads its
+      // two SSE streams concurrently and keeps no order between them: under
+      // load it can hand the answer over before any of the replay, so here
+      // the replay is awaited (within the test's timeout).
+      const lastPrompt = (p) =>
+        p.sessionId === sessionId && p.update.sessionUpdate === "user_message_chunk" && p.update.content?.text === "conf-hang while the network fails";
+      if (kind === "ws") {
+        assert.ok(replay.updates.some(lastPrompt), "the session/load answer came before its replay");
+      } else {
+        await two.until(lastPrompt);
+      }
       const users = replay.updates.filter((p) => p.sessionId === sessionId && p.update.sessionUpdate === "user_message_chunk").map((p) => p.update.content.text);
       assert.deepEqual(users, [prompt, "conf-write", "conf-hang", "conf-hang while the network fails"]);
       assert.ok(text(replay, sessionId).includes(`You said: ${prompt}`), "the replay lacks the first answer");
