@@ -252,26 +252,20 @@ func (c *httpConn) holding(mb *mailbox, seq uint64) *mailbox {
 	return nil
 }
 
-// stall marks o stalled, which lets the streams waiting on it go; mu is
-// held.
-func (c *httpConn) stall(o *mailbox) {
+// stall marks o stalled, which lets the streams waiting on it go: its
+// reader took none of its output for WriteTimeout, or, unopened, nobody
+// opened it within WriteTimeout of its first message. Each kind is
+// logged once a connection; mu is held.
+func (c *httpConn) stall(o *mailbox, unopened bool) {
 	o.stalled = true
 	c.h.o.Observer.LimitHit("write-timeout")
-	if !c.loggedStall {
-		c.loggedStall = true
-		c.h.log.Warn("an SSE stream took none of its output in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+	logged, what := &c.loggedStall, "an SSE stream took none of its output in time"
+	if unopened {
+		logged, what = &c.loggedUnread, "an SSE stream with output waiting was not opened in time"
 	}
-	c.broadcast()
-}
-
-// unopened marks o, a stream nobody opened for WriteTimeout while
-// another stream waited on it, stalled; mu is held.
-func (c *httpConn) unopened(o *mailbox) {
-	o.stalled = true
-	c.h.o.Observer.LimitHit("write-timeout")
-	if !c.loggedUnread {
-		c.loggedUnread = true
-		c.h.log.Warn("an SSE stream with output waiting was not opened in time; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+	if !*logged {
+		*logged = true
+		c.h.log.Warn(what+"; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
 	}
 	c.broadcast()
 }

@@ -367,20 +367,7 @@ func TestStreamableHTTP_AStreamNobodyOpensHoldsTheOthersBackForTheWriteTimeout(t
 // id's SSE streams (its initialize answer aside).
 func waitWritten(t *testing.T, h *Handler, id string, n uint64) {
 	t.Helper()
-	c := h.lookup(id)
-	for {
-		c.mu.Lock()
-		seq, ch := c.seq, c.changed
-		c.mu.Unlock()
-		if seq >= n {
-			return
-		}
-		select {
-		case <-ch:
-		case <-testkit.Context(t).Done():
-			t.Fatalf("the agent wrote %d messages, want %d", seq, n)
-		}
-	}
+	waitConn(t, h, id, fmt.Sprintf("the agent wrote fewer than %d messages", n), func(c *httpConn) bool { return c.seq >= n })
 }
 
 // TestStreamableHTTP_ALoadsAnswerWaitsForASessionStreamOpenedAfterTheReplay

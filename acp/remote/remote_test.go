@@ -471,18 +471,26 @@ func TestHandler_TheConnectionLimitAnswers503(t *testing.T) {
 // id go.
 func waitDetached(t *testing.T, h *Handler, id string) {
 	t.Helper()
+	waitConn(t, h, id, "the server still sees a stream", func(c *httpConn) bool { return c.receivers == 0 })
+}
+
+// waitConn waits until done, called with connection id's mu held, holds;
+// each change of the connection looks again. It fails with what when the
+// test's time is up.
+func waitConn(t *testing.T, h *Handler, id, what string, done func(*httpConn) bool) {
+	t.Helper()
 	c := h.lookup(id)
 	for {
 		c.mu.Lock()
-		n, ch := c.receivers, c.changed
+		ok, ch := done(c), c.changed
 		c.mu.Unlock()
-		if n == 0 {
+		if ok {
 			return
 		}
 		select {
 		case <-ch:
 		case <-testkit.Context(t).Done():
-			t.Fatal("the server still sees a stream")
+			t.Fatal(what)
 		}
 	}
 }

@@ -454,10 +454,10 @@ func (c *httpConn) pump(w http.ResponseWriter, r *http.Request, mb *mailbox) {
 			switch {
 			case !gateUnread.IsZero():
 				if !gateHolder.leased && gateHolder.unread.Equal(gateUnread) {
-					c.unopened(gateHolder)
+					c.stall(gateHolder, true)
 				}
 			case c.taken == gateTaken:
-				c.stall(gateHolder)
+				c.stall(gateHolder, false)
 			}
 			c.mu.Unlock()
 		case <-r.Context().Done():
