@@ -160,7 +160,7 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, yield func(llm.Eve
 	if rule == nil {
 		return fmt.Errorf("%w the last user text %q (step %d)", ErrNoRule, v.user, v.step)
 	}
-	sub := &substitution{user: v.user, tool: v.tool, step: v.step}
+	sub := strings.NewReplacer("{{user}}", v.user, "{{tool}}", v.tool, "{{step}}", strconv.Itoa(v.step))
 	emit := func(ev llm.Event) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -243,82 +243,20 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, yield func(llm.Eve
 }
 
 func inputRunes(req *llm.Request) int {
-	n := runeCount(req.System)
+	n := utf8.RuneCountInString(req.System)
 	for _, msg := range req.Messages {
-		n += runeCount(msg.Content)
+		n += utf8.RuneCountInString(msg.Content)
 		if msg.Reasoning != nil {
-			n += runeCount(*msg.Reasoning)
+			n += utf8.RuneCountInString(*msg.Reasoning)
 		}
 		for _, tc := range msg.ToolCalls {
-			n += runeCount(tc.Name) + runeCount(tc.Arguments)
+			n += utf8.RuneCountInString(tc.Name) + utf8.RuneCountInString(tc.Arguments)
 		}
 	}
 	for _, t := range req.Tools {
-		n += runeCount(t.Name) + runeCount(t.Description) + len(t.Parameters)
+		n += utf8.RuneCountInString(t.Name) + utf8.RuneCountInString(t.Description) + len(t.Parameters)
 	}
 	return n
-}
-
-// runeCount is utf8.RuneCountInString, eight bytes at a time where they
-// are ASCII: every call counts the whole request (a system prompt and
-// tool descriptions of some 20 KB), and the count is the instant model's
-// main cost per call.
-func runeCount(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if w&0x8080808080808080 == 0 {
-				n, i = n+8, i+8
-				continue
-			}
-		}
-		if s[i] < utf8.RuneSelf {
-			n, i = n+1, i+1
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		n, i = n+1, i+size
-	}
-	return n
-}
-
-// substitution replaces {{user}}, {{tool}} and {{step}} in a rule's texts.
-type substitution struct {
-	user, tool string
-	step       int
-}
-
-// Replace returns s with each {{user}}, {{tool}} and {{step}} replaced, as
-// a strings.Replacer of the three pairs does (no two of them overlap),
-// without building one per call; a text without "{{" comes back as is.
-func (sub *substitution) Replace(s string) string {
-	i := strings.Index(s, "{{")
-	if i < 0 {
-		return s
-	}
-	var b strings.Builder
-	for ; i >= 0; i = strings.Index(s, "{{") {
-		b.WriteString(s[:i])
-		s = s[i:]
-		switch {
-		case strings.HasPrefix(s, "{{user}}"):
-			b.WriteString(sub.user)
-			s = s[len("{{user}}"):]
-		case strings.HasPrefix(s, "{{tool}}"):
-			b.WriteString(sub.tool)
-			s = s[len("{{tool}}"):]
-		case strings.HasPrefix(s, "{{step}}"):
-			b.WriteString(strconv.Itoa(sub.step))
-			s = s[len("{{step}}"):]
-		default: // a "{" that starts no placeholder; one may start right after it
-			b.WriteByte('{')
-			s = s[1:]
-		}
-	}
-	b.WriteString(s)
-	return b.String()
 }
 
 // wait sleeps ms milliseconds unless instant, returning early with ctx's
@@ -355,7 +293,7 @@ func (m *Model) split(text string, n int) []string {
 
 // substituteJSON expands the substitutions inside every string literal of
 // a JSON text, keeping its key order, and compacts it.
-func substituteJSON(raw string, sub *substitution) string {
+func substituteJSON(raw string, sub *strings.Replacer) string {
 	if !strings.Contains(raw, "{{") {
 		return raw
 	}

@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -348,29 +346,6 @@ func BenchmarkStreamInstant(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	}
-}
-
-// The instant model's own substitution and rune count answer as the
-// standard library's strings.Replacer and utf8.RuneCountInString do.
-func TestSubstitutionAndRuneCountAreTheStandardOnes(t *testing.T) {
-	sub := &substitution{user: "U{{tool}}", tool: "tööl", step: 12}
-	std := strings.NewReplacer("{{user}}", sub.user, "{{tool}}", sub.tool, "{{step}}", strconv.Itoa(sub.step))
-	texts := []string{
-		"", "plain", "{{", "{", "}}", "{{user}}", "{{{user}}", "{{{{step}}}}", "a{{user}}b{{tool}}c{{step}}d",
-		"{{usr}}{{user}", "{{user}}{{user}}", "ünïcode {{tool}} ✓", "{{step", "x{{", "{{tool}}{",
-	}
-	for _, s := range texts {
-		if got, want := sub.Replace(s), std.Replace(s); got != want {
-			t.Errorf("Replace(%q) = %q, strings.Replacer %q", s, got, want)
-		}
-	}
-	counts := append(texts, strings.Repeat("ascii text ", 50), strings.Repeat("é", 33)+strings.Repeat("a", 17),
-		"\xff\xfe invalid \xc3", "1234567\xe2\x82\xac89abcdef", "abcdefgh\xe2\x82", strings.Repeat("x", 7)+"🙂"+strings.Repeat("y", 9))
-	for _, s := range counts {
-		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
-			t.Errorf("runeCount(%q) = %d, utf8.RuneCountInString %d", s, got, want)
 		}
 	}
 }
