@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Registry is a set of tools, looked up by name. A registry may have a
@@ -23,6 +24,20 @@ type Registry struct {
 
 	mu    sync.RWMutex
 	tools map[string]*registration // guarded by mu
+
+	// version counts this layer's changes; it moves under mu, and is
+	// atomic so Tools can compare it without the lock.
+	version atomic.Uint64
+	// list is the last answer of Tools with the versions of the layers it
+	// was built from, nearest first: every model call asks for the tools,
+	// and they change rarely.
+	list atomic.Pointer[toolList]
+}
+
+// toolList is a built answer of Tools, never changed once stored.
+type toolList struct {
+	versions []uint64 // of r, r.parent, …
+	tools    []Tool
 }
 
 // registration is one Register call, compared by identity so a stale
@@ -58,6 +73,7 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 		}
 	}
 	r.tools[name] = reg
+	r.version.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -65,6 +81,7 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 			defer r.mu.Unlock()
 			if r.tools[name] == reg {
 				delete(r.tools, name)
+				r.version.Add(1)
 			}
 		})
 	}, nil
@@ -84,11 +101,39 @@ func (r *Registry) Get(name string) (Tool, bool) {
 	return nil, false
 }
 
-// Tools returns every visible tool, each name once, sorted by name.
+// Tools returns every visible tool, each name once, sorted by name. The
+// slice is shared by every caller until a layer changes: read it, never
+// write to it (its capacity is its length, so an append copies).
 func (r *Registry) Tools() []Tool {
+	if l := r.list.Load(); l != nil && r.current(l.versions) {
+		return l.tools
+	}
+	l := r.build()
+	r.list.Store(l)
+	return l.tools
+}
+
+// current reports whether versions are still those of r and its parents.
+func (r *Registry) current(versions []uint64) bool {
+	i := 0
+	for l := r; l != nil; l = l.parent {
+		if i == len(versions) || l.version.Load() != versions[i] {
+			return false
+		}
+		i++
+	}
+	return i == len(versions)
+}
+
+// build lists the visible tools, noting each layer's version as read
+// under its lock. A concurrent change makes a version older than the
+// layer, so the next Tools builds again: a stale list is never reused.
+func (r *Registry) build() *toolList {
 	seen := make(map[string]Tool)
+	var versions []uint64
 	for l := r; l != nil; l = l.parent {
 		l.mu.RLock()
+		versions = append(versions, l.version.Load())
 		for name, reg := range l.tools {
 			if _, ok := seen[name]; !ok {
 				seen[name] = reg.tool
@@ -100,9 +145,11 @@ func (r *Registry) Tools() []Tool {
 	for _, t := range seen {
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name(), b.Name()) })
-	return out
+	slices.SortFunc(out, cmpName)
+	return &toolList{versions: versions, tools: out}
 }
+
+func cmpName(a, b Tool) int { return strings.Compare(a.Name(), b.Name()) }
 
 // Names returns the names of Tools, sorted.
 func (r *Registry) Names() []string {

@@ -173,3 +173,115 @@ func TestRegistryConcurrentUse(t *testing.T) {
 		t.Errorf("%d tools left, want %d", n, 8*200-8*67)
 	}
 }
+
+func TestRegistryTools_ACachedListSeesEveryLaterChangeInAnyLayer(t *testing.T) {
+	parent := NewRegistry(nil)
+	mustRegister(t, parent, "zeta")
+	child := NewRegistry(parent)
+	grandchild := NewRegistry(child)
+	names := func() []string {
+		var out []string
+		for _, tl := range grandchild.Tools() {
+			out = append(out, tl.Name())
+		}
+		return out
+	}
+	want := func(step string, w ...string) {
+		t.Helper()
+		if got := names(); !slices.Equal(got, w) {
+			t.Fatalf("%s: Tools = %v, want %v", step, got, w)
+		}
+	}
+	want("at first", "zeta")
+	want("asked again", "zeta")
+	unParent := mustRegister(t, parent, "mid")
+	want("the grandparent registered", "mid", "zeta")
+	unChild := mustRegister(t, child, "alpha")
+	want("the parent registered", "alpha", "mid", "zeta")
+	unOwn := mustRegister(t, grandchild, "omega")
+	want("its own layer registered", "alpha", "mid", "omega", "zeta")
+	unParent()
+	want("the grandparent unregistered", "alpha", "omega", "zeta")
+	unChild()
+	unChild()
+	want("the parent unregistered", "omega", "zeta")
+	// A parent may later take a name a child has; the nearest layer wins.
+	mustRegister(t, parent, "omega")
+	if tl, _ := grandchild.Get("omega"); grandchild.Tools()[0] != tl {
+		t.Fatal("Tools and Get disagree on which omega is visible")
+	}
+	unOwn()
+	want("its own layer unregistered", "omega", "zeta")
+	if got := child.Names(); !slices.Equal(got, []string{"omega", "zeta"}) {
+		t.Fatalf("the middle layer's own list is %v", got)
+	}
+}
+
+func TestRegistryTools_ACallerAppendingToTheListDoesNotChangeTheNext(t *testing.T) {
+	r := NewRegistry(nil)
+	for _, n := range []string{"a", "b", "c"} {
+		mustRegister(t, r, n)
+	}
+	_ = append(r.Tools(), stubTool{"extra"})
+	if got := r.Names(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("after a caller appended to its list, Names = %v", got)
+	}
+}
+
+func TestRegistryTools_ReadersDuringChangesSeeAConsistentSortedList(t *testing.T) {
+	parent := NewRegistry(nil)
+	child := NewRegistry(parent)
+	mustRegister(t, parent, "base")
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				ts := child.Tools()
+				if !slices.IsSortedFunc(ts, func(a, b Tool) int { return cmpName(a, b) }) || len(ts) == 0 || !slices.ContainsFunc(ts, func(tl Tool) bool { return tl.Name() == "base" }) {
+					t.Errorf("an inconsistent list: %d tools", len(ts))
+					return
+				}
+			}
+		})
+	}
+	for i := range 300 {
+		reg := parent
+		if i%2 == 0 {
+			reg = child
+		}
+		un := mustRegister(t, reg, fmt.Sprintf("t%d", i))
+		if i%3 == 0 {
+			un()
+		}
+	}
+	close(done)
+	wg.Wait()
+	if n := len(child.Tools()); n != 1+300-100 {
+		t.Fatalf("%d tools at the end, want %d", n, 1+300-100)
+	}
+}
+
+func BenchmarkRegistryTools(b *testing.B) {
+	base := NewRegistry(nil)
+	for i := range 20 {
+		if _, err := base.Register(stubTool{fmt.Sprintf("tool_%02d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	session := NewRegistry(base)
+	if _, err := session.Register(stubTool{"mcp_x"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(session.Tools()) != 21 {
+			b.Fatal("wrong count")
+		}
+	}
+}
