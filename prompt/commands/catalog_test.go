@@ -1,0 +1,165 @@
+package commands
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dshd/dshd/internal/testkit"
+)
+
+// age sets the times of root and everything under it an hour back, so a
+// catalog built next trusts them: the look it keeps is the cheap one.
+func age(t *testing.T, root string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return err // Chtimes would follow a link
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantCommand fails unless c, refreshed, says it changed and has (or,
+// with body "", has not) the command name expanding to body.
+func wantCommand(t *testing.T, c *Catalog, step, name, body string) {
+	t.Helper()
+	if !c.Refresh() {
+		t.Fatalf("%s: Refresh saw no change", step)
+	}
+	cmd, ok := c.Lookup(name)
+	switch {
+	case body == "" && ok:
+		t.Fatalf("%s: /%s is still there", step, name)
+	case body != "" && (!ok || cmd.Expand("") != body):
+		t.Fatalf("%s: /%s = %+v, %v; want body %q", step, name, cmd, ok, body)
+	}
+	if c.Refresh() {
+		t.Fatalf("%s: a second Refresh saw a change again", step)
+	}
+}
+
+func TestCatalog_SeesEveryChangeToFilesWhoseTimesAreOld(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	testkit.Write(t, dir, "a.md", "A1\n")
+	age(t, ws)
+	c := NewCatalog(WorkspaceSources(ws))
+	if c.Refresh() {
+		t.Fatal("an unchanged catalog says it changed")
+	}
+	testkit.Write(t, dir, "b.md", "B\n")
+	wantCommand(t, c, "a new file", "b", "B")
+	age(t, ws)
+	c.Refresh()
+	testkit.Write(t, dir, "a.md", "A2 longer\n")
+	wantCommand(t, c, "a file rewritten in place", "a", "A2 longer")
+	age(t, ws)
+	c.Refresh()
+	if err := os.Remove(filepath.Join(dir, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	wantCommand(t, c, "a file removed", "b", "")
+}
+
+func TestCatalog_SeesACommandDirectoryCreatedLater(t *testing.T) {
+	ws := t.TempDir()
+	age(t, ws)
+	c := NewCatalog(WorkspaceSources(ws))
+	if c.Refresh() {
+		t.Fatal("an unchanged catalog says it changed")
+	}
+	// Neither .dshd nor .dshd/commands existed.
+	testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "X\n")
+	wantCommand(t, c, "a new .dshd/commands", "x", "X")
+	// .claude existed, .claude/commands did not.
+	if err := os.Mkdir(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	age(t, ws)
+	c.Refresh()
+	testkit.Write(t, filepath.Join(ws, ".claude", "commands"), "y.md", "Y\n")
+	wantCommand(t, c, "a new .claude/commands", "y", "Y")
+	age(t, ws)
+	c.Refresh()
+	if err := os.RemoveAll(filepath.Join(ws, ".dshd")); err != nil {
+		t.Fatal(err)
+	}
+	wantCommand(t, c, "the directory removed", "x", "")
+}
+
+func TestCatalog_SeesAChangeThatKeptTheSizeAndTheModTime(t *testing.T) {
+	// A second write within the file system's clock tick leaves the
+	// modification time as it was; Chtimes makes that happen for sure.
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	p := testkit.Write(t, dir, "a.md", "A1\n")
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatalog(WorkspaceSources(ws))
+	testkit.Write(t, dir, "a.md", "A2\n")
+	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Refresh() {
+		t.Fatal("a change within one mtime tick was not seen")
+	}
+	if cmd, _ := c.Lookup("a"); cmd.Expand("") != "A2" {
+		t.Fatalf("a = %+v", cmd)
+	}
+}
+
+func TestCatalog_SeesALinkedFileAppear(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(ws, "shared", "l.md")
+	if err := os.Symlink(target, filepath.Join(dir, "l.md")); err != nil {
+		t.Fatal(err)
+	}
+	age(t, ws)
+	c := NewCatalog(WorkspaceSources(ws))
+	if len(c.Errors()) != 1 {
+		t.Fatalf("a dangling link: errors %v", c.Errors())
+	}
+	testkit.Write(t, filepath.Dir(target), "l.md", "L\n")
+	wantCommand(t, c, "the link's target created", "l", "L")
+	if len(c.Errors()) != 0 {
+		t.Fatalf("errors %v", c.Errors())
+	}
+}
+
+func BenchmarkCatalogRefresh(b *testing.B) {
+	old := time.Now().Add(-time.Hour)
+	for _, bc := range []struct {
+		name  string
+		files int
+	}{{"no command dirs", 0}, {"three files", 3}} {
+		b.Run(bc.name, func(b *testing.B) {
+			ws := b.TempDir()
+			for i := range bc.files {
+				p := testkit.Write(b, filepath.Join(ws, ".dshd", "commands"), string(rune('a'+i))+".md", "body\n")
+				os.Chtimes(p, old, old)
+				os.Chtimes(filepath.Dir(p), old, old)
+			}
+			os.Chtimes(ws, old, old)
+			c := NewCatalog(WorkspaceSources(ws))
+			b.ReportAllocs()
+			for b.Loop() {
+				if c.Refresh() {
+					b.Fatal("changed")
+				}
+			}
+		})
+	}
+}
