@@ -4,7 +4,10 @@
 
 package rpc
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Limits bound the memory and time one connection can hold. A zero field
 // takes the default named on it; a negative duration disables that timer.
@@ -40,6 +43,17 @@ type Limits struct {
 	// MaxAuthFailures closes a connection after this many failed
 	// authentications (default 3).
 	MaxAuthFailures int
+	// HandshakeSetting, IdleSetting and AuthFailuresSetting name
+	// HandshakeTimeout, IdleTimeout and MaxAuthFailures in the logs of
+	// their hits (the daemon's flags), so that an operator knows what to
+	// raise; empty, the field names stand in.
+	HandshakeSetting, IdleSetting, AuthFailuresSetting string
+}
+
+func (l *Limits) handshakeSetting() string { return cmp.Or(l.HandshakeSetting, "HandshakeTimeout") }
+func (l *Limits) idleSetting() string      { return cmp.Or(l.IdleSetting, "IdleTimeout") }
+func (l *Limits) authFailuresSetting() string {
+	return cmp.Or(l.AuthFailuresSetting, "MaxAuthFailures")
 }
 
 // DefaultMaxLineSize is the default cap on one incoming line.

@@ -85,8 +85,15 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		AffinityCookie:     st.AffinityCookie,
 		AffinityValue:      affinityValue(),
 		Secure:             secure,
-		Observer:           d.Metrics,
-		Logger:             log,
+		// The logs of a hit name the flag, as README spells it.
+		Settings: remote.Settings{
+			MaxConnections: "--max-connections", MaxStreams: "--max-sessions-per-connection",
+			MaxMessageBytes: "--max-line-bytes", MaxInitializeBytes: "--preauth-max-line-bytes",
+			WriteTimeout: "--write-timeout", DetachTimeout: "--detach-timeout-seconds",
+			IdleTimeout: "--idle-timeout", HandshakeTimeout: "--handshake-timeout",
+		},
+		Observer: d.Metrics,
+		Logger:   log,
 	})
 	if err != nil {
 		return err

@@ -29,6 +29,10 @@ func connLimits(st *config.Settings) rpc.Limits {
 		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
 		WriteTimeout:       never(st.WriteTimeout),
 		MaxAuthFailures:    st.MaxAuthFailures,
+		// The logs of a hit name the flag, as README spells it.
+		HandshakeSetting:    "--handshake-timeout",
+		IdleSetting:         "--idle-timeout",
+		AuthFailuresSetting: "--max-auth-failures",
 	}
 	if st.Listen != "" {
 		l.IdleTimeout = never(st.IdleTimeout)
