@@ -133,7 +133,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than the default 250.
 		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:    httpErrorLog(log),
 		ConnContext: adm.connContext,
 		ConnState:   heads.connState,
 	}
