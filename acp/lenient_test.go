@@ -3,13 +3,21 @@ package acp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
-// decodeRequest decodes raw into a new T as a connection does.
+// decodeRequest decodes raw into a new T as a connection does, and
+// panics when DecodeValidParams (what a connection calls for params its
+// stream checked) decodes it otherwise than DecodeParams.
 func decodeRequest[T any](raw string) (*T, error) {
-	v := new(T)
-	return v, DecodeParams(json.RawMessage(raw), v)
+	v, w := new(T), new(T)
+	err := DecodeParams(json.RawMessage(raw), v)
+	if werr := DecodeValidParams(json.RawMessage(raw), w); !reflect.DeepEqual(v, w) || !reflect.DeepEqual(err, werr) {
+		panic(fmt.Sprintf("DecodeValidParams(%s) = %#v, %v; DecodeParams = %#v, %v", raw, w, werr, v, err))
+	}
+	return v, err
 }
 
 // TestRequestsDecodeWhatThePinnedSchemaAccepts feeds the requests a client

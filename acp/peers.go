@@ -70,3 +70,22 @@ func DecodeParams(raw json.RawMessage, p any) error {
 	}
 	return nil
 }
+
+// DecodeValidParams is [DecodeParams] for raw that is known to be one
+// valid JSON value (a stream checked the whole line it came in): a p that
+// decodes itself gets raw at once, without the validating scan of it that
+// json.Unmarshal makes first. The result and the errors are
+// DecodeParams's.
+func DecodeValidParams(raw json.RawMessage, p any) error {
+	u, ok := p.(json.Unmarshaler)
+	if !ok || len(raw) == 0 {
+		return DecodeParams(raw, p)
+	}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return paramsError("", err)
+	}
+	if v, ok := p.(validator); ok {
+		return v.Validate()
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -179,6 +180,12 @@ func TestRequestValidation(t *testing.T) {
 			data, _ := e.Data.(map[string]any)
 			if data["field"] != tt.field {
 				t.Errorf("data = %v, want field %q", e.Data, tt.field)
+			}
+			// A connection's decoding of params its stream checked fails
+			// the same way.
+			fresh := reflect.New(reflect.TypeOf(tt.p).Elem()).Interface()
+			if valid := DecodeValidParams(json.RawMessage(tt.params), fresh); !reflect.DeepEqual(valid, err) {
+				t.Errorf("DecodeValidParams = %#v, DecodeParams = %#v", valid, err)
 			}
 		})
 	}

@@ -143,12 +143,13 @@ func notificationMethod[P any](fn func(context.Context, *P) error) methodInfo {
 
 // takeParams decodes and validates a method's params into a new P; the
 // caller's reference to their raw JSON is dropped, so the handler does not
-// keep the line alive.
+// keep the line alive. The params are valid JSON: the Stream checked the
+// line they came in, so they are not scanned for that again.
 func takeParams[P any](params *json.RawMessage) (*P, error) {
 	raw := *params
 	*params = nil
 	p := new(P)
-	if err := acp.DecodeParams(raw, p); err != nil {
+	if err := acp.DecodeValidParams(raw, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -224,19 +225,30 @@ type conn struct {
 	// context, cancelled at shutdown.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// notifCtx is the context of every notification handler: ctx marked
+	// as the dispatcher's (see blocksDispatcher), made once.
+	notifCtx context.Context
 
 	mu        sync.Mutex
-	queue     []*item
+	queue     []*item // queue[head:] waits for the dispatcher
+	head      int
 	closing   bool
 	inflight  map[string]*inflight
 	seq       uint64            // seq of the last enqueued item
 	lastNotif uint64            // seq of the last enqueued notification
 	notifDone uint64            // seq of the last notification the dispatcher finished
 	barriers  map[uint64]uint64 // our call id → lastNotif when its response arrived
-	waiters   []*barrierWaiter
+	// results holds the result of a response to a call of ours, from its
+	// arrival (takeResult) until the call takes it.
+	results map[uint64]json.RawMessage
+	waiters []*barrierWaiter
 
-	wake         chan struct{}
-	wg           sync.WaitGroup // dispatcher and handler goroutines
+	wake chan struct{}
+	wg   sync.WaitGroup // dispatcher and handler goroutines
+	// jobs hands a request handler to a goroutine of an earlier one that
+	// waits for work (see runHandler); idleHandlers counts those waiting.
+	jobs         chan func()
+	idleHandlers atomic.Int32
 	shutdownOnce sync.Once
 
 	guard guard // handshake deadline, idle timeout, failed authentications
@@ -278,16 +290,20 @@ func newConn(rwc io.ReadWriteCloser, methods map[string]methodInfo, impl any, ga
 		methods:  methods,
 		inflight: make(map[string]*inflight),
 		barriers: make(map[uint64]uint64),
+		results:  make(map[uint64]json.RawMessage),
 		wake:     make(chan struct{}, 1),
+		jobs:     make(chan func()),
 		done:     make(chan struct{}),
 		gate:     gate,
 	}
 	c.ext, _ = impl.(ExtHandler)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.notifCtx = context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
 	c.stream = NewStream(rwc, rwc, rwc, &StreamOptions{Limits: o.Limits, Peer: o.Peer, Logger: o.Logger})
 	c.stream.onNotify = c.onNotify
 	c.stream.onRequest = c.onRequest
 	c.stream.onEOF = c.drainAtEOF
+	c.stream.takeResult = c.takeResult
 	c.drained = make(chan struct{})
 	c.guard.init(c, rwc, &o)
 	return c
@@ -436,7 +452,7 @@ func (c *conn) enqueue(it *item) {
 func (c *conn) dispatch() {
 	for {
 		c.mu.Lock()
-		for len(c.queue) == 0 && !c.closing {
+		for c.head == len(c.queue) && !c.closing {
 			if c.inputEnded {
 				c.drainOnce.Do(func() { close(c.drained) })
 			}
@@ -448,9 +464,7 @@ func (c *conn) dispatch() {
 			c.mu.Unlock()
 			return
 		}
-		it := c.queue[0]
-		c.queue[0] = nil
-		c.queue = c.queue[1:]
+		it := c.pop()
 		c.mu.Unlock()
 		c.stream.hold(-it.cost)
 		if it.fl == nil {
@@ -459,6 +473,25 @@ func (c *conn) dispatch() {
 			c.runRequest(it)
 		}
 	}
+}
+
+// pop takes the first queued item; c.mu is held. The queue's array is
+// used again from its start once it is empty, and moved down when most
+// of it is behind the head, so a steady flow of messages does not
+// allocate a new array as the queue moves along.
+func (c *conn) pop() *item {
+	it := c.queue[c.head]
+	c.queue[c.head] = nil
+	c.head++
+	switch {
+	case c.head == len(c.queue):
+		c.queue, c.head = c.queue[:0], 0
+	case c.head >= 64 && 2*c.head >= len(c.queue):
+		n := copy(c.queue, c.queue[c.head:])
+		clear(c.queue[n:])
+		c.queue, c.head = c.queue[:n], 0
+	}
+	return it
 }
 
 func (c *conn) runNotification(it *item) {
@@ -479,7 +512,7 @@ func (c *conn) runNotification(it *item) {
 		c.log.Debug("acp: ignored notification", "method", it.method)
 		return
 	}
-	ctx := context.WithValue(c.ctx, handlerKey{}, &notifState{c: c})
+	ctx := c.notifCtx
 	params := it.params
 	it.params = nil
 	if _, err := c.invoke(ctx, it.method, h, &params); err != nil {
@@ -523,16 +556,14 @@ func (c *conn) runRequest(it *item) {
 		return
 	}
 	fl.blocking.Store(true)
-	c.wg.Add(1)
 	c.handlers.Add(1)
-	go func(params *json.RawMessage) {
-		defer c.wg.Done()
+	c.runHandler(func() {
 		defer c.handlers.Done()
 		defer close(fl.returned)
-		res, err := c.invoke(fl.ctx, fl.method, h, params)
+		res, err := c.invoke(fl.ctx, fl.method, h, &params)
 		fl.blocking.Store(false)
 		c.reply(fl, res, err)
-	}(&params)
+	})
 	select {
 	case <-fl.returned:
 		if fl.method == acp.MethodInitialize && fl.ok {
@@ -540,6 +571,48 @@ func (c *conn) runRequest(it *item) {
 		}
 	case <-fl.detached:
 	case <-c.ctx.Done():
+	}
+}
+
+// maxIdleHandlers is how many goroutines that ran a request handler a
+// connection keeps waiting for the next one. A handler's goroutine has
+// grown its stack by the time it returns (a prompt turn needs tens of
+// KiB); the next request taking it over does not grow a fresh one again
+// from the smallest size, copying the stack at each step.
+const maxIdleHandlers = 4
+
+// runHandler runs job on an idle handler goroutine, or on a new one when
+// none waits. A goroutine ends when the connection shuts down, or after
+// its job when maxIdleHandlers others already wait.
+func (c *conn) runHandler(job func()) {
+	select {
+	case c.jobs <- job:
+		return
+	default:
+	}
+	c.wg.Add(1)
+	go c.handlerLoop(job)
+}
+
+// handlerLoop runs job, then the jobs runHandler hands it, until the
+// connection shuts down or enough other handler goroutines wait. While it
+// waits it belongs to the connection, not to any session: tests that look
+// for a session's goroutines ignore it by this name.
+func (c *conn) handlerLoop(job func()) {
+	defer c.wg.Done()
+	for {
+		job()
+		if c.idleHandlers.Add(1) > maxIdleHandlers {
+			c.idleHandlers.Add(-1)
+			return
+		}
+		select {
+		case job = <-c.jobs:
+			c.idleHandlers.Add(-1)
+		case <-c.ctx.Done():
+			c.idleHandlers.Add(-1)
+			return
+		}
 	}
 }
 
@@ -637,6 +710,20 @@ func (c *conn) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 	c.mu.Unlock()
 }
 
+// takeResult runs on the read loop for the result of a response: it keeps
+// the result of a pending call of ours for that call, and reports whether it
+// did. (The result is a slice of the line it came in, which the line
+// reader allocated for that line alone.)
+func (c *conn) takeResult(id uint64, result json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, pending := c.barriers[id]; !pending {
+		return false
+	}
+	c.results[id] = result
+	return true
+}
+
 // awaitBarrier holds a call's return until every notification that arrived
 // before its response has been handled, so a Prompt returns after all of
 // the turn's session/update notifications were delivered. It does not wait
@@ -692,6 +779,12 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	}
 	var raw json.RawMessage
 	err = w.Wait(ctx, &raw)
+	c.mu.Lock()
+	if kept, ok := c.results[id]; ok {
+		raw = kept
+		delete(c.results, id)
+	}
+	c.mu.Unlock()
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		c.dropBarrier(id)
 		c.mu.Lock()
@@ -719,7 +812,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return err
 	}
 	if result != nil && len(raw) > 0 && !isNull(raw) {
-		if err := json.Unmarshal(raw, result); err != nil {
+		if err := decodeResult(raw, result); err != nil {
 			return fmt.Errorf("acp: %s: malformed result: %w", method, err)
 		}
 	}
@@ -729,7 +822,18 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 func (c *conn) dropBarrier(id uint64) {
 	c.mu.Lock()
 	delete(c.barriers, id)
+	delete(c.results, id)
 	c.mu.Unlock()
+}
+
+// decodeResult decodes a response's result, valid JSON (the Stream checked
+// the line it came in): a result that decodes itself gets it without the
+// validating scan json.Unmarshal makes first.
+func decodeResult(raw json.RawMessage, result any) error {
+	if u, ok := result.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(raw)
+	}
+	return json.Unmarshal(raw, result)
 }
 
 // callRaw is call for untyped (extension, relayed) methods.
@@ -766,7 +870,7 @@ func (c *conn) shutdown() {
 	c.shutdownOnce.Do(func() {
 		c.mu.Lock()
 		c.closing = true
-		c.queue = nil
+		c.queue, c.head = nil, 0
 		for _, w := range c.waiters {
 			close(w.ch)
 		}

@@ -9,7 +9,8 @@
 // fails the pending calls when the stream ends. Every incoming line is
 // checked and parsed once by the Stream, which hands requests and
 // notifications straight to the dispatcher and passes jsonrpc2 only the
-// responses, rebuilt clean.
+// responses, rebuilt clean; the result of a response to a pending call goes
+// to that call past jsonrpc2, which would decode it twice for nothing.
 //
 // # Serving an agent
 //

@@ -74,15 +74,13 @@ func newOutbox(w io.Writer, max int, stall time.Duration, onBroken func(error), 
 	return o
 }
 
-// put queues the concatenation of parts as one line, waiting while the
-// queue is full. With ref, a large part is queued without a copy, and the
-// caller must not change it afterwards. It fails with the outbox's error
-// once the outbox is closing or broken.
-func (o *outbox) put(ref bool, parts ...[]byte) error {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
+// put queues head, body and tail as one line, waiting while the queue is
+// full. head and tail are always copied (so a caller's small buffer for
+// them stays on its stack); with ref, a large body is queued without a
+// copy, and the caller must not change it afterwards. It fails with the
+// outbox's error once the outbox is closing or broken.
+func (o *outbox) put(head, body, tail []byte, ref bool) error {
+	n := len(head) + len(body) + len(tail)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for o.err == nil && !o.closing && o.size > 0 && o.size+n > o.max {
@@ -96,14 +94,14 @@ func (o *outbox) put(ref bool, parts ...[]byte) error {
 	}
 	wake := o.size == 0
 	o.size += n
-	for _, p := range parts {
-		if ref && len(p) >= refThreshold {
-			o.segs = append(o.segs, segment{b: p})
-			o.open = false
-			continue
-		}
-		o.copyIn(p)
+	o.copyIn(head)
+	if ref && len(body) >= refThreshold {
+		o.segs = append(o.segs, segment{b: body})
+		o.open = false
+	} else {
+		o.copyIn(body)
 	}
+	o.copyIn(tail)
 	if wake {
 		o.ready.Signal()
 	}

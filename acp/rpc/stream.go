@@ -90,6 +90,12 @@ type Stream struct {
 	// it; the writing side stays open while it runs, so a connection can
 	// still answer what it already read.
 	onEOF func()
+	// takeResult, when set, is offered the result of every well-formed
+	// response with an integer id, on the reading goroutine. When it keeps
+	// it (a call of ours waits for it), jsonrpc2 gets the response with a
+	// null result instead: jsonrpc2 decodes a response's result twice, once
+	// into a generic value, only to pass it on as raw JSON.
+	takeResult func(id uint64, result json.RawMessage) bool
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -249,13 +255,22 @@ func (s *Stream) broken(err error, stall time.Duration) {
 }
 
 // WriteObject implements jsonrpc2.ObjectStream; jsonrpc2 writes our
-// outgoing calls through it.
+// outgoing calls through it. Its messages marshal themselves with
+// json.Marshal, whose output is compact, valid and HTML-escaped already:
+// marshalling them again would only check and copy it, a 50 MiB prompt
+// included.
 func (s *Stream) WriteObject(obj any) error {
-	b, err := json.Marshal(obj)
+	var b []byte
+	var err error
+	if m, ok := obj.(json.Marshaler); ok {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(obj)
+	}
 	if err != nil {
 		return err
 	}
-	return s.out.put(true, b, newline)
+	return s.out.put(nil, b, newline, true)
 }
 
 var newline = []byte{'\n'}
@@ -298,7 +313,7 @@ func (s *Stream) WriteNotification(method string, params any) error {
 		}
 	}
 	b = append(b, '}', '\n')
-	err := s.out.put(false, b)
+	err := s.out.put(nil, b, nil, false)
 	e.buf.Reset()
 	if cap(b) > e.buf.Cap() {
 		e.buf = *bytes.NewBuffer(b[:0])
@@ -314,7 +329,7 @@ func (s *Stream) WriteNotificationRaw(method string, params []byte) error {
 	var head [64]byte
 	b := appendNotificationHead(head[:0], method)
 	b = append(b, `,"params":`...)
-	return s.out.put(true, b, params, notificationTail)
+	return s.out.put(b, params, notificationTail, true)
 }
 
 // notificationTail ends a notification or response line.
@@ -544,6 +559,7 @@ func (s *Stream) processRequest(env *envelope, version string, echo []byte) {
 
 func (s *Stream) processResponse(env *envelope, version string) []byte {
 	id := env.id
+	var num uint64
 	switch {
 	case id == nil || string(id) == "null":
 		// A peer's answer to a line it could not read; it matches nothing we
@@ -552,7 +568,8 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 		return nil
 	case id[0] == '"':
 	case jsontext.IsInteger(id) && id[0] != '-':
-		if _, err := strconv.ParseUint(string(id), 10, 64); err != nil {
+		var err error
+		if num, err = strconv.ParseUint(string(id), 10, 64); err != nil {
 			s.badInput(hitForeignIDResponse, "acp: dropped response with foreign id", "id", jsontext.Truncate(id, 40))
 			return nil
 		}
@@ -574,6 +591,8 @@ func (s *Stream) processResponse(env *envelope, version string) []byte {
 		// Still answer the waiting caller, with an error of our own.
 		s.badInput(hitMalformedResponse, "acp: malformed response", "id", jsontext.Truncate(id, 40))
 		b = append(b, `,"error":{"code":-32603,"message":"Internal error","data":"malformed response from peer"}}`...)
+	case env.result != nil && num != 0 && s.takeResult != nil && s.takeResult(num, env.result):
+		b = append(b, `,"result":null}`...)
 	case env.result != nil:
 		b = append(b, `,"result":`...)
 		b = append(b, env.result...)
@@ -607,7 +626,7 @@ func (s *Stream) writeResponse(id json.RawMessage, result any, e *jsonrpc2.Error
 	} else {
 		b = append(b, `,"error":`...)
 	}
-	return s.out.put(true, b, body, notificationTail)
+	return s.out.put(b, body, notificationTail, true)
 }
 
 // replyError answers a bad line; id nil means null.
@@ -625,7 +644,7 @@ func (s *Stream) replyError(id []byte, e *acp.Error) {
 	b = append(b, `,"error":`...)
 	b = append(b, body...)
 	b = append(b, '}', '\n')
-	if err := s.out.put(false, b); err != nil {
+	if err := s.out.put(nil, b, nil, false); err != nil {
 		s.log.Debug("acp: cannot answer bad input", "err", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/internal/testkit"
 )
@@ -325,5 +327,28 @@ func TestWriteNotificationWritesTheGenericEncoding(t *testing.T) {
 		if out.String() != want {
 			t.Errorf("got  %s\nwant %s", out.String(), want)
 		}
+	}
+}
+
+// WriteObject writes a jsonrpc2 message's own encoding, byte for byte what
+// json.Marshal of it gives (HTML escaped, compact), without marshalling it
+// a second time.
+func TestWriteObjectWritesWhatJSONMarshalGives(t *testing.T) {
+	req := &jsonrpc2.Request{Method: "session/prompt", ID: jsonrpc2.ID{Num: 7}}
+	if err := req.SetParams(map[string]any{"prompt": []any{map[string]any{"type": "text", "text": "a <b> & \"c\"\n\u2028 é"}}, "sessionId": "s"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s := NewStream(nil, &out, nil, nil)
+	if err := s.WriteObject(req); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	want, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want)+"\n" {
+		t.Errorf("got  %s\nwant %s", out.String(), want)
 	}
 }
