@@ -65,6 +65,7 @@ type guard struct {
 // init arms the guard; the connection's stream must exist.
 func (g *guard) init(c *conn, rwc any, o *ConnOptions) {
 	g.c, g.lim, g.rwc = c, o.Limits, rwc
+	g.lim.Settings = g.lim.Settings.withDefaults()
 	g.start = time.Now()
 	if o.RequireAuth {
 		c.stream.distrust(g.lim.PreAuthMaxLineSize)
@@ -72,7 +73,7 @@ func (g *guard) init(c *conn, rwc any, o *ConnOptions) {
 			g.handshake = time.AfterFunc(d, func() {
 				if !g.authed.Load() {
 					if g.handshakeExpired() {
-						c.stream.limitHit(hitHandshake, "acp: closing the connection: it did not authenticate in time", "setting", g.lim.handshakeSetting(), "timeout", d)
+						c.stream.limitHit(hitHandshake, "acp: closing the connection: it did not authenticate in time", "setting", g.lim.Settings.HandshakeTimeout, "timeout", d)
 					}
 					_ = c.stream.Close()
 				}
@@ -116,7 +117,7 @@ func (g *guard) checkIdle() {
 		g.idle.Reset(d - since)
 		return
 	}
-	g.c.stream.limitHit(hitIdle, "acp: closing the idle connection", "setting", g.lim.idleSetting(), "timeout", d)
+	g.c.stream.limitHit(hitIdle, "acp: closing the idle connection", "setting", g.lim.Settings.IdleTimeout, "timeout", d)
 	_ = g.c.stream.Close()
 }
 
@@ -171,7 +172,7 @@ func (g *guard) authFailed(ctx context.Context) {
 	if int(n) < g.lim.MaxAuthFailures {
 		return
 	}
-	g.c.stream.limitHit(hitAuthFailures, "acp: closing the connection after failed authentications", "setting", g.lim.authFailuresSetting(), "failures", n)
+	g.c.stream.limitHit(hitAuthFailures, "acp: closing the connection after failed authentications", "setting", g.lim.Settings.MaxAuthFailures, "failures", n)
 	AfterAnswer(ctx, func() { _ = g.c.stream.Close() })
 }
 

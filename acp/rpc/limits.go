@@ -43,17 +43,30 @@ type Limits struct {
 	// MaxAuthFailures closes a connection after this many failed
 	// authentications (default 3).
 	MaxAuthFailures int
-	// HandshakeSetting, IdleSetting and AuthFailuresSetting name
-	// HandshakeTimeout, IdleTimeout and MaxAuthFailures in the logs of
-	// their hits (the daemon's flags), so that an operator knows what to
-	// raise; empty, the field names stand in.
-	HandshakeSetting, IdleSetting, AuthFailuresSetting string
+	// Settings name the limits in the logs of their hits (the daemon's
+	// flags), so that an operator knows what to raise.
+	Settings Settings
 }
 
-func (l *Limits) handshakeSetting() string { return cmp.Or(l.HandshakeSetting, "HandshakeTimeout") }
-func (l *Limits) idleSetting() string      { return cmp.Or(l.IdleSetting, "IdleTimeout") }
-func (l *Limits) authFailuresSetting() string {
-	return cmp.Or(l.AuthFailuresSetting, "MaxAuthFailures")
+// Settings name each field of Limits where a log line says it was hit;
+// an empty name stands for the field's own.
+type Settings struct {
+	MaxLineSize, PreAuthMaxLineSize, HandshakeTimeout, MaxQueuedInput string
+	MaxQueuedOutput, WriteTimeout, IdleTimeout, MaxAuthFailures       string
+}
+
+// withDefaults fills the empty names with the fields'.
+func (s Settings) withDefaults() Settings {
+	def := func(v *string, d string) { *v = cmp.Or(*v, d) }
+	def(&s.MaxLineSize, "MaxLineSize")
+	def(&s.PreAuthMaxLineSize, "PreAuthMaxLineSize")
+	def(&s.HandshakeTimeout, "HandshakeTimeout")
+	def(&s.MaxQueuedInput, "MaxQueuedInput")
+	def(&s.MaxQueuedOutput, "MaxQueuedOutput")
+	def(&s.WriteTimeout, "WriteTimeout")
+	def(&s.IdleTimeout, "IdleTimeout")
+	def(&s.MaxAuthFailures, "MaxAuthFailures")
+	return s
 }
 
 // DefaultMaxLineSize is the default cap on one incoming line.
@@ -92,5 +105,6 @@ func (l Limits) withDefaults() Limits {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
 	l.PreAuthMaxLineSize = min(l.PreAuthMaxLineSize, l.MaxLineSize)
+	l.Settings = l.Settings.withDefaults()
 	return l
 }

@@ -282,10 +282,10 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 	if r.err == nil {
 		t.Errorf("the daemon read all %d MB of requests nobody collected the answers to", r.sent/mb)
 	}
-	if _, err := p.stderr.waitFor(ctx, "pausing its input", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "pausing its input", "peer", "setting=--max-queued-"); err != nil {
 		t.Errorf("the pause was not logged: %v\n%s", err, p.stderr)
 	}
-	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer", "setting=--write-timeout"); err != nil {
 		t.Errorf("the stalled connection was not closed: %v\n%s", err, p.stderr)
 	}
 	// Once per limit: the output queue, the input queue.
@@ -336,7 +336,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 		// sending, so the close may reset the connection before it reads it.
 		readsEOF(t, nc)
 	}
-	if err := waitCount(guardOf(t), p.stderr, conns, "a line over the limit before authentication", "peer"); err != nil {
+	if err := waitCount(guardOf(t), p.stderr, conns, "a line over the limit before authentication", "setting=--preauth-max-line-bytes", "peer"); err != nil {
 		t.Errorf("%v; want one line per connection:\n%s", err, p.stderr)
 	}
 	// The daemon still serves.

@@ -97,7 +97,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 	case <-ctx.Done():
 		t.Fatal("the flood never ended")
 	}
-	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer=\"tcp 127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "setting=--write-timeout", "peer=\"tcp 127.0.0.1:"); err != nil {
 		t.Errorf("the stalled WebSocket was not closed: %v\n%s", err, p.stderr)
 	}
 	if n := strings.Count(p.stderr.String(), "has not read for the write timeout"); n != 1 {
@@ -119,7 +119,7 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 		}
 		c.waitUnmatched(ctx, -32600)
 		c.call(ctx, "session/list", map[string]any{}, nil) // the connection serves on
-		if _, err := p.stderr.waitFor(ctx, "input line too long", "peer=\"tcp 127.0.0.1:"); err != nil {
+		if _, err := p.stderr.waitFor(ctx, "input line too long", "setting=--max-line-bytes", "peer=\"tcp 127.0.0.1:"); err != nil {
 			t.Errorf("%v\n%s", err, p.stderr)
 		}
 	})

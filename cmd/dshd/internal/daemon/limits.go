@@ -30,9 +30,16 @@ func connLimits(st *config.Settings) rpc.Limits {
 		WriteTimeout:       never(st.WriteTimeout),
 		MaxAuthFailures:    st.MaxAuthFailures,
 		// The logs of a hit name the flag, as README spells it.
-		HandshakeSetting:    "--handshake-timeout",
-		IdleSetting:         "--idle-timeout",
-		AuthFailuresSetting: "--max-auth-failures",
+		Settings: rpc.Settings{
+			MaxLineSize:        "--max-line-bytes",
+			PreAuthMaxLineSize: "--preauth-max-line-bytes",
+			HandshakeTimeout:   "--handshake-timeout",
+			MaxQueuedInput:     "--max-queued-input-bytes",
+			MaxQueuedOutput:    "--max-queued-output-bytes",
+			WriteTimeout:       "--write-timeout",
+			IdleTimeout:        "--idle-timeout",
+			MaxAuthFailures:    "--max-auth-failures",
+		},
 	}
 	if st.Listen != "" {
 		l.IdleTimeout = never(st.IdleTimeout)
