@@ -4,7 +4,6 @@
 package remote
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Options configure a [Handler]. Zero fields take the defaults named on
@@ -132,20 +132,6 @@ type Settings struct {
 	WriteTimeout, DetachTimeout, IdleTimeout, HandshakeTimeout      string
 }
 
-// withDefaults fills the empty names with the fields'.
-func (s Settings) withDefaults() Settings {
-	def := func(v *string, d string) { *v = cmp.Or(*v, d) }
-	def(&s.MaxConnections, "MaxConnections")
-	def(&s.MaxStreams, "MaxStreams")
-	def(&s.MaxMessageBytes, "MaxMessageBytes")
-	def(&s.MaxInitializeBytes, "MaxInitializeBytes")
-	def(&s.WriteTimeout, "WriteTimeout")
-	def(&s.DetachTimeout, "DetachTimeout")
-	def(&s.IdleTimeout, "IdleTimeout")
-	def(&s.HandshakeTimeout, "HandshakeTimeout")
-	return s
-}
-
 // Observer is told what the transport does, for metrics. Its methods must
 // return at once.
 type Observer interface {
@@ -225,7 +211,7 @@ func NewHandler(o Options) (*Handler, error) {
 	defDur(&o.DetachTimeout, DefaultDetachTimeout)
 	defDur(&o.KeepAlive, DefaultKeepAlive)
 	defDur(&o.HandshakeTimeout, DefaultHandshakeTimeout)
-	o.Settings = o.Settings.withDefaults()
+	settingnames.Fill(&o.Settings)
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}

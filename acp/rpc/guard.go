@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Limits hit by the guard, logged once per connection (see Stream.limitHit);
@@ -65,7 +67,7 @@ type guard struct {
 // init arms the guard; the connection's stream must exist.
 func (g *guard) init(c *conn, rwc any, o *ConnOptions) {
 	g.c, g.lim, g.rwc = c, o.Limits, rwc
-	g.lim.Settings = g.lim.Settings.withDefaults()
+	settingnames.Fill(&g.lim.Settings)
 	g.start = time.Now()
 	if o.RequireAuth {
 		c.stream.distrust(g.lim.PreAuthMaxLineSize)

@@ -5,8 +5,9 @@
 package rpc
 
 import (
-	"cmp"
 	"time"
+
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Limits bound the memory and time one connection can hold. A zero field
@@ -55,20 +56,6 @@ type Settings struct {
 	MaxQueuedOutput, WriteTimeout, IdleTimeout, MaxAuthFailures       string
 }
 
-// withDefaults fills the empty names with the fields'.
-func (s Settings) withDefaults() Settings {
-	def := func(v *string, d string) { *v = cmp.Or(*v, d) }
-	def(&s.MaxLineSize, "MaxLineSize")
-	def(&s.PreAuthMaxLineSize, "PreAuthMaxLineSize")
-	def(&s.HandshakeTimeout, "HandshakeTimeout")
-	def(&s.MaxQueuedInput, "MaxQueuedInput")
-	def(&s.MaxQueuedOutput, "MaxQueuedOutput")
-	def(&s.WriteTimeout, "WriteTimeout")
-	def(&s.IdleTimeout, "IdleTimeout")
-	def(&s.MaxAuthFailures, "MaxAuthFailures")
-	return s
-}
-
 // DefaultMaxLineSize is the default cap on one incoming line.
 const DefaultMaxLineSize = 64 << 20
 
@@ -105,6 +92,6 @@ func (l Limits) withDefaults() Limits {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
 	l.PreAuthMaxLineSize = min(l.PreAuthMaxLineSize, l.MaxLineSize)
-	l.Settings = l.Settings.withDefaults()
+	settingnames.Fill(&l.Settings)
 	return l
 }

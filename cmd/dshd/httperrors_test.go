@@ -96,20 +96,10 @@ func TestHTTPErrorLog_AHandlersBugIsLoggedAtError(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 			w.WriteHeader(http.StatusTeapot)
 		}, "http: superfluous response.WriteHeader call"},
-		{"a WriteHeader after a hijack", false, func(w http.ResponseWriter, _ *http.Request) {
-			nc, _, err := http.NewResponseController(w).Hijack()
-			if err == nil {
-				defer nc.Close()
-			}
-			w.WriteHeader(http.StatusOK)
-		}, "http: response.WriteHeader on hijacked connection"},
-		{"a Write after a hijack", false, func(w http.ResponseWriter, _ *http.Request) {
-			nc, _, err := http.NewResponseController(w).Hijack()
-			if err == nil {
-				defer nc.Close()
-			}
-			_, _ = w.Write([]byte("x"))
-		}, "http: response.Write on hijacked connection"},
+		{"a WriteHeader after a hijack", false, afterHijack(func(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) }),
+			"http: response.WriteHeader on hijacked connection"},
+		{"a Write after a hijack", false, afterHijack(func(w http.ResponseWriter) { _, _ = w.Write([]byte("x")) }),
+			"http: response.Write on hijacked connection"},
 		{"an invalid Content-Length", false, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", "many")
 			w.WriteHeader(http.StatusOK)
@@ -163,5 +153,17 @@ func TestHTTPErrorLog_APeersBrokenTLSHandshakeStaysAtDebug(t *testing.T) {
 	r := awaitRecord(testkit.Context(t), t, sink, "http: TLS handshake error from ")
 	if r.Level != slog.LevelDebug {
 		t.Errorf("%q logged at %s, want DEBUG", r.Message, r.Level)
+	}
+}
+
+// afterHijack is a handler that hijacks its connection and then calls
+// then, a handler's bug net/http reports in its error log.
+func afterHijack(then func(http.ResponseWriter)) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		nc, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			defer nc.Close()
+		}
+		then(w)
 	}
 }
