@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Options configure a [Handler]. Zero fields take the defaults named on
@@ -102,6 +103,9 @@ type Options struct {
 	// HandshakeTimeout bounds the body of the initialize POST (408
 	// beyond) and the agent's answer to it (default 10 s).
 	HandshakeTimeout time.Duration
+	// Settings name these limits in the logs of their hits (the
+	// daemon's flags), so that an operator knows what to raise.
+	Settings Settings
 
 	// AffinityCookie and AffinityValue, when both set, are sent as a cookie
 	// on the initialize answer and the WebSocket upgrade, for a load
@@ -119,6 +123,13 @@ type Options struct {
 	Observer Observer
 	// Logger receives the handler's logs; nil discards.
 	Logger *slog.Logger
+}
+
+// Settings name the limits of [Options] in the logs of their hits, one
+// field for each limit of the same name; an empty field is that name.
+type Settings struct {
+	MaxConnections, MaxStreams, MaxMessageBytes, MaxInitializeBytes string
+	WriteTimeout, DetachTimeout, IdleTimeout, HandshakeTimeout      string
 }
 
 // Observer is told what the transport does, for metrics. Its methods must
@@ -200,6 +211,7 @@ func NewHandler(o Options) (*Handler, error) {
 	defDur(&o.DetachTimeout, DefaultDetachTimeout)
 	defDur(&o.KeepAlive, DefaultKeepAlive)
 	defDur(&o.HandshakeTimeout, DefaultHandshakeTimeout)
+	settingnames.Fill(&o.Settings)
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
@@ -302,7 +314,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 		h.open.Add(-1)
 		h.o.Observer.LimitHit("connections")
 		if !h.loggedFull.Swap(true) {
-			h.log.Warn("refusing ACP connections: the limit is reached", "limit", h.o.MaxConnections, "peer", r.RemoteAddr)
+			h.log.Warn("refusing ACP connections: the limit is reached", "setting", h.o.Settings.MaxConnections, "limit", h.o.MaxConnections, "peer", r.RemoteAddr)
 		}
 		w.Header().Set("Retry-After", "1")
 		textError(w, http.StatusServiceUnavailable, "too many connections")

@@ -120,7 +120,7 @@ func (c *httpConn) ensure(sid string) *mailbox {
 		if !c.loggedCap {
 			c.loggedCap = true
 			c.h.o.Observer.LimitHit("streams")
-			c.h.log.Warn("a connection has too many session streams; further sessions use the connection stream", "conn", c.id, "limit", c.h.o.MaxStreams, "peer", c.remote)
+			c.h.log.Warn("a connection has too many session streams; further sessions use the connection stream", "conn", c.id, "setting", c.h.o.Settings.MaxStreams, "limit", c.h.o.MaxStreams, "peer", c.remote)
 		}
 		return c.streams[""]
 	}
@@ -265,7 +265,7 @@ func (c *httpConn) stall(o *mailbox, unopened bool) {
 	}
 	if !*logged {
 		*logged = true
-		c.h.log.Warn(what+"; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+		c.h.log.Warn(what+"; the connection's other streams stop waiting for it", "conn", c.id, "session", o.sid, "setting", c.h.o.Settings.WriteTimeout, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
 	}
 	c.broadcast()
 }
@@ -278,7 +278,7 @@ func (c *httpConn) cut(mb *mailbox) {
 	c.h.o.Observer.LimitHit("write-timeout")
 	if !c.loggedCut {
 		c.loggedCut = true
-		c.h.log.Warn("ending an SSE stream: its reader took none of its output in time", "conn", c.id, "session", mb.sid, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
+		c.h.log.Warn("ending an SSE stream: its reader took none of its output in time", "conn", c.id, "session", mb.sid, "setting", c.h.o.Settings.WriteTimeout, "timeout", c.h.o.WriteTimeout, "peer", c.remote)
 	}
 }
 
@@ -314,7 +314,7 @@ func (c *httpConn) waitRoom(n int) error {
 			timer.Reset(c.h.o.WriteTimeout)
 		case fired:
 			c.h.o.Observer.LimitHit("write-timeout")
-			c.h.log.Warn("ending an HTTP connection: its SSE readers took none of its output in time", "conn", c.id, "timeout", c.h.o.WriteTimeout, "queued", c.queued, "peer", c.remote)
+			c.h.log.Warn("ending an HTTP connection: its SSE readers took none of its output in time", "conn", c.id, "setting", c.h.o.Settings.WriteTimeout, "timeout", c.h.o.WriteTimeout, "queued", c.queued, "peer", c.remote)
 			c.closeLocked()
 		}
 	}
@@ -383,7 +383,7 @@ func (c *httpConn) idleCheck() {
 		c.idle.Reset(left)
 		return
 	}
-	c.h.log.Info("ending an HTTP connection: no SSE stream and no request", "conn", c.id, "after", c.h.o.DetachTimeout, "peer", c.remote)
+	c.h.log.Info("ending an HTTP connection: no SSE stream and no request", "conn", c.id, "setting", c.h.o.Settings.DetachTimeout, "after", c.h.o.DetachTimeout, "peer", c.remote)
 	c.closeLocked()
 }
 

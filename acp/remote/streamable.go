@@ -154,16 +154,16 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			limit, timeout, first := "idle", h.o.IdleTimeout, false
+			limit, setting, timeout, first := "idle", h.o.Settings.IdleTimeout, h.o.IdleTimeout, false
 			if c == nil {
-				limit, timeout = "handshake", h.o.HandshakeTimeout
+				limit, setting, timeout = "handshake", h.o.Settings.HandshakeTimeout, h.o.HandshakeTimeout
 				first = !h.loggedSlow.Swap(true)
 			} else {
 				first = c.firstHit(&c.loggedSlow)
 			}
 			h.o.Observer.LimitHit(limit)
 			if first {
-				h.log.Warn("refusing a POST whose body did not arrive in time", "initialize", c == nil, "timeout", timeout, "peer", r.RemoteAddr)
+				h.log.Warn("refusing a POST whose body did not arrive in time", "setting", setting, "initialize", c == nil, "timeout", timeout, "peer", r.RemoteAddr)
 			}
 			w.Header().Set("Connection", "close")
 			textError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
@@ -173,14 +173,14 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request, limit int,
 			return nil, envelope{}, false
 		}
 		h.o.Observer.LimitHit("message-size")
-		first := false
+		first, setting := false, h.o.Settings.MaxInitializeBytes
 		if c != nil {
-			first = c.firstHit(&c.loggedSize)
+			first, setting = c.firstHit(&c.loggedSize), h.o.Settings.MaxMessageBytes
 		} else {
 			first = !h.loggedInit.Swap(true)
 		}
 		if first {
-			h.log.Warn("refusing a POST larger than the message limit", "limit", limit, "initialize", c == nil, "peer", r.RemoteAddr)
+			h.log.Warn("refusing a POST larger than the message limit", "setting", setting, "limit", limit, "initialize", c == nil, "peer", r.RemoteAddr)
 		}
 		textError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is larger than the limit of %d bytes", limit))
 		return nil, envelope{}, false

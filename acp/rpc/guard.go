@@ -10,9 +10,13 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
-// Limits hit by the guard, logged once per connection (see Stream.limitHit).
+// Limits hit by the guard, logged once per connection (see Stream.limitHit);
+// the handshake deadline also once per episode of the transport's, when
+// it keeps one (see handshakeExpired).
 const (
 	hitHandshake uint32 = 1 << (iota + 16)
 	hitIdle
@@ -63,13 +67,16 @@ type guard struct {
 // init arms the guard; the connection's stream must exist.
 func (g *guard) init(c *conn, rwc any, o *ConnOptions) {
 	g.c, g.lim, g.rwc = c, o.Limits, rwc
+	settingnames.Fill(&g.lim.Settings)
 	g.start = time.Now()
 	if o.RequireAuth {
 		c.stream.distrust(g.lim.PreAuthMaxLineSize)
 		if d := g.lim.HandshakeTimeout; d > 0 {
 			g.handshake = time.AfterFunc(d, func() {
 				if !g.authed.Load() {
-					c.stream.limitHit(hitHandshake, "acp: closing the connection: it did not authenticate in time", "timeout", d)
+					if g.handshakeExpired() {
+						c.stream.limitHit(hitHandshake, "acp: closing the connection: it did not authenticate in time", "setting", g.lim.Settings.HandshakeTimeout, "timeout", d)
+					}
 					_ = c.stream.Close()
 				}
 			})
@@ -112,7 +119,7 @@ func (g *guard) checkIdle() {
 		g.idle.Reset(d - since)
 		return
 	}
-	g.c.stream.limitHit(hitIdle, "acp: closing the idle connection", "timeout", d)
+	g.c.stream.limitHit(hitIdle, "acp: closing the idle connection", "setting", g.lim.Settings.IdleTimeout, "timeout", d)
 	_ = g.c.stream.Close()
 }
 
@@ -126,6 +133,19 @@ func (g *guard) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.inflight) > 0 || len(c.queue) > 0
+}
+
+// handshakeExpired tells the transport that the connection is closed at
+// its handshake deadline, and reports whether to log it. A transport with
+// a HandshakeExpired method (a listener, whose connections a peer can open
+// without end) answers whether this is the first of an episode, which the
+// next connection that authenticates ends; without one, each connection's
+// is logged.
+func (g *guard) handshakeExpired() bool {
+	if t, ok := g.rwc.(interface{ HandshakeExpired() bool }); ok {
+		return t.HandshakeExpired()
+	}
+	return true
 }
 
 // authenticated lifts the pre-authentication limits and tells the
@@ -154,7 +174,7 @@ func (g *guard) authFailed(ctx context.Context) {
 	if int(n) < g.lim.MaxAuthFailures {
 		return
 	}
-	g.c.stream.limitHit(hitAuthFailures, "acp: closing the connection after failed authentications", "failures", n)
+	g.c.stream.limitHit(hitAuthFailures, "acp: closing the connection after failed authentications", "setting", g.lim.Settings.MaxAuthFailures, "failures", n)
 	AfterAnswer(ctx, func() { _ = g.c.stream.Close() })
 }
 

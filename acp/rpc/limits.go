@@ -4,7 +4,11 @@
 
 package rpc
 
-import "time"
+import (
+	"time"
+
+	"github.com/dshd/dshd/internal/settingnames"
+)
 
 // Limits bound the memory and time one connection can hold. A zero field
 // takes the default named on it; a negative duration disables that timer.
@@ -40,6 +44,16 @@ type Limits struct {
 	// MaxAuthFailures closes a connection after this many failed
 	// authentications (default 3).
 	MaxAuthFailures int
+	// Settings name the limits in the logs of their hits (the daemon's
+	// flags), so that an operator knows what to raise.
+	Settings Settings
+}
+
+// Settings name each field of Limits where a log line says it was hit;
+// an empty name stands for the field's own.
+type Settings struct {
+	MaxLineSize, PreAuthMaxLineSize, HandshakeTimeout, MaxQueuedInput string
+	MaxQueuedOutput, WriteTimeout, IdleTimeout, MaxAuthFailures       string
 }
 
 // DefaultMaxLineSize is the default cap on one incoming line.
@@ -78,5 +92,6 @@ func (l Limits) withDefaults() Limits {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
 	l.PreAuthMaxLineSize = min(l.PreAuthMaxLineSize, l.MaxLineSize)
+	settingnames.Fill(&l.Settings)
 	return l
 }

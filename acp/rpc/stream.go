@@ -58,6 +58,7 @@ type Stream struct {
 	r      *bufio.Reader
 	log    *slog.Logger
 	peer   string
+	names  Settings // of the limits, for the logs of their hits
 	closer io.Closer
 	out    *outbox
 
@@ -116,6 +117,7 @@ func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) 
 		r:        bufio.NewReaderSize(r, 16<<10),
 		log:      o.Logger,
 		peer:     o.Peer,
+		names:    lim.Settings,
 		closer:   closer,
 		maxIn:    int64(lim.MaxQueuedInput),
 		wake:     make(chan struct{}, 1),
@@ -194,9 +196,9 @@ func (s *Stream) awaitRoom() error {
 		inFull := s.inHeld.Load() >= s.maxIn
 		switch {
 		case outFull:
-			s.limitHit(hitOutputFull, "acp: the peer is not reading its answers; pausing its input")
+			s.limitHit(hitOutputFull, "acp: the peer is not reading its answers; pausing its input", "setting", s.names.MaxQueuedOutput)
 		case inFull:
-			s.limitHit(hitInputFull, "acp: the peer sends faster than its requests are handled; pausing its input")
+			s.limitHit(hitInputFull, "acp: the peer sends faster than its requests are handled; pausing its input", "setting", s.names.MaxQueuedInput)
 		default:
 			return nil
 		}
@@ -249,7 +251,7 @@ func (s *Stream) closeCloser() error {
 // read, so the connection ends at once, dropping what is queued.
 func (s *Stream) broken(err error, stall time.Duration) {
 	if errors.Is(err, errStalled) {
-		s.limitHit(hitStalled, "acp: closing the connection: the peer has not read for the write timeout", "timeout", stall)
+		s.limitHit(hitStalled, "acp: closing the connection: the peer has not read for the write timeout", "setting", s.names.WriteTimeout, "timeout", stall)
 	}
 	_ = s.closeCloser()
 }
@@ -370,11 +372,11 @@ func (s *Stream) ReadObject(v any) error {
 			reply := acp.ErrInvalidRequest.WithData(map[string]any{
 				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", limit)})
 			if s.preAuth.Load() {
-				s.limitHit(hitPreAuthLine, "acp: closing the connection: a line over the limit before authentication", "limit", limit)
+				s.limitHit(hitPreAuthLine, "acp: closing the connection: a line over the limit before authentication", "setting", s.names.PreAuthMaxLineSize, "limit", limit)
 				s.replyError(nil, reply)
 				return errLineOverPreAuthLimit
 			}
-			s.limitHit(hitLongLine, "acp: input line too long; skipped", "limit", limit)
+			s.limitHit(hitLongLine, "acp: input line too long; skipped", "setting", s.names.MaxLineSize, "limit", limit)
 			s.replyError(nil, reply)
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			if resp := s.process(line); resp != nil {

@@ -43,7 +43,7 @@ func (c *Conn) reserveSession(id acp.SessionID) (release func(), err error) {
 	if _, open := c.sessions[id]; !open && len(c.sessions)+c.opening >= limit {
 		if !c.loggedSessions {
 			c.loggedSessions = true
-			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "limit", limit, "peer", c.peerName)
+			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "setting", "--max-sessions-per-connection", "limit", limit, "peer", c.peerName)
 		}
 		return nil, acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
 			"this connection has %d sessions open, the most it may have (--max-sessions-per-connection); close one with session/close, or open another connection", limit)})

@@ -282,10 +282,10 @@ func TestAClientThatFloodsRequestsAndNeverReadsCostsBoundedMemoryAndOthersAreSer
 	if r.err == nil {
 		t.Errorf("the daemon read all %d MB of requests nobody collected the answers to", r.sent/mb)
 	}
-	if _, err := p.stderr.waitFor(ctx, "pausing its input", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "pausing its input", "peer", "setting=--max-queued-"); err != nil {
 		t.Errorf("the pause was not logged: %v\n%s", err, p.stderr)
 	}
-	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer", "setting=--write-timeout"); err != nil {
 		t.Errorf("the stalled connection was not closed: %v\n%s", err, p.stderr)
 	}
 	// Once per limit: the output queue, the input queue.
@@ -336,7 +336,7 @@ func TestUnauthenticatedConnectionsHoldingHugePartialLinesAreClosedAndCostLittle
 		// sending, so the close may reset the connection before it reads it.
 		readsEOF(t, nc)
 	}
-	if err := waitCount(guardOf(t), p.stderr, conns, "a line over the limit before authentication", "peer"); err != nil {
+	if err := waitCount(guardOf(t), p.stderr, conns, "a line over the limit before authentication", "setting=--preauth-max-line-bytes", "peer"); err != nil {
 		t.Errorf("%v; want one line per connection:\n%s", err, p.stderr)
 	}
 	// The daemon still serves.
@@ -430,7 +430,7 @@ func TestIdleSocketConnectionsAreClosed(t *testing.T) {
 	if got := readsEOF(t, nc); !strings.Contains(got, `"protocolVersion":1`) {
 		t.Errorf("got %q before the close, want the initialize answer", got)
 	}
-	if _, err := p.stderr.waitFor(testkit.Context(t), "closing the idle connection", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(testkit.Context(t), "closing the idle connection", "setting=--idle-timeout", "peer"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }
@@ -446,7 +446,7 @@ func TestConnectionsOverTheUnauthenticatedLimitAreRefused(t *testing.T) {
 	if got := readsEOF(t, dialTCP(t, addr)); !strings.Contains(got, "too many connections waiting to authenticate") {
 		t.Fatalf("a third unauthenticated connection got %q, want a refusal", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "limit of unauthenticated connections", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "limit of unauthenticated connections", "setting=--max-unauthenticated", "limit=2", "peer"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// Once one authenticates, there is room again.
@@ -586,10 +586,46 @@ func TestFailedAuthenticationsCloseTheConnectionAndRefuseTheSource(t *testing.T)
 	if got := readsEOF(t, dialTCP(t, addr)); !strings.Contains(got, "too many failed authentications") {
 		t.Fatalf("the source's next connection got %q, want a refusal", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "after failed authentications", "peer"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "after failed authentications", "setting=--max-auth-failures", "peer"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
-	if _, err := p.stderr.waitFor(ctx, "refusing connections from a source"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "refusing connections from a source", "setting=--auth-penalty"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
+	}
+}
+
+// A token socket daemon closes each connection that has not authenticated
+// within --handshake-timeout; the first close of an episode is logged with
+// the setting and the peer, and the next are not, until a connection
+// authenticates. Before, every such connection was a line: a peer
+// opening connections without end wrote the log without end.
+func TestTheSocketHandshakeTimeoutIsLoggedOnceUntilAConnectionAuthenticates(t *testing.T) {
+	p, addr := serveTokenTCP(t, opts{}, "--handshake-timeout", "300ms")
+	ctx := guardOf(t)
+	words := []string{"did not authenticate in time", "setting=--handshake-timeout", "timeout=300ms"}
+	cut := func() string {
+		nc := dialTCP(t, addr)
+		if _, err := io.WriteString(nc, "{"); err != nil { // one byte, then nothing
+			t.Fatal(err)
+		}
+		readsEOF(t, nc)
+		return nc.LocalAddr().String()
+	}
+	first := cut()
+	if _, err := p.stderr.waitFor(ctx, append(words, first)...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	cut()
+	cut()
+	c := dialClosing(t, "tcp", addr)
+	authenticate(ctx, c, daemonToken)
+	again := cut()
+	if _, err := p.stderr.waitFor(ctx, append(words, again)...); err != nil {
+		t.Fatalf("a cut after a connection authenticated: %v; stderr:\n%s", err, p.stderr)
+	}
+	c.closer.Close()
+	p.stop(t)
+	if got := linesWith(p.stderr, words...); len(got) != 2 {
+		t.Errorf("%d lines name the handshake timeout, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

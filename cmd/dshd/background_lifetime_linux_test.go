@@ -87,7 +87,7 @@ func TestBackground_TheDaemonsSettingsLimitTheTasksAndTheOutputEachKeeps(t *test
 	if !containsAll(got[2], "completed", "only the last 1024 bytes of its output are kept", "\n2000\n") || strings.Contains(got[2], "\nbegin\n") {
 		t.Errorf("the output over --task-output-limit:\n%s", got[2])
 	}
-	if _, err := p.stderr.waitFor(ctx, "background task limit reached", "limit=1"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "background task limit reached", "setting=--max-tasks", "limit=1"); err != nil {
 		t.Errorf("the limit was not logged: %v\n%s", err, p.stderr)
 	}
 }

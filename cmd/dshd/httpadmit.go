@@ -125,7 +125,7 @@ func (a *httpAdmission) authFailed(r *http.Request) bool {
 		return false
 	}
 	if !p.logged.Swap(true) {
-		a.log.Warn("closing the connection after failed authentications", "failures", n, "peer", r.RemoteAddr)
+		a.log.Warn("closing the connection after failed authentications", "setting", "--max-auth-failures", "failures", n, "peer", r.RemoteAddr)
 	}
 	return true
 }

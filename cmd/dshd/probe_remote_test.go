@@ -104,7 +104,7 @@ func TestProbe_AnSSEReaderThatTakesNothingLosesItsTCPConnectionAtTheWriteTimeout
 		t.Fatalf("%v\n%s", err, p.stderr)
 	}
 
-	if _, err := p.stderr.waitFor(ctx, "ending an SSE stream: its reader took none of its output in time", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "ending an SSE stream: its reader took none of its output in time", "setting=--write-timeout", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 
@@ -200,7 +200,7 @@ func TestProbe_AnInitializeBodyThatNeverEndsIsCutOffAtTheHandshakeTimeout(t *tes
 	if got := readsEOF(t, nc); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
 		t.Errorf("the daemon answered %q, want a 408", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "setting=--handshake-timeout", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }
@@ -222,7 +222,7 @@ func TestProbe_APostBodyThatNeverEndsIsCutOffAtTheIdleTimeout(t *testing.T) {
 	if got := readsEOF(t, nc); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
 		t.Errorf("the daemon answered %q, want a 408", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "WRN", "did not arrive in time", "setting=--idle-timeout", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }

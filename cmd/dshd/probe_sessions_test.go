@@ -37,7 +37,7 @@ func TestProbe_SessionsOverTheConnectionsLimitAreRefusedUntilOneCloses(t *testin
 	// Closing one makes room.
 	c.call(ctx, "session/close", map[string]any{"sessionId": sids[0]}, nil)
 	c.newSession(ctx, cwd)
-	if _, err := p.stderr.waitFor(ctx, "WRN", "sessions", "limit=3", "peer="); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "WRN", "sessions", "setting=--max-sessions-per-connection", "limit=3", "peer="); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	if n := strings.Count(p.stderr.String(), "limit=3"); n != 1 {

@@ -97,7 +97,7 @@ func TestRemote_AWebSocketPeerThatNeverReadsCostsBoundedMemoryAndIsClosedAfterTh
 	case <-ctx.Done():
 		t.Fatal("the flood never ended")
 	}
-	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "peer=\"tcp 127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "has not read for the write timeout", "setting=--write-timeout", "peer=\"tcp 127.0.0.1:"); err != nil {
 		t.Errorf("the stalled WebSocket was not closed: %v\n%s", err, p.stderr)
 	}
 	if n := strings.Count(p.stderr.String(), "has not read for the write timeout"); n != 1 {
@@ -119,7 +119,7 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 		}
 		c.waitUnmatched(ctx, -32600)
 		c.call(ctx, "session/list", map[string]any{}, nil) // the connection serves on
-		if _, err := p.stderr.waitFor(ctx, "input line too long", "peer=\"tcp 127.0.0.1:"); err != nil {
+		if _, err := p.stderr.waitFor(ctx, "input line too long", "setting=--max-line-bytes", "peer=\"tcp 127.0.0.1:"); err != nil {
 			t.Errorf("%v\n%s", err, p.stderr)
 		}
 	})
@@ -140,13 +140,13 @@ func TestRemote_AMessageOverTheLineLimitIsRefusedAndTheConnectionServesOn(t *tes
 		if r := postJSON(t, u, padded, auth); r.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Fatalf("an initialize over --preauth-max-line-bytes: %d, want 413", r.StatusCode)
 		}
-		if _, err := p.stderr.waitFor(ctx, "larger than the message limit", "limit=4096", "peer=127.0.0.1:"); err != nil {
+		if _, err := p.stderr.waitFor(ctx, "larger than the message limit", "setting=--max-line-bytes", "limit=4096", "peer=127.0.0.1:"); err != nil {
 			t.Errorf("%v\n%s", err, p.stderr)
 		}
-		if _, err := p.stderr.waitFor(ctx, "larger than the message limit", "limit=1024", "peer=127.0.0.1:"); err != nil {
+		if _, err := p.stderr.waitFor(ctx, "larger than the message limit", "setting=--preauth-max-line-bytes", "limit=1024", "peer=127.0.0.1:"); err != nil {
 			t.Errorf("%v\n%s", err, p.stderr)
 		}
-		if n := strings.Count(p.stderr.String(), "larger than the message limit limit=4096"); n != 1 {
+		if n := len(linesWith(p.stderr, "larger than the message limit", "limit=4096")); n != 1 {
 			t.Errorf("two POSTs over the limit on one connection were logged %d times, want once\n%s", n, p.stderr)
 		}
 	})
@@ -221,7 +221,7 @@ func TestRemote_ConnectionsOverTheLimitAreRefused(t *testing.T) {
 	if !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.Contains(got, "too many connections") {
 		t.Fatalf("a fourth connection got %q, want a 503 saying why", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "the connection limit is reached", "limit=3", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "the connection limit is reached", "setting=--max-connections", "limit=3", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	if m := metrics(); !strings.Contains(m, `dshd_limits_hit_total{limit="connections"} 1`) {
@@ -255,7 +255,7 @@ func TestRemote_ConnectionsOverTheUnauthenticatedLimitAreRefusedUntilOneAuthenti
 	if got := rawHTTP(t, hostOf(u), "GET /healthz HTTP/1.1\r\nHost: dshd\r\n\r\n"); !strings.Contains(got, "503") || !strings.Contains(got, "waiting to authenticate") {
 		t.Fatalf("a third unauthenticated connection got %q, want a refusal", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "limit of unauthenticated connections", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "limit of unauthenticated connections", "setting=--max-unauthenticated", "limit=2", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	// Once one of them authenticates, there is room again.
@@ -321,10 +321,10 @@ func TestRemote_WrongBearerTokensEndTheConnectionAndBrakeTheSource(t *testing.T)
 	if got := rawHTTP(t, hostOf(u), "GET /healthz HTTP/1.1\r\nHost: dshd\r\n\r\n"); !strings.Contains(got, "too many failed authentications") {
 		t.Fatalf("the source's next connection got %q, want a refusal", got)
 	}
-	if _, err := p.stderr.waitFor(ctx, "closing the connection after failed authentications", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "closing the connection after failed authentications", "setting=--max-auth-failures", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
-	if _, err := p.stderr.waitFor(ctx, "refusing connections from a source that failed authentication", "peer=127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "refusing connections from a source that failed authentication", "setting=--auth-penalty", "peer=127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 	if n := strings.Count(p.stderr.String(), "refusing connections from a source"); n != 1 {
@@ -342,7 +342,7 @@ func TestRemote_AnIdleWebSocketIsClosedAfterTheIdleTimeout(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the idle WebSocket was kept")
 	}
-	if _, err := p.stderr.waitFor(ctx, "closing the idle connection", "peer=\"tcp 127.0.0.1:"); err != nil {
+	if _, err := p.stderr.waitFor(ctx, "closing the idle connection", "setting=--idle-timeout", "peer=\"tcp 127.0.0.1:"); err != nil {
 		t.Errorf("%v\n%s", err, p.stderr)
 	}
 }

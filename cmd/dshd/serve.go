@@ -115,6 +115,10 @@ func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
 		MaxAuthFailures:    st.MaxAuthFailures,
 		AuthPenalty:        st.AuthPenalty,
 		Logger:             log,
+		// The logs of a hit name the flag, as README spells it.
+		ConnectionsSetting:     "--max-connections",
+		UnauthenticatedSetting: "--max-unauthenticated",
+		PenaltySetting:         "--auth-penalty",
 	}
 }
 

@@ -85,8 +85,15 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		AffinityCookie:     st.AffinityCookie,
 		AffinityValue:      affinityValue(),
 		Secure:             secure,
-		Observer:           d.Metrics,
-		Logger:             log,
+		// The logs of a hit name the flag, as README spells it.
+		Settings: remote.Settings{
+			MaxConnections: "--max-connections", MaxStreams: "--max-sessions-per-connection",
+			MaxMessageBytes: "--max-line-bytes", MaxInitializeBytes: "--preauth-max-line-bytes",
+			WriteTimeout: "--write-timeout", DetachTimeout: "--detach-timeout-seconds",
+			IdleTimeout: "--idle-timeout", HandshakeTimeout: "--handshake-timeout",
+		},
+		Observer: d.Metrics,
+		Logger:   log,
 	})
 	if err != nil {
 		return err
@@ -126,7 +133,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than the default 250.
 		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:    httpErrorLog(log),
 		ConnContext: adm.connContext,
 		ConnState:   heads.connState,
 	}

@@ -118,6 +118,9 @@ func TestHostile_AChildsAnswerIsKeptUpToTheOutputLimitAndSaysItWasCut(t *testing
 		t.Errorf("the parent holds %d MiB of one answer", held>>20)
 	}
 	checkLoggedOnce(t, logs, "the agent's answer is over the output limit")
+	if !strings.Contains(logs.String(), "setting=--max-child-output-bytes") {
+		t.Errorf("the log does not name the setting:\n%.2000s", logs.String())
+	}
 }
 
 // A child runs terminals on the parent's runner at most MaxTerminals at
@@ -133,6 +136,9 @@ func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
 		t.Fatalf("answer %q", res.Output)
 	}
 	checkLoggedOnce(t, logs, "refusing a terminal")
+	if !strings.Contains(logs.String(), "setting=--max-tasks") {
+		t.Errorf("the log does not name the setting:\n%.2000s", logs.String())
+	}
 	checkNoProcesses(t)
 }
 

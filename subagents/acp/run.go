@@ -443,7 +443,7 @@ func (r *run) keep(text string) {
 	r.curCut += len(text) - k
 	if !r.loggedCut {
 		r.loggedCut = true
-		r.c.log.Warn("the agent's answer is over the output limit; keeping its start", "limit", limit)
+		r.c.log.Warn("the agent's answer is over the output limit; keeping its start", "setting", "--max-child-output-bytes", "limit", limit)
 	}
 }
 

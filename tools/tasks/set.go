@@ -35,6 +35,9 @@ type Options struct {
 	// MaxRunning is the most tasks that run at the same time; starting or
 	// continuing one more is refused (default [DefaultMaxRunning]).
 	MaxRunning int
+	// MaxRunningSetting names MaxRunning in the log of its first refusal
+	// (the daemon's flag); empty, the field's name stands in.
+	MaxRunningSetting string
 	// OutputLimit is the bytes of output a task keeps, the tail (default
 	// [DefaultOutputLimit]).
 	OutputLimit int
@@ -195,7 +198,7 @@ func (s *Set) admitLocked() error {
 	if s.running >= s.o.MaxRunning {
 		if !s.limitLogged {
 			s.limitLogged = true
-			s.log.Warn("background task limit reached", "limit", s.o.MaxRunning)
+			s.log.Warn("background task limit reached", "setting", cmp.Or(s.o.MaxRunningSetting, "MaxRunning"), "limit", s.o.MaxRunning)
 		}
 		return &LimitError{Limit: s.o.MaxRunning}
 	}

@@ -29,6 +29,17 @@ func connLimits(st *config.Settings) rpc.Limits {
 		MaxQueuedOutput:    st.MaxQueuedOutputBytes,
 		WriteTimeout:       never(st.WriteTimeout),
 		MaxAuthFailures:    st.MaxAuthFailures,
+		// The logs of a hit name the flag, as README spells it.
+		Settings: rpc.Settings{
+			MaxLineSize:        "--max-line-bytes",
+			PreAuthMaxLineSize: "--preauth-max-line-bytes",
+			HandshakeTimeout:   "--handshake-timeout",
+			MaxQueuedInput:     "--max-queued-input-bytes",
+			MaxQueuedOutput:    "--max-queued-output-bytes",
+			WriteTimeout:       "--write-timeout",
+			IdleTimeout:        "--idle-timeout",
+			MaxAuthFailures:    "--max-auth-failures",
+		},
 	}
 	if st.Listen != "" {
 		l.IdleTimeout = never(st.IdleTimeout)

@@ -7,9 +7,10 @@
 // HTTP 503 for the http(s) listener); and a source whose connections keep
 // failing authentication is refused for a while that doubles each time.
 //
-// It knows nothing of ACP beyond two optional methods of the connections
-// it returns, Authenticated and AuthFailed, which the ACP connection (acp/rpc)
-// calls; any transport that serves ACP over these connections reuses the
+// It knows nothing of ACP beyond three optional methods of the connections
+// it returns, Authenticated, AuthFailed and HandshakeExpired (whose answer
+// makes the handshake deadline's closes one logged episode until a
+// connection authenticates), which the ACP connection (acp/rpc) calls; any transport that serves ACP over these connections reuses the
 // same admission. It imports acp only for the error it writes when it
 // refuses, and owns no goroutine: Accept runs on the caller's.
 package listen

@@ -4,6 +4,7 @@
 package listen
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,11 @@ type Options struct {
 	AuthPenalty     time.Duration
 	// Logger receives the limits hit, once per episode, with the peer.
 	Logger *slog.Logger
+	// ConnectionsSetting, UnauthenticatedSetting and PenaltySetting name
+	// MaxConnections, MaxUnauthenticated and AuthPenalty in those logs
+	// (the daemon's flags), so that an operator knows what to raise;
+	// empty, the field names stand in.
+	ConnectionsSetting, UnauthenticatedSetting, PenaltySetting string
 	// Refuse, when set, tells a refused peer why in the words of the
 	// protocol it speaks (an HTTP listener answers 503) and closes nc;
 	// limit names the limit hit: "connections", "unauthenticated" or
@@ -72,6 +78,9 @@ type Listener struct {
 	sources  map[string]*source
 	// episodes already logged; cleared when the condition ends.
 	loggedFull, loggedUnauthed, loggedAccept bool
+	// loggedHandshake: a connection closed at its handshake deadline was
+	// logged; the next connection that authenticates ends the episode.
+	loggedHandshake bool
 }
 
 // source is what the brake remembers of one remote host.
@@ -193,21 +202,21 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 		reason = fmt.Sprintf("too many failed authentications from %s; retry in %s", src, s.until.Sub(now).Round(time.Second))
 		if !s.logged {
 			s.logged = true
-			l.log.Warn("refusing connections from a source that failed authentication", "peer", nc.RemoteAddr().String(), "until", s.until)
+			l.log.Warn("refusing connections from a source that failed authentication", "setting", cmp.Or(l.opts.PenaltySetting, "AuthPenalty"), "peer", nc.RemoteAddr().String(), "until", s.until)
 		}
 	case l.open >= l.opts.MaxConnections:
 		limit = "connections"
 		reason = fmt.Sprintf("too many connections (the limit is %d); try again later", l.opts.MaxConnections)
 		if !l.loggedFull {
 			l.loggedFull = true
-			l.log.Warn("refusing connections: the connection limit is reached", "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the connection limit is reached", "setting", cmp.Or(l.opts.ConnectionsSetting, "MaxConnections"), "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
 		}
 	case l.opts.RequireAuth && l.unauthed >= l.opts.MaxUnauthenticated:
 		limit = "unauthenticated"
 		reason = fmt.Sprintf("too many connections waiting to authenticate (the limit is %d); try again later", l.opts.MaxUnauthenticated)
 		if !l.loggedUnauthed {
 			l.loggedUnauthed = true
-			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "setting", cmp.Or(l.opts.UnauthenticatedSetting, "MaxUnauthenticated"), "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
 		}
 	}
 	if reason != "" {
@@ -274,11 +283,12 @@ func (l *Listener) released(c *Conn) {
 	}
 }
 
-// authenticated takes c out of the unauthenticated count and clears its
-// source's record.
+// authenticated takes c out of the unauthenticated count, clears its
+// source's record and ends an episode of handshake deadlines.
 func (l *Listener) authenticated(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.loggedHandshake = false
 	if c.unauthed.CompareAndSwap(true, false) {
 		l.unauthed--
 		if l.unauthed < l.opts.MaxUnauthenticated {
@@ -328,6 +338,18 @@ func (l *Listener) forgetExpired(now time.Time) {
 	}
 }
 
+// handshakeExpired reports whether c's close at its handshake deadline is
+// the first of an episode. The unauthenticated cap bounds how many such
+// connections wait at once, not how often they come: a line for each
+// would be a peer writing the log.
+func (l *Listener) handshakeExpired() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := !l.loggedHandshake
+	l.loggedHandshake = true
+	return first
+}
+
 // Conn is an admitted connection.
 type Conn struct {
 	net.Conn
@@ -346,6 +368,11 @@ func (c *Conn) Close() error {
 
 // Authenticated tells the listener the peer authenticated.
 func (c *Conn) Authenticated() { c.l.authenticated(c) }
+
+// HandshakeExpired tells the listener the connection is closed at its
+// handshake deadline, and reports whether that is the first of an episode
+// (to be logged); the next connection that authenticates ends it.
+func (c *Conn) HandshakeExpired() bool { return c.l.handshakeExpired() }
 
 // AuthFailed tells the listener the peer failed to authenticate.
 func (c *Conn) AuthFailed() { c.l.authFailed(c) }

@@ -261,3 +261,23 @@ func TestASourceThatKeepsFailingIsRefusedForADoublingPenalty(t *testing.T) {
 		t.Error("a successful authentication left the source's record")
 	}
 }
+
+// The closes at the handshake deadline are one episode, logged once,
+// until a connection authenticates.
+func TestHandshakeDeadlinesAreOneEpisodeUntilAConnectionAuthenticates(t *testing.T) {
+	f := newFeeder(t, Options{RequireAuth: true})
+	a, b, c := f.admit("127.0.0.1"), f.admit("127.0.0.2"), f.admit("127.0.0.3")
+	if !a.HandshakeExpired() {
+		t.Error("the first close of an episode is not to be logged")
+	}
+	if b.HandshakeExpired() {
+		t.Error("the second close of an episode is to be logged")
+	}
+	c.Authenticated()
+	if !b.HandshakeExpired() {
+		t.Error("the first close after an authentication is not to be logged")
+	}
+	for _, x := range []*Conn{a, b, c} {
+		x.Close()
+	}
+}
