@@ -10,6 +10,26 @@ import (
 	"github.com/dshd/dshd/internal/testkit"
 )
 
+// agedCatalog ages ws's times and returns the catalog of its sources, which
+// must see no change at its next look.
+func agedCatalog(t *testing.T, ws string) *Catalog {
+	t.Helper()
+	age(t, ws)
+	c := NewCatalog(WorkspaceSources(ws))
+	if c.Refresh() {
+		t.Fatal("an unchanged catalog says it changed")
+	}
+	return c
+}
+
+// ageAndLook ages root's times and lets c take the look that trusts
+// them, so that the next change is seen through the cheap path.
+func ageAndLook(t *testing.T, c *Catalog, root string) {
+	t.Helper()
+	age(t, root)
+	c.Refresh()
+}
+
 // age sets the times of root and everything under it an hour back, so a
 // catalog built next trusts them: the look it keeps is the cheap one.
 func age(t *testing.T, root string) {
@@ -45,53 +65,59 @@ func wantCommand(t *testing.T, c *Catalog, step, name, body string) {
 	}
 }
 
+// change is one step of a catalog test: do changes the files, and the
+// catalog's next look must then find /name with body ("" for none).
+type change struct {
+	what, name, body string
+	do               func() error
+}
+
+// followChanges makes each change in turn, with ws's times aged and
+// looked at before each but the first, so that every change is seen
+// through the cheap path.
+func followChanges(t *testing.T, ws string, changes []change) {
+	t.Helper()
+	c := agedCatalog(t, ws)
+	for i, ch := range changes {
+		if i > 0 {
+			ageAndLook(t, c, ws)
+		}
+		if err := ch.do(); err != nil {
+			t.Fatalf("%s: %v", ch.what, err)
+		}
+		wantCommand(t, c, ch.what, ch.name, ch.body)
+	}
+}
+
+// write is a change that writes body to dir/name.
+func write(t *testing.T, dir, name, body string) func() error {
+	return func() error { testkit.Write(t, dir, name, body); return nil }
+}
+
 func TestCatalog_SeesEveryChangeToFilesWhoseTimesAreOld(t *testing.T) {
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	testkit.Write(t, dir, "a.md", "A1\n")
-	age(t, ws)
-	c := NewCatalog(WorkspaceSources(ws))
-	if c.Refresh() {
-		t.Fatal("an unchanged catalog says it changed")
-	}
-	testkit.Write(t, dir, "b.md", "B\n")
-	wantCommand(t, c, "a new file", "b", "B")
-	age(t, ws)
-	c.Refresh()
-	testkit.Write(t, dir, "a.md", "A2 longer\n")
-	wantCommand(t, c, "a file rewritten in place", "a", "A2 longer")
-	age(t, ws)
-	c.Refresh()
-	if err := os.Remove(filepath.Join(dir, "b.md")); err != nil {
-		t.Fatal(err)
-	}
-	wantCommand(t, c, "a file removed", "b", "")
+	followChanges(t, ws, []change{
+		{"a new file", "b", "B", write(t, dir, "b.md", "B\n")},
+		{"a file rewritten in place", "a", "A2 longer", write(t, dir, "a.md", "A2 longer\n")},
+		{"a file removed", "b", "", func() error { return os.Remove(filepath.Join(dir, "b.md")) }},
+	})
 }
 
 func TestCatalog_SeesACommandDirectoryCreatedLater(t *testing.T) {
 	ws := t.TempDir()
-	age(t, ws)
-	c := NewCatalog(WorkspaceSources(ws))
-	if c.Refresh() {
-		t.Fatal("an unchanged catalog says it changed")
-	}
-	// Neither .dshd nor .dshd/commands existed.
-	testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "X\n")
-	wantCommand(t, c, "a new .dshd/commands", "x", "X")
-	// .claude existed, .claude/commands did not.
-	if err := os.Mkdir(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	age(t, ws)
-	c.Refresh()
-	testkit.Write(t, filepath.Join(ws, ".claude", "commands"), "y.md", "Y\n")
-	wantCommand(t, c, "a new .claude/commands", "y", "Y")
-	age(t, ws)
-	c.Refresh()
-	if err := os.RemoveAll(filepath.Join(ws, ".dshd")); err != nil {
-		t.Fatal(err)
-	}
-	wantCommand(t, c, "the directory removed", "x", "")
+	followChanges(t, ws, []change{
+		// Neither .dshd nor .dshd/commands existed; .claude is made with
+		// it, so that at the next step .claude exists (aged) and
+		// .claude/commands does not.
+		{"a new .dshd/commands", "x", "X", func() error {
+			testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "X\n")
+			return os.Mkdir(filepath.Join(ws, ".claude"), 0o755)
+		}},
+		{"a new .claude/commands", "y", "Y", write(t, filepath.Join(ws, ".claude", "commands"), "y.md", "Y\n")},
+		{"the directory removed", "x", "", func() error { return os.RemoveAll(filepath.Join(ws, ".dshd")) }},
+	})
 }
 
 func TestCatalog_SeesAChangeThatKeptTheSizeAndTheModTime(t *testing.T) {
