@@ -59,7 +59,7 @@ type fileLook struct {
 // lookAt stats the sources, listing the directories that exist.
 func lookAt(sources []Source) look {
 	now := time.Now() // before the stats: a change during them is too new to trust
-	l := look{sources: make([]sourceLook, 0, len(sources)), filesTrusted: true, dirsTrusted: true}
+	l := look{filesTrusted: true, dirsTrusted: true}
 	fresh := func(t time.Time) bool { return now.Sub(t) < settle }
 	for _, src := range sources {
 		s, ok := watch(src.Dir)
