@@ -5,6 +5,8 @@ package commands
 import (
 	"slices"
 	"sync"
+
+	"github.com/dshd/dshd/internal/mdfiles"
 )
 
 // Catalog is the commands of one session: the built-ins and the files of
@@ -13,10 +15,10 @@ import (
 type Catalog struct {
 	sources []Source
 
-	mu   sync.Mutex
-	seen look      // guarded by mu; taken before cmds was read
-	cmds []Command // guarded by mu
-	errs []*Error  // guarded by mu
+	mu     sync.Mutex
+	stamps []mdfiles.Stamp // guarded by mu
+	cmds   []Command       // guarded by mu
+	errs   []*Error        // guarded by mu
 }
 
 // NewCatalog returns the catalog of sources, read at once.
@@ -26,33 +28,38 @@ func NewCatalog(sources []Source) *Catalog {
 	return c
 }
 
-// Refresh looks at the files again and reads them when any may have been
-// added, changed or deleted; it reports whether the commands changed.
-// When the last look is trusted, looking is a stat of each directory that
-// exists (of its nearest existing parent for one that does not) and of
-// each command file, and nothing is opened. Otherwise the directories
-// are listed, and the files read only when a stamp moved or the last
-// ones were too new to trust.
+// Refresh looks at the files again (a stat of each) and reads them when
+// any was added, changed or deleted; it reports whether the commands
+// changed.
 func (c *Catalog) Refresh() bool {
+	stamps := c.scan()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmds != nil && c.seen.unchanged() {
-		return false
-	}
-	seen := lookAt(c.sources) // before reading: a change after it shows next time
-	if c.cmds != nil && c.seen.sameFiles(seen) {
-		c.seen = seen // a directory's new time, of an entry that is no command file
+	if c.cmds != nil && slices.Equal(stamps, c.stamps) {
 		return false
 	}
 	cmds, errs := Load(c.sources)
 	changed := c.cmds != nil && !slices.EqualFunc(cmds, c.cmds, sameCommand)
-	c.seen, c.cmds, c.errs = seen, cmds, errs
+	c.stamps, c.cmds, c.errs = stamps, cmds, errs
 	return changed
 }
 
 func sameCommand(a, b Command) bool {
 	return a.Name == b.Name && a.Description == b.Description && a.ArgumentHint == b.ArgumentHint &&
 		a.Body == b.Body && a.Model == b.Model && slices.Equal(a.AllowedTools, b.AllowedTools) && a.File == b.File
+}
+
+func (c *Catalog) scan() []mdfiles.Stamp {
+	var out []mdfiles.Stamp
+	for _, src := range c.sources {
+		files, _ := mdfiles.List(src.Dir)
+		for _, f := range files {
+			if f.Err == nil {
+				out = append(out, f.Stamp())
+			}
+		}
+	}
+	return out
 }
 
 // Commands returns the commands: the built-ins first.
