@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // File is a Markdown file of a directory as a stat of it found it; the
@@ -29,6 +30,17 @@ type Stamp struct {
 func (f File) Stamp() Stamp {
 	return Stamp{Path: f.Path, Size: f.Info.Size(), ModTime: f.Info.ModTime().UnixNano()}
 }
+
+// Settle is how old a modification time must be, when a stamp is taken,
+// for the stamp to be trusted to move at the file's next change. A file
+// system stamps a change with a clock that ticks (jiffies on Linux, 2 s
+// on FAT), so a second write of the same size within the tick of the
+// first keeps both Size and ModTime as they were.
+const Settle = 2 * time.Second
+
+// Settled reports whether s, taken at now, is of a version at least
+// Settle old: a later change of that file then shows in its stamp.
+func (s Stamp) Settled(now time.Time) bool { return now.UnixNano()-s.ModTime >= int64(Settle) }
 
 // List returns the entries of dir named *.md that are not directories,
 // by name. A directory that does not exist has none; any other failure

@@ -5,6 +5,7 @@ package commands
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/dshd/dshd/internal/mdfiles"
 )
@@ -17,8 +18,12 @@ type Catalog struct {
 
 	mu     sync.Mutex
 	stamps []mdfiles.Stamp // guarded by mu
-	cmds   []Command       // guarded by mu
-	errs   []*Error        // guarded by mu
+	// settled: every stamp was Settle old when read, so an unchanged
+	// stamp means an unchanged file; otherwise the files are read again
+	// (a same-size rewrite within one clock tick keeps its stamp).
+	settled bool      // guarded by mu
+	cmds    []Command // guarded by mu
+	errs    []*Error  // guarded by mu
 }
 
 // NewCatalog returns the catalog of sources, read at once.
@@ -32,15 +37,17 @@ func NewCatalog(sources []Source) *Catalog {
 // any was added, changed or deleted; it reports whether the commands
 // changed.
 func (c *Catalog) Refresh() bool {
+	now := time.Now() // before the stats: a change during them is too new to trust
 	stamps := c.scan()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmds != nil && slices.Equal(stamps, c.stamps) {
+	if c.cmds != nil && c.settled && slices.Equal(stamps, c.stamps) {
 		return false
 	}
 	cmds, errs := Load(c.sources)
 	changed := c.cmds != nil && !slices.EqualFunc(cmds, c.cmds, sameCommand)
 	c.stamps, c.cmds, c.errs = stamps, cmds, errs
+	c.settled = !slices.ContainsFunc(stamps, func(st mdfiles.Stamp) bool { return !st.Settled(now) })
 	return changed
 }
 
