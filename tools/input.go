@@ -11,7 +11,8 @@ import (
 
 // DecodeInput decodes a call's input into T, refusing unknown fields so a
 // misnamed argument is reported instead of silently ignored. Empty input
-// and null decode as {}. The error is worded for the model.
+// and null decode as {}. The error is worded for the model; with it comes
+// the zero T, not the part decoded before the failure.
 func DecodeInput[T any](input json.RawMessage) (T, error) {
 	var v T
 	in := bytes.TrimSpace(input)
@@ -21,7 +22,8 @@ func DecodeInput[T any](input json.RawMessage) (T, error) {
 	dec := json.NewDecoder(bytes.NewReader(in))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
+		var zero T
+		return zero, fmt.Errorf("invalid arguments: %v", err)
 	}
 	return v, nil
 }

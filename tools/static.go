@@ -1,5 +1,5 @@
 // This file holds the static half of a tool, which the built-in and the
-// task tools embed.
+// task tools embed (the built-in ones through [Typed]).
 
 package tools
 
@@ -12,7 +12,8 @@ import (
 
 // Static implements the half of [Tool] and [Parallel] that no call
 // changes: the name, description, input schema, kind and whether calls
-// may run at the same time. A tool embeds it and adds Execute.
+// may run at the same time. A tool embeds it and adds Execute, or embeds
+// the [Typed] made from it.
 type Static struct {
 	ToolName        string
 	ToolDescription string

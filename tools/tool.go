@@ -44,8 +44,8 @@ type Tool interface {
 }
 
 // Titler is implemented by tools that can describe a call before it runs
-// ("Read main.go", "go test ./..."). Tools without it get their name as the
-// title.
+// ("Read main.go", "go test ./..."). Tools without it, and an empty title,
+// get their name as the title.
 type Titler interface {
 	Title(input json.RawMessage) string
 }

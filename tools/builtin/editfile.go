@@ -35,11 +35,13 @@ type Edit struct {
 //go:embed editfile.md
 var editFileDescription string
 
-type editFile struct{ tools.Static }
+type editFile struct{ tools.Typed[EditFileParams] }
 
 // NewEditFile returns the edit_file tool.
 func NewEditFile() tools.Tool {
-	return &editFile{tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, Schema: tools.LazySchema[EditFileParams](nil), ToolKind: tools.KindEdit}}
+	t := &editFile{}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
+	return t
 }
 
 // Title is "Edit <path>".
@@ -47,11 +49,7 @@ func (t *editFile) Title(input json.RawMessage) string {
 	return argTitle(input, "path", "Edit ", "Edit file")
 }
 
-func (t *editFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[EditFileParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *editFile) run(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll
 	switch {

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -35,7 +34,7 @@ type GlobOptions struct {
 var globDescription string
 
 type globTool struct {
-	tools.Static
+	tools.Typed[GlobParams]
 	opts GlobOptions
 }
 
@@ -43,14 +42,13 @@ type globTool struct {
 func NewGlob(opts *GlobOptions) tools.Tool {
 	t := &globTool{opts: optionsOf(opts)}
 	t.opts.MaxResults = choice.PositiveOr(t.opts.MaxResults, 1000)
-	t.Static = tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), Schema: tools.LazySchema[GlobParams](nil), ToolKind: tools.KindSearch, Parallel: true}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), ToolKind: tools.KindSearch, Parallel: true}, t.run, globTitle)
 	return t
 }
 
-// Title is "Find <pattern>", with the directory when one is given.
-func (t *globTool) Title(input json.RawMessage) string {
-	p, err := tools.DecodeInput[GlobParams](input)
-	if err != nil || p.Pattern == "" {
+// globTitle is "Find <pattern>", with the directory when one is given.
+func globTitle(p GlobParams) string {
+	if p.Pattern == "" {
 		return "Find files"
 	}
 	title := "Find " + oneLine(p.Pattern, 80)
@@ -60,11 +58,7 @@ func (t *globTool) Title(input json.RawMessage) string {
 	return title
 }
 
-func (t *globTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[GlobParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *globTool) run(ctx context.Context, call *tools.Call, p GlobParams) (*tools.Result, error) {
 	if p.Pattern == "" {
 		return tools.Errorf("pattern is required"), nil
 	}

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,7 +52,7 @@ type GrepOptions struct {
 var grepDescription string
 
 type grepTool struct {
-	tools.Static
+	tools.Typed[GrepParams]
 	opts GrepOptions
 }
 
@@ -64,14 +63,13 @@ func NewGrep(opts *GrepOptions) tools.Tool {
 	t.opts.MaxContext = choice.PositiveOr(t.opts.MaxContext, 20)
 	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 500)
 	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 64<<10)
-	t.Static = tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), Schema: tools.LazySchema[GrepParams](nil), ToolKind: tools.KindSearch, Parallel: true}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), ToolKind: tools.KindSearch, Parallel: true}, t.run, grepTitle)
 	return t
 }
 
-// Title is "Search <pattern>", with the path and filter when given.
-func (t *grepTool) Title(input json.RawMessage) string {
-	p, err := tools.DecodeInput[GrepParams](input)
-	if err != nil || p.Pattern == "" {
+// grepTitle is "Search <pattern>", with the path and filter when given.
+func grepTitle(p GrepParams) string {
+	if p.Pattern == "" {
 		return "Search files"
 	}
 	title := "Search " + strconv.Quote(oneLine(p.Pattern, 80))
@@ -90,11 +88,7 @@ type grepFile struct {
 	hits  search.Hits
 }
 
-func (t *grepTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[GrepParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *grepTool) run(ctx context.Context, call *tools.Call, p GrepParams) (*tools.Result, error) {
 	if p.Pattern == "" {
 		return tools.Errorf("pattern is required"), nil
 	}

@@ -34,7 +34,7 @@ type ListDirOptions struct {
 var listDirDescription string
 
 type listDir struct {
-	tools.Static
+	tools.Typed[ListDirParams]
 	opts ListDirOptions
 }
 
@@ -42,7 +42,7 @@ type listDir struct {
 func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{opts: optionsOf(opts)}
 	t.opts.MaxEntries = choice.PositiveOr(t.opts.MaxEntries, 1000)
-	t.Static = tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), Schema: tools.LazySchema[ListDirParams](nil), ToolKind: tools.KindRead, Parallel: true}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), ToolKind: tools.KindRead, Parallel: true}, t.run, nil)
 	return t
 }
 
@@ -51,11 +51,7 @@ func (t *listDir) Title(input json.RawMessage) string {
 	return argTitle(input, "path", "List ", "List directory")
 }
 
-func (t *listDir) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[ListDirParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *listDir) run(ctx context.Context, call *tools.Call, p ListDirParams) (*tools.Result, error) {
 	env, dir, res := dirOf(call, p.Path)
 	if res != nil {
 		return res, nil

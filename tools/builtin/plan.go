@@ -50,21 +50,19 @@ func planEnums(s *jsonschema.Schema) {
 //go:embed plan.md
 var planDescription string
 
-type planTool struct{ tools.Static }
+type planTool struct{ tools.Typed[PlanParams] }
 
 // NewPlan returns the plan tool. It publishes through the call's Env.Plan.
 func NewPlan() tools.Tool {
-	return &planTool{tools.Static{ToolName: PlanName, ToolDescription: planDescription, Schema: tools.LazySchema[PlanParams](planEnums), ToolKind: tools.KindThink}}
+	t := &planTool{}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: PlanName, ToolDescription: planDescription, Schema: tools.LazySchema[PlanParams](planEnums), ToolKind: tools.KindThink}, t.run, nil)
+	return t
 }
 
 // Title is "Update plan".
 func (t *planTool) Title(json.RawMessage) string { return "Update plan" }
 
-func (t *planTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[PlanParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *planTool) run(ctx context.Context, call *tools.Call, p PlanParams) (*tools.Result, error) {
 	entries := make([]tools.PlanEntry, len(p.Entries))
 	var counts [3]int
 	for i, e := range p.Entries {

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,7 +43,7 @@ type ReadFileOptions struct {
 var readFileDescription string
 
 type readFile struct {
-	tools.Static
+	tools.Typed[ReadFileParams]
 	opts ReadFileOptions
 }
 
@@ -56,14 +55,13 @@ func NewReadFile(opts *ReadFileOptions) tools.Tool {
 	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 2000)
 	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 256<<10)
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.Static = tools.Static{ToolName: ReadFileName, ToolDescription: desc, Schema: tools.LazySchema[ReadFileParams](nil), ToolKind: tools.KindRead, Parallel: true}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: ReadFileName, ToolDescription: desc, ToolKind: tools.KindRead, Parallel: true}, t.run, readFileTitle)
 	return t
 }
 
-// Title is "Read <path>", with the line window when one is given.
-func (t *readFile) Title(input json.RawMessage) string {
-	p, err := tools.DecodeInput[ReadFileParams](input)
-	if err != nil || p.Path == "" {
+// readFileTitle is "Read <path>", with the line window when one is given.
+func readFileTitle(p ReadFileParams) string {
+	if p.Path == "" {
 		return "Read file"
 	}
 	title := "Read " + oneLine(p.Path, 80)
@@ -78,11 +76,7 @@ func (t *readFile) Title(input json.RawMessage) string {
 	return title
 }
 
-func (t *readFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[ReadFileParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *readFile) run(ctx context.Context, call *tools.Call, p ReadFileParams) (*tools.Result, error) {
 	if p.Offset < 0 || p.Limit < 0 {
 		return tools.Errorf("offset and limit must not be negative"), nil
 	}

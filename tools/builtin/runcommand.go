@@ -53,8 +53,11 @@ type RunCommandOptions struct {
 var runCommandDescription string
 
 type runCommand struct {
-	tools.Static
+	tools.Typed[RunCommandParams]
 	opts RunCommandOptions
+	// set is the session's tasks, once the tool is bound to them; nil
+	// runs no command in the background.
+	set *tasks.Set
 }
 
 // NewRunCommand returns the run_command tool; opts may be nil.
@@ -71,7 +74,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.Static = tools.Static{ToolName: RunCommandName, ToolDescription: desc, Schema: tools.LazySchema[RunCommandParams](nil), ToolKind: tools.KindExecute}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: RunCommandName, ToolDescription: desc, ToolKind: tools.KindExecute}, t.run, nil)
 	return t
 }
 
@@ -82,37 +85,23 @@ func (t *runCommand) Title(input json.RawMessage) string {
 
 var defaultRunner = localrun.New(nil)
 
-func (t *runCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	return t.execute(ctx, call, nil)
-}
-
 // BindTasks returns run_command as it runs in the session whose tasks are
-// set: with background commands.
-func (t *runCommand) BindTasks(set *tasks.Set) tools.Tool { return &boundRunCommand{t, set} }
-
-// boundRunCommand is run_command bound to a session's tasks.
-type boundRunCommand struct {
-	*runCommand
-	set *tasks.Set
+// set: with background commands. It shares t's static half, whose schema
+// is built once.
+func (t *runCommand) BindTasks(set *tasks.Set) tools.Tool {
+	b := &runCommand{opts: t.opts, set: set}
+	b.Typed = tools.NewTyped(t.Static, b.run, nil)
+	return b
 }
 
-func (t *boundRunCommand) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	return t.execute(ctx, call, t.set)
-}
-
-// execute runs one call; set is the session's tasks (nil: no background).
-func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.Set) (*tools.Result, error) {
-	p, err := tools.DecodeInput[RunCommandParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *runCommand) run(ctx context.Context, call *tools.Call, p RunCommandParams) (*tools.Result, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return tools.Errorf("command is required"), nil
 	}
 	if p.Timeout < 0 {
 		return tools.Errorf("timeout must not be negative"), nil
 	}
-	if p.Background && set == nil {
+	if p.Background && t.set == nil {
 		return tools.Errorf("this agent cannot run commands in the background; run it without background"), nil
 	}
 	env, dir, res := dirOf(call, p.Cwd)
@@ -143,7 +132,7 @@ func (t *runCommand) execute(ctx context.Context, call *tools.Call, set *tasks.S
 		return res, err
 	}
 	if p.Background {
-		return t.background(ctx, set, runner, cmd)
+		return t.background(ctx, t.set, runner, cmd)
 	}
 
 	prog := &progress{report: call.Report, interval: t.opts.ProgressInterval}

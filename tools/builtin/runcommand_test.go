@@ -206,6 +206,40 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestBuiltinTitles checks each built-in tool's title of a call: from its
+// arguments, and the tool's generic one when the argument it names is
+// missing or, for the tools whose title reads their decoded params, when
+// the arguments do not decode.
+func TestBuiltinTitles(t *testing.T) {
+	tests := []struct {
+		tool      tools.Tool
+		in, title string
+	}{
+		{NewReadFile(nil), `{"path":"a.go","offset":5}`, "Read a.go (from line 5)"},
+		{NewReadFile(nil), `{"offset":5}`, "Read file"},
+		{NewReadFile(nil), `{"path":"a.go","file":"b.go"}`, "Read file"},
+		{NewGlob(nil), `{"pattern":"**/*.go","path":"src"}`, "Find **/*.go in src"},
+		{NewGlob(nil), `{"path":"src"}`, "Find files"},
+		{NewGlob(nil), `{"pattern":"**/*.go","max":3}`, "Find files"},
+		{NewGrep(nil), `{"pattern":"func main","include":"*.go"}`, `Search "func main" (*.go)`},
+		{NewGrep(nil), `{}`, "Search files"},
+		{NewGrep(nil), `{"pattern":"x","context":"2"}`, "Search files"},
+		{NewListDir(nil), `{"path":"src"}`, "List src"},
+		{NewListDir(nil), `{}`, "List directory"},
+		{NewWriteFile(), `{"path":"a.go","content":"x"}`, "Write a.go"},
+		{NewWriteFile(), `{"content":"x"}`, "Write file"},
+		{NewEditFile(), `{"path":"a.go","old_text":"a","new_text":"b"}`, "Edit a.go"},
+		{NewEditFile(), `{}`, "Edit file"},
+		{NewRunCommand(nil), `{}`, "Run command"},
+		{NewPlan(), `{"entries":[]}`, "Update plan"},
+	}
+	for _, tc := range tests {
+		if got := tc.tool.(tools.Titler).Title(json.RawMessage(tc.in)); got != tc.title {
+			t.Errorf("%s %s: title = %q, want %q", tc.tool.Name(), tc.in, got, tc.title)
+		}
+	}
+}
+
 func TestBuiltins(t *testing.T) {
 	r := tools.NewRegistry(nil)
 	for _, tool := range Builtins(nil) {

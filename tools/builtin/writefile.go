@@ -23,11 +23,13 @@ type WriteFileParams struct {
 //go:embed writefile.md
 var writeFileDescription string
 
-type writeFile struct{ tools.Static }
+type writeFile struct{ tools.Typed[WriteFileParams] }
 
 // NewWriteFile returns the write_file tool.
 func NewWriteFile() tools.Tool {
-	return &writeFile{tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, Schema: tools.LazySchema[WriteFileParams](nil), ToolKind: tools.KindEdit}}
+	t := &writeFile{}
+	t.Typed = tools.NewTyped(tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
+	return t
 }
 
 // Title is "Write <path>".
@@ -35,11 +37,7 @@ func (t *writeFile) Title(input json.RawMessage) string {
 	return argTitle(input, "path", "Write ", "Write file")
 }
 
-func (t *writeFile) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[WriteFileParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *writeFile) run(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
 	env, path, file, res := targetOf(call, p.Path)
 	if res != nil {
 		return res, nil

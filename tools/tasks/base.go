@@ -5,7 +5,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -29,9 +28,8 @@ func Tools() []tools.Tool {
 	return []tools.Tool{newList(), newRead(), newWait(), newCancel(), newSend(), newContinue()}
 }
 
-// tool is a task tool: its arguments P are decoded (unknown fields
-// refused) and the task they name checked before run sees them, and it
-// runs only bound to a session's set.
+// tool is a task tool: it runs only bound to a session's set, with its
+// arguments P decoded (tools.Typed) and the task they name checked.
 type tool[P any] struct {
 	tools.Static
 	run func(ctx context.Context, s *Set, p P) (*tools.Result, error)
@@ -46,30 +44,18 @@ func (t *tool[P]) Execute(context.Context, *tools.Call) (*tools.Result, error) {
 	return unbound(), nil
 }
 
+// BindTasks returns the tool bound to s. It shares t's static half, whose
+// schema is built once.
 func (t *tool[P]) BindTasks(s *Set) tools.Tool {
-	return &bound{Tool: t, set: s, exec: func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error) {
-		p, err := tools.DecodeInput[P](in)
-		if err != nil {
-			return tools.Errorf("%v", err), nil
-		}
+	b := tools.NewTyped(t.Static, func(ctx context.Context, _ *tools.Call, p P) (*tools.Result, error) {
 		if n, ok := any(p).(namesTask); ok {
 			if res := needID(n.taskID()); res != nil {
 				return res, nil
 			}
 		}
 		return t.run(ctx, s, p)
-	}}
-}
-
-// bound is a task tool bound to a session's set: exec runs a call.
-type bound struct {
-	tools.Tool
-	set  *Set
-	exec func(ctx context.Context, s *Set, in json.RawMessage) (*tools.Result, error)
-}
-
-func (b *bound) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	return b.exec(ctx, b.set, call.Input)
+	}, nil)
+	return &b
 }
 
 // unbound is the result of a task tool outside any session.
