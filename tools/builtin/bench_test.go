@@ -98,20 +98,16 @@ func BenchmarkGrep100kFiles(b *testing.B) {
 }
 
 // overheadTool does nothing of its own but what every built-in tool does
-// around its work: decode arguments, pass the permission gate, report
-// progress, return a result.
-type overheadTool struct{ tools.Static }
+// around its work: decode arguments (tools.Typed), pass the permission
+// gate, report progress, return a result.
+type overheadTool struct{ tools.Typed[overheadParams] }
 
 type overheadParams struct {
 	Path string `json:"path"`
 	N    int    `json:"n,omitempty"`
 }
 
-func (t *overheadTool) Execute(ctx context.Context, call *tools.Call) (*tools.Result, error) {
-	p, err := tools.DecodeInput[overheadParams](call.Input)
-	if err != nil {
-		return tools.Errorf("%v", err), nil
-	}
+func (t *overheadTool) run(ctx context.Context, call *tools.Call, p overheadParams) (*tools.Result, error) {
 	if res, err := permit(ctx, call, tools.PermissionRequest{ToolName: t.ToolName, Title: p.Path, Kind: tools.KindEdit, Effect: tools.EffectEdit}); res != nil || err != nil {
 		return res, err
 	}
@@ -126,7 +122,8 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	for _, t := range Builtins(nil) {
 		r.Register(t)
 	}
-	tool := &overheadTool{tools.Static{ToolName: "overhead", Schema: tools.LazySchema[overheadParams](nil), ToolKind: tools.KindEdit}}
+	tool := &overheadTool{}
+	tool.Typed = tools.NewTyped(tools.Static{ToolName: "overhead", ToolKind: tools.KindEdit}, tool.run, nil)
 	r.Register(tool)
 	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {
