@@ -12,8 +12,9 @@ import (
 // Typed implements [Tool] and [Titler] for a tool whose arguments are
 // the params struct P: [Typed.Execute] decodes them with [DecodeInput]
 // and runs the tool with them; arguments that do not decode are the
-// model's error result, and the tool does not run. The built-in and the
-// task tools embed it; [NewTyped] makes one.
+// model's error result, and the tool does not run. The built-in tools
+// embed one, and a task tool bound to a session is one; [NewTyped] makes
+// it.
 type Typed[P any] struct {
 	Static
 	run   func(ctx context.Context, call *Call, p P) (*Result, error)
