@@ -205,6 +205,9 @@ func TestABadHTTPBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a keep-alive timeout that is no duration", args: []string{"--keepalive-timeout", "2 minutes"}, want: []string{"--keepalive-timeout", `"2 minutes"`, "want a duration"}},
 		{name: "a keep-alive timeout from the environment that is no duration", env: []string{"DSHD_KEEPALIVE_TIMEOUT=soon"}, want: []string{"DSHD_KEEPALIVE_TIMEOUT", `"soon"`}},
 		{name: "a negative keep-alive timeout in the file", file: `{"keepaliveTimeout": "-5s"}`, want: []string{"FILE:1:", "keepaliveTimeout", "-5s"}},
+		{name: "a header limit below a usable head", args: []string{"--max-header-bytes", "100"}, want: []string{"--max-header-bytes", `"100"`, "want 4096 to"}},
+		{name: "a header limit that is no number", env: []string{"DSHD_MAX_HEADER_BYTES=1MiB"}, want: []string{"DSHD_MAX_HEADER_BYTES", `"1MiB"`, "want a whole number"}},
+		{name: "a header limit too large in the file", file: `{"maxHeaderBytes": 4294967296}`, want: []string{"FILE:1:", "maxHeaderBytes"}},
 	})
 }
 

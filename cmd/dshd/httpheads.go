@@ -1,13 +1,16 @@
-// This file makes the http(s) listener's --header-timeout visible: net/http
-// closes a connection whose request head (or TLS handshake) does not
-// arrive in time without telling the server, so each connection notes
-// the read that timed out and which of net/http's deadlines was in force.
+// This file makes the http(s) listener's bounds on request heads visible:
+// net/http closes a connection whose request head (or TLS handshake) does
+// not arrive within --header-timeout without telling the server, so each
+// connection notes the read that timed out and which of net/http's
+// deadlines was in force; and it answers a head over its own size bound
+// itself, so dshd checks --max-header-bytes before it.
 
 package main
 
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,18 +19,33 @@ import (
 	"time"
 )
 
-// headWatch logs the connections --header-timeout cuts: the first of an
-// episode, which the next request that arrives in time ends (as the
-// listener's other refusals are logged), and counts every one for
+// headWatch watches the bounds net/http applies to the listener's
+// connections and their requests. It logs the connections --header-timeout
+// cuts, and the heads over --max-header-bytes, the first of an episode,
+// which the next request that arrives in time, or fits, ends (as the
+// listener's other refusals are logged). It counts every hit for
 // /metrics. It holds nothing per connection but what the connection
 // itself holds, so nothing is left to clean when one ends or is hijacked.
 type headWatch struct {
 	timeout  time.Duration // --header-timeout
+	maxHead  int           // --max-header-bytes
 	limitHit func(limit string)
 	log      *slog.Logger
-	// logged: this episode's first cut was logged.
-	logged atomic.Bool
+	// logged: this episode's first cut was logged; loggedSize: its first
+	// head over the size limit.
+	logged, loggedSize atomic.Bool
 }
+
+// headSlack is how far over --max-header-bytes net/http's own bound
+// (http.Server.MaxHeaderBytes) is set. net/http answers a head over its
+// bound with a 431 that no code of dshd's sees (on TLS it never crosses
+// our connection in the clear, on HTTP/2 it is a stream's answer), so the
+// bound dshd logs is the handler's, below it: a client whose head grew
+// past the setting by up to this much is refused, and logged, by dshd.
+const headSlack = 64 << 10
+
+// serverMaxHeaderBytes is http.Server.MaxHeaderBytes for the setting.
+func (w *headWatch) serverMaxHeaderBytes() int { return w.maxHead + headSlack }
 
 // headConn is a connection of the listener under the watch. net/http
 // reads and sets deadlines on it from the connection's goroutine (and, on
@@ -79,7 +97,9 @@ func (w *headWatch) connState(nc net.Conn, s http.ConnState) {
 	c.state.Store(int32(s))
 }
 
-// handler ends an episode of cuts: a request head arrived in time.
+// handler ends an episode of cuts (a request head arrived in time) and
+// refuses a head over --max-header-bytes; one that fits ends an episode
+// of those.
 func (w *headWatch) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		// Loaded first: a store on every request would be a write to
@@ -87,8 +107,34 @@ func (w *headWatch) handler(h http.Handler) http.Handler {
 		if w.logged.Load() {
 			w.logged.Store(false)
 		}
+		if n := headSize(r); n > w.maxHead {
+			w.limitHit("header-bytes")
+			if !w.loggedSize.Swap(true) {
+				w.log.Warn("refusing a request: its head is larger than the limit", "setting", "--max-header-bytes", "limit", w.maxHead, "bytes", n, "peer", r.RemoteAddr)
+			}
+			http.Error(rw, fmt.Sprintf("the request head is %d bytes, over the limit of %d (--max-header-bytes)", n, w.maxHead), http.StatusRequestHeaderFieldsTooLarge)
+			return
+		}
+		if w.loggedSize.Load() {
+			w.loggedSize.Store(false)
+		}
 		h.ServeHTTP(rw, r)
 	})
+}
+
+// headSize is the size of r's head as HTTP/1 writes it: the request line,
+// a line for each header field (Host among them) and the empty line. An
+// HTTP/2 request is measured as if it came so, so that one setting
+// means the same on both.
+func headSize(r *http.Request) int {
+	n := len(r.Method) + len(" ") + len(r.RequestURI) + len(" ") + len(r.Proto) + len("\r\n")
+	n += len("Host: ") + len(r.Host) + len("\r\n")
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	return n + len("\r\n")
 }
 
 func (c *headConn) SetReadDeadline(t time.Time) error {

@@ -63,7 +63,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
-	heads := &headWatch{timeout: st.HeaderTimeout, limitHit: d.Metrics.LimitHit, log: log}
+	heads := &headWatch{timeout: st.HeaderTimeout, maxHead: st.MaxHeaderBytes, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
@@ -129,6 +129,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// not logged: it is how a keep-alive connection normally ends.
 		ReadHeaderTimeout: st.HeaderTimeout,
 		IdleTimeout:       st.KeepaliveTimeout,
+		MaxHeaderBytes:    heads.serverMaxHeaderBytes(),
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than the default 250.
