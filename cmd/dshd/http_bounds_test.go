@@ -208,6 +208,9 @@ func TestABadHTTPBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a header limit below a usable head", args: []string{"--max-header-bytes", "100"}, want: []string{"--max-header-bytes", `"100"`, "want 4096 to"}},
 		{name: "a header limit that is no number", env: []string{"DSHD_MAX_HEADER_BYTES=1MiB"}, want: []string{"DSHD_MAX_HEADER_BYTES", `"1MiB"`, "want a whole number"}},
 		{name: "a header limit too large in the file", file: `{"maxHeaderBytes": 4294967296}`, want: []string{"FILE:1:", "maxHeaderBytes"}},
+		{name: "no HTTP/2 streams", args: []string{"--http2-max-streams", "0"}, want: []string{"--http2-max-streams", `"0"`, "want 1 to"}},
+		{name: "HTTP/2 streams from the environment that are no number", env: []string{"DSHD_HTTP2_MAX_STREAMS=many"}, want: []string{"DSHD_HTTP2_MAX_STREAMS", `"many"`}},
+		{name: "negative HTTP/2 streams in the file", file: `{"http2MaxStreams": -1}`, want: []string{"FILE:1:", "http2MaxStreams"}},
 	})
 }
 

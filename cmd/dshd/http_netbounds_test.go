@@ -2,9 +2,10 @@
 
 // End-to-end tests of the bounds of the http(s) listener that net/http
 // owns and dshd makes settings of: the size of a request head
-// (--max-header-bytes). Before it was a setting, net/http applied its
-// own (1 MiB) and answered a head over it itself, without a word in
-// dshd's log. Linux only, as the helpers
+// (--max-header-bytes) and the HTTP/2 streams of a connection
+// (--http2-max-streams). Before they were settings, net/http applied
+// its own (1 MiB, and 4096 fixed by dshd) and answered a head over its
+// bound itself, without a word in dshd's log. Linux only, as the helpers
 // shared with the other listener tests are.
 
 package main
@@ -138,5 +139,135 @@ func TestHTTPS_ARequestHeadOverTheLimitIsAnswered431AndLogged(t *testing.T) {
 	}
 	if _, err := p.stderr.waitFor(guardOf(t), "setting=--max-header-bytes", "limit=8192"); err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+}
+
+// blockedPost starts a POST /acp on cl whose body never ends until the
+// returned function is called, which waits for the answer: its handler
+// holds one HTTP/2 stream until then.
+func blockedPost(t *testing.T, cl *http.Client, u string) (finish func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req, err := http.NewRequestWithContext(guardOf(t), http.MethodPost, u, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := cl.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	return func() {
+		t.Helper()
+		pw.Close()
+		if err := <-done; err != nil {
+			t.Errorf("the held POST: %v", err)
+		}
+	}
+}
+
+// An HTTP/2 connection whose requests take every one of its
+// --http2-max-streams is logged, with the setting and the peer, once
+// until no connection has them all in use (half of them freed): the
+// client's next requests wait, or go to another connection. /metrics
+// counts each connection that reaches the limit. Before, the limit was
+// fixed at 4096 and reaching it said nothing.
+func TestHTTP_AnHTTP2ConnectionWithEveryStreamInUseIsLoggedOncePerEpisode(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--http2-max-streams", "4")
+	base := strings.TrimSuffix(u, "/acp")
+	cl := h2cClient(t)
+	words := []string{"every stream", "setting=--http2-max-streams", "limit=4", "peer=127.0.0.1:"}
+	// One request first, so that the four below share its connection.
+	if got, proto := getWithFiller(t, cl, base, 0); got != http.StatusOK || proto != 2 {
+		t.Fatalf("GET /healthz: %d on HTTP/%d", got, proto)
+	}
+	saturate := func(lines int) {
+		t.Helper()
+		var finish []func()
+		for range 4 {
+			finish = append(finish, blockedPost(t, cl, u))
+		}
+		if err := waitCount(guardOf(t), p.stderr, lines, words...); err != nil {
+			t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+		}
+		for _, f := range finish {
+			f()
+		}
+	}
+	saturate(1)
+	saturate(2)
+	if m := scrape(t, base); m[`dshd_limits_hit_total{limit="http2-streams"}`] != 2 {
+		t.Errorf("/metrics counts %v connections at the stream limit, want 2", m[`dshd_limits_hit_total{limit="http2-streams"}`])
+	}
+	p.stop(t)
+	if got := linesWith(p.stderr, words...); len(got) != 2 {
+		t.Errorf("%d lines name the stream limit, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// h2Frame is one HTTP/2 frame: its type, flags, stream and payload.
+func h2Frame(typ, flags byte, stream uint32, payload []byte) []byte {
+	n := len(payload)
+	return append([]byte{byte(n >> 16), byte(n >> 8), byte(n), typ, flags,
+		byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}, payload...)
+}
+
+// hpackLiteral is a header field whose name is the static table's entry
+// index (below 15), literal and not indexed (RFC 7541 §6.2.2).
+func hpackLiteral(index byte, value string) []byte {
+	return append([]byte{index, byte(len(value))}, value...)
+}
+
+// A client that opens more streams than --http2-max-streams, which the
+// daemon told it, has the extra ones refused, and the first refusal of an
+// episode is logged with the setting; /metrics counts each. net/http
+// reports it only through HTTP2Config.CountError, under a name this test
+// pins: a Go release that renames it fails here rather than going unseen.
+func TestHTTP_HTTP2StreamsOverTheLimitAreRefusedAndLogged(t *testing.T) {
+	p, u := serveHTTP(t, nil, "http://127.0.0.1:0", "--http2-max-streams", "4")
+	nc := dialTCP(t, hostOf(u))
+	// POST /acp without END_STREAM: each handler waits for a body.
+	block := []byte{0x83, 0x86} // :method POST, :scheme http
+	block = append(block, hpackLiteral(4, "/acp")...)
+	block = append(block, hpackLiteral(1, "127.0.0.1")...)
+	block = append(block, append([]byte{0x0f, 0x10, 16}, "application/json"...)...) // content-type, static entry 31
+	out := append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2Frame(0x4, 0, 0, nil)...)
+	out = append(out, h2Frame(0x4, 0x1, 0, nil)...) // our ack of the daemon's settings
+	for id := uint32(1); id <= 11; id += 2 {
+		out = append(out, h2Frame(0x1, 0x4, id, block)...) // HEADERS, END_HEADERS
+	}
+	if _, err := nc.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon resets streams 9 and 11.
+	br := bufio.NewReader(nc)
+	for reset := 0; reset < 2; {
+		var h [9]byte
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			t.Fatalf("reading the daemon's frames: %v", err)
+		}
+		if _, err := br.Discard(int(h[0])<<16 | int(h[1])<<8 | int(h[2])); err != nil {
+			t.Fatal(err)
+		}
+		if h[3] == 0x3 { // RST_STREAM
+			reset++
+		}
+	}
+	if _, err := p.stderr.waitFor(guardOf(t), "refusing HTTP/2 streams", "setting=--http2-max-streams", "limit=4"); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	nc.Close()
+	// Both refusals and the saturated connection are counted.
+	if m := scrape(t, strings.TrimSuffix(u, "/acp")); m[`dshd_limits_hit_total{limit="http2-streams"}`] != 3 {
+		t.Errorf("/metrics counts %v hits of the stream limit, want 3", m[`dshd_limits_hit_total{limit="http2-streams"}`])
+	}
+	p.stop(t)
+	if got := linesWith(p.stderr, "refusing HTTP/2 streams"); len(got) != 1 {
+		t.Errorf("%d lines for two refused streams, want 1:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

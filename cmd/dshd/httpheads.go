@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -23,17 +24,24 @@ import (
 // connections and their requests. It logs the connections --header-timeout
 // cuts, and the heads over --max-header-bytes, the first of an episode,
 // which the next request that arrives in time, or fits, ends (as the
-// listener's other refusals are logged). It counts every hit for
-// /metrics. It holds nothing per connection but what the connection
-// itself holds, so nothing is left to clean when one ends or is hijacked.
+// listener's other refusals are logged); and the HTTP/2 connections that
+// have all their --http2-max-streams in use, the first of an episode,
+// which ends when no connection has. It counts every hit for /metrics. It
+// holds nothing per connection but what the connection itself holds, so
+// nothing is left to clean when one ends or is hijacked.
 type headWatch struct {
-	timeout  time.Duration // --header-timeout
-	maxHead  int           // --max-header-bytes
-	limitHit func(limit string)
-	log      *slog.Logger
+	timeout    time.Duration // --header-timeout
+	maxHead    int           // --max-header-bytes
+	maxStreams int           // --http2-max-streams
+	limitHit   func(limit string)
+	log        *slog.Logger
 	// logged: this episode's first cut was logged; loggedSize: its first
-	// head over the size limit.
-	logged, loggedSize atomic.Bool
+	// head over the size limit; loggedStreams: its first connection
+	// with every stream in use; loggedRefused: its first stream over the
+	// limit.
+	logged, loggedSize, loggedStreams, loggedRefused atomic.Bool
+	// saturated counts the connections with every stream in use.
+	saturated atomic.Int32
 }
 
 // headSlack is how far over --max-header-bytes net/http's own bound
@@ -63,6 +71,11 @@ type headConn struct {
 	idleDeadlines atomic.Int32
 	// cut: this connection's head timed out and was counted.
 	cut atomic.Bool
+	// streams counts the requests of an HTTP/2 connection being handled;
+	// saturated is set when they reached --http2-max-streams, until half
+	// of them have ended.
+	streams   atomic.Int32
+	saturated atomic.Bool
 }
 
 // listener wraps l so that its connections are watched.
@@ -118,8 +131,71 @@ func (w *headWatch) handler(h http.Handler) http.Handler {
 		if w.loggedSize.Load() {
 			w.loggedSize.Store(false)
 		}
+		if r.ProtoMajor == 2 {
+			if c := headConnOf(r); c != nil {
+				w.streamBegins(c, r)
+				defer w.streamEnds(c)
+			}
+		}
 		h.ServeHTTP(rw, r)
 	})
+}
+
+// headConnOf returns the connection r came on.
+func headConnOf(r *http.Request) *headConn {
+	if p := peerOf(r); p != nil {
+		c, _ := p.raw.(*headConn)
+		return c
+	}
+	return nil
+}
+
+// streamBegins counts a request of an HTTP/2 connection. When it takes
+// the last of --http2-max-streams, the connection's next requests wait
+// (net/http runs no more handlers at once than that, and told the
+// client so): a hit, logged when it begins an episode.
+func (w *headWatch) streamBegins(c *headConn, r *http.Request) {
+	if int(c.streams.Add(1)) < w.maxStreams || !c.saturated.CompareAndSwap(false, true) {
+		return
+	}
+	w.limitHit("http2-streams")
+	w.saturated.Add(1)
+	if !w.loggedStreams.Swap(true) {
+		w.log.Warn("an HTTP/2 connection has every stream it may have open in use; its next requests wait", "setting", "--http2-max-streams", "limit", w.maxStreams, "peer", r.RemoteAddr)
+	}
+}
+
+// streamEnds counts the end of a request of an HTTP/2 connection. A
+// connection is no longer saturated once half of its streams are free,
+// not at the first that ends, so that a client that keeps every stream
+// busy is one episode, not one for each request; the episode ends when no
+// connection is saturated, and so does one of streams refused (a client
+// can only open too many on a connection that has many open).
+func (w *headWatch) streamEnds(c *headConn) {
+	if int(c.streams.Add(-1)) > w.maxStreams/2 || !c.saturated.CompareAndSwap(true, false) {
+		return
+	}
+	if w.saturated.Add(-1) == 0 {
+		w.loggedStreams.Store(false)
+		w.loggedRefused.Store(false)
+	}
+}
+
+// countError is http.HTTP2Config.CountError: net/http names each HTTP/2
+// error of a peer's it answers. A client that opens more streams than the
+// limit it was told, or resets more before their handlers run than four
+// times it (the HTTP/2 rapid reset), hits --http2-max-streams: net/http
+// refuses those streams, or ends the connection.
+func (w *headWatch) countError(errType string) {
+	for _, suffix := range []string{"_over_max_streams", "_over_max_streams_race", "_too_many_early_resets"} {
+		if strings.HasSuffix(errType, suffix) {
+			w.limitHit("http2-streams")
+			if !w.loggedRefused.Swap(true) {
+				w.log.Warn("refusing HTTP/2 streams: a client opened more than the limit it was told", "setting", "--http2-max-streams", "limit", w.maxStreams, "error", errType)
+			}
+			return
+		}
+	}
 }
 
 // headSize is the size of r's head as HTTP/1 writes it: the request line,
