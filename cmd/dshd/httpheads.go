@@ -31,6 +31,7 @@ import (
 // nothing is left to clean when one ends or is hijacked.
 type headWatch struct {
 	timeout    time.Duration // --header-timeout
+	tls        bool          // the listener's connections are TLS
 	maxHead    int           // --max-header-bytes
 	maxStreams int           // --http2-max-streams
 	limitHit   func(limit string)
@@ -71,6 +72,10 @@ type headConn struct {
 	idleDeadlines atomic.Int32
 	// cut: this connection's head timed out and was counted.
 	cut atomic.Bool
+	// handshook: net/http cleared the deadline of this TLS connection's
+	// handshake; preface: the deadline in force is the one the watch put
+	// in its place, for the HTTP/2 preface (see SetReadDeadline).
+	handshook, preface atomic.Bool
 	// streams counts the requests of an HTTP/2 connection being handled;
 	// saturated is set when they reached --http2-max-streams, until half
 	// of them have ended.
@@ -106,6 +111,12 @@ func (w *headWatch) connState(nc net.Conn, s http.ConnState) {
 	}
 	if s == http.StateIdle {
 		c.idleDeadlines.Store(0)
+	}
+	// The HTTP/2 server reports its first state once the preface is
+	// read, before it reads anything else; its connection reads with no
+	// deadline from then on.
+	if c.preface.Swap(false) {
+		_ = c.Conn.SetReadDeadline(time.Time{})
 	}
 	c.state.Store(int32(s))
 }
@@ -213,7 +224,34 @@ func headSize(r *http.Request) int {
 	return n + len("\r\n")
 }
 
+// netHTTPPrefaceWait is how long net/http's HTTP/2 server waits for the
+// preface of a client that negotiated HTTP/2 in its TLS handshake: fixed
+// (Go 1.26's http2prefaceTimeout), and a close at its end is not told to
+// the server.
+const netHTTPPrefaceWait = 10 * time.Second
+
+// prefaceWait bounds the HTTP/2 preface after a TLS handshake: the header
+// timeout, as for every other first request of a connection, but a
+// second short of net/http's own wait, so that it is dshd's deadline
+// that cuts the connection, and the cut is seen.
+func (w *headWatch) prefaceWait() time.Duration {
+	return min(w.timeout, netHTTPPrefaceWait-time.Second)
+}
+
+// SetReadDeadline notes the deadlines net/http sets. When the TLS
+// handshake of a connection is over, net/http clears the handshake's
+// deadline and, for HTTP/1, sets --header-timeout's at once; for HTTP/2
+// it sets none while its server waits for the preface. So the first clear
+// of a TLS connection that has not made a request is replaced by the
+// preface's deadline, which net/http's next deadline replaces on HTTP/1,
+// and which connState lifts on HTTP/2 once the preface is in.
 func (c *headConn) SetReadDeadline(t time.Time) error {
+	if t.IsZero() && c.w.tls && http.ConnState(c.state.Load()) == http.StateNew && c.handshook.CompareAndSwap(false, true) {
+		t = time.Now().Add(c.w.prefaceWait())
+		c.preface.Store(true)
+	} else if c.preface.Load() {
+		c.preface.Store(false)
+	}
 	c.noteDeadline(t)
 	return c.Conn.SetReadDeadline(t)
 }

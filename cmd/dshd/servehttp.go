@@ -63,7 +63,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
-	heads := &headWatch{timeout: st.HeaderTimeout, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, limitHit: d.Metrics.LimitHit, log: log}
+	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
