@@ -338,16 +338,31 @@ func (l *Listener) forgetExpired(now time.Time) {
 	}
 }
 
-// handshakeExpired reports whether c's close at its handshake deadline is
-// the first of an episode. The unauthenticated cap bounds how many such
-// connections wait at once, not how often they come: a line for each
-// would be a peer writing the log.
-func (l *Listener) handshakeExpired() bool {
+// handshakeExpired is c's handshake deadline. With closeNow it closes c,
+// unless c has authenticated or ended by then, and reports whether it did;
+// without, the caller closes it. It reports whether the close is the first
+// of an episode, to be logged: the unauthenticated cap bounds how many
+// such connections wait at once, not how often they come, and a line for
+// each would be a peer writing the log. The close and the decision are
+// made under l.mu, which the authentication that ends an episode takes
+// too, so that a close counts in the episode it came in whichever
+// goroutine runs first.
+func (l *Listener) handshakeExpired(c *Conn, closeNow bool) (closed, first bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	first := !l.loggedHandshake
-	l.loggedHandshake = true
-	return first
+	closed = true
+	if closeNow {
+		// c.Conn's own Close: c.Close gives its slot back, under l.mu.
+		closed = c.unauthed.Load() && c.Conn.Close() == nil
+	}
+	if closed {
+		first = !l.loggedHandshake
+		l.loggedHandshake = true
+	}
+	l.mu.Unlock()
+	if closeNow && closed {
+		c.once.Do(func() { l.released(c) })
+	}
+	return closed, first
 }
 
 // Conn is an admitted connection.
@@ -371,8 +386,19 @@ func (c *Conn) Authenticated() { c.l.authenticated(c) }
 
 // HandshakeExpired tells the listener the connection is closed at its
 // handshake deadline, and reports whether that is the first of an episode
-// (to be logged); the next connection that authenticates ends it.
-func (c *Conn) HandshakeExpired() bool { return c.l.handshakeExpired() }
+// (to be logged); the next connection that authenticates ends it. The
+// caller closes the connection.
+func (c *Conn) HandshakeExpired() bool {
+	_, first := c.l.handshakeExpired(c, false)
+	return first
+}
+
+// ExpireHandshake closes the connection at its handshake deadline unless
+// it has authenticated (or ended) by then, and reports whether it closed
+// it and whether that close is the first of an episode, as
+// HandshakeExpired; for a transport whose deadline is not the ACP
+// connection's (the http(s) listener's bearer token).
+func (c *Conn) ExpireHandshake() (closed, first bool) { return c.l.handshakeExpired(c, true) }
 
 // AuthFailed tells the listener the peer failed to authenticate.
 func (c *Conn) AuthFailed() { c.l.authFailed(c) }
