@@ -79,8 +79,10 @@ type Listener struct {
 	// episodes already logged; cleared when the condition ends.
 	loggedFull, loggedUnauthed, loggedAccept bool
 	// loggedHandshake: a connection closed at its handshake deadline was
-	// logged; the next connection that authenticates ends the episode.
-	loggedHandshake bool
+	// logged; loggedPreAuthLine: one that sent a line over the limit
+	// before it authenticated. The next connection that authenticates
+	// ends both episodes.
+	loggedHandshake, loggedPreAuthLine bool
 }
 
 // source is what the brake remembers of one remote host.
@@ -288,7 +290,7 @@ func (l *Listener) released(c *Conn) {
 func (l *Listener) authenticated(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.loggedHandshake = false
+	l.loggedHandshake, l.loggedPreAuthLine = false, false
 	if c.unauthed.CompareAndSwap(true, false) {
 		l.unauthed--
 		if l.unauthed < l.opts.MaxUnauthenticated {
@@ -355,14 +357,29 @@ func (l *Listener) handshakeExpired(c *Conn, closeNow bool) (closed, first bool)
 		closed = c.unauthed.Load() && c.Conn.Close() == nil
 	}
 	if closed {
-		first = !l.loggedHandshake
-		l.loggedHandshake = true
+		first = firstOfEpisode(&l.loggedHandshake)
 	}
 	l.mu.Unlock()
 	if closeNow && closed {
 		c.once.Do(func() { l.released(c) })
 	}
 	return closed, first
+}
+
+// preAuthLineExceeded reports whether a close for a line over the limit
+// before authentication is the first of an episode, as handshakeExpired.
+func (l *Listener) preAuthLineExceeded() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return firstOfEpisode(&l.loggedPreAuthLine)
+}
+
+// firstOfEpisode sets the episode flag *logged and reports whether it was
+// clear; under l.mu.
+func firstOfEpisode(logged *bool) bool {
+	first := !*logged
+	*logged = true
+	return first
 }
 
 // Conn is an admitted connection.
@@ -399,6 +416,11 @@ func (c *Conn) HandshakeExpired() bool {
 // HandshakeExpired; for a transport whose deadline is not the ACP
 // connection's (the http(s) listener's bearer token).
 func (c *Conn) ExpireHandshake() (closed, first bool) { return c.l.handshakeExpired(c, true) }
+
+// PreAuthLineExceeded tells the listener the connection is closed for a
+// line over the limit before it authenticated, and reports whether that
+// is the first of an episode, as HandshakeExpired.
+func (c *Conn) PreAuthLineExceeded() bool { return c.l.preAuthLineExceeded() }
 
 // AuthFailed tells the listener the peer failed to authenticate.
 func (c *Conn) AuthFailed() { c.l.authFailed(c) }

@@ -281,3 +281,26 @@ func TestHandshakeDeadlinesAreOneEpisodeUntilAConnectionAuthenticates(t *testing
 		x.Close()
 	}
 }
+
+// So are the closes for a line over the limit before authentication, in
+// an episode of their own.
+func TestOverLongLinesBeforeAuthenticationAreOneEpisodeUntilAConnectionAuthenticates(t *testing.T) {
+	f := newFeeder(t, Options{RequireAuth: true})
+	a, b, c := f.admit("127.0.0.1"), f.admit("127.0.0.2"), f.admit("127.0.0.3")
+	if !a.PreAuthLineExceeded() {
+		t.Error("the first close of an episode is not to be logged")
+	}
+	if !b.HandshakeExpired() {
+		t.Error("a handshake close is not in the episode of the over-long lines")
+	}
+	if b.PreAuthLineExceeded() {
+		t.Error("the second close of an episode is to be logged")
+	}
+	c.Authenticated()
+	if !b.PreAuthLineExceeded() {
+		t.Error("the first close after an authentication is not to be logged")
+	}
+	for _, x := range []*Conn{a, b, c} {
+		x.Close()
+	}
+}
