@@ -43,6 +43,27 @@ func statusOfRawHead(t *testing.T, host, head string) int {
 	return resp.StatusCode
 }
 
+// hitsCounted checks that /metrics at base counts n hits of limit.
+func hitsCounted(t *testing.T, base, limit string, n float64) {
+	t.Helper()
+	series := `dshd_limits_hit_total{limit="` + limit + `"}`
+	if got := scrape(t, base)[series]; got != n {
+		t.Errorf("/metrics: %s %v, want %v", series, got, n)
+	}
+}
+
+// stoppedWithLines stops p and checks that its log has n lines holding
+// every one of the words: the first of each episode. Every such line is
+// written before the daemon answers or closes what it is about, so after
+// the daemon's exit the count is final.
+func stoppedWithLines(t *testing.T, p *proc, n int, words ...string) {
+	t.Helper()
+	p.stop(t)
+	if got := linesWith(p.stderr, words...); len(got) != n {
+		t.Errorf("%d lines hold %q, want %d:\n%s", len(got), words, n, strings.Join(got, "\n"))
+	}
+}
+
 // h2cClient is an HTTP client that speaks HTTP/2 with prior knowledge.
 func h2cClient(t *testing.T) *http.Client {
 	var protos http.Protocols
@@ -110,13 +131,8 @@ func TestHTTP_ARequestHeadOverTheLimitIsAnswered431AndLoggedOncePerEpisode(t *te
 	if err := waitCount(guardOf(t), p.stderr, 2, words...); err != nil {
 		t.Fatalf("a refusal after a head that fitted: %v; stderr:\n%s", err, p.stderr)
 	}
-	if m := scrape(t, base); m[`dshd_limits_hit_total{limit="header-bytes"}`] != 3 {
-		t.Errorf("/metrics counts %v heads over the limit, want 3", m[`dshd_limits_hit_total{limit="header-bytes"}`])
-	}
-	p.stop(t)
-	if got := linesWith(p.stderr, words...); len(got) != 2 {
-		t.Errorf("%d lines name the head limit, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
-	}
+	hitsCounted(t, base, "header-bytes", 3)
+	stoppedWithLines(t, p, 2, words...)
 }
 
 // Over TLS, where no code of dshd's sees the bytes of a head, the limit
@@ -201,13 +217,8 @@ func TestHTTP_AnHTTP2ConnectionWithEveryStreamInUseIsLoggedOncePerEpisode(t *tes
 	}
 	saturate(1)
 	saturate(2)
-	if m := scrape(t, base); m[`dshd_limits_hit_total{limit="http2-streams"}`] != 2 {
-		t.Errorf("/metrics counts %v connections at the stream limit, want 2", m[`dshd_limits_hit_total{limit="http2-streams"}`])
-	}
-	p.stop(t)
-	if got := linesWith(p.stderr, words...); len(got) != 2 {
-		t.Errorf("%d lines name the stream limit, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
-	}
+	hitsCounted(t, base, "http2-streams", 2)
+	stoppedWithLines(t, p, 2, words...)
 }
 
 // h2Frame is one HTTP/2 frame: its type, flags, stream and payload.
@@ -263,11 +274,6 @@ func TestHTTP_HTTP2StreamsOverTheLimitAreRefusedAndLogged(t *testing.T) {
 	}
 	nc.Close()
 	// Both refusals and the saturated connection are counted.
-	if m := scrape(t, strings.TrimSuffix(u, "/acp")); m[`dshd_limits_hit_total{limit="http2-streams"}`] != 3 {
-		t.Errorf("/metrics counts %v hits of the stream limit, want 3", m[`dshd_limits_hit_total{limit="http2-streams"}`])
-	}
-	p.stop(t)
-	if got := linesWith(p.stderr, "refusing HTTP/2 streams"); len(got) != 1 {
-		t.Errorf("%d lines for two refused streams, want 1:\n%s", len(got), strings.Join(got, "\n"))
-	}
+	hitsCounted(t, strings.TrimSuffix(u, "/acp"), "http2-streams", 3)
+	stoppedWithLines(t, p, 1, "refusing HTTP/2 streams")
 }

@@ -65,10 +65,7 @@ func TestAFloodOfOverLongLinesBeforeAuthenticationIsLoggedOncePerEpisode(t *test
 		t.Fatalf("a flood after a connection authenticated: %v; stderr:\n%s", err, p.stderr)
 	}
 	c.closer.Close()
-	p.stop(t)
-	if got := linesWith(p.stderr, words...); len(got) != 2 {
-		t.Errorf("%d lines for two floods of %d over-long lines, want 2 (the first of each episode):\n%s", len(got), floodSize, strings.Join(got, "\n"))
-	}
+	stoppedWithLines(t, p, 2, words...)
 }
 
 // Of 500 TCP connections to a token http(s) listener that present no
@@ -88,10 +85,7 @@ func TestHTTP_AFloodOfConnectionsWithoutATokenIsLoggedOncePerEpisode(t *testing.
 	if err := waitCount(ctx, p.stderr, 2, words...); err != nil {
 		t.Fatalf("a flood after a connection authenticated: %v; stderr:\n%s", err, p.stderr)
 	}
-	p.stop(t)
-	if got := linesWith(p.stderr, words...); len(got) != 2 {
-		t.Errorf("%d lines for two floods of %d connections, want 2 (the first of each episode):\n%s", len(got), floodSize, strings.Join(got, "\n"))
-	}
+	stoppedWithLines(t, p, 2, words...)
 }
 
 // On Streamable HTTP the handshake is the initialize POST: of 500 whose
@@ -115,8 +109,5 @@ func TestHTTP_AFloodOfInitializeBodiesThatNeverArriveIsLoggedOncePerEpisode(t *t
 	if err := waitCount(ctx, p.stderr, 2, words...); err != nil {
 		t.Fatalf("a flood after an initialize: %v; stderr:\n%s", err, p.stderr)
 	}
-	p.stop(t)
-	if got := linesWith(p.stderr, words...); len(got) != 2 {
-		t.Errorf("%d lines for two floods of %d initialize POSTs, want 2 (the first of each episode):\n%s", len(got), floodSize, strings.Join(got, "\n"))
-	}
+	stoppedWithLines(t, p, 2, words...)
 }
