@@ -4,7 +4,6 @@
 package listen
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Options configure a [Listener]. Zero fields take the defaults named on
@@ -37,11 +37,9 @@ type Options struct {
 	AuthPenalty     time.Duration
 	// Logger receives the limits hit, once per episode, with the peer.
 	Logger *slog.Logger
-	// ConnectionsSetting, UnauthenticatedSetting and PenaltySetting name
-	// MaxConnections, MaxUnauthenticated and AuthPenalty in those logs
-	// (the daemon's flags), so that an operator knows what to raise;
-	// empty, the field names stand in.
-	ConnectionsSetting, UnauthenticatedSetting, PenaltySetting string
+	// Settings name the limits in those logs (the daemon's flags), so
+	// that an operator knows what to raise.
+	Settings Settings
 	// Refuse, when set, tells a refused peer why in the words of the
 	// protocol it speaks (an HTTP listener answers 503) and closes nc;
 	// limit names the limit hit: "connections", "unauthenticated" or
@@ -49,6 +47,12 @@ type Options struct {
 	Refuse func(nc net.Conn, limit, reason string)
 	// now returns the time (tests); nil is time.Now.
 	now func() time.Time
+}
+
+// Settings name the limits of [Options] in the logs of their hits, one
+// field for each limit of the same name; an empty field is that name.
+type Settings struct {
+	MaxConnections, MaxUnauthenticated, AuthPenalty string
 }
 
 const (
@@ -110,6 +114,7 @@ func New(l net.Listener, opts Options) *Listener {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
+	settingnames.Fill(&opts.Settings)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -204,21 +209,21 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 		reason = fmt.Sprintf("too many failed authentications from %s; retry in %s", src, s.until.Sub(now).Round(time.Second))
 		if !s.logged {
 			s.logged = true
-			l.log.Warn("refusing connections from a source that failed authentication", "setting", cmp.Or(l.opts.PenaltySetting, "AuthPenalty"), "peer", nc.RemoteAddr().String(), "until", s.until)
+			l.log.Warn("refusing connections from a source that failed authentication", "setting", l.opts.Settings.AuthPenalty, "peer", nc.RemoteAddr().String(), "until", s.until)
 		}
 	case l.open >= l.opts.MaxConnections:
 		limit = "connections"
 		reason = fmt.Sprintf("too many connections (the limit is %d); try again later", l.opts.MaxConnections)
 		if !l.loggedFull {
 			l.loggedFull = true
-			l.log.Warn("refusing connections: the connection limit is reached", "setting", cmp.Or(l.opts.ConnectionsSetting, "MaxConnections"), "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the connection limit is reached", "setting", l.opts.Settings.MaxConnections, "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
 		}
 	case l.opts.RequireAuth && l.unauthed >= l.opts.MaxUnauthenticated:
 		limit = "unauthenticated"
 		reason = fmt.Sprintf("too many connections waiting to authenticate (the limit is %d); try again later", l.opts.MaxUnauthenticated)
 		if !l.loggedUnauthed {
 			l.loggedUnauthed = true
-			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "setting", cmp.Or(l.opts.UnauthenticatedSetting, "MaxUnauthenticated"), "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "setting", l.opts.Settings.MaxUnauthenticated, "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
 		}
 	}
 	if reason != "" {
