@@ -269,8 +269,10 @@ func TestHTTP_HTTP2StreamsOverTheLimitAreRefusedAndLogged(t *testing.T) {
 			reset++
 		}
 	}
-	if _, err := p.stderr.waitFor(guardOf(t), "refusing HTTP/2 streams", "setting=--http2-max-streams", "limit=4"); err != nil {
-		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	for _, what := range []string{"refusing HTTP/2 streams", "every stream"} {
+		if _, err := p.stderr.waitFor(guardOf(t), what, "setting=--http2-max-streams", "limit=4"); err != nil {
+			t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+		}
 	}
 	nc.Close()
 	// Both refusals and the saturated connection are counted.
