@@ -70,7 +70,7 @@ func (g *guard) init(c *conn, rwc any, o *ConnOptions) {
 	settingnames.Fill(&g.lim.Settings)
 	g.start = time.Now()
 	if o.RequireAuth {
-		c.stream.distrust(g.lim.PreAuthMaxLineSize)
+		c.stream.distrust(g.lim.PreAuthMaxLineSize, g.preAuthLineExceeded)
 		if d := g.lim.HandshakeTimeout; d > 0 {
 			g.handshake = time.AfterFunc(d, func() {
 				if !g.authed.Load() {
@@ -136,14 +136,22 @@ func (g *guard) busy() bool {
 }
 
 // handshakeExpired tells the transport that the connection is closed at
-// its handshake deadline, and reports whether to log it. A transport with
-// a HandshakeExpired method (a listener, whose connections a peer can open
-// without end) answers whether this is the first of an episode, which the
-// next connection that authenticates ends; without one, each connection's
-// is logged.
+// its handshake deadline, and reports whether to log it; preAuthLineExceeded
+// the same of a line over the pre-authentication limit. A transport with
+// the method (a listener, whose connections a peer can open without end)
+// answers whether this is the first of an episode, which the next
+// connection that authenticates ends; without one, each connection's is
+// logged.
 func (g *guard) handshakeExpired() bool {
 	if t, ok := g.rwc.(interface{ HandshakeExpired() bool }); ok {
 		return t.HandshakeExpired()
+	}
+	return true
+}
+
+func (g *guard) preAuthLineExceeded() bool {
+	if t, ok := g.rwc.(interface{ PreAuthLineExceeded() bool }); ok {
+		return t.PreAuthLineExceeded()
 	}
 	return true
 }

@@ -72,6 +72,11 @@ type Stream struct {
 	closed  chan struct{}
 	hits    atomic.Uint32 // limits already logged, one bit each
 
+	// preAuthLogged, set by distrust, reports whether a line over the
+	// limit before authentication is to be logged: the first of the
+	// transport's episode (see guard).
+	preAuthLogged func() bool
+
 	closeOnce  sync.Once
 	closerOnce sync.Once
 	closeErr   error
@@ -137,7 +142,8 @@ func NewStream(r io.Reader, w io.Writer, closer io.Closer, opts *StreamOptions) 
 	return s
 }
 
-// Limits hit, logged once per stream.
+// Limits hit, logged once per stream (a line over the limit before
+// authentication also once per episode of the transport's: see distrust).
 const (
 	hitOutputFull uint32 = 1 << iota
 	hitInputFull
@@ -218,8 +224,11 @@ func (s *Stream) trust(maxLine int) {
 	s.preAuth.Store(false)
 }
 
-// distrust applies the pre-authentication line limit until trust.
-func (s *Stream) distrust(maxLine int) {
+// distrust applies the pre-authentication line limit until trust;
+// logged says whether a line over it is to be logged. It is called
+// before the stream is read.
+func (s *Stream) distrust(maxLine int, logged func() bool) {
+	s.preAuthLogged = logged
 	s.preAuth.Store(true)
 	s.maxLine.Store(int64(maxLine))
 }
@@ -372,7 +381,9 @@ func (s *Stream) ReadObject(v any) error {
 			reply := acp.ErrInvalidRequest.WithData(map[string]any{
 				"reason": fmt.Sprintf("line exceeds the limit of %d bytes", limit)})
 			if s.preAuth.Load() {
-				s.limitHit(hitPreAuthLine, "acp: closing the connection: a line over the limit before authentication", "setting", s.names.PreAuthMaxLineSize, "limit", limit)
+				if s.preAuthLogged() {
+					s.limitHit(hitPreAuthLine, "acp: closing the connection: a line over the limit before authentication", "setting", s.names.PreAuthMaxLineSize, "limit", limit)
+				}
 				s.replyError(nil, reply)
 				return errLineOverPreAuthLimit
 			}

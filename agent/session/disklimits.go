@@ -9,11 +9,12 @@
 package session
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
+
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // DiskLimits bound a [Store]'s use of the disk. The zero value bounds
@@ -39,15 +40,21 @@ type DiskLimits struct {
 	// removed there since (see recountIfChanged). Another process's writes
 	// to files that already existed are not seen.
 	MaxStateBytes int64
-	// JournalSetting, FreeSetting and StateSetting name the bounds in
-	// refusals and logs (the daemon's flags); empty, the field names stand
-	// in.
-	JournalSetting, FreeSetting, StateSetting string
+	// Settings name the bounds in refusals and logs (the daemon's flags).
+	Settings DiskSettings
 }
 
-func (l *DiskLimits) journalSetting() string { return cmp.Or(l.JournalSetting, "MaxJournalBytes") }
-func (l *DiskLimits) stateSetting() string   { return cmp.Or(l.StateSetting, "MaxStateBytes") }
-func (l *DiskLimits) freeSetting() string    { return cmp.Or(l.FreeSetting, "MinFreeBytes") }
+// DiskSettings name the bounds of [DiskLimits] in refusals and logs, one
+// field for each bound of the same name; an empty field is that name.
+type DiskSettings struct {
+	MaxJournalBytes, MinFreeBytes, MaxStateBytes string
+}
+
+// named returns l with the empty names of its Settings filled.
+func (l DiskLimits) named() DiskLimits {
+	settingnames.Fill(&l.Settings)
+	return l
+}
 
 // The log messages of the first refusal by each bound (the setting, the
 // session and the sizes are attributes), for a client that shows the
@@ -63,7 +70,7 @@ const (
 // store's [DiskLimits]; nothing was run or recorded. Its message says what
 // to do; the caller says what was refused.
 type LimitError struct {
-	// Setting names the bound (DiskLimits' JournalSetting or FreeSetting)
+	// Setting names the bound (one of DiskLimits' Settings)
 	// and Limit is its value.
 	Setting string
 	Limit   int64
@@ -122,9 +129,9 @@ func (s *Store) checkJournal(j *Journal) error {
 		return nil
 	}
 	if first {
-		s.logger.Warn(LogJournalBound, "session", j.ID(), "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
+		s.logger.Warn(LogJournalBound, "session", j.ID(), "setting", s.limits.Settings.MaxJournalBytes, "bytes", size, "limit", limit)
 	}
-	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: j.ID(), Journal: size}
+	return &LimitError{Setting: s.limits.Settings.MaxJournalBytes, Limit: limit, SessionID: j.ID(), Journal: size}
 }
 
 // refuseFork refuses fork id once its journal would hold size bytes at
@@ -136,9 +143,9 @@ func (s *Store) refuseFork(id string, size int64) error {
 		return nil
 	}
 	if !s.forkRefused.Swap(true) {
-		s.logger.Warn(LogForkBound, "session", id, "setting", s.limits.journalSetting(), "bytes", size, "limit", limit)
+		s.logger.Warn(LogForkBound, "session", id, "setting", s.limits.Settings.MaxJournalBytes, "bytes", size, "limit", limit)
 	}
-	return &LimitError{Setting: s.limits.journalSetting(), Limit: limit, SessionID: id, Journal: size, Fork: true}
+	return &LimitError{Setting: s.limits.Settings.MaxJournalBytes, Limit: limit, SessionID: id, Journal: size, Fork: true}
 }
 
 // checkFree refuses to run a prompt of session id, or to create its
@@ -154,17 +161,17 @@ func (s *Store) checkFree(id string) error {
 	if err != nil {
 		// The write itself will say whether there is room.
 		if !s.statFailed.Swap(true) {
-			s.logger.Warn("cannot tell the state directory's free space; the bound is not checked", "setting", s.limits.freeSetting(), "dir", s.dir, "err", err)
+			s.logger.Warn("cannot tell the state directory's free space; the bound is not checked", "setting", s.limits.Settings.MinFreeBytes, "dir", s.dir, "err", err)
 		}
 		return nil
 	}
 	refusing := free < limit
 	s.logEpisode(&s.lowDisk, refusing, id, LogFreeBound, "free space is back above the bound; prompts run and sessions are created again",
-		"setting", s.limits.freeSetting(), "dir", s.dir, "free", free, "limit", limit)
+		"setting", s.limits.Settings.MinFreeBytes, "dir", s.dir, "free", free, "limit", limit)
 	if !refusing {
 		return nil
 	}
-	return &LimitError{Setting: s.limits.freeSetting(), Limit: limit, SessionID: id, Dir: s.dir, Free: free}
+	return &LimitError{Setting: s.limits.Settings.MinFreeBytes, Limit: limit, SessionID: id, Dir: s.dir, Free: free}
 }
 
 // logEpisode logs an episode of a bound's refusals once, when it starts
@@ -275,11 +282,11 @@ func (s *Store) checkState(id string) error {
 	}
 	refusing := held >= limit
 	s.logEpisode(&s.stateFull, refusing, id, LogStateBound, "sessions in the state directory are below the bound again; prompts run and sessions are created again",
-		"setting", s.limits.stateSetting(), "dir", s.dir, "bytes", held, "limit", limit)
+		"setting", s.limits.Settings.MaxStateBytes, "dir", s.dir, "bytes", held, "limit", limit)
 	if !refusing {
 		return nil
 	}
-	return &LimitError{Setting: s.limits.stateSetting(), Limit: limit, SessionID: id, Sessions: s.dir, Held: held}
+	return &LimitError{Setting: s.limits.Settings.MaxStateBytes, Limit: limit, SessionID: id, Sessions: s.dir, Held: held}
 }
 
 // checkDisk refuses a prompt to s as the store's disk bounds say: a

@@ -31,7 +31,7 @@ func limitsStore(t *testing.T, limits DiskLimits, free func(string) (int64, erro
 }
 
 func TestAJournalAtItsBoundTakesNoNewTurnAndARunningTurnFinishesPastIt(t *testing.T) {
-	opts, logs := limitsStore(t, DiskLimits{MaxJournalBytes: 2048, JournalSetting: "--max-journal-bytes"}, nil)
+	opts, logs := limitsStore(t, DiskLimits{MaxJournalBytes: 2048, Settings: DiskSettings{MaxJournalBytes: "--max-journal-bytes"}}, nil)
 	s, _ := hangSession(t, opts, nil)
 	t.Cleanup(func() { s.Close() })
 	big := strings.Repeat("y", 4096)
@@ -109,7 +109,7 @@ func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
 	var mu sync.Mutex
 	free := int64(10 << 20)
 	setFree := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
-	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, FreeSetting: "--min-free-disk-bytes"}, func(string) (int64, error) {
+	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, Settings: DiskSettings{MinFreeBytes: "--min-free-disk-bytes"}}, func(string) (int64, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return free, nil
@@ -222,7 +222,7 @@ func TestTheStoreCountsItsDirectoryAndAtTheStateBoundNoTurnRunsAndNoJournalIsCre
 		}
 	}
 	const limit = 3100 + 12<<10
-	opts, logs := limitsStore(t, DiskLimits{MaxStateBytes: limit, StateSetting: "--max-state-bytes"}, nil)
+	opts, logs := limitsStore(t, DiskLimits{MaxStateBytes: limit, Settings: DiskSettings{MaxStateBytes: "--max-state-bytes"}}, nil)
 	store, err := NewStore(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestAtTheStateBoundTheStoreCountsAgainWhatAnotherProcessRemoved(t *testing.
 		t.Fatal(err)
 	}
 	const limit = 8000
-	opts, _ := limitsStore(t, DiskLimits{MaxStateBytes: limit, StateSetting: "--max-state-bytes"}, nil)
+	opts, _ := limitsStore(t, DiskLimits{MaxStateBytes: limit, Settings: DiskSettings{MaxStateBytes: "--max-state-bytes"}}, nil)
 	store, err := NewStore(dir, opts)
 	if err != nil {
 		t.Fatal(err)

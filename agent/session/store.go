@@ -212,7 +212,7 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 	if o.freeSpace == nil {
 		o.freeSpace = freeSpace
 	}
-	s := &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits, freeSpace: o.freeSpace,
+	s := &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits.named(), freeSpace: o.freeSpace,
 		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}
 	if err := s.countState(); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -205,6 +206,12 @@ func TestABadHTTPBoundStopsDshdAtStart(t *testing.T) {
 		{name: "a keep-alive timeout that is no duration", args: []string{"--keepalive-timeout", "2 minutes"}, want: []string{"--keepalive-timeout", `"2 minutes"`, "want a duration"}},
 		{name: "a keep-alive timeout from the environment that is no duration", env: []string{"DSHD_KEEPALIVE_TIMEOUT=soon"}, want: []string{"DSHD_KEEPALIVE_TIMEOUT", `"soon"`}},
 		{name: "a negative keep-alive timeout in the file", file: `{"keepaliveTimeout": "-5s"}`, want: []string{"FILE:1:", "keepaliveTimeout", "-5s"}},
+		{name: "a header limit below a usable head", args: []string{"--max-header-bytes", "100"}, want: []string{"--max-header-bytes", `"100"`, "want 4096 to"}},
+		{name: "a header limit that is no number", env: []string{"DSHD_MAX_HEADER_BYTES=1MiB"}, want: []string{"DSHD_MAX_HEADER_BYTES", `"1MiB"`, "want a whole number"}},
+		{name: "a header limit too large in the file", file: `{"maxHeaderBytes": 4294967296}`, want: []string{"FILE:1:", "maxHeaderBytes"}},
+		{name: "no HTTP/2 streams", args: []string{"--http2-max-streams", "0"}, want: []string{"--http2-max-streams", `"0"`, "want 1 to"}},
+		{name: "HTTP/2 streams from the environment that are no number", env: []string{"DSHD_HTTP2_MAX_STREAMS=many"}, want: []string{"DSHD_HTTP2_MAX_STREAMS", `"many"`}},
+		{name: "negative HTTP/2 streams in the file", file: `{"http2MaxStreams": -1}`, want: []string{"FILE:1:", "http2MaxStreams"}},
 	})
 }
 
@@ -242,5 +249,66 @@ func TestHTTP_TheHandshakeTimeoutIsLoggedOnceUntilAConnectionAuthenticates(t *te
 	p.stop(t)
 	if got := linesWith(p.stderr, words...); len(got) != 2 {
 		t.Errorf("%d lines name the handshake timeout, want 2 (the first of each episode):\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// A TLS client that negotiates HTTP/2 and then sends nothing is closed at
+// --header-timeout too, and logged as any other cut: the HTTP/2 preface
+// is its first request's head. Before, net/http waited its own fixed
+// 10 s for it, beyond any setting, and said nothing.
+func TestHTTPS_AnHTTP2ClientThatNeverSendsItsPrefaceIsClosedAtTheHeaderTimeoutAndLogged(t *testing.T) {
+	cert, key, pool := selfSigned(t)
+	p, u := serveHTTP(t, nil, "https://127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--header-timeout", "300ms")
+	tc, err := tls.Dial("tcp", strings.TrimPrefix(hostOf(u), "https://"), &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tc.Close() })
+	if proto := tc.ConnectionState().NegotiatedProtocol; proto != "h2" {
+		t.Fatalf("negotiated %q, want h2", proto)
+	}
+	closedBefore(t, tc, 5*time.Second)
+	if _, err := p.stderr.waitFor(guardOf(t), append(headerTimeoutWords, "peer="+tc.LocalAddr().String())...); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+}
+
+// Once its preface is in, an HTTP/2 connection over TLS lives past
+// --header-timeout: here an SSE stream on it carries two keepalive
+// comments a second apart, with a header timeout of 300 ms.
+func TestHTTPS_AnHTTP2ConnectionLivesPastTheHeaderTimeoutOnceItsPrefaceIsIn(t *testing.T) {
+	cert, key, pool := selfSigned(t)
+	_, u := serveHTTP(t, nil, "https://127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--header-timeout", "300ms", "--keepalive-seconds", "1")
+	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	defer cl.CloseIdleConnections()
+	ctx := guardOf(t)
+	post, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`))
+	post.Header.Set("Content-Type", "application/json")
+	resp, err := cl.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	conn := resp.Header.Get(remote.HeaderConnectionID)
+	if resp.ProtoMajor != 2 || conn == "" {
+		t.Fatalf("initialize: HTTP/%d, connection %q", resp.ProtoMajor, conn)
+	}
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set(remote.HeaderConnectionID, conn)
+	stream, err := cl.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	br := bufio.NewReader(stream.Body)
+	for comments := 0; comments < 2; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %d keepalive comments: %v", comments, err)
+		}
+		if line == ":\n" {
+			comments++
+		}
 	}
 }

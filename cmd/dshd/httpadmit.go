@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,14 +34,6 @@ type httpAdmission struct {
 	// limitHit counts a hit limit for /metrics.
 	limitHit func(limit string)
 	log      *slog.Logger
-	// loggedHandshake: a connection closed at the handshake deadline was
-	// logged; the next that authenticates ends the episode. The
-	// unauthenticated cap bounds how many wait at once, but not how
-	// often: a line for each would be a peer writing the log. Guarded by
-	// mu with the close, so that a close before an authentication counts
-	// in the episode before it, whichever goroutine runs first.
-	mu              sync.Mutex
-	loggedHandshake bool
 }
 
 // tcpPeer is one TCP connection of the listener.
@@ -66,17 +57,14 @@ func (a *httpAdmission) connContext(ctx context.Context, nc net.Conn) context.Co
 	if hc, ok := p.raw.(*headConn); ok {
 		p.lc, _ = hc.Conn.(*listen.Conn)
 	}
-	if a.requireAuth && a.handshake > 0 {
+	if a.requireAuth && a.handshake > 0 && p.lc != nil {
 		time.AfterFunc(a.handshake, func() {
 			if p.authed.Load() {
 				return
 			}
-			// Closing a connection that ended already does nothing.
-			a.mu.Lock()
-			closed := p.raw.Close() == nil
-			first := closed && !a.loggedHandshake
-			a.loggedHandshake = a.loggedHandshake || closed
-			a.mu.Unlock()
+			// The listener's episode of handshake closes, the socket
+			// listener's as well; it closes nothing that ended already.
+			closed, first := p.lc.ExpireHandshake()
 			if closed {
 				a.limitHit("handshake")
 			}
@@ -101,9 +89,6 @@ func (a *httpAdmission) authenticated(r *http.Request) {
 	if p == nil || !p.authed.CompareAndSwap(false, true) {
 		return
 	}
-	a.mu.Lock()
-	a.loggedHandshake = false
-	a.mu.Unlock()
 	if p.lc != nil {
 		p.lc.Authenticated()
 	}

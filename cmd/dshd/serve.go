@@ -116,9 +116,7 @@ func listenOptions(st *config.Settings, log *slog.Logger) listen.Options {
 		AuthPenalty:        st.AuthPenalty,
 		Logger:             log,
 		// The logs of a hit name the flag, as README spells it.
-		ConnectionsSetting:     "--max-connections",
-		UnauthenticatedSetting: "--max-unauthenticated",
-		PenaltySetting:         "--auth-penalty",
+		Settings: listen.Settings{MaxConnections: "--max-connections", MaxUnauthenticated: "--max-unauthenticated", AuthPenalty: "--auth-penalty"},
 	}
 }
 

@@ -63,7 +63,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
-	heads := &headWatch{timeout: st.HeaderTimeout, limitHit: d.Metrics.LimitHit, log: log}
+	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
@@ -129,10 +129,14 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// not logged: it is how a keep-alive connection normally ends.
 		ReadHeaderTimeout: st.HeaderTimeout,
 		IdleTimeout:       st.KeepaliveTimeout,
+		MaxHeaderBytes:    heads.serverMaxHeaderBytes(),
 		Protocols:         &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
-		// sessions needs more than the default 250.
-		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 4096},
+		// sessions needs more than net/http's default 250.
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: st.HTTP2MaxStreams,
+			CountError:           heads.countError,
+		},
 		ErrorLog:    httpErrorLog(log),
 		ConnContext: adm.connContext,
 		ConnState:   heads.connState,

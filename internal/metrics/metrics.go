@@ -45,7 +45,7 @@ func New() *Metrics {
 		tokens:      newVec[counter]("dshd_tokens_total", "Model tokens, by kind (input, output, cached_input, reasoning).", "counter", "kind"),
 		toolCalls:   newVec[counter]("dshd_tool_calls_total", "Tool calls ended, by status (completed, failed).", "counter", "status"),
 		errors:      newVec[counter]("dshd_errors_total", "Errors, by kind (turn: a turn that failed; model: a model request that failed).", "counter", "kind"),
-		limits:      newVec[counter]("dshd_limits_hit_total", "Requests refused or connections ended by a limit on the http(s) listener, by limit (connections, unauthenticated, auth-penalty, handshake, header-timeout, message-size, write-timeout, streams, auth).", "counter", "limit"),
+		limits:      newVec[counter]("dshd_limits_hit_total", "Requests refused or connections ended by a limit on the http(s) listener, by limit (connections, unauthenticated, auth-penalty, handshake, header-timeout, header-bytes, http2-streams, message-size, write-timeout, streams, auth).", "counter", "limit"),
 	}
 	m.add(m.connsOpen, m.connsTotal, m.sessions, m.turns, m.turnSeconds, m.requests, m.reqSeconds, m.firstToken, m.tokens, m.toolCalls, m.errors, m.limits)
 	return m

@@ -21,6 +21,14 @@ func hostile(t testing.TB, list string) ServerConfig {
 	return helperServer(t, "h", "hostile", EnvVar{Name: hostileListEnv, Value: list})
 }
 
+// flags are the daemon's names of the limits, which its refusals and logs
+// must carry.
+var flags = Settings{
+	CallTimeout: "--mcp-call-timeout", MaxOutput: "--mcp-max-output-bytes", MaxMessageBytes: "--mcp-max-message-bytes",
+	MaxTools: "--mcp-max-tools", MaxDescriptionBytes: "--mcp-max-tool-description-bytes", MaxSchemaBytes: "--mcp-max-tool-schema-bytes",
+	MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval",
+}
+
 // logTo returns a logger writing text lines to buf, debug included.
 func logTo(buf *testkit.SyncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -70,7 +78,7 @@ func TestStdoutLineThatIsNotJSONIsSkipped(t *testing.T) {
 func TestAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
 	var buf testkit.SyncBuffer
 	const limit = 1 << 20
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit}, hostile(t, ""))
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit, Settings: flags}, hostile(t, ""))
 	for range 2 {
 		res := run(t, reg, "mcp__h__bigtext", nil, map[string]any{"n": 3 * limit})
 		if !res.IsError || !strings.Contains(res.Output, "over 1048576 bytes") || !strings.Contains(res.Output, "--mcp-max-message-bytes") || !strings.Contains(res.Output, `"h"`) {
@@ -87,7 +95,7 @@ func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
 	for _, list := range []string{"many 5000", "endless"} {
 		t.Run(list, func(t *testing.T) {
 			var buf testkit.SyncBuffer
-			set, _, warnings := connect(t, &Options{Logger: logTo(&buf), MaxTools: 10, StartTimeout: 10 * time.Second}, hostile(t, list))
+			set, _, warnings := connect(t, &Options{Logger: logTo(&buf), MaxTools: 10, StartTimeout: 10 * time.Second, Settings: flags}, hostile(t, list))
 			if len(warnings) != 1 || !errors.Is(warnings[0], ErrTool) || !strings.Contains(warnings[0].Error(), "more than 10 tools") || !strings.Contains(warnings[0].Error(), "--mcp-max-tools") {
 				t.Fatalf("want one warning naming the limit, got %v", warnings)
 			}
@@ -101,7 +109,7 @@ func TestToolsOverTheLimitAreLeftOut(t *testing.T) {
 
 func TestLongToolDescriptionIsCut(t *testing.T) {
 	var buf testkit.SyncBuffer
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxDescriptionBytes: 1000}, hostile(t, "bigdesc 1000000"))
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxDescriptionBytes: 1000, Settings: flags}, hostile(t, "bigdesc 1000000"))
 	d := tool(t, reg, "mcp__h__bigtext").Description()
 	if len(d) > 1100 || !strings.HasSuffix(d, "[description cut at 1000 of 1000000 bytes]") {
 		t.Errorf("description of %d bytes: %.100s…%s", len(d), d, d[max(0, len(d)-60):])
@@ -123,8 +131,8 @@ func TestABadInputSchemaLeavesTheToolOut(t *testing.T) {
 		hostile string
 		setting string
 	}{
-		{"HugeInputSchemaLeavesTheToolOut", Options{MaxSchemaBytes: 10000}, "bigschema 1000000", "--mcp-max-tool-schema-bytes"},
-		{"DeepInputSchemaLeavesTheToolOut", Options{MaxSchemaDepth: 20}, "deepschema 400", "--mcp-max-tool-schema-depth"},
+		{"HugeInputSchemaLeavesTheToolOut", Options{MaxSchemaBytes: 10000, Settings: flags}, "bigschema 1000000", "--mcp-max-tool-schema-bytes"},
+		{"DeepInputSchemaLeavesTheToolOut", Options{MaxSchemaDepth: 20, Settings: flags}, "deepschema 400", "--mcp-max-tool-schema-depth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set, _, warnings := connect(t, &tc.opts, hostile(t, tc.hostile))
@@ -141,7 +149,7 @@ func TestABadInputSchemaLeavesTheToolOut(t *testing.T) {
 
 func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
 	var buf testkit.SyncBuffer
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxOutput: 1000}, hostile(t, ""))
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxOutput: 1000, Settings: flags}, hostile(t, ""))
 	res := run(t, reg, "mcp__h__bigraw", nil, map[string]any{"n": 5 << 20})
 	raw, err := json.Marshal(res.RawOutput)
 	if err != nil {
@@ -160,7 +168,7 @@ func TestHugeStructuredContentIsNotPassedOn(t *testing.T) {
 func TestProgressFloodIsThinned(t *testing.T) {
 	var buf testkit.SyncBuffer
 	const interval = 50 * time.Millisecond
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), ProgressInterval: interval}, hostile(t, ""))
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), ProgressInterval: interval, Settings: flags}, hostile(t, ""))
 	var mu sync.Mutex
 	var shown []time.Time
 	start := time.Now()
@@ -235,7 +243,7 @@ func TestServersWhoseNamesSanitizeAlikeKeepTheirTools(t *testing.T) {
 
 func TestACallThatIsNeverAnsweredEndsAtTheCallTimeout(t *testing.T) {
 	var buf testkit.SyncBuffer
-	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), CallTimeout: 200 * time.Millisecond}, hostile(t, ""))
+	_, reg := mustConnect(t, &Options{Logger: logTo(&buf), CallTimeout: 200 * time.Millisecond, Settings: flags}, hostile(t, ""))
 	for range 2 {
 		res := run(t, reg, "mcp__h__never", nil, nil)
 		if !res.IsError || !strings.Contains(res.Output, `"h" did not answer this call of never within 200ms`) || !strings.Contains(res.Output, "--mcp-call-timeout") {

@@ -25,7 +25,7 @@ func (s *server) httpClient() *http.Client {
 	if u, err := url.Parse(s.cfg.URL); err == nil {
 		origin = u.Scheme + "://" + u.Host
 	}
-	t := &peerTransport{base: s.httpTr, origin: origin, headers: s.cfg.Headers, limit: &msgLimit{max: s.opts.MaxMessageBytes, log: s.log}}
+	t := &peerTransport{base: s.httpTr, origin: origin, headers: s.cfg.Headers, limit: s.msgLimit()}
 	return &http.Client{
 		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {

@@ -44,7 +44,7 @@ func TestHTTPAnswerOverTheMessageLimitFailsOnlyItsCall(t *testing.T) {
 			var buf testkit.SyncBuffer
 			const limit = 1 << 20
 			ts := bigServer(t, transport)
-			_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit}, ServerConfig{Name: "h", Transport: strings.TrimSuffix(transport, "-sse"), URL: ts.URL})
+			_, reg := mustConnect(t, &Options{Logger: logTo(&buf), MaxMessageBytes: limit, Settings: flags}, ServerConfig{Name: "h", Transport: strings.TrimSuffix(transport, "-sse"), URL: ts.URL})
 			for range 2 {
 				res := run(t, reg, "mcp__h__big", nil, map[string]any{"n": 3 * limit})
 				if !res.IsError || !strings.Contains(res.Output, "over 1048576 bytes") || !strings.Contains(res.Output, "--mcp-max-message-bytes") {

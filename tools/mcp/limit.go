@@ -28,12 +28,13 @@ const idPrefixBytes = 4096
 // maxLoggedLine caps a skipped line quoted in the log.
 const maxLoggedLine = 200
 
-// msgLimit is the limit on one message of a server, max bytes, and the
-// log of the messages dropped for it.
+// msgLimit is the limit on one message of a server, max bytes, the setting
+// that names it, and the log of the messages dropped for it.
 type msgLimit struct {
-	max    int
-	log    *slog.Logger
-	warned atomic.Bool
+	max     int
+	setting string
+	log     *slog.Logger
+	warned  atomic.Bool
 }
 
 // dropped logs a message of size bytes over the limit, the first at Warn
@@ -45,7 +46,7 @@ func (l *msgLimit) dropped(size int, answers bool) {
 		level = slog.LevelWarn
 	}
 	l.log.Log(context.Background(), level, "mcp server sent a message over the limit; dropped it",
-		"bytes", size, "limit", l.max, "setting", "--mcp-max-message-bytes", "answers_request", answers)
+		"bytes", size, "limit", l.max, "setting", l.setting, "answers_request", answers)
 }
 
 // lineReader hands out whole lines to reads of any size: while none is
@@ -80,8 +81,8 @@ type stdoutFilter struct {
 	warnedNonJSON bool
 }
 
-func newStdoutFilter(rc io.ReadCloser, max int, log *slog.Logger, red *redactor) *stdoutFilter {
-	f := &stdoutFilter{r: bufio.NewReaderSize(rc, 64<<10), c: rc, limit: &msgLimit{max: max, log: log}, red: red}
+func newStdoutFilter(rc io.ReadCloser, limit *msgLimit, red *redactor) *stdoutFilter {
+	f := &stdoutFilter{r: bufio.NewReaderSize(rc, 64<<10), c: rc, limit: limit, red: red}
 	f.next = f.nextLine
 	return f
 }
@@ -151,7 +152,7 @@ func (f *stdoutFilter) tooLong(head []byte, total int) []byte {
 	if !ok {
 		return nil
 	}
-	return tooLongAnswer(id, f.limit.max)
+	return f.limit.answer(id)
 }
 
 // sseFilter passes an event stream on line by line, each line at most
@@ -194,7 +195,7 @@ func (f *sseFilter) tooLong(head []byte, total int) []byte {
 	if !ok {
 		return nil
 	}
-	return append([]byte("data: "), tooLongAnswer(id, f.limit.max)...)
+	return append([]byte("data: "), f.limit.answer(id)...)
 }
 
 func (f *sseFilter) Close() error { return f.c.Close() }
@@ -232,18 +233,18 @@ func (b *boundedBody) fill() {
 	id, ok := responseID(data[:min(len(data), idPrefixBytes)])
 	b.limit.dropped(len(data), ok)
 	if !ok {
-		b.r, b.err = bytes.NewReader(nil), fmt.Errorf("the server's answer was over %d bytes, the limit on one MCP message (--mcp-max-message-bytes)", b.limit.max)
+		b.r, b.err = bytes.NewReader(nil), fmt.Errorf("the server's answer was over %d bytes, the limit on one MCP message (%s)", b.limit.max, b.limit.setting)
 		return
 	}
-	b.r = bytes.NewReader(tooLongAnswer(id, b.limit.max))
+	b.r = bytes.NewReader(b.limit.answer(id))
 }
 
 func (b *boundedBody) Close() error { return b.body.Close() }
 
-// tooLongAnswer is the JSON-RPC error answer, with its newline, that
-// stands in for an answer to request id over the limit max.
-func tooLongAnswer(id json.RawMessage, max int) []byte {
-	msg := fmt.Sprintf("its answer was over %d bytes, the limit on one MCP message (--mcp-max-message-bytes, mcpMaxMessageBytes in the config file); it was dropped", max)
+// answer is the JSON-RPC error answer, with its newline, that stands in
+// for an answer to request id over the limit.
+func (l *msgLimit) answer(id json.RawMessage) []byte {
+	msg := fmt.Sprintf("its answer was over %d bytes, the limit on one MCP message (%s); it was dropped", l.max, l.setting)
 	b, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      id,

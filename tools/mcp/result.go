@@ -22,7 +22,7 @@ import (
 // it as text too) and is the editor's rawOutput. isError makes the result
 // an error result. The text is capped at maxOutput bytes, and so is the
 // structuredContent passed on as rawOutput; cut reports either.
-func mapResult(server string, res *sdk.CallToolResult, maxOutput int) (_ *tools.Result, cut bool) {
+func mapResult(server string, res *sdk.CallToolResult, maxOutput int, setting string) (_ *tools.Result, cut bool) {
 	if res == nil {
 		return tools.Errorf("MCP server %q returned no result", server), false
 	}
@@ -62,12 +62,12 @@ func mapResult(server string, res *sdk.CallToolResult, maxOutput int) (_ *tools.
 				raw = res.StructuredContent
 			} else {
 				rawCut = true
-				parts = append(parts, fmt.Sprintf("[structured content of %d bytes not passed on: over %d bytes (%s)]", len(b), maxOutput, maxOutputSetting))
+				parts = append(parts, fmt.Sprintf("[structured content of %d bytes not passed on: over %d bytes (%s)]", len(b), maxOutput, setting))
 			}
 		}
 	}
 	joined := strings.Join(parts, "\n")
-	out := capText(joined, maxOutput)
+	out := capText(joined, maxOutput, setting)
 	cut = rawCut || len(out) != len(joined)
 	if res.IsError {
 		if out == "" {
@@ -119,14 +119,11 @@ func orUnknown(mime string) string {
 }
 
 // capText keeps the first max bytes of s, cut on a rune boundary, and says
-// how much was dropped.
-func capText(s string, max int) string {
+// how much was dropped and which setting bounds it.
+func capText(s string, max int, setting string) string {
 	if len(s) <= max {
 		return s
 	}
 	head := utf8cut.Prefix(s, max)
-	return head + fmt.Sprintf("\n[output truncated: %d of %d bytes shown (%s)]", len(head), len(s), maxOutputSetting)
+	return head + fmt.Sprintf("\n[output truncated: %d of %d bytes shown (%s)]", len(head), len(s), setting)
 }
-
-// maxOutputSetting is the setting behind Options.MaxOutput.
-const maxOutputSetting = "--mcp-max-output-bytes"

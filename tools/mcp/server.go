@@ -153,7 +153,7 @@ func (s *server) transport() (sdk.Transport, error) {
 		r, w := p.conn()
 		// The filter enforces the message limit (and says so), so the
 		// SDK's own cap is off.
-		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.opts.MaxMessageBytes, s.log, s.red), Writer: w, MaxLineLength: -1}, nil
+		return &sdk.IOTransport{Reader: newStdoutFilter(r, s.msgLimit(), s.red), Writer: w, MaxLineLength: -1}, nil
 	case TransportHTTP:
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.maxEventSize()}, nil
 	case TransportSSE:
@@ -165,6 +165,11 @@ func (s *server) transport() (sdk.Transport, error) {
 // maxEventSize is the SDK's cap on one SSE event: the message limit, as
 // the filter holds each line to it, and room for the event's other lines.
 func (s *server) maxEventSize() int { return s.opts.MaxMessageBytes + 64<<10 }
+
+// msgLimit is the limit on one message of the server.
+func (s *server) msgLimit() *msgLimit {
+	return &msgLimit{max: s.opts.MaxMessageBytes, setting: s.opts.Settings.MaxMessageBytes, log: s.log}
+}
 
 // sseTransport runs the SDK's SSE transport with a context that outlives
 // the handshake: the SDK binds its event stream to the Connect context,
@@ -269,17 +274,17 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 	}
 	if len(defs) > s.opts.MaxTools {
 		defs = defs[:s.opts.MaxTools]
-		warn("it offers more than %d tools, the limit of one server (--mcp-max-tools, mcpMaxTools in the config file); only its first %d are used", s.opts.MaxTools, s.opts.MaxTools)
+		warn("it offers more than %d tools, the limit of one server (%s); only its first %d are used", s.opts.MaxTools, s.opts.Settings.MaxTools, s.opts.MaxTools)
 	}
 	desired := make(map[string]want, len(defs))
 	var order []string
 	for _, d := range defs {
 		if depth := schemaDepth(d.InputSchema, s.opts.MaxSchemaDepth); depth > s.opts.MaxSchemaDepth {
-			warn("tool %q: its input schema nests deeper than %d levels (--mcp-max-tool-schema-depth, mcpMaxToolSchemaDepth in the config file)", d.Name, s.opts.MaxSchemaDepth)
+			warn("tool %q: its input schema nests deeper than %d levels (%s)", d.Name, s.opts.MaxSchemaDepth, s.opts.Settings.MaxSchemaDepth)
 			continue
 		}
 		if n := schemaSize(d.InputSchema); n > s.opts.MaxSchemaBytes {
-			warn("tool %q: its input schema has %d bytes, over the limit of %d (--mcp-max-tool-schema-bytes, mcpMaxToolSchemaBytes in the config file)", d.Name, n, s.opts.MaxSchemaBytes)
+			warn("tool %q: its input schema has %d bytes, over the limit of %d (%s)", d.Name, n, s.opts.MaxSchemaBytes, s.opts.Settings.MaxSchemaBytes)
 			continue
 		}
 		name := toolName(s.cfg.Name, d.Name)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/sandbox"
@@ -109,12 +110,22 @@ type Options struct {
 	// to dshd's lifetime; nil runs them directly and unconfined (they
 	// still die with dshd, what they start may not).
 	Sandbox *sandbox.Sandbox
+	// Settings name the limits above where the model, the editor or the
+	// log is told one was hit (the daemon's flags).
+	Settings Settings
 	// Logger receives the package's logs and the servers' stderr lines
 	// (at Debug); nil discards them.
 	Logger *slog.Logger
 
 	// lookupEnv reads our environment; nil is os.LookupEnv (tests swap it).
 	lookupEnv func(string) (string, bool)
+}
+
+// Settings name the limits of [Options] where a hit is told, one field for
+// each limit of the same name; an empty field is that name.
+type Settings struct {
+	CallTimeout, MaxOutput, MaxMessageBytes, MaxTools                     string
+	MaxDescriptionBytes, MaxSchemaBytes, MaxSchemaDepth, ProgressInterval string
 }
 
 func (o *Options) withDefaults() *Options {
@@ -137,6 +148,7 @@ func (o *Options) withDefaults() *Options {
 	c.MaxSchemaBytes = choice.PositiveOr(c.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	c.MaxSchemaDepth = choice.PositiveOr(c.MaxSchemaDepth, DefaultMaxSchemaDepth)
 	c.ProgressInterval = choice.PositiveOr(c.ProgressInterval, DefaultProgressInterval)
+	settingnames.Fill(&c.Settings)
 	if c.ClientVersion == "" {
 		c.ClientVersion = "dev"
 	}

@@ -12,7 +12,7 @@ func BenchmarkStdoutFilter(b *testing.B) {
 	data := strings.Repeat(line, 10000)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		f := newStdoutFilter(io.NopCloser(bytes.NewReader([]byte(data))), DefaultMaxMessageBytes, discard, &redactor{})
+		f := newStdoutFilter(io.NopCloser(bytes.NewReader([]byte(data))), &msgLimit{max: DefaultMaxMessageBytes, log: discard}, &redactor{})
 		if _, err := io.Copy(io.Discard, f); err != nil {
 			b.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func newTool(s *server, name string, d *sdk.Tool) *mcpTool {
 	if max := s.opts.MaxDescriptionBytes; len(desc) > max {
 		if !s.cutDescription {
 			s.cutDescription = true
-			s.log.Warn("mcp tool description cut", "tool", d.Name, "bytes", len(desc), "limit", max, "setting", "--mcp-max-tool-description-bytes")
+			s.log.Warn("mcp tool description cut", "tool", d.Name, "bytes", len(desc), "limit", max, "setting", s.opts.Settings.MaxDescriptionBytes)
 		}
 		desc = utf8cut.Prefix(desc, max) + fmt.Sprintf(" [description cut at %d of %d bytes]", max, len(desc))
 	}
@@ -135,11 +135,8 @@ func permit(ctx context.Context, call *tools.Call, req tools.PermissionRequest) 
 	return permission.Check(ctx, call, req, "this call of "+req.Title)
 }
 
-// errCallTimeout is the cause of a call that ran out of CallTimeout, and
-// callTimeoutSetting the setting behind it.
+// errCallTimeout is the cause of a call that ran out of CallTimeout.
 var errCallTimeout = errors.New("mcp: the call ran out of time")
-
-const callTimeoutSetting = "--mcp-call-timeout"
 
 // call runs one tools/call. The call ends when ctx ends (the SDK then
 // sends notifications/cancelled) or when the server is closed.
@@ -168,9 +165,9 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 	res, err := s.cs.CallTool(cctx, params)
 	switch {
 	case err == nil:
-		out, cut := mapResult(s.cfg.Name, res, s.opts.MaxOutput)
+		out, cut := mapResult(s.cfg.Name, res, s.opts.MaxOutput, s.opts.Settings.MaxOutput)
 		if cut && !s.cutOutput.Swap(true) {
-			s.log.Warn("mcp tool output cut", "tool", t.remote, "limit", s.opts.MaxOutput, "setting", maxOutputSetting)
+			s.log.Warn("mcp tool output cut", "tool", t.remote, "limit", s.opts.MaxOutput, "setting", s.opts.Settings.MaxOutput)
 		}
 		return out, nil
 	case ctx.Err() != nil:
@@ -179,9 +176,9 @@ func (s *server) call(ctx context.Context, t *mcpTool, args json.RawMessage, cal
 		return tools.Errorf("MCP server %q was shut down during the call", s.cfg.Name), nil
 	case errors.Is(context.Cause(cctx), errCallTimeout):
 		if !s.timedOut.Swap(true) {
-			s.log.Warn("an mcp tool call ran out of time", "tool", t.remote, "limit", s.opts.CallTimeout, "setting", callTimeoutSetting)
+			s.log.Warn("an mcp tool call ran out of time", "tool", t.remote, "limit", s.opts.CallTimeout, "setting", s.opts.Settings.CallTimeout)
 		}
-		return tools.Errorf("MCP server %q did not answer this call of %s within %v, so it was cancelled (%s sets how long a call may take)", s.cfg.Name, t.remote, s.opts.CallTimeout, callTimeoutSetting), nil
+		return tools.Errorf("MCP server %q did not answer this call of %s within %v, so it was cancelled (%s sets how long a call may take)", s.cfg.Name, t.remote, s.opts.CallTimeout, s.opts.Settings.CallTimeout), nil
 	}
 	if isConnectionLoss(err) {
 		reason := s.awaitDeath()
@@ -279,7 +276,7 @@ func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	now := time.Now()
 	if !p.last.IsZero() && now.Sub(p.last) < s.opts.ProgressInterval {
 		if !s.thinnedProgress.Swap(true) {
-			s.log.Warn("mcp server sends progress faster than it is shown; passing on one update per interval", "interval", s.opts.ProgressInterval, "setting", "--mcp-progress-interval")
+			s.log.Warn("mcp server sends progress faster than it is shown; passing on one update per interval", "interval", s.opts.ProgressInterval, "setting", s.opts.Settings.ProgressInterval)
 		}
 		return
 	}

@@ -165,7 +165,7 @@ func TestMapResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := mapResult("s", tt.res, tt.max)
+			got, _ := mapResult("s", tt.res, tt.max, "--mcp-max-output-bytes")
 			if got.Output != tt.want || got.IsError != tt.isError {
 				t.Errorf("got %q (error %v), want %q (error %v)", got.Output, got.IsError, tt.want, tt.isError)
 			}

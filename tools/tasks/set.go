@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/tools/internal/choice"
 )
 
@@ -35,9 +36,9 @@ type Options struct {
 	// MaxRunning is the most tasks that run at the same time; starting or
 	// continuing one more is refused (default [DefaultMaxRunning]).
 	MaxRunning int
-	// MaxRunningSetting names MaxRunning in the log of its first refusal
-	// (the daemon's flag); empty, the field's name stands in.
-	MaxRunningSetting string
+	// Settings name the limits in the logs of their hits (the daemon's
+	// flags).
+	Settings Settings
 	// OutputLimit is the bytes of output a task keeps, the tail (default
 	// [DefaultOutputLimit]).
 	OutputLimit int
@@ -59,6 +60,10 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
+
+// Settings name the limits of [Options] in the logs of their hits, one
+// field for each limit of the same name; an empty field is that name.
+type Settings struct{ MaxRunning string }
 
 // Errors of the set. Each is worded for the model.
 var (
@@ -151,6 +156,7 @@ func New(o Options) *Set {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	settingnames.Fill(&o.Settings)
 	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return &Set{o: o, log: log, byID: map[string]*task{}, changed: make(chan struct{})}
 }
@@ -198,7 +204,7 @@ func (s *Set) admitLocked() error {
 	if s.running >= s.o.MaxRunning {
 		if !s.limitLogged {
 			s.limitLogged = true
-			s.log.Warn("background task limit reached", "setting", cmp.Or(s.o.MaxRunningSetting, "MaxRunning"), "limit", s.o.MaxRunning)
+			s.log.Warn("background task limit reached", "setting", s.o.Settings.MaxRunning, "limit", s.o.MaxRunning)
 		}
 		return &LimitError{Limit: s.o.MaxRunning}
 	}

@@ -122,6 +122,16 @@ func atLeast(n int) func(any) error {
 	}
 }
 
+// between accepts whole numbers from lo to hi.
+func between(lo, hi int) func(any) error {
+	return func(v any) error {
+		if n := v.(int); n < lo || n > hi {
+			return fmt.Errorf("want %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
 // positive accepts durations above zero: a zero timeout would cut
 // everything off and a negative one means nothing.
 func positive(v any) error {

@@ -77,6 +77,11 @@ type Settings struct {
 	// keep-alive TCP connection open between two requests.
 	HeaderTimeout    time.Duration `json:"headerTimeout,omitempty"`
 	KeepaliveTimeout time.Duration `json:"keepaliveTimeout,omitempty"`
+	// MaxHeaderBytes caps a request's head on an http(s) listener;
+	// HTTP2MaxStreams the HTTP/2 streams one of its connections may
+	// have open at once.
+	MaxHeaderBytes  int `json:"maxHeaderBytes,omitempty"`
+	HTTP2MaxStreams int `json:"http2MaxStreams,omitempty"`
 
 	Mode            string `json:"mode,omitempty"`
 	MaxTurnRequests int    `json:"maxTurnRequests,omitempty"`
@@ -285,6 +290,8 @@ var table = []setting{
 	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, check: optional(cookieName), only: Serve},
 	{flag: "header-timeout", file: "headerTimeout", usage: "how long an http(s) listener waits for a request's headers (every request, before its token is checked)", kind: kDuration, def: "10s", ptr: func(s *Settings) any { return &s.HeaderTimeout }, only: Serve},
 	{flag: "keepalive-timeout", file: "keepaliveTimeout", usage: "how long an http(s) listener keeps an idle keep-alive TCP connection open between two requests (its ACP connection goes on, on the next one)", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.KeepaliveTimeout }, only: Serve},
+	{flag: "max-header-bytes", file: "maxHeaderBytes", usage: "largest request head (request line and headers) an http(s) listener takes; a larger one is answered 431", kind: kInt, def: "1048576", ptr: func(s *Settings) any { return &s.MaxHeaderBytes }, check: between(4096, 1<<30), only: Serve},
+	{flag: "http2-max-streams", file: "http2MaxStreams", usage: "HTTP/2 streams (requests, SSE streams) one connection to an http(s) listener may have open at once; its client's further requests wait", kind: kInt, def: "4096", ptr: func(s *Settings) any { return &s.HTTP2MaxStreams }, check: between(1, 1<<31-1), only: Serve},
 	{flag: "mode", file: "mode", usage: "default permission mode of new sessions: ask, accept-edits, yolo", def: "ask", ptr: func(s *Settings) any { return &s.Mode }, check: oneOf("ask", "accept-edits", "yolo")},
 	{flag: "max-turn-requests", file: "maxTurnRequests", usage: "most model calls in one prompt turn", kind: kInt, def: "100", ptr: func(s *Settings) any { return &s.MaxTurnRequests }, check: atLeast(1)},
 	{flag: "max-tokens", file: "maxTokens", usage: "output token cap per model call (0: the server's default)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxTokens }},

@@ -82,7 +82,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 	store, err := session.NewStore(dir, &session.StoreOptions{Logger: log, OpenJournals: st.MaxOpenJournals, Limits: session.DiskLimits{
 		MaxJournalBytes: int64(st.MaxJournalBytes), MinFreeBytes: int64(st.MinFreeDiskBytes), MaxStateBytes: int64(st.MaxStateBytes),
-		JournalSetting: "--max-journal-bytes", FreeSetting: "--min-free-disk-bytes", StateSetting: "--max-state-bytes"}})
+		Settings: session.DiskSettings{MaxJournalBytes: "--max-journal-bytes", MinFreeBytes: "--min-free-disk-bytes", MaxStateBytes: "--max-state-bytes"}}})
 	if err != nil {
 		return nil, StateDirError(st, err)
 	}
@@ -201,7 +201,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxTokensPerTurn:   st.MaxTokensPerTurn,
 		MaxDepth:           st.MaxDepth,
 		NoDelegation:       st.MaxDepth == 0,
-		Tasks:              tasks.Options{MaxRunning: st.MaxTasks, MaxRunningSetting: "--max-tasks", OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
+		Tasks:              tasks.Options{MaxRunning: st.MaxTasks, Settings: tasks.Settings{MaxRunning: "--max-tasks"}, OutputLimit: st.TaskOutput, IdleRelease: st.TaskIdleRelease},
 		Token:              st.Token,
 		Limits:             connLimits(st),
 		MaxSessionsPerConn: st.MaxSessionsPerConn,
@@ -565,6 +565,12 @@ func mcpLimits(st *config.Settings) mcp.Options {
 		MaxDescriptionBytes: st.MCPMaxToolDescriptionBytes,
 		MaxSchemaBytes:      st.MCPMaxToolSchemaBytes,
 		MaxSchemaDepth:      st.MCPMaxToolSchemaDepth,
+		// What the model, the editor and the log are told names the flag.
+		Settings: mcp.Settings{
+			CallTimeout: "--mcp-call-timeout", MaxOutput: "--mcp-max-output-bytes", MaxMessageBytes: "--mcp-max-message-bytes",
+			MaxTools: "--mcp-max-tools", MaxDescriptionBytes: "--mcp-max-tool-description-bytes", MaxSchemaBytes: "--mcp-max-tool-schema-bytes",
+			MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval",
+		},
 	}
 }
 

@@ -7,10 +7,15 @@
 // HTTP 503 for the http(s) listener); and a source whose connections keep
 // failing authentication is refused for a while that doubles each time.
 //
-// It knows nothing of ACP beyond three optional methods of the connections
-// it returns, Authenticated, AuthFailed and HandshakeExpired (whose answer
-// makes the handshake deadline's closes one logged episode until a
-// connection authenticates), which the ACP connection (acp/rpc) calls; any transport that serves ACP over these connections reuses the
-// same admission. It imports acp only for the error it writes when it
+// It knows nothing of ACP beyond four optional methods of the connections
+// it returns, Authenticated, AuthFailed, HandshakeExpired and
+// PreAuthLineExceeded (whose answers make the closes of connections that
+// have not authenticated, at the handshake deadline or for a line over the
+// limit, one logged episode each until a connection authenticates), which
+// the ACP connection (acp/rpc) calls; any
+// transport that serves ACP over these connections reuses the same
+// admission. A transport that authenticates its peers itself (the http(s)
+// listener's bearer token) closes a connection at its handshake deadline
+// with ExpireHandshake, in the same episode. It imports acp only for the error it writes when it
 // refuses, and owns no goroutine: Accept runs on the caller's.
 package listen

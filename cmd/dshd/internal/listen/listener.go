@@ -4,7 +4,6 @@
 package listen
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Options configure a [Listener]. Zero fields take the defaults named on
@@ -37,11 +37,9 @@ type Options struct {
 	AuthPenalty     time.Duration
 	// Logger receives the limits hit, once per episode, with the peer.
 	Logger *slog.Logger
-	// ConnectionsSetting, UnauthenticatedSetting and PenaltySetting name
-	// MaxConnections, MaxUnauthenticated and AuthPenalty in those logs
-	// (the daemon's flags), so that an operator knows what to raise;
-	// empty, the field names stand in.
-	ConnectionsSetting, UnauthenticatedSetting, PenaltySetting string
+	// Settings name the limits in those logs (the daemon's flags), so
+	// that an operator knows what to raise.
+	Settings Settings
 	// Refuse, when set, tells a refused peer why in the words of the
 	// protocol it speaks (an HTTP listener answers 503) and closes nc;
 	// limit names the limit hit: "connections", "unauthenticated" or
@@ -49,6 +47,12 @@ type Options struct {
 	Refuse func(nc net.Conn, limit, reason string)
 	// now returns the time (tests); nil is time.Now.
 	now func() time.Time
+}
+
+// Settings name the limits of [Options] in the logs of their hits, one
+// field for each limit of the same name; an empty field is that name.
+type Settings struct {
+	MaxConnections, MaxUnauthenticated, AuthPenalty string
 }
 
 const (
@@ -79,8 +83,10 @@ type Listener struct {
 	// episodes already logged; cleared when the condition ends.
 	loggedFull, loggedUnauthed, loggedAccept bool
 	// loggedHandshake: a connection closed at its handshake deadline was
-	// logged; the next connection that authenticates ends the episode.
-	loggedHandshake bool
+	// logged; loggedPreAuthLine: one that sent a line over the limit
+	// before it authenticated. The next connection that authenticates
+	// ends both episodes.
+	loggedHandshake, loggedPreAuthLine bool
 }
 
 // source is what the brake remembers of one remote host.
@@ -108,6 +114,7 @@ func New(l net.Listener, opts Options) *Listener {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
+	settingnames.Fill(&opts.Settings)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -202,21 +209,21 @@ func (l *Listener) admit(nc net.Conn) *Conn {
 		reason = fmt.Sprintf("too many failed authentications from %s; retry in %s", src, s.until.Sub(now).Round(time.Second))
 		if !s.logged {
 			s.logged = true
-			l.log.Warn("refusing connections from a source that failed authentication", "setting", cmp.Or(l.opts.PenaltySetting, "AuthPenalty"), "peer", nc.RemoteAddr().String(), "until", s.until)
+			l.log.Warn("refusing connections from a source that failed authentication", "setting", l.opts.Settings.AuthPenalty, "peer", nc.RemoteAddr().String(), "until", s.until)
 		}
 	case l.open >= l.opts.MaxConnections:
 		limit = "connections"
 		reason = fmt.Sprintf("too many connections (the limit is %d); try again later", l.opts.MaxConnections)
 		if !l.loggedFull {
 			l.loggedFull = true
-			l.log.Warn("refusing connections: the connection limit is reached", "setting", cmp.Or(l.opts.ConnectionsSetting, "MaxConnections"), "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the connection limit is reached", "setting", l.opts.Settings.MaxConnections, "limit", l.opts.MaxConnections, "peer", nc.RemoteAddr().String())
 		}
 	case l.opts.RequireAuth && l.unauthed >= l.opts.MaxUnauthenticated:
 		limit = "unauthenticated"
 		reason = fmt.Sprintf("too many connections waiting to authenticate (the limit is %d); try again later", l.opts.MaxUnauthenticated)
 		if !l.loggedUnauthed {
 			l.loggedUnauthed = true
-			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "setting", cmp.Or(l.opts.UnauthenticatedSetting, "MaxUnauthenticated"), "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
+			l.log.Warn("refusing connections: the limit of unauthenticated connections is reached", "setting", l.opts.Settings.MaxUnauthenticated, "limit", l.opts.MaxUnauthenticated, "peer", nc.RemoteAddr().String())
 		}
 	}
 	if reason != "" {
@@ -288,7 +295,7 @@ func (l *Listener) released(c *Conn) {
 func (l *Listener) authenticated(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.loggedHandshake = false
+	l.loggedHandshake, l.loggedPreAuthLine = false, false
 	if c.unauthed.CompareAndSwap(true, false) {
 		l.unauthed--
 		if l.unauthed < l.opts.MaxUnauthenticated {
@@ -338,15 +345,45 @@ func (l *Listener) forgetExpired(now time.Time) {
 	}
 }
 
-// handshakeExpired reports whether c's close at its handshake deadline is
-// the first of an episode. The unauthenticated cap bounds how many such
-// connections wait at once, not how often they come: a line for each
-// would be a peer writing the log.
-func (l *Listener) handshakeExpired() bool {
+// handshakeExpired is c's handshake deadline. With closeNow it closes c,
+// unless c has authenticated or ended by then, and reports whether it did;
+// without, the caller closes it. It reports whether the close is the first
+// of an episode, to be logged: the unauthenticated cap bounds how many
+// such connections wait at once, not how often they come, and a line for
+// each would be a peer writing the log. The close and the decision are
+// made under l.mu, which the authentication that ends an episode takes
+// too, so that a close counts in the episode it came in whichever
+// goroutine runs first.
+func (l *Listener) handshakeExpired(c *Conn, closeNow bool) (closed, first bool) {
+	l.mu.Lock()
+	closed = true
+	if closeNow {
+		// c.Conn's own Close: c.Close gives its slot back, under l.mu.
+		closed = c.unauthed.Load() && c.Conn.Close() == nil
+	}
+	if closed {
+		first = firstOfEpisode(&l.loggedHandshake)
+	}
+	l.mu.Unlock()
+	if closeNow && closed {
+		c.once.Do(func() { l.released(c) })
+	}
+	return closed, first
+}
+
+// preAuthLineExceeded reports whether a close for a line over the limit
+// before authentication is the first of an episode, as handshakeExpired.
+func (l *Listener) preAuthLineExceeded() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	first := !l.loggedHandshake
-	l.loggedHandshake = true
+	return firstOfEpisode(&l.loggedPreAuthLine)
+}
+
+// firstOfEpisode sets the episode flag *logged and reports whether it was
+// clear; under l.mu.
+func firstOfEpisode(logged *bool) bool {
+	first := !*logged
+	*logged = true
 	return first
 }
 
@@ -371,8 +408,24 @@ func (c *Conn) Authenticated() { c.l.authenticated(c) }
 
 // HandshakeExpired tells the listener the connection is closed at its
 // handshake deadline, and reports whether that is the first of an episode
-// (to be logged); the next connection that authenticates ends it.
-func (c *Conn) HandshakeExpired() bool { return c.l.handshakeExpired() }
+// (to be logged); the next connection that authenticates ends it. The
+// caller closes the connection.
+func (c *Conn) HandshakeExpired() bool {
+	_, first := c.l.handshakeExpired(c, false)
+	return first
+}
+
+// ExpireHandshake closes the connection at its handshake deadline unless
+// it has authenticated (or ended) by then, and reports whether it closed
+// it and whether that close is the first of an episode, as
+// HandshakeExpired; for a transport whose deadline is not the ACP
+// connection's (the http(s) listener's bearer token).
+func (c *Conn) ExpireHandshake() (closed, first bool) { return c.l.handshakeExpired(c, true) }
+
+// PreAuthLineExceeded tells the listener the connection is closed for a
+// line over the limit before it authenticated, and reports whether that
+// is the first of an episode, as HandshakeExpired.
+func (c *Conn) PreAuthLineExceeded() bool { return c.l.preAuthLineExceeded() }
 
 // AuthFailed tells the listener the peer failed to authenticate.
 func (c *Conn) AuthFailed() { c.l.authFailed(c) }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -279,5 +280,21 @@ func TestHandshakeDeadlinesAreOneEpisodeUntilAConnectionAuthenticates(t *testing
 	}
 	for _, x := range []*Conn{a, b, c} {
 		x.Close()
+	}
+}
+
+// The closes for a line over the limit before authentication are an
+// episode of their own beside the handshake deadline's, which an
+// authentication ends too.
+func TestOverLongLinesBeforeAuthenticationAreAnEpisodeOfTheirOwn(t *testing.T) {
+	f := newFeeder(t, Options{RequireAuth: true})
+	a, b := f.admit("127.0.0.1"), f.admit("127.0.0.2")
+	defer a.Close()
+	defer b.Close()
+	got := []bool{a.PreAuthLineExceeded(), a.HandshakeExpired(), b.PreAuthLineExceeded(), b.HandshakeExpired()}
+	b.Authenticated()
+	got = append(got, a.PreAuthLineExceeded(), a.HandshakeExpired())
+	if want := []bool{true, true, false, false, true, true}; !slices.Equal(got, want) {
+		t.Errorf("first of an episode: %v, want %v (line, handshake, line, handshake, then both after an authentication)", got, want)
 	}
 }
