@@ -47,7 +47,11 @@
 // system is nearly full, or the sessions in it hold their bound (a count
 // the store keeps: what it found at start, plus what it writes, minus
 // what it deletes), no turn starts and no journal is created; each is a
-// [*LimitError], checked before anything is run or recorded.
+// [*LimitError], checked before anything is run or recorded. The same
+// refusals hold for a change of mode, model or thinking, during a turn
+// too, and meanwhile a running background task's output is not
+// recorded: a turn is bounded by its own limits, but nothing of a turn's
+// bounds those.
 // A store keeps at most [DefaultOpenJournals] journal files open; the
 // journal written least recently gives its file back and reopens it when
 // it next writes, so idle sessions hold no descriptors.
