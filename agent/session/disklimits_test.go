@@ -105,16 +105,24 @@ func TestAForkThatWouldStartAtTheJournalBoundIsNotMade(t *testing.T) {
 	}
 }
 
-func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+// lowDiskSession is a hangSession in a store bounded to 1 MiB of free
+// space, whose free space is 10 MiB until setFree says otherwise.
+func lowDiskSession(t *testing.T) (s *Session, store *Store, logs *testkit.SyncBuffer, setFree func(int64)) {
+	t.Helper()
 	var mu sync.Mutex
 	free := int64(10 << 20)
-	setFree := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
+	setFree = func(n int64) { mu.Lock(); free = n; mu.Unlock() }
 	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, FreeSetting: "--min-free-disk-bytes"}, func(string) (int64, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return free, nil
 	})
-	s, store := hangSession(t, opts, nil)
+	s, store = hangSession(t, opts, nil)
+	return s, store, logs, setFree
+}
+
+func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+	s, store, logs, setFree := lowDiskSession(t)
 	t.Cleanup(func() { s.Close() })
 	if _, err := runTurn(t, s, "with room"); err != nil {
 		t.Fatal(err)
@@ -364,15 +372,7 @@ func TestAtTheStateBoundTheStoreCountsAgainWhatAnotherProcessRemoved(t *testing.
 }
 
 func TestARunningTasksOutputIsLeftOutWhileADiskBoundRefuses(t *testing.T) {
-	var mu sync.Mutex
-	free := int64(10 << 20)
-	setFree := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
-	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, FreeSetting: "--min-free-disk-bytes"}, func(string) (int64, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return free, nil
-	})
-	s, _ := hangSession(t, opts, nil)
+	s, _, logs, setFree := lowDiskSession(t)
 	t.Cleanup(func() { s.Close() })
 	if s.outputHeld() {
 		t.Fatal("output is held with room on the disk")
