@@ -316,11 +316,10 @@ const LogTaskOutputHeld = "task output not recorded while a disk bound is reache
 
 // outputHeld reports whether a running background task's output record
 // is left out of the journal of s, which records: while the disk bounds
-// refuse a prompt. A
-// command or a child keeps running after the turn that started it, and
-// without this its output records (up to the task's output limit each
-// second) would grow the journal past every bound for as long as it
-// runs. The task keeps the tail of its output, and the record of its end
+// refuse a prompt. A command or a child keeps running after the turn
+// that started it, and without this its output records (up to the task's
+// output limit each second) would grow the journal past every bound for
+// as long as it runs. The task keeps the tail of its output, and the record of its end
 // holds it; what is left out is only what a crash would have kept. The
 // first record left out of each episode is logged, naming the setting,
 // and the episode's end.

@@ -46,7 +46,7 @@ func newLocks(dir string, log *slog.Logger) *locks {
 }
 
 // hold locks session id for as long as this store has it open. It fails
-// with ErrHeld when another process, or this store, has it open, or
+// only with ErrHeld: when another process, or this store, has it open, or
 // another process is deleting it.
 func (l *locks) hold(id string) error {
 	l.mu.Lock()
@@ -70,7 +70,7 @@ func (l *locks) let(id string) {
 }
 
 // claim locks session id while it is deleted, and returns what unlocks
-// it; like hold, it fails with ErrHeld on a session that is open.
+// it; like hold, it fails only with ErrHeld, on a session that is open.
 func (l *locks) claim(id string) (unlock func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -451,12 +451,8 @@ func (s *Store) ForceDelete(id string) (held bool, err error) {
 		return false, nil
 	}
 	unlock, err := s.locks.claim(id)
-	switch {
-	case errors.Is(err, ErrHeld):
-		held = true
-	case err != nil:
-		return false, err
-	default:
+	held = err != nil // claim fails only with ErrHeld
+	if !held {
 		defer unlock()
 	}
 	return held, s.removeSession(id)
