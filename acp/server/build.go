@@ -176,6 +176,7 @@ func (w withoutDelegators) Get(name string) (tools.Tool, bool) {
 func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Stored, cwd string, dirs []string, servers []acp.McpServer, depth, maxDepth int, hist *agent.History) (*session.Session, error) {
 	release, err := c.reserveSession(id)
 	if err != nil {
+		stored.Close() // its journal holds the session's lock and a descriptor
 		return nil, err
 	}
 	defer release()

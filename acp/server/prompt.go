@@ -103,6 +103,10 @@ func notSavedError(ns *session.NotSavedError, ran bool) error {
 	cause := ns.Err.Error()
 	var msg string
 	switch {
+	case errors.Is(ns.Err, session.ErrJournalGone) && ran:
+		msg = "The turn was not saved: " + cause + "; nothing more of this session can be saved, start a new one"
+	case errors.Is(ns.Err, session.ErrJournalGone):
+		msg = "The prompt was not run: " + cause + "; nothing more of this session can be saved, start a new one"
 	case ns.Lost:
 		msg = "The session cannot be saved any more, records were lost (" + cause + "); close it and load it again to continue from what was saved"
 	case ns.Recovered:

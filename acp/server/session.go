@@ -170,6 +170,9 @@ func (c *Conn) load(ctx context.Context, id acp.SessionID, cwd string, dirs []st
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, nil, notFound(id)
 		}
+		if errors.Is(err, session.ErrHeld) {
+			return nil, nil, heldElsewhere(id)
+		}
 		return nil, nil, acp.ErrInternal.Errorf("opening the session: %v", err)
 	}
 	if stored.Meta.Cwd != "" && stored.Meta.Cwd != cwd {
@@ -295,8 +298,19 @@ func (c *Conn) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest)
 	if elsewhere {
 		return nil, acp.ErrInvalidParams.WithData(map[string]any{"sessionId": req.SessionID, "reason": "the session is open on another connection"})
 	}
-	if err := c.srv.opts.Store.Delete(string(req.SessionID)); err != nil {
+	err := c.srv.opts.Store.Delete(string(req.SessionID))
+	if errors.Is(err, session.ErrHeld) {
+		return nil, heldElsewhere(req.SessionID)
+	}
+	if err != nil {
 		return nil, acp.ErrInternal.Errorf("deleting the session: %v", err)
 	}
 	return &acp.DeleteSessionResponse{}, nil
+}
+
+// heldElsewhere is the error of a load or delete of a session another
+// dshd process has open (the store's lock says so): two daemons writing
+// one journal would write over each other's records.
+func heldElsewhere(id acp.SessionID) error {
+	return acp.ErrInvalidParams.WithData(map[string]any{"sessionId": id, "reason": "the session is open in another dshd process"})
 }

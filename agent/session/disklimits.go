@@ -9,6 +9,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -307,14 +308,37 @@ func (s *Session) checkDisk() error {
 	return st.checkJournal(s.stored.journal)
 }
 
-// checkChange refuses a change of mode, model or thinking outside a turn
-// as checkDisk refuses a prompt: each change is recorded (with the
-// updates that tell the client), so a client sending them without end
-// would grow the journal without end. During a turn, which may finish
-// past the bounds, a change is made: the turn may be waiting for it.
-func (s *Session) checkChange() error {
-	if s.Running() != nil {
-		return nil
+// checkChange refuses a change of mode, model or thinking as checkDisk
+// refuses a prompt: each change is recorded (with the updates that tell
+// the client), so a client sending them without end would grow the
+// journal without end. That holds during a turn too: a turn finishes
+// past the bounds, bounded by its own limits, but changes sent while it
+// runs (one waiting on a permission question, say) are bounded by
+// nothing of the turn's.
+func (s *Session) checkChange() error { return s.checkDisk() }
+
+// LogTaskOutputHeld is logged, with the setting, when a running task's
+// output stops being recorded because a disk bound is reached.
+const LogTaskOutputHeld = "task output not recorded while a disk bound is reached; the task keeps the last of it, recorded when it ends"
+
+// outputHeld reports whether a running background task's output record
+// is left out of the journal of s, which records: while the disk bounds
+// refuse a prompt. A command or a child keeps running after the turn
+// that started it, and without this its output records (up to the task's
+// output limit each second) would grow the journal past every bound for
+// as long as it runs. The task keeps the tail of its output, and the record of its end
+// holds it; what is left out is only what a crash would have kept. The
+// first record left out of each episode is logged, naming the setting,
+// and the episode's end.
+func (s *Session) outputHeld() bool {
+	var le *LimitError
+	held := errors.As(s.checkDisk(), &le)
+	log := s.stored.store.logger // where the bounds' other refusals go
+	switch was := s.outputLeftOut.Swap(held); {
+	case held && !was:
+		log.Warn(LogTaskOutputHeld, "session", s.id, "setting", le.Setting, "limit", le.Limit)
+	case !held && was:
+		log.Info("task output is recorded again", "session", s.id)
 	}
-	return s.checkDisk()
+	return held
 }

@@ -105,16 +105,24 @@ func TestAForkThatWouldStartAtTheJournalBoundIsNotMade(t *testing.T) {
 	}
 }
 
-func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+// lowDiskSession is a hangSession in a store bounded to 1 MiB of free
+// space, whose free space is 10 MiB until setFree says otherwise.
+func lowDiskSession(t *testing.T) (s *Session, store *Store, logs *testkit.SyncBuffer, setFree func(int64)) {
+	t.Helper()
 	var mu sync.Mutex
 	free := int64(10 << 20)
-	setFree := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
+	setFree = func(n int64) { mu.Lock(); free = n; mu.Unlock() }
 	opts, logs := limitsStore(t, DiskLimits{MinFreeBytes: 1 << 20, Settings: DiskSettings{MinFreeBytes: "--min-free-disk-bytes"}}, func(string) (int64, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return free, nil
 	})
-	s, store := hangSession(t, opts, nil)
+	s, store = hangSession(t, opts, nil)
+	return s, store, logs, setFree
+}
+
+func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
+	s, store, logs, setFree := lowDiskSession(t)
 	t.Cleanup(func() { s.Close() })
 	if _, err := runTurn(t, s, "with room"); err != nil {
 		t.Fatal(err)
@@ -161,9 +169,9 @@ func TestBelowTheFreeSpaceBoundNoTurnRunsAndNoJournalIsCreated(t *testing.T) {
 	}
 }
 
-func TestDuringATurnPastTheJournalBoundAModeChangeIsMade(t *testing.T) {
+func TestDuringATurnPastTheJournalBoundAChangeIsRefusedToo(t *testing.T) {
 	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 1024}, nil)
-	s, _ := hangSession(t, opts, nil)
+	s, store := hangSession(t, opts, nil)
 	t.Cleanup(func() { s.Close() })
 	turn, err := s.BeginTurn(context.Background())
 	if err != nil {
@@ -174,21 +182,43 @@ func TestDuringATurnPastTheJournalBoundAModeChangeIsMade(t *testing.T) {
 		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
 		done <- err
 	}()
-	// The turn's own updates take the journal past the bound.
+	var ended error
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			turn.Cancel()
+			ended = testkit.Await(t, done, "the cancelled turn to end")
+			turn.Finish()
+		})
+	}
+	t.Cleanup(end) // a failure still ends the turn, which Close waits for
+	// The turn's own updates take the journal past the bound, and it
+	// goes on: its own limits bound it.
 	if err := s.RecordUpdate(json.RawMessage(`{"update":"` + strings.Repeat("u", 2048) + `"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetMode("yolo"); err != nil {
-		t.Fatalf("a mode change during a turn past the bound: %v", err)
-	}
-	turn.Cancel()
-	if err := testkit.Await(t, done, "the cancelled turn to end"); err != nil {
-		t.Fatalf("the turn that passed the bound: %v", err)
-	}
-	turn.Finish()
+	// Changes sent while it runs are bounded by nothing of the turn's:
+	// made, a client sending them without end would grow the journal
+	// without end.
 	var le *LimitError
-	if err := s.SetMode("ask"); !errors.As(err, &le) || s.Mode() != "yolo" {
-		t.Fatalf("a mode change once the turn ended: %v, mode %q", err, s.Mode())
+	for range 3 {
+		if err := s.SetMode("yolo"); !errors.As(err, &le) || s.Mode() != "ask" {
+			t.Fatalf("a mode change during a turn past the bound: %v, mode %q", err, s.Mode())
+		}
+		if err := s.SetModel("other"); !errors.As(err, &le) || s.Agent().ModelID() == "other" {
+			t.Fatalf("a model change during a turn past the bound: %v", err)
+		}
+	}
+	end()
+	if ended != nil {
+		t.Fatalf("the turn that passed the bound: %v", ended)
+	}
+	ld, err := Read(store, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.State.Mode != "ask" || ld.State.Model != "" {
+		t.Fatalf("the journal records the refused changes: %+v", ld.State)
 	}
 }
 
@@ -341,5 +371,29 @@ func TestAtTheStateBoundTheStoreCountsAgainWhatAnotherProcessRemoved(t *testing.
 	}
 	if got := store.stateBytes.Load(); got != 0 {
 		t.Fatalf("the store counts %d bytes in an empty directory", got)
+	}
+}
+
+func TestARunningTasksOutputIsLeftOutWhileADiskBoundRefuses(t *testing.T) {
+	s, _, logs, setFree := lowDiskSession(t)
+	t.Cleanup(func() { s.Close() })
+	if s.outputHeld() {
+		t.Fatal("output is held with room on the disk")
+	}
+	setFree(1)
+	for range 3 {
+		if !s.outputHeld() {
+			t.Fatal("output is recorded below the free-space bound")
+		}
+	}
+	setFree(10 << 20)
+	if s.outputHeld() {
+		t.Fatal("output is still held once space returned")
+	}
+	if n := strings.Count(logs.String(), LogTaskOutputHeld); n != 1 || !strings.Contains(logs.String(), "setting=--min-free-disk-bytes") {
+		t.Fatalf("three held records logged %d times, want once naming the setting:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "task output is recorded again") {
+		t.Fatalf("the episode's end was not logged:\n%s", logs)
 	}
 }

@@ -47,7 +47,11 @@
 // system is nearly full, or the sessions in it hold their bound (a count
 // the store keeps: what it found at start, plus what it writes, minus
 // what it deletes), no turn starts and no journal is created; each is a
-// [*LimitError], checked before anything is run or recorded.
+// [*LimitError], checked before anything is run or recorded. The same
+// refusals hold for a change of mode, model or thinking, during a turn
+// too, and meanwhile a running background task's output is not
+// recorded: a turn is bounded by its own limits, but nothing of a turn's
+// bounds those.
 // A store keeps at most [DefaultOpenJournals] journal files open; the
 // journal written least recently gives its file back and reopens it when
 // it next writes, so idle sessions hold no descriptors.
@@ -63,8 +67,14 @@
 // a session's journal in its store before the live session is built over
 // it.
 //
-// One process should write a given session at a time; the files are not
-// locked. The journal, the store and the session start no goroutines of
+// One process writes a given session at a time: a store locks each
+// session it has open (an advisory lock on one byte of <dir>/.lock per
+// session, which the kernel drops when the process ends), so another
+// store neither opens nor deletes it ([ErrHeld]). A journal whose file is
+// deleted or replaced all the same (a forced delete) finds out when it
+// next reopens its file, when a turn begins and when its end is synced,
+// and saves nothing more ([ErrJournalGone]): a turn is never acknowledged
+// with records no load would read. The journal, the store and the session start no goroutines of
 // their own; a session's turn runs on its caller's goroutine, and its
 // agent's goroutines end before [Turn.Run] returns.
 package session

@@ -68,6 +68,11 @@ var (
 	ErrNotFound = errors.New("session: session not found")
 	// ErrClosed is a call on a closed [Journal].
 	ErrClosed = errors.New("session: journal closed")
+	// ErrJournalGone is the cause of a [*NotSavedError] whose journal file
+	// was deleted, or replaced by another file, while the journal had it
+	// open (`dshd sessions delete --force`, a person's rm): what it
+	// writes could never be loaded, so it writes nothing more.
+	ErrJournalGone = errors.New("the journal file was deleted or replaced by another process")
 )
 
 // maxIDLen keeps "<id>.json" and the sidecar's temp names well inside the
@@ -165,6 +170,9 @@ type Journal struct {
 	onSync func(last time.Time, closing bool)
 	// grew, when set, learns each change of the file's size.
 	grew func(delta int64)
+	// ident is the file the journal opened, which its path must still
+	// name (see [ErrJournalGone]); nil when it could not be told.
+	ident os.FileInfo
 
 	mu sync.Mutex
 	// f is nil while the file is given back to the cache, and once closed.
@@ -193,6 +201,9 @@ type Journal struct {
 	buf          []byte
 	// overLogged is set once the journal bound refused a prompt.
 	overLogged bool
+	// unhold, set by a Store, unlocks the session once the journal is
+	// closed; nil once it ran.
+	unhold func()
 }
 
 // CreateJournal creates the journal of session id in dir, which must
@@ -213,6 +224,7 @@ func CreateJournal(dir, id string, meta any, opts *JournalOptions) (*Journal, er
 		return nil, fmt.Errorf("session: create journal: %w", err)
 	}
 	j.f = f
+	j.ident = identity(f)
 	err = j.Append(KindMeta, meta)
 	if err == nil {
 		err = j.Sync()
@@ -254,6 +266,7 @@ func OpenJournal(dir, id string, opts *JournalOptions) (*Journal, []Record, erro
 	}
 	j.mu.Lock()
 	j.f = f
+	j.ident = identity(f)
 	j.size, j.synced = size, size
 	j.freshLine = !clean
 	if n := len(recs); n > 0 {
@@ -263,6 +276,16 @@ func OpenJournal(dir, id string, opts *JournalOptions) (*Journal, []Record, erro
 	j.mu.Unlock()
 	victim.release()
 	return j, recs, nil
+}
+
+// identity is what tells f's file from any other, for os.SameFile; nil
+// when the system cannot say.
+func identity(f journalFile) os.FileInfo {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
 }
 
 func newJournal(id, path string, opts *JournalOptions) *Journal {
@@ -394,7 +417,7 @@ func (j *Journal) finish(w *lineWriter, encodeErr error) error {
 			j.grew(w.off - j.size)
 		}
 		j.size, j.sum, j.freshLine = w.off, w.sum, false
-	case w.wrote:
+	case w.wrote && j.f != nil:
 		_ = j.f.Truncate(j.size) // best effort: the next write lands there anyway
 	}
 	return w.err
@@ -422,17 +445,71 @@ func (j *Journal) reuse(b []byte) {
 	}
 }
 
-// ensureOpen opens the file again after the cache took it back.
+// ensureOpen opens the file again after the cache took it back. A path
+// that names no file, or another file than the one the journal wrote, is
+// a journal gone: the error is then the journal's [*NotSavedError].
 func (j *Journal) ensureOpen() error {
 	if j.f != nil {
 		return nil
 	}
 	f, err := j.open(j.path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		j.gone()
+		return j.notSaved()
+	}
 	if err != nil {
 		return err
 	}
+	if fi := identity(f); j.ident != nil && fi != nil && !os.SameFile(fi, j.ident) {
+		f.Close()
+		j.gone()
+		return j.notSaved()
+	}
 	j.f = f
 	return nil
+}
+
+// stillThere checks that the journal's path still names the file it
+// writes; when it names none, or another, the journal is gone and the
+// error is its [*NotSavedError]. One stat; a stat that fails for another
+// reason says nothing about the file. j.mu is held.
+func (j *Journal) stillThere() error {
+	if j.ident == nil || j.lost != nil {
+		return nil
+	}
+	fi, err := os.Stat(j.path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(fi, j.ident) {
+		j.gone()
+		return j.notSaved()
+	}
+	return nil
+}
+
+// checkFile is stillThere for a turn about to begin: a session whose
+// journal is gone runs no turn, which nothing could load afterwards.
+func (j *Journal) checkFile() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	return j.stillThere()
+}
+
+// gone gives up on a journal whose file was deleted or replaced: every
+// record from now on is refused (see [ErrJournalGone]), and the file is
+// closed, which gives a deleted file's space back. j.mu is held.
+func (j *Journal) gone() {
+	j.logger.Error("session journal deleted or replaced by another process; nothing more of the session can be saved", "path", j.path)
+	j.lost = fmt.Errorf("%w: %s", ErrJournalGone, j.path)
+	j.pending, j.pendingBytes = nil, 0
+	if j.files != nil {
+		j.files.drop(j)
+	}
+	if j.f != nil {
+		_ = j.f.Close()
+		j.f = nil
+	}
 }
 
 // use tells the cache the journal used its file and returns the journal
@@ -467,7 +544,7 @@ func (j *Journal) release() {
 // fail records why records are not saved; the first failure of a run of
 // them is logged.
 func (j *Journal) fail(err error) {
-	if j.err == nil {
+	if j.err == nil && j.lost == nil {
 		j.logger.Warn("journal cannot be saved; the session refuses new turns until it can", "path", j.path, "err", err)
 	}
 	j.err = err
@@ -577,10 +654,18 @@ func (j *Journal) sync() (synced bool, err error) {
 	if err == nil {
 		err = j.f.Datasync()
 	}
+	if j.lost != nil {
+		return false, j.notSaved()
+	}
 	if err != nil {
 		j.fail(err)
 		j.rewrite = true
 		return false, j.notSaved()
+	}
+	// What was synced counts only if a later load reads it: the path must
+	// still name the file written.
+	if err := j.stillThere(); err != nil {
+		return false, err
 	}
 	if j.err != nil {
 		j.logger.Info("journal saved again", "path", j.path)
@@ -674,11 +759,16 @@ func (j *Journal) discardLocked() error {
 	if j.files != nil {
 		j.files.drop(j)
 	}
-	if j.f == nil {
-		return nil
+	var err error
+	if j.f != nil {
+		err = j.f.Close()
+		j.f = nil
 	}
-	err := j.f.Close()
-	j.f = nil
+	// Unlocked only once closed: another process may delete it now.
+	if j.unhold != nil {
+		j.unhold()
+		j.unhold = nil
+	}
 	return err
 }
 

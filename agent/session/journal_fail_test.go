@@ -265,7 +265,8 @@ func TestJournalOnAFullDisk(t *testing.T) {
 	})
 }
 
-// openJournalFiles counts this process's descriptors open on files in dir.
+// openJournalFiles counts this process's descriptors open on journal
+// files in dir.
 func openJournalFiles(t *testing.T, dir string) int {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
@@ -274,7 +275,7 @@ func openJournalFiles(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && filepath.Dir(target) == dir {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && filepath.Dir(target) == dir && strings.HasSuffix(target, ".jsonl") {
 			n++
 		}
 	}

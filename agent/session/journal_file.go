@@ -19,6 +19,9 @@ type journalFile interface {
 	Truncate(size int64) error
 	// Datasync makes the file's data durable (fdatasync on Linux).
 	Datasync() error
+	// Stat tells the file from others (os.SameFile): the journal checks
+	// that its path still names it.
+	Stat() (os.FileInfo, error)
 	Close() error
 }
 

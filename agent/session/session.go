@@ -98,6 +98,9 @@ type Session struct {
 	lastSystem   renderedSystem
 	titled       atomic.Bool
 	tasks        *tasks.Set
+	// outputLeftOut is set while running tasks' output is not recorded
+	// (see outputHeld).
+	outputLeftOut atomic.Bool
 
 	mu   sync.Mutex
 	turn *Turn

@@ -182,6 +182,10 @@ type Store struct {
 	// another process's) renames a new file in, which changes the inode.
 	cacheMu sync.Mutex
 	cache   map[string]cachedInfo
+
+	// locks marks the sessions whose journals the store has open, for
+	// other processes to see (see lock.go).
+	locks *locks
 }
 
 type cachedInfo struct {
@@ -213,7 +217,7 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 		o.freeSpace = freeSpace
 	}
 	s := &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits.named(), freeSpace: o.freeSpace,
-		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo)}
+		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo), locks: newLocks(abs, o.Logger)}
 	if err := s.countState(); err != nil {
 		return nil, err
 	}
@@ -239,7 +243,8 @@ func (s *Store) journalOptions() *JournalOptions {
 // sessions hold the state bound, nothing is created and the error is a
 // [*LimitError]. The returned
 // journal keeps the sidecar's UpdatedAt current: each Sync or Close that
-// made new records durable moves it to the last record's time.
+// made new records durable moves it to the last record's time. The
+// session is locked (see [ErrHeld]) until the journal is closed.
 func (s *Store) Create(meta Meta) (*Journal, error) {
 	if err := checkID(meta.SessionID); err != nil {
 		return nil, err
@@ -253,10 +258,15 @@ func (s *Store) Create(meta Meta) (*Journal, error) {
 	if meta.CreatedAt.IsZero() {
 		meta.CreatedAt = s.now().UTC()
 	}
-	j, err := CreateJournal(s.dir, meta.SessionID, &meta, s.journalOptions())
-	if err != nil {
+	if err := s.locks.hold(meta.SessionID); err != nil {
 		return nil, err
 	}
+	j, err := CreateJournal(s.dir, meta.SessionID, &meta, s.journalOptions())
+	if err != nil {
+		s.locks.let(meta.SessionID)
+		return nil, err
+	}
+	s.holdUntilClosed(j)
 	info := infoFromMeta(&meta)
 	s.mu.Lock()
 	err = s.writeInfo(&info)
@@ -276,12 +286,23 @@ func (s *Store) Create(meta Meta) (*Journal, error) {
 
 // Open opens the journal of session id and returns its records (see
 // [OpenJournal]). A missing or damaged sidecar is rebuilt from the
-// journal. Like one from Create, the journal keeps the sidecar current.
+// journal. Like one from Create, the journal keeps the sidecar current,
+// and the session is locked until the journal is closed: a session
+// another process has open fails with ErrHeld, since two writers of one
+// journal would write over each other's records.
 func (s *Store) Open(id string) (*Journal, []Record, error) {
-	j, recs, err := OpenJournal(s.dir, id, s.journalOptions())
-	if err != nil {
+	if err := checkID(id); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err := s.locks.hold(id); err != nil {
 		return nil, nil, err
 	}
+	j, recs, err := OpenJournal(s.dir, id, s.journalOptions())
+	if err != nil {
+		s.locks.let(id)
+		return nil, nil, err
+	}
+	s.holdUntilClosed(j)
 	if _, err := s.readInfo(id); err != nil {
 		s.logger.Warn("rebuilding session sidecar", "session", id, "err", err)
 		if info, ok := infoFromRecords(id, recs); ok {
@@ -297,6 +318,12 @@ func (s *Store) Open(id string) (*Journal, []Record, error) {
 	}
 	s.attach(j)
 	return j, recs, nil
+}
+
+// holdUntilClosed lets go of the lock on j's session when j closes.
+func (s *Store) holdUntilClosed(j *Journal) {
+	id := j.ID()
+	j.unhold = func() { s.locks.let(id) }
 }
 
 // attach makes j keep its session's sidecar current. The sidecar's update
@@ -398,12 +425,41 @@ func (s *Store) SetTitle(id, title string) error {
 }
 
 // Delete removes the journal and sidecar of session id. An unknown (or
-// invalid) id is not an error. Deleting an open session leaves its
-// Journal writing to an unlinked file.
+// invalid) id is not an error. A session that is open, in this store or
+// in another process, is not deleted: the error is ErrHeld. The session
+// is locked while its files are removed, so no process opens it
+// meanwhile.
 func (s *Store) Delete(id string) error {
 	if !ValidID(id) {
 		return nil
 	}
+	unlock, err := s.locks.claim(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.removeSession(id)
+}
+
+// ForceDelete removes the journal and sidecar of session id even when a
+// process has it open, and reports whether one had: that process's
+// journal finds its file gone when it next checks (at its next turn's
+// end at the latest) and saves nothing more of the session (see
+// [ErrJournalGone]).
+func (s *Store) ForceDelete(id string) (held bool, err error) {
+	if !ValidID(id) {
+		return false, nil
+	}
+	unlock, err := s.locks.claim(id)
+	held = err != nil // claim fails only with ErrHeld
+	if !held {
+		defer unlock()
+	}
+	return held, s.removeSession(id)
+}
+
+// removeSession removes the files of session id.
+func (s *Store) removeSession(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The sidecar goes first: a crash in between leaves a journal that

@@ -106,14 +106,19 @@ func TestStoreCreateAndOpen(t *testing.T) {
 			t.Errorf("updatedAt %v did not move past %v", after.UpdatedAt, before.UpdatedAt)
 		}
 	})
-	t.Run("creating it again fails with ErrExists", func(t *testing.T) {
-		if _, err := s.Create(meta); !errors.Is(err, ErrExists) {
+	t.Run("creating it again fails with ErrHeld while it is open", func(t *testing.T) {
+		if _, err := s.Create(meta); !errors.Is(err, ErrHeld) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
+	t.Run("creating it again fails with ErrExists once it is closed", func(t *testing.T) {
+		if _, err := s.Create(meta); !errors.Is(err, ErrExists) {
+			t.Fatalf("got %v", err)
+		}
+	})
 	t.Run("opening returns the meta record first", func(t *testing.T) {
 		j, recs, err := s.Open("s1")
 		if err != nil {
@@ -229,6 +234,9 @@ func TestStoreDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Delete("gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -245,15 +253,22 @@ func TestStoreDelete(t *testing.T) {
 			t.Errorf("Open = %v", err)
 		}
 	})
-	t.Run("a journal still open does not bring its sidecar back", func(t *testing.T) {
-		if err := j.Append(KindUpdate, 1); err != nil {
+	t.Run("an open session is not deleted", func(t *testing.T) {
+		j, _, err := s.Open("keep")
+		if err != nil {
 			t.Fatal(err)
+		}
+		if err := s.Delete("keep"); !errors.Is(err, ErrHeld) {
+			t.Fatalf("Delete of an open session = %v, want ErrHeld", err)
 		}
 		if err := j.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Info("gone"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Info = %v", err)
+		if !s.Exists("keep") {
+			t.Fatal("the refused delete removed the journal")
+		}
+		if _, err := s.Info("keep"); err != nil {
+			t.Fatalf("the refused delete removed the sidecar: %v", err)
 		}
 	})
 	t.Run("deleting an unknown or invalid id is not an error", func(t *testing.T) {
@@ -275,7 +290,7 @@ func TestStoreDelete(t *testing.T) {
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		if !slices.Equal(names, []string{"keep.json", "keep.jsonl"}) {
+		if !slices.Equal(names, []string{lockName, "keep.json", "keep.jsonl"}) {
 			t.Errorf("directory holds %v", names)
 		}
 	})

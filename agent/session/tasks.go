@@ -20,12 +20,18 @@ const (
 )
 
 // newTasks builds the session's set: recorded in its journal when it has
-// one, and rebuilt from what the journal holds.
+// one (a running task's output only while the disk bounds allow, see
+// outputHeld), and rebuilt from what the journal holds.
 func (s *Session) newTasks(o tasks.Options, log *slog.Logger) *tasks.Set {
 	o.Record, o.Sync = nil, nil
 	if s.stored != nil {
 		j := s.stored.journal
-		o.Record = func(kind string, data any) error { return s.recorded(j.Append(kind, data)) }
+		o.Record = func(kind string, data any) error {
+			if kind == KindTaskOutput && s.outputHeld() {
+				return nil
+			}
+			return s.recorded(j.Append(kind, data))
+		}
 		o.Sync = j.Sync
 	}
 	if o.Logger == nil {

@@ -39,11 +39,19 @@ type Turn struct {
 // ErrSessionClosed. A session whose journal could not be saved first
 // writes and syncs what is missing; while it cannot, BeginTurn fails with
 // that [*NotSavedError] and no turn starts: a turn nobody could load
-// afterwards is not run. A prompt the store's [DiskLimits] refuse fails
-// with a [*LimitError], and no turn starts either.
+// afterwards is not run, nor is one of a session whose journal file was
+// deleted by another process ([ErrJournalGone]). A prompt the store's
+// [DiskLimits] refuse fails with a [*LimitError], and no turn starts
+// either.
 func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
-	if s.stored != nil && s.stored.journal.Err() != nil {
-		if err := s.stored.journal.Sync(); err != nil {
+	if s.stored != nil {
+		j := s.stored.journal
+		if j.Err() != nil {
+			if err := j.Sync(); err != nil {
+				return nil, err
+			}
+		}
+		if err := j.checkFile(); err != nil {
 			return nil, err
 		}
 	}

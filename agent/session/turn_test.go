@@ -87,11 +87,10 @@ func runTurn(t *testing.T, s *Session, text string) (agent.Result, error) {
 // loadedUsers returns the user messages a fresh load of the session has.
 func loadedUsers(t *testing.T, store *Store) []string {
 	t.Helper()
-	st, err := Load(store, "s1")
+	st, err := Read(store, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	var users []string
 	for _, m := range st.Messages {
 		if m.Role == llm.RoleUser {

@@ -215,30 +215,56 @@ A session a daemon has open is read, never changed.`,
 	return cmd
 }
 
+// exitHeld is the exit code of a delete that left out a session a
+// running dshd has open.
+const exitHeld = 3
+
 func newSessionsDeleteCmd(stderr io.Writer) *cobra.Command {
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "delete ID...",
 		Short: "Delete sessions for good",
-		Long: `Delete each named session: its journal and its index entry. Delete a session
-no daemon has open; one that has it keeps writing to a file no one can load.`,
+		Long: `Delete each named session: its journal and its index entry. A session a
+running dshd has open is left alone, said on stderr, and the exit code is 3
+(the others named are deleted): close it there first. With --force it is
+deleted all the same, and that dshd answers its next prompt of the session
+with an error, since nothing more of it can be saved.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := openStore(cmd, stderr)
 			if err != nil {
 				return err
 			}
+			held := false
 			for _, id := range args {
 				if !store.Exists(id) {
 					return noSession(store, id)
 				}
-				if err := store.Delete(id); err != nil {
+				if force {
+					wasHeld, err := store.ForceDelete(id)
+					if err != nil {
+						return err
+					}
+					if wasHeld {
+						fmt.Fprintf(stderr, "dshd: deleted %s, which a running dshd has open: it saves nothing more of it\n", id)
+						continue
+					}
+				} else if err := store.Delete(id); errors.Is(err, session.ErrHeld) {
+					fmt.Fprintf(stderr, "dshd: %s is open in a running dshd, not deleted: close it there first (or --force)\n", id)
+					held = true
+					continue
+				} else if err != nil {
 					return err
 				}
 				fmt.Fprintf(stderr, "dshd: deleted %s\n", id)
+			}
+			if held {
+				return &exitError{code: exitHeld}
 			}
 			return nil
 		},
 	}
 	config.AddFlags(cmd.Flags(), config.Sessions)
+	cmd.Flags().BoolVar(&force, "force", false, "delete sessions a running dshd has open too")
 	return cmd
 }
