@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -168,7 +167,7 @@ func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
 	if st.Size > MaxFileSize {
 		return nil, &Error{File: st.Path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.Size, MaxFileSize), scope: src.Scope}
 	}
-	data, err := os.ReadFile(st.Path)
+	data, err := mdfiles.Read(st)
 	if err != nil {
 		return nil, &Error{File: st.Path, Err: err, scope: src.Scope}
 	}
