@@ -1,7 +1,6 @@
 package mdfiles_test
 
 import (
-	"os"
 	"syscall"
 	"testing"
 
@@ -10,12 +9,7 @@ import (
 )
 
 func TestRead_AFIFOSwappedInIsNoWait(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, "a.md", "text\n")
-	st := stampOf(t, dir, "a.md")
-	if err := os.Remove(st.Path); err != nil {
-		t.Fatal(err)
-	}
+	st := goneStamp(t)
 	if err := syscall.Mkfifo(st.Path, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -56,14 +56,20 @@ func TestRead_TheFileAsItIsNowAlsoWhenItChangedSinceItsStamp(t *testing.T) {
 	}
 }
 
-func TestRead_AFileGoneIsNotExist(t *testing.T) {
+// goneStamp is the stamp of a file removed since.
+func goneStamp(t *testing.T) mdfiles.Stamp {
+	t.Helper()
 	dir := t.TempDir()
 	testkit.Write(t, dir, "a.md", "text\n")
 	st := stampOf(t, dir, "a.md")
 	if err := os.Remove(st.Path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mdfiles.Read(st); !errors.Is(err, fs.ErrNotExist) {
+	return st
+}
+
+func TestRead_AFileGoneIsNotExist(t *testing.T) {
+	if _, err := mdfiles.Read(goneStamp(t)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Read = %v, want not exist", err)
 	}
 }
