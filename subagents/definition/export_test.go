@@ -1,11 +1,14 @@
 package definition
 
+import "time"
+
 // Load reads every definition in sources, as a workspace does: on a name
 // clash the earlier source wins. Only the tests read files without a
 // Library.
 func Load(sources []Source) ([]*Definition, []*Error) {
 	var c cache
+	now := time.Now()
 	stamps, from, errs := scan(sources)
-	defs, perr := c.load(stamps, from)
-	return defs, append(errs, perr...)
+	got := c.load(stamps, from, now)
+	return got.defs, append(errs, got.errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/subagents"
@@ -55,11 +56,12 @@ func New(o Options) *Library {
 // mistake; the daemon calls it at start so they are reported there. It
 // returns the mistakes.
 func (l *Library) CheckUser() []*Error {
+	now := time.Now()
 	stamps, from, errs := scan(l.o.User)
 	var c cache
-	defs, perr := c.load(stamps, from)
-	_, cerr := CheckAll(defs, l.env())
-	errs = slices.Concat(errs, perr, cerr)
+	got := c.load(stamps, from, now)
+	_, cerr := CheckAll(got.defs, l.env())
+	errs = slices.Concat(errs, got.errs, cerr)
 	l.logUser(errs)
 	return errs
 }
@@ -115,13 +117,17 @@ type Workspace struct {
 	refs  int // guarded by lib.mu
 
 	mu     sync.Mutex
-	cache  cache             // guarded by mu
-	loaded bool              // the files were read once; guarded by mu
-	stamps []mdfiles.Stamp   // the files last read; guarded by mu
-	errs   []*Error          // their mistakes; guarded by mu
-	bound  map[string]*bound // by tool name; guarded by mu
-	order  []*Definition     // the bound definitions, in load order; guarded by mu
-	closed bool              // guarded by mu
+	cache  cache           // guarded by mu
+	loaded bool            // the files were read once; guarded by mu
+	stamps []mdfiles.Stamp // the files last read; guarded by mu
+	// settled: every stamp was Settle old when read, so an unchanged
+	// stamp means an unchanged file; otherwise the newer files are read
+	// again (a same-size rewrite within one clock tick keeps its stamp).
+	settled bool              // guarded by mu
+	errs    []*Error          // their mistakes; guarded by mu
+	bound   map[string]*bound // by tool name; guarded by mu
+	order   []*Definition     // the bound definitions, in load order; guarded by mu
+	closed  bool              // guarded by mu
 }
 
 type bound struct {
@@ -144,23 +150,31 @@ func (w *Workspace) Definitions() []*Definition {
 // Refresh reads the workspace's and the user's definition files again
 // and, when any changed, was added or was deleted, registers, re-derives
 // or unregisters their tools. It reports whether anything changed and
-// returns the mistakes in the workspace's own definitions. Unchanged
-// files are not read again.
+// returns the mistakes in the workspace's own definitions. A file whose
+// stamp is unchanged is not read again once the stamp is
+// [mdfiles.Settle] old; a newer one is read, and parsed only when its
+// text differs.
 func (w *Workspace) Refresh() (changed bool, errs []*Error) {
 	l := w.lib
 	sources := append(WorkspaceSources(w.cwd), l.o.User...)
+	now := time.Now() // before the stats: a change during them is too new to trust
 	stamps, from, scanErrs := scan(sources)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return false, nil
 	}
-	if w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0 {
+	same := w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0
+	if same && w.settled {
 		return false, workspaceOnly(w.errs)
 	}
-	defs, perr := w.cache.load(stamps, from)
-	ok, cerr := CheckAll(defs, l.env())
-	all := slices.Concat(scanErrs, perr, cerr)
+	got := w.cache.load(stamps, from, now)
+	w.settled = got.settled
+	if same && !got.fresh {
+		return false, workspaceOnly(w.errs)
+	}
+	ok, cerr := CheckAll(got.defs, l.env())
+	all := slices.Concat(scanErrs, got.errs, cerr)
 	ok, berr := w.bind(ok)
 	all = append(all, berr...)
 	changed = w.loaded

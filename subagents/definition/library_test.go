@@ -147,3 +147,37 @@ func TestLibrary_AWorkspaceWithoutDefinitionsIsReadOnceUntilOneAppears(t *testin
 		t.Fatal("no tool for the new definition")
 	}
 }
+
+func TestLibrary_SeesAChangeThatKeptTheSizeAndTheModTime(t *testing.T) {
+	// A second write within the file system's clock tick leaves the
+	// modification time as it was; Chtimes makes that happen for sure.
+	d := newDaemon(t)
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "agents")
+	path := testkit.Write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs A.\n---\n")
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := definition.New(definition.Options{Service: d.svc, Base: d.base})
+	w, errs := lib.Open(ws)
+	defer w.Close()
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	testkit.Write(t, dir, "reviewer.md", "---\ndescription: Reviews diffs B.\n---\n")
+	if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if changed, errs := w.Refresh(); !changed || len(errs) != 0 {
+		t.Fatalf("a change within one mtime tick: changed %v, errs %v", changed, errs)
+	}
+	if tl, _ := w.Tools().Get("reviewer"); !strings.HasPrefix(tl.Description(), "Reviews diffs B.") {
+		t.Fatalf("description after the edit = %q", tl.Description())
+	}
+	// Still too new to trust its stamp, the file is read again, and the
+	// same text is no change.
+	if changed, _ := w.Refresh(); changed {
+		t.Fatal("a file read again with the same text changed the workspace")
+	}
+}

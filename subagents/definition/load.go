@@ -4,12 +4,14 @@
 package definition
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/dshd/dshd/internal/mdfiles"
 )
@@ -71,7 +73,10 @@ func scan(sources []Source) ([]mdfiles.Stamp, []Source, []*Error) {
 }
 
 // cache keeps parsed files by version, so reading a directory again
-// parses only what changed.
+// parses only what changed. A version whose stamp was not yet
+// [mdfiles.Settle] old when it was read may hide a rewrite (a same-size
+// write within one clock tick keeps the stamp), so it is read again at
+// the next load and parsed again only when its text differs.
 type cache struct {
 	parsed map[mdfiles.Stamp]parsed
 }
@@ -79,56 +84,97 @@ type cache struct {
 type parsed struct {
 	def *Definition
 	err *Error
+	// recheck: the stamp was too new to trust when the file was read;
+	// text is what was read then.
+	recheck bool
+	text    []byte
 }
 
-func (c *cache) load(stamps []mdfiles.Stamp, from []Source) ([]*Definition, []*Error) {
+// loaded is what [cache.load] found.
+type loaded struct {
+	defs []*Definition
+	errs []*Error
+	// fresh: a file was parsed that the last load had not (added, or
+	// changed); a deleted one shows in the stamps.
+	fresh bool
+	// settled: every stamp was Settle old, so the next load can trust
+	// an unchanged stamp.
+	settled bool
+}
+
+// load reads the files stamps lists, from their sources, as of now (a
+// time taken before the stamps). On a name clash the earlier file wins.
+func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loaded {
 	results := make([]parsed, len(stamps))
-	var missing []int
+	var todo []int
 	for i, st := range stamps {
-		if p, ok := c.parsed[st]; ok {
+		if p, ok := c.parsed[st]; ok && !p.recheck {
 			results[i] = p
 		} else {
-			missing = append(missing, i)
+			todo = append(todo, i)
 		}
 	}
-	parallel(len(missing), func(j int) {
-		i := missing[j]
-		results[i] = parseFile(stamps[i], from[i])
+	var fresh atomic.Bool
+	parallel(len(todo), func(j int) {
+		i := todo[j]
+		st, src := stamps[i], from[i]
+		text, err := readFile(st, src)
+		p, ok := c.parsed[st]
+		if err != nil || !ok || !bytes.Equal(text, p.text) {
+			p = parsed{err: err}
+			if err == nil {
+				p = parseFile(st, src, text)
+			}
+			fresh.Store(true)
+		}
+		// A file that could not be read has no text to compare; its
+		// stamp (or its absence) tells when to try again.
+		p.recheck = err == nil && !st.Settled(now)
+		p.text = nil
+		if p.recheck {
+			p.text = text
+		}
+		results[i] = p
 	})
-	var errs []*Error
+	out := loaded{fresh: fresh.Load(), settled: true}
 	next := make(map[mdfiles.Stamp]parsed, len(stamps))
-	var defs []*Definition
 	byName := map[string]*Definition{}
 	for i, st := range stamps {
 		p := results[i]
 		next[st] = p
+		out.settled = out.settled && !p.recheck
 		if p.err != nil {
-			errs = append(errs, p.err)
+			out.errs = append(out.errs, p.err)
 			continue
 		}
 		d := p.def
 		if have, clash := byName[d.Name()]; clash {
 			if filepath.Dir(have.File) == filepath.Dir(d.File) {
-				errs = append(errs, d.errorAt(keyName, fmt.Errorf("%s already defines the agent %q", have.File, d.Name())))
+				out.errs = append(out.errs, d.errorAt(keyName, fmt.Errorf("%s already defines the agent %q", have.File, d.Name())))
 			}
 			continue // an earlier source wins
 		}
 		byName[d.Name()] = d
-		defs = append(defs, d)
+		out.defs = append(out.defs, d)
 	}
 	c.parsed = next
-	slices.SortStableFunc(errs, func(a, b *Error) int { return strings.Compare(a.File, b.File) })
-	return defs, errs
+	slices.SortStableFunc(out.errs, func(a, b *Error) int { return strings.Compare(a.File, b.File) })
+	return out
 }
 
-func parseFile(st mdfiles.Stamp, src Source) parsed {
+// readFile reads one definition file.
+func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
 	if st.Size > MaxFileSize {
-		return parsed{err: &Error{File: st.Path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.Size, MaxFileSize), scope: src.Scope}}
+		return nil, &Error{File: st.Path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.Size, MaxFileSize), scope: src.Scope}
 	}
-	data, err := os.ReadFile(st.Path)
+	data, err := mdfiles.Read(st)
 	if err != nil {
-		return parsed{err: &Error{File: st.Path, Err: err, scope: src.Scope}}
+		return nil, &Error{File: st.Path, Err: err, scope: src.Scope}
 	}
+	return data, nil
+}
+
+func parseFile(st mdfiles.Stamp, src Source, data []byte) parsed {
 	d, err := Parse(st.Path, data, src.Dialect, src.Scope)
 	if err != nil {
 		var de *Error

@@ -4,11 +4,15 @@
 package subagent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dshd/dshd/internal/outputschema"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 )
@@ -80,6 +84,7 @@ func Bind(svc *subagents.Service, reg *tools.Registry, b Binding, opts *BindOpti
 	claims.Unlock()
 
 	bn := &binder{svc: svc, reg: reg, b: b, log: log.With("tool", b.ToolName, "provider", b.Provider), onChange: o.OnChange}
+	bn.schema = compiledOnce(b.OutputSchema)
 	bn.stopObserving = svc.Observe(func(ev subagents.Event) {
 		if ev.Provider != b.Provider {
 			return
@@ -112,6 +117,7 @@ type binder struct {
 	log           *slog.Logger
 	onChange      func(bool)
 	stopObserving func()
+	schema        func() *jsonschema.Resolved // b's output schema, see compiledOnce
 
 	mu         sync.Mutex
 	unregister func() // nil while the tool does not exist; guarded by mu
@@ -152,7 +158,7 @@ func (bn *binder) sync(fresh bool) {
 		bn.unregister()
 		bn.unregister = nil
 	}
-	t := &tool{svc: bn.svc, b: bn.b, inherit: inherit, description: describe(bn.b.Description, inherit)}
+	t := &tool{svc: bn.svc, b: bn.b, schema: bn.schema, inherit: inherit, description: describe(bn.b.Description, inherit)}
 	unregister, err := bn.reg.Register(t)
 	if err != nil {
 		bn.log.Error("subagent tool could not be registered", "err", err)
@@ -162,6 +168,25 @@ func (bn *binder) sync(fresh bool) {
 	bn.unregister, bn.inherit, bn.waiting = unregister, inherit, false
 	bn.log.Debug("subagent tool registered", "inherits_context", inherit)
 	bn.changed(true)
+}
+
+// compiledOnce returns raw compiled at its first call, and held from then
+// on by whoever keeps the function (the binding and its tools):
+// outputschema keeps a compiled schema only while someone holds it, so
+// every later start of the binding's children finds it compiled. The
+// first call, not Bind, compiles: a definition's schema was compiled to
+// check it, and holding it from then on would keep every definition's
+// schema live while a workspace's files are read (more for the collector
+// to mark) for tools that may never be called. Nil for a binding without
+// a schema, or with one that does not compile (Check or Start reports it).
+func compiledOnce(raw json.RawMessage) func() *jsonschema.Resolved {
+	return sync.OnceValue(func() *jsonschema.Resolved {
+		if len(raw) == 0 {
+			return nil
+		}
+		r, _ := outputschema.Compile(raw)
+		return r
+	})
 }
 
 func (bn *binder) changed(registered bool) {

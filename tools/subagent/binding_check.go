@@ -14,8 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
+	"github.com/dshd/dshd/internal/outputschema"
 	"github.com/dshd/dshd/internal/suggest"
 	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/subagents"
@@ -141,7 +140,9 @@ func checkSchema(raw json.RawMessage) error {
 		err, _ := v.(error)
 		return err
 	}
-	err := compileSchema(raw)
+	// Compiled as a start compiles it: a schema the check takes is one
+	// every start takes.
+	_, err := outputschema.Compile(raw)
 	if schemaVerdictCount.Add(1) > maxSchemaVerdicts {
 		schemaVerdicts.Clear()
 		schemaVerdictCount.Store(0)
@@ -162,17 +163,6 @@ var (
 	schemaVerdicts     sync.Map // schema text → error (nil when valid)
 	schemaVerdictCount atomic.Int64
 )
-
-func compileSchema(raw json.RawMessage) error {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return fmt.Errorf("not a JSON Schema: %v", err)
-	}
-	if _, err := s.Resolve(nil); err != nil {
-		return fmt.Errorf("not a valid JSON Schema: %v", err)
-	}
-	return nil
-}
 
 // checkTemplate renders a system prompt template with the subagent
 // variables (stand-in values), so an unknown variable or a malformed group

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
@@ -26,8 +28,9 @@ const (
 
 // tool is a binding's registered tool.
 type tool struct {
-	svc *subagents.Service
-	b   Binding
+	svc    *subagents.Service
+	b      Binding
+	schema func() *jsonschema.Resolved // b.OutputSchema compiled, see compiledOnce
 	// inherit selects the wording: the provider's children see the
 	// parent's conversation.
 	inherit bool
@@ -139,8 +142,14 @@ func (t *tool) run(ctx context.Context, call *tools.Call, scope *subagents.Scope
 	return resultFor(t.b.ToolName, res), nil
 }
 
-// request is the start request of a call from scope.
+// request is the start request of a call from scope. The binding's
+// output schema is compiled by then, once for the binding, which holds
+// it: the provider's start finds it compiled. (A job restored from the
+// journal starts through the session's tool, which has one.)
 func (t *tool) request(in input, scope *subagents.Scope, toolCallID string) subagents.StartRequest {
+	if t.schema != nil {
+		t.schema()
+	}
 	return subagents.StartRequest{
 		Prompt:          in.Prompt,
 		Description:     oneLine(in.Description, 200),

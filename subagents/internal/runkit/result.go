@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dshd/dshd/internal/outputschema"
 	"github.com/dshd/dshd/internal/secret"
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
@@ -100,17 +101,13 @@ func Invalid(format string, args ...any) error {
 
 // RequestSchema compiles a start request's output schema: nil for a
 // request without one; one that does not compile makes the request
-// invalid.
+// invalid. A schema its binding holds is compiled already
+// ([outputschema.Compile]).
 func RequestSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var s jsonschema.Schema
-	err := json.Unmarshal(raw, &s)
-	var schema *jsonschema.Resolved
-	if err == nil {
-		schema, err = s.Resolve(nil)
-	}
+	schema, err := outputschema.Compile(raw)
 	if err != nil {
 		return nil, Invalid("output schema: %v", err)
 	}
