@@ -3,7 +3,8 @@
 // [Watchdog] that fail a deadlocked test with every goroutine's stack
 // ([Context], [Await], [Within]); a buffer that concurrent writers such
 // as a logger may share with the test that reads it ([SyncBuffer]); files
-// in a temporary tree ([Write], [Read]) and a directory with a short
+// in a temporary tree ([Write], [Read]), on unix also a FIFO and a link
+// to /dev/zero ([FIFO], [LinkToZero]), and a directory with a short
 // path ([ShortDir]); the reference JSON encoding a
 // hand-written encoder is compared with ([EncodeJSON]); a loopback port
 // that accepts and closes ([Loopback]); the test binary's path for a

@@ -10,11 +10,18 @@ import (
 // directories, and returns its path.
 func Write(t testing.TB, dir, rel, content string) string {
 	t.Helper()
+	return create(t, dir, rel, func(p string) error { return os.WriteFile(p, []byte(content), 0o644) })
+}
+
+// create makes dir/rel (slash-separated) with mk, after its parent
+// directories, and returns its path.
+func create(t testing.TB, dir, rel string, mk func(path string) error) string {
+	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+	if err := mk(p); err != nil {
 		t.Fatal(err)
 	}
 	return p

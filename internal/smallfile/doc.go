@@ -1,0 +1,12 @@
+// Package smallfile reads a small file that someone else controls: the
+// files a repository holds and dshd reads itself (slash command files,
+// agent definitions and the output schemas they name, AGENTS.md,
+// .gitignore and .git/info/exclude). A repository is a peer, and such a
+// file must not hurt the daemon: [Read] never blocks on a FIFO or a
+// device (the file is opened without blocking and described through the
+// opened descriptor, so a file swapped in after a stat is the one
+// judged), takes only a regular file, and reads at most a bound. It is the
+// one way those files are read.
+//
+// It imports only the standard library and starts no goroutines.
+package smallfile

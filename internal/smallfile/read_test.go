@@ -1,0 +1,79 @@
+package smallfile_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshd/dshd/internal/smallfile"
+	"github.com/dshd/dshd/internal/testkit"
+)
+
+var bound = smallfile.Bound{Max: 16, What: "a test file"}
+
+func TestRead_ARegularFileUpToItsBound(t *testing.T) {
+	dir := t.TempDir()
+	for _, text := range []string{"", "short\n", strings.Repeat("x", 16)} {
+		path := testkit.Write(t, dir, "f", text)
+		if data, err := smallfile.Read(path, bound); err != nil || string(data) != text {
+			t.Fatalf("Read of %d bytes = %q, %v", len(text), data, err)
+		}
+	}
+}
+
+func TestRead_ALongerFileIsAnErrorNamingTheBoundWithWhatWasRead(t *testing.T) {
+	path := testkit.Write(t, t.TempDir(), "f", strings.Repeat("x", 16)+"and more")
+	data, err := smallfile.Read(path, bound)
+	var tl *smallfile.TooLargeError
+	if !errors.As(err, &tl) || tl.Size != 24 || string(data) != strings.Repeat("x", 16)+"a" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	if want := "24 bytes; a test file may have at most 16"; err.Error() != want {
+		t.Fatalf("the error says %q, want %q", err, want)
+	}
+	// A file that grows past the bound after its stat says so, as "more
+	// than": its size when read is unknown.
+	if got := (&smallfile.TooLargeError{Size: -1, Bound: bound}).Error(); got != "more than 16 bytes; a test file may have at most 16" {
+		t.Fatalf("a file grown while read: %q", got)
+	}
+}
+
+func TestRead_ADirectoryIsNotRegularAndAMissingFileIsNotExist(t *testing.T) {
+	dir := t.TempDir()
+	_, err := smallfile.Read(dir, bound)
+	var nr *smallfile.NotRegularError
+	if !errors.As(err, &nr) || !nr.Mode.IsDir() || err.Error() != "a directory, not a regular file" {
+		t.Fatalf("Read of a directory = %v", err)
+	}
+	if _, err := smallfile.Read(filepath.Join(dir, "gone"), bound); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Read of a missing file = %v", err)
+	}
+}
+
+func TestReadIn_StaysInTheRoot(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	testkit.Write(t, dir, "sub/in.txt", "inside")
+	testkit.Write(t, outside, "secret", "SECRET")
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "out.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub/in.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if data, err := smallfile.ReadIn(root, "link.txt", bound); err != nil || string(data) != "inside" {
+		t.Fatalf("a link inside: %q, %v", data, err)
+	}
+	for _, name := range []string{"out.txt", "../" + filepath.Base(outside) + "/secret"} {
+		if data, err := smallfile.ReadIn(root, name, bound); err == nil || len(data) != 0 {
+			t.Fatalf("%s: read %q, %v; want an error and nothing", name, data, err)
+		}
+	}
+}
