@@ -7,7 +7,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/dshd/dshd/internal/frontmatter"
 	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/internal/shellwords"
+	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/internal/suggest"
 )
 
@@ -163,6 +163,9 @@ func UserSources(configHome string) []Source {
 // MaxFileSize is the largest command file read.
 const MaxFileSize = 256 << 10
 
+// bound is how a command file is read.
+var bound = smallfile.Bound{Max: MaxFileSize, What: "a command file"}
+
 // Error is a command file that cannot be used.
 type Error struct {
 	File string
@@ -213,12 +216,14 @@ var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
 
 func readFile(f mdfiles.File, dialect Dialect) (Command, *Error) {
 	path, err := f.Path, f.Err
-	if err == nil && f.Info.Size() > MaxFileSize {
-		err = fmt.Errorf("%d bytes; a command file may have at most %d", f.Info.Size(), MaxFileSize)
-	}
 	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(path)
+	switch {
+	case err != nil:
+	case !f.Info.Mode().IsRegular():
+		// Not opened at all; the reader refuses one swapped in since.
+		err = &smallfile.NotRegularError{Mode: f.Info.Mode()}
+	default:
+		data, err = smallfile.Read(path, bound)
 	}
 	if err != nil {
 		return Command{}, &Error{File: path, Err: err}

@@ -16,6 +16,10 @@
 // [Split] recognises "/name args" in a prompt; a name that is no command
 // is not one of ours, and the text goes to the model as it is.
 //
+// A command file is read through internal/smallfile: a FIFO or a link to a
+// device in a repository's command directory is a mistake naming it,
+// never waited for nor read.
+//
 // The package imports only internal helpers of the project (frontmatter,
-// mdfiles, shellwords, suggest) and starts no goroutines.
+// mdfiles, shellwords, smallfile, suggest) and starts no goroutines.
 package commands
