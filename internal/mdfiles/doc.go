@@ -2,9 +2,10 @@
 // that tells one version of a file from another without reading it: the
 // one listing behind agent definitions (subagents/definition) and slash
 // command files (prompt/commands), which both read every *.md file of a
-// few directories and read them again only when a stamp changed. Read
-// reads a listed file (on Linux with raw system calls: most of the cost
-// of reading a small file through the os package is the *os.File).
+// few directories and read them again only when a stamp changed. A
+// stamp also holds the file's type, so a file that is not regular is
+// refused without being opened; the files themselves are read through
+// internal/smallfile.
 //
 // It imports only the standard library and starts no goroutines.
 package mdfiles

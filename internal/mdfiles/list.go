@@ -22,13 +22,30 @@ type File struct {
 // Stamp identifies a version of a file without reading it.
 type Stamp struct {
 	Path    string
-	Size    int64
+	Size    int64 // -1 for no file: see [StampOf]
 	ModTime int64 // nanoseconds
+	// Type is the file's type bits (0 for a regular file), so a file that
+	// is not regular is known as such without opening it.
+	Type fs.FileMode
 }
 
 // Stamp returns the stamp of f, which must have an Info.
-func (f File) Stamp() Stamp {
-	return Stamp{Path: f.Path, Size: f.Info.Size(), ModTime: f.Info.ModTime().UnixNano()}
+func (f File) Stamp() Stamp { return stampOf(f.Path, f.Info) }
+
+func stampOf(path string, info fs.FileInfo) Stamp {
+	return Stamp{Path: path, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Type: info.Mode().Type()}
+}
+
+// StampOf stamps the file at path, following a symlink: a file a listed
+// one names (an agent definition's schema file). A file that cannot be
+// stat'ed has the stamp of no file, Size -1, so its coming back is a
+// change.
+func StampOf(path string) Stamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return Stamp{Path: path, Size: -1}
+	}
+	return stampOf(path, info)
 }
 
 // Settle is how old a modification time must be, when a stamp is taken,

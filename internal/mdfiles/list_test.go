@@ -57,3 +57,24 @@ func TestList_AMissingDirectoryHasNoneAndAFileIsNoDirectory(t *testing.T) {
 		t.Fatal("listing a file: no error")
 	}
 }
+
+func TestStampOf_AFileAsListedAndNoFileAsSizeMinusOne(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("text"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := mdfiles.List(dir)
+	if err != nil || len(files) != 1 {
+		t.Fatal(files, err)
+	}
+	if got := mdfiles.StampOf(files[0].Path); got != files[0].Stamp() || got.Type != 0 {
+		t.Fatalf("StampOf = %+v, listed %+v", got, files[0].Stamp())
+	}
+	gone := mdfiles.StampOf(filepath.Join(dir, "gone.json"))
+	if gone.Size != -1 || gone.Path != filepath.Join(dir, "gone.json") {
+		t.Fatalf("the stamp of no file: %+v", gone)
+	}
+	if got := mdfiles.StampOf(dir); !got.Type.IsDir() {
+		t.Fatalf("a directory's stamp has the type %v", got.Type)
+	}
+}

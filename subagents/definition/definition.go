@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dshd/dshd/internal/frontmatter"
+	"github.com/dshd/dshd/internal/mdfiles"
 	"github.com/dshd/dshd/internal/shellwords"
+	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/internal/suggest"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
@@ -54,6 +57,9 @@ type Definition struct {
 	bodyLine int
 	// modelGiven is the model named in the file ("" for inherit).
 	modelGiven string
+	// schemaStamp is the stamp of the schema file outputSchema names,
+	// taken before it was read (Path "" when it names none).
+	schemaStamp mdfiles.Stamp
 }
 
 // Name returns the tool name.
@@ -132,39 +138,47 @@ const Inherit = "inherit"
 // workspace, which its agent may write, is the directory its
 // .dshd/agents (or .claude/agents) is in.
 func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition, error) {
+	d := newDefinition(file, dialect, scope)
+	if err := d.parse(data); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func newDefinition(file string, dialect Dialect, scope Scope) *Definition {
+	d := &Definition{File: file, Scope: scope, Dialect: dialect, lines: make(map[string][2]int)}
+	d.Binding.ToolName = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	d.Binding.Provider = "spawn"
+	return d
+}
+
+// parse is [Parse] of d's file, whose text is data.
+func (d *Definition) parse(data []byte) error {
 	doc, err := frontmatter.Parse(data)
 	if err != nil {
-		return nil, fileError(file, scope, err)
+		return fileError(d.File, d.Scope, err)
 	}
-	d := &Definition{File: file, Scope: scope, Dialect: dialect, lines: make(map[string][2]int)}
 	b := &d.Binding
-	b.ToolName = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	b.Provider = "spawn"
 	var acp acpFields
-	var fieldErr error
 	for _, f := range doc.Fields {
 		d.lines[f.Key] = [2]int{f.Line, f.Column}
 		if err := d.field(f, &acp); err != nil {
-			fieldErr = err
-			break
+			return fileError(d.File, d.Scope, err)
 		}
 	}
-	if fieldErr != nil {
-		return nil, fileError(file, scope, fieldErr)
-	}
 	if !tools.ValidToolName(b.ToolName) {
-		return nil, d.errorAt(keyName, fmt.Errorf("%q is not a valid tool name (1-64 letters, digits, '_' or '-')", b.ToolName))
+		return d.errorAt(keyName, fmt.Errorf("%q is not a valid tool name (1-64 letters, digits, '_' or '-')", b.ToolName))
 	}
 	if strings.TrimSpace(b.Description) == "" {
-		return nil, d.errorAt(keyDescription, errors.New("required: say what the agent is for (it heads the tool's description)"))
+		return d.errorAt(keyDescription, errors.New("required: say what the agent is for (it heads the tool's description)"))
 	}
 	if err := d.providerOptions(acp); err != nil {
-		return nil, err
+		return err
 	}
 	body, skipped := trimBody(doc.Body)
 	b.AgentOptions.SystemPrompt = body
 	d.bodyLine = doc.BodyLine + skipped
-	return d, nil
+	return nil
 }
 
 // field applies one front matter key.
@@ -275,7 +289,8 @@ func (d *Definition) schema(f frontmatter.Field) error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(d.File), path)
 		}
-		raw, err := os.ReadFile(path)
+		d.schemaStamp = mdfiles.StampOf(path) // before the read: a change after it moves the stamp
+		raw, err := d.readSchema(path)
 		if err != nil {
 			return f.Errorf("%v", err)
 		}
@@ -294,6 +309,45 @@ func (d *Definition) schema(f frontmatter.Field) error {
 	}
 	b.OutputSchema = js
 	return nil
+}
+
+// readSchema reads the schema file at path. A workspace definition came
+// with the repository, so its file is read from the workspace only,
+// through the workspace as an os.Root (a link swapped in cannot lead
+// out); the user's may be anywhere.
+func (d *Definition) readSchema(path string) ([]byte, error) {
+	var raw []byte
+	var err error
+	if d.Scope == ScopeWorkspace {
+		root := workspaceOf(d.File)
+		rel, ok := relIn(path, root)
+		if !ok {
+			return nil, fmt.Errorf("%s is outside the workspace %s: %s name a file outside it", path, root, onlyTheUser)
+		}
+		raw, err = readIn(root, rel)
+	} else {
+		raw, err = smallfile.Read(path, schemaBound)
+	}
+	if err != nil {
+		// The os package names the file as it was opened, relative to
+		// the root for a workspace's; the path as written says more.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return raw, nil
+}
+
+// readIn reads the schema file rel below the directory root, through it.
+func readIn(root, rel string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return smallfile.ReadIn(r, rel, schemaBound)
 }
 
 // acpFields are the keys only the acp provider takes, as read.

@@ -17,7 +17,8 @@
 // repository, so a program it names runs in the workspace-write sandbox
 // (unless it is a child dshd, which runs in the daemon's), and the file
 // may tighten that but not loosen it: sandbox: off, or a writable
-// directory outside the workspace, is an error, and so are the args of a
+// directory outside the workspace (or an outputSchema file outside it,
+// which dshd itself would read), is an error, and so are the args of a
 // child dshd (its command, or a config-file agent that is one) that set
 // its sandbox or its state dir, and any args for a config-file agent
 // that runs unconfined; the user's definitions may set anything.

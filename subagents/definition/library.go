@@ -164,7 +164,7 @@ func (w *Workspace) Refresh() (changed bool, errs []*Error) {
 	if w.closed {
 		return false, nil
 	}
-	same := w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0
+	same := w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0 && !w.cache.schemasMoved()
 	if same && w.settled {
 		return false, workspaceOnly(w.errs)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/internal/mdfiles"
+	"github.com/dshd/dshd/internal/smallfile"
 )
 
 // Source is a directory of definition files.
@@ -41,9 +42,16 @@ func UserSources(configHome string) []Source {
 	return []Source{{Dir: filepath.Join(configHome, "dshd", "agents"), Dialect: DSHD, Scope: ScopeUser}}
 }
 
-// MaxFileSize is the largest definition file read; a larger one is an
-// error (a system prompt is not a data file).
+// MaxFileSize is the largest definition file read, and the largest
+// schema file one names; a larger one is an error (a system prompt is not
+// a data file).
 const MaxFileSize = 256 << 10
+
+// Bounds of the files a definition is read from.
+var (
+	fileBound   = smallfile.Bound{Max: MaxFileSize, What: "a definition"}
+	schemaBound = smallfile.Bound{Max: MaxFileSize, What: "an output schema file"}
+)
 
 // scan lists the *.md files of sources, in source order and, within a
 // source, by name. A directory that does not exist has none.
@@ -62,9 +70,8 @@ func scan(sources []Source) ([]mdfiles.Stamp, []Source, []*Error) {
 				errs = append(errs, &Error{File: f.Path, Err: f.Err, scope: src.Scope})
 				continue
 			}
-			if !f.Info.Mode().IsRegular() {
-				continue
-			}
+			// One that is not a regular file is stamped too: reading it
+			// is its mistake, kept with its stamp like a parse error.
 			stamps = append(stamps, f.Stamp())
 			from = append(from, src)
 		}
@@ -84,10 +91,30 @@ type cache struct {
 type parsed struct {
 	def *Definition
 	err *Error
-	// recheck: the stamp was too new to trust when the file was read;
-	// text is what was read then.
+	// schema is the stamp of the schema file the definition names, taken
+	// before that file was read (Path "" when it names none): a change of
+	// it is a change of the definition.
+	schema mdfiles.Stamp
+	// recheck: the stamp (the file's or its schema's) was too new to
+	// trust when the file was read; text is what was read then.
 	recheck bool
 	text    []byte
+}
+
+// schemaMoved reports whether p's schema file changed since it was read.
+func (p parsed) schemaMoved() bool {
+	return p.schema.Path != "" && mdfiles.StampOf(p.schema.Path) != p.schema
+}
+
+// schemasMoved reports whether the schema file of any definition it
+// holds changed since it was read: a stat of each.
+func (c *cache) schemasMoved() bool {
+	for _, p := range c.parsed {
+		if p.schemaMoved() {
+			return true
+		}
+	}
+	return false
 }
 
 // loaded is what [cache.load] found.
@@ -108,7 +135,7 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 	results := make([]parsed, len(stamps))
 	var todo []int
 	for i, st := range stamps {
-		if p, ok := c.parsed[st]; ok && !p.recheck {
+		if p, ok := c.parsed[st]; ok && !p.recheck && !p.schemaMoved() {
 			results[i] = p
 		} else {
 			todo = append(todo, i)
@@ -120,7 +147,9 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 		st, src := stamps[i], from[i]
 		text, err := readFile(st, src)
 		p, ok := c.parsed[st]
-		if err != nil || !ok || !bytes.Equal(text, p.text) {
+		// A definition with a schema file is parsed again, which reads
+		// the schema again: its text is not kept to compare.
+		if err != nil || !ok || p.schema.Path != "" || !bytes.Equal(text, p.text) {
 			p = parsed{err: err}
 			if err == nil {
 				p = parseFile(st, src, text)
@@ -129,7 +158,7 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 		}
 		// A file that could not be read has no text to compare; its
 		// stamp (or its absence) tells when to try again.
-		p.recheck = err == nil && !st.Settled(now)
+		p.recheck = err == nil && (!st.Settled(now) || p.schema.Path != "" && !p.schema.Settled(now))
 		p.text = nil
 		if p.recheck {
 			p.text = text
@@ -162,12 +191,14 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 	return out
 }
 
-// readFile reads one definition file.
+// readFile reads one definition file; one whose stamp says it is not a
+// regular file is not opened.
 func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
-	if st.Size > MaxFileSize {
-		return nil, &Error{File: st.Path, Err: fmt.Errorf("%d bytes; a definition may have at most %d", st.Size, MaxFileSize), scope: src.Scope}
+	var data []byte
+	var err error = &smallfile.NotRegularError{Mode: st.Type}
+	if st.Type.IsRegular() {
+		data, err = smallfile.Read(st.Path, fileBound)
 	}
-	data, err := mdfiles.Read(st)
 	if err != nil {
 		return nil, &Error{File: st.Path, Err: err, scope: src.Scope}
 	}
@@ -175,13 +206,17 @@ func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
 }
 
 func parseFile(st mdfiles.Stamp, src Source, data []byte) parsed {
-	d, err := Parse(st.Path, data, src.Dialect, src.Scope)
+	d := newDefinition(st.Path, src.Dialect, src.Scope)
+	err := d.parse(data)
+	p := parsed{schema: d.schemaStamp}
 	if err != nil {
 		var de *Error
 		if !errors.As(err, &de) {
 			de = &Error{File: st.Path, Err: err, scope: src.Scope}
 		}
-		return parsed{err: de}
+		p.err = de
+		return p
 	}
-	return parsed{def: d}
+	p.def = d
+	return p
 }

@@ -175,8 +175,15 @@ func workspaceOf(file string) string {
 // resolved as far as they exist: a link in the workspace to a directory
 // outside is outside.
 func within(dir, root string) bool {
-	rel, err := filepath.Rel(root, resolve(dir))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	_, ok := relIn(dir, root)
+	return ok
+}
+
+// relIn is path relative to root, symbolic links resolved as far as they
+// exist, and whether it is root or below it.
+func relIn(path, root string) (string, bool) {
+	rel, err := filepath.Rel(root, resolve(path))
+	return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // resolve is path, clean, with the symbolic links of its longest part
