@@ -7,7 +7,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/internal/utf8cut"
 )
 
@@ -120,37 +120,31 @@ const MaxProjectInstructions = 64 << 10
 
 // ProjectInstructions reads AGENTS.md in cwd and returns it as a section
 // to append to the rendered system prompt (never to render: it is the
-// project's text, not a template). A missing file, or one that is not a
-// regular file, gives "". The file is read through cwd as an os.Root: a
+// project's text, not a template). A missing file, or a directory of
+// that name, gives "". The file is read through cwd as an os.Root: a
 // symlink may lead to another file below cwd, but one that leads outside
 // it (even if swapped in during the read) is an error and nothing of it
-// is read, as read_file refuses the same path. Content beyond
-// [MaxProjectInstructions] bytes is cut at a character boundary and the
-// cut is said in the section.
+// is read, as read_file refuses the same path. A FIFO or a device is an
+// error too, found without waiting for it or reading it
+// (internal/smallfile). Content beyond [MaxProjectInstructions] bytes is
+// cut at a character boundary and the cut is said in the section.
 func ProjectInstructions(cwd string) (string, error) {
 	path := filepath.Join(cwd, ProjectInstructionsFile)
 	root, err := os.OpenRoot(cwd)
 	if err != nil {
-		return missingOrError(err)
+		return missingOrError(path, err)
 	}
 	defer root.Close()
-	f, err := root.Open(ProjectInstructionsFile)
-	if err != nil {
-		return missingOrError(err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return "", fmt.Errorf("prompt: project instructions: %w", err)
-	} else if !st.Mode().IsRegular() {
+	b, err := smallfile.ReadIn(root, ProjectInstructionsFile, instructionsBound)
+	var tooLarge *smallfile.TooLargeError
+	var notRegular *smallfile.NotRegularError
+	switch {
+	case errors.As(err, &notRegular) && notRegular.Mode.IsDir():
 		return "", nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxProjectInstructions+1))
-	if err != nil {
-		return "", fmt.Errorf("prompt: project instructions: %w", err)
-	}
-	truncated := len(b) > MaxProjectInstructions
-	if truncated {
+	case errors.As(err, &tooLarge):
 		b = utf8cut.Prefix(b, MaxProjectInstructions)
+	case err != nil:
+		return missingOrError(path, err)
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
 	if text == "" {
@@ -164,18 +158,28 @@ func ProjectInstructions(cwd string) (string, error) {
 	s.WriteString(") says the following. Follow it unless the user says otherwise.\n\n")
 	s.WriteString(text)
 	s.WriteString("\n")
-	if truncated {
+	if tooLarge != nil {
 		fmt.Fprintf(&s, "\n[%s was cut at %d KiB; read the file for the rest.]\n", ProjectInstructionsFile, MaxProjectInstructions>>10)
 	}
 	return s.String(), nil
 }
 
+// instructionsBound is how much of AGENTS.md is read: a longer file is
+// cut, not refused.
+var instructionsBound = smallfile.Bound{Max: MaxProjectInstructions, What: ProjectInstructionsFile}
+
 // missingOrError is what ProjectInstructions returns when cwd or the file
-// cannot be opened: no section when either does not exist, the error
-// otherwise.
-func missingOrError(err error) (string, error) {
+// at path cannot be read: no section when either does not exist, the
+// error naming the file otherwise.
+func missingOrError(path string, err error) (string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
-	return "", fmt.Errorf("prompt: project instructions: %w", err)
+	// The os package names what it opened, relative to the root for the
+	// file; the full path says more.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "", fmt.Errorf("prompt: project instructions %s: %w", path, err)
 }

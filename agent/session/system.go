@@ -5,6 +5,10 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/prompt"
 )
 
@@ -31,7 +36,7 @@ func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
 	}
 	cwd := s.cfg.Cwd
 	vars := prompt.SystemVars(cwd, s.agent.ModelID(), s.cfg.Now())
-	extra := s.instructions.Get(cwd)
+	extra := s.instructions.Get(cwd, s.log)
 	if out, ok := s.lastSystem.get(vars, extra); ok {
 		return out, nil
 	}
@@ -95,41 +100,68 @@ const maxInstructionDirs = 256
 
 // InstructionsCache keeps each directory's AGENTS.md section
 // ([prompt.ProjectInstructions]) and reads the file again only when its
-// size or modification time changes, so a turn does not pay a read. The
-// zero value is ready to use and safe for concurrent use.
+// size, modification time or type changes, so a turn does not pay a
+// read. A file that cannot be used (a FIFO, a device, a link out of the
+// directory, one that cannot be read) gives no section and is logged
+// once for each version of it. The zero value is ready to use and safe
+// for concurrent use.
 type InstructionsCache struct {
 	mu      sync.Mutex
 	entries map[string]instructionsEntry
 }
 
 type instructionsEntry struct {
-	size    int64
-	modTime time.Time
+	version instructionsVersion
 	text    string
 }
 
-// Get returns cwd's AGENTS.md section, or "" when there is none (or it
-// cannot be read).
-func (c *InstructionsCache) Get(cwd string) string {
-	st, err := os.Stat(filepath.Join(cwd, prompt.ProjectInstructionsFile))
-	if err != nil || !st.Mode().IsRegular() {
+// instructionsVersion is what a stat says of one version of AGENTS.md
+// (or why the stat failed).
+type instructionsVersion struct {
+	size    int64
+	modTime time.Time
+	mode    fs.FileMode
+	err     string
+}
+
+// Get returns cwd's AGENTS.md section, or "" when there is none or it
+// cannot be used; log (nil: none) is told why it cannot.
+func (c *InstructionsCache) Get(cwd string, log *slog.Logger) string {
+	path := filepath.Join(cwd, prompt.ProjectInstructionsFile)
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return ""
+	}
+	var v instructionsVersion
+	if err != nil {
+		v.err = err.Error()
+	} else {
+		v = instructionsVersion{size: st.Size(), modTime: st.ModTime(), mode: st.Mode()}
 	}
 	c.mu.Lock()
 	e, ok := c.entries[cwd]
 	c.mu.Unlock()
-	if ok && e.size == st.Size() && e.modTime.Equal(st.ModTime()) {
+	if ok && e.version == v {
 		return e.text
 	}
-	text, err := prompt.ProjectInstructions(cwd)
-	if err != nil {
-		return ""
+	text := ""
+	switch {
+	case err != nil:
+	case st.IsDir(): // not a mistake: no AGENTS.md
+	case !st.Mode().IsRegular():
+		// Not opened at all; the read refuses one swapped in since.
+		err = fmt.Errorf("%s: %w", path, &smallfile.NotRegularError{Mode: st.Mode()})
+	default:
+		text, err = prompt.ProjectInstructions(cwd)
+	}
+	if err != nil && log != nil {
+		log.Warn("project instructions not used", "err", err)
 	}
 	c.mu.Lock()
 	if c.entries == nil || len(c.entries) >= maxInstructionDirs {
 		c.entries = make(map[string]instructionsEntry)
 	}
-	c.entries[cwd] = instructionsEntry{size: st.Size(), modTime: st.ModTime(), text: text}
+	c.entries[cwd] = instructionsEntry{version: v, text: text}
 	c.mu.Unlock()
 	return text
 }

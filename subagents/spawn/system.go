@@ -72,7 +72,9 @@ func (s *system) prompt(req subagents.StartRequest, cwd, modelID string, now tim
 		b.WriteString(req.Persona)
 	}
 	if !s.skipProject {
-		if pi := s.instructions.Get(cwd); pi != "" {
+		// Not logged here: the parent's session, in the same cwd, logs an
+		// AGENTS.md that cannot be used.
+		if pi := s.instructions.Get(cwd, nil); pi != "" {
 			b.WriteString("\n\n")
 			b.WriteString(pi)
 		}
