@@ -96,7 +96,7 @@ func (t *globTool) run(ctx context.Context, call *tools.Call, p GlobParams) (*to
 	}
 	items, capped := kept.Sorted()
 	if len(items) == 0 {
-		return &tools.Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, nil
+		return withUnusedIgnores(&tools.Result{Output: fmt.Sprintf("No paths match %s in %s", p.Pattern, env.Workspace.Display(dir))}, env, w), nil
 	}
 	var b strings.Builder
 	for _, it := range items {
@@ -108,7 +108,7 @@ func (t *globTool) run(ctx context.Context, call *tools.Call, p GlobParams) (*to
 		fmt.Fprintf(&b, "\n[capped at %d paths; there may be more: narrow the pattern or the path]\n", t.opts.MaxResults)
 		summary = fmt.Sprintf("%d paths (capped)", len(items))
 	}
-	return &tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}, nil
+	return withUnusedIgnores(&tools.Result{Output: b.String(), Content: []tools.Content{tools.TextContent(summary)}}, env, w), nil
 }
 
 // dirOf resolves the directory a tool's path argument names in the call's
@@ -136,6 +136,28 @@ func dirOf(call *tools.Call, arg string) (env *tools.Env, dir string, res *tools
 		return nil, "", tools.Errorf("%s is not a directory", env.Workspace.Display(dir))
 	}
 	return env, dir, nil
+}
+
+// withUnusedIgnores adds to res the ignore files the walk w (nil: none)
+// could not use (a FIFO, a device, one too large: internal/smallfile
+// refuses them), so the model and the editor know their rules were not
+// applied.
+func withUnusedIgnores(res *tools.Result, env *tools.Env, w *search.Walker) *tools.Result {
+	if w == nil {
+		return res
+	}
+	var b strings.Builder
+	for _, e := range w.IgnoreFileErrors() {
+		fmt.Fprintf(&b, "[%s was not used, so its rules were not applied: %v]\n", env.Workspace.Display(filepath.Join(w.Root.Name(), filepath.FromSlash(e.Rel))), e.Err)
+	}
+	if b.Len() == 0 {
+		return res
+	}
+	res.Output = strings.TrimRight(res.Output, "\n") + "\n\n" + b.String()
+	if res.Content != nil {
+		res.Content = append(res.Content, tools.TextContent(b.String()))
+	}
+	return res
 }
 
 // newWalker returns a walker over dir, confined to the root containing

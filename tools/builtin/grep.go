@@ -145,6 +145,7 @@ func (t *grepTool) run(ctx context.Context, call *tools.Call, p GrepParams) (*to
 		return tools.Errorf("%s: %v", env.Workspace.Display(resolved), err), nil
 	}
 	kept := search.NewFirstK[grepFile](maxMatches)
+	var walked *search.Walker // nil for a single file
 	if !fi.IsDir() {
 		hits, res := grepOne(env, s, resolved)
 		if res != nil {
@@ -200,8 +201,9 @@ func (t *grepTool) run(ctx context.Context, call *tools.Call, p GrepParams) (*to
 		if err := w.Run(ctx); err != nil {
 			return nil, err
 		}
+		walked = w
 	}
-	return t.format(kept, maxMatches, before+after > 0), nil
+	return withUnusedIgnores(t.format(kept, maxMatches, before+after > 0), env, walked), nil
 }
 
 // grepOne searches the single file at the resolved path, opened through

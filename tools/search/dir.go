@@ -6,7 +6,6 @@
 package search
 
 import (
-	"io"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -38,13 +37,4 @@ func (d *Dir) release() {
 	if d.refs.Add(-1) == 0 {
 		d.f.Close()
 	}
-}
-
-// readAll reads and closes what open returned.
-func readAll(r io.ReadCloser, err error) ([]byte, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }

@@ -3,7 +3,8 @@
 // "**" and braces, the first results of a walk in path order, and the
 // scanner that searches one file for a regular expression.
 //
-// It knows nothing of tools, workspaces or permissions and imports nothing
-// of the project. The walk's goroutines are started and waited for inside
-// [Walker.Run].
+// It knows nothing of tools, workspaces or permissions and imports only
+// internal/utf8cut and internal/smallfile (the reader of the ignore files
+// a repository holds) of the project. The walk's goroutines are started
+// and waited for inside [Walker.Run].
 package search

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -18,6 +19,15 @@ import (
 
 // write is tooltest.Write.
 var write = tooltest.Write
+
+// readAll reads and closes what open returned.
+func readAll(r io.ReadCloser, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
 
 // TestGrepMatchesALineByLineReference searches random files that span many
 // buffer chunks and compares with a naive line-by-line search.
@@ -209,5 +219,56 @@ func TestWalk_StaysInsideItsRoot(t *testing.T) {
 	want := map[string]string{"a": "d---------", "a/inside.txt": "inside", "a/out": "refused", "a/leak.txt": "refused"}
 	if !maps.Equal(seen, want) {
 		t.Fatalf("visited %v, want %v: symlinks are reported, never followed or read", seen, want)
+	}
+}
+
+// walkFiles walks dir from start with .gitignore and returns the files
+// it visits, by path, and the ignore files it could not use.
+func walkFiles(t *testing.T, dir, start string) ([]string, []string) {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var mu sync.Mutex
+	var files []string
+	w := &Walker{Root: root, Start: start, Gitignore: true, Visit: func(rel string, d fs.DirEntry, _ *Dir) {
+		if !d.IsDir() {
+			mu.Lock()
+			files = append(files, rel)
+			mu.Unlock()
+		}
+	}}
+	tooltest.Within(t, "a walk of "+dir+" from "+start, func() {
+		if err := w.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var unused []string
+	for _, e := range w.IgnoreFileErrors() {
+		unused = append(unused, e.Error())
+	}
+	slices.Sort(files)
+	return files, unused
+}
+
+// A .gitignore over MaxIgnoreFile is not used, and said; a .git that is a
+// file (a linked worktree's) has no exclude file and is no mistake; the
+// rules of a .gitignore that is used apply.
+func TestWalk_ALargeIgnoreFileIsSaidAndAGitFileIsNone(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, ".git", "gitdir: /somewhere/else\n")
+	write(t, dir, "a/.gitignore", "*.log\n")
+	write(t, dir, "a/x.log", "ignored")
+	write(t, dir, "b/.gitignore", "*.log\n"+strings.Repeat("#", MaxIgnoreFile))
+	write(t, dir, "b/y.log", "not ignored")
+	files, unused := walkFiles(t, dir, "")
+	if slices.Contains(files, "a/x.log") || !slices.Contains(files, "b/y.log") {
+		t.Fatalf("visited %v", files)
+	}
+	want := fmt.Sprintf("b/.gitignore: %d bytes; an ignore file may have at most %d", MaxIgnoreFile+6, MaxIgnoreFile)
+	if len(unused) != 1 || unused[0] != want {
+		t.Fatalf("unused ignore files %q, want %q", unused, want)
 	}
 }

@@ -5,12 +5,17 @@ package search
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
+
+	"github.com/dshd/dshd/internal/smallfile"
 )
 
 // Walker walks the tree below Root/Start. Paths it reports are
@@ -35,6 +40,66 @@ type Walker struct {
 	// included, from several goroutines at once. dir is the directory
 	// holding the entry, valid until Visit returns.
 	Visit func(rel string, d fs.DirEntry, dir *Dir)
+
+	mu     sync.Mutex
+	unused []*IgnoreFileError // guarded by mu
+}
+
+// MaxIgnoreFile is the largest .gitignore (or .git/info/exclude) a walk
+// reads; a larger one is not used. A repository decides what its files
+// hold, and a walk reads them on several goroutines at once.
+const MaxIgnoreFile = 1 << 20
+
+// ignoreBound is how an ignore file is read.
+var ignoreBound = smallfile.Bound{Max: MaxIgnoreFile, What: "an ignore file"}
+
+// IgnoreFileError is an ignore file the walk could not use (a FIFO, a
+// device, a symbolic link in the tree, one too large or unreadable): its
+// rules were not applied.
+type IgnoreFileError struct {
+	Rel string // slash path below Root
+	Err error
+}
+
+func (e *IgnoreFileError) Error() string { return e.Rel + ": " + e.Err.Error() }
+
+// IgnoreFileErrors returns the ignore files the last Run could not use,
+// by path, so the caller can say that their rules were not applied.
+func (w *Walker) IgnoreFileErrors() []*IgnoreFileError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := slices.Clone(w.unused)
+	slices.SortFunc(out, func(a, b *IgnoreFileError) int { return strings.Compare(a.Rel, b.Rel) })
+	return out
+}
+
+// readIgnore reads the ignore file rel (slash-separated) below Root
+// through the one reader of a file a repository controls
+// (internal/smallfile); typ is its type as its directory's listing said,
+// 0 when it was not listed. A file it cannot use is noted for
+// [Walker.IgnoreFileErrors]; one that is not there is none.
+func (w *Walker) readIgnore(rel string, typ fs.FileMode) ([]ignoreRule, bool) {
+	var data []byte
+	var err error = &smallfile.NotRegularError{Mode: typ}
+	// A link in the tree is not followed, as git does not follow one.
+	if typ&fs.ModeSymlink == 0 {
+		data, err = smallfile.ReadIn(w.Root, osRel(rel), ignoreBound)
+	}
+	// ENOTDIR: .git is a file in a linked worktree or a submodule.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, false
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // rel names the file
+		}
+		w.mu.Lock()
+		w.unused = append(w.unused, &IgnoreFileError{Rel: rel, Err: err})
+		w.mu.Unlock()
+		return nil, false
+	}
+	return parseGitignore(string(data)), true
 }
 
 // walkJob is a directory to read, or a batch of its files to visit.
@@ -55,6 +120,9 @@ func (w *Walker) Run(ctx context.Context) error {
 	if workers <= 0 {
 		workers = min(max(4, 2*runtime.GOMAXPROCS(0)), 32)
 	}
+	w.mu.Lock()
+	w.unused = nil
+	w.mu.Unlock()
 	var stack *ignoreStack
 	if w.Gitignore {
 		stack = w.ancestorIgnores()
@@ -119,9 +187,9 @@ func (w *Walker) do(j walkJob) []walkJob {
 	stack := j.stack
 	if w.Gitignore {
 		for _, d := range entries {
-			if d.Name() == ".gitignore" && d.Type().IsRegular() {
-				if b, err := readAll(dir.Open(".gitignore")); err == nil {
-					stack = stack.push(j.rel, parseGitignore(string(b)))
+			if d.Name() == ".gitignore" {
+				if rules, ok := w.readIgnore(joinRel(j.rel, d.Name()), d.Type()); ok {
+					stack = stack.push(j.rel, rules)
 				}
 				break
 			}
@@ -164,16 +232,16 @@ func (w *Walker) do(j walkJob) []walkJob {
 // and .git/info/exclude at Root.
 func (w *Walker) ancestorIgnores() *ignoreStack {
 	var s *ignoreStack
-	if b, err := w.Root.ReadFile(filepath.Join(".git", "info", "exclude")); err == nil {
-		s = s.push("", parseGitignore(string(b)))
+	if rules, ok := w.readIgnore(".git/info/exclude", 0); ok {
+		s = s.push("", rules)
 	}
 	if w.Start == "" {
 		return s
 	}
 	dir := ""
 	for _, elem := range strings.Split(w.Start, "/") {
-		if b, err := w.Root.ReadFile(filepath.Join(osRel(dir), ".gitignore")); err == nil {
-			s = s.push(dir, parseGitignore(string(b)))
+		if rules, ok := w.readIgnore(joinRel(dir, ".gitignore"), 0); ok {
+			s = s.push(dir, rules)
 		}
 		dir = joinRel(dir, elem)
 	}
