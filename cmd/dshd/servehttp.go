@@ -63,7 +63,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
-	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, limitHit: d.Metrics.LimitHit, log: log}
+	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, writeTimeout: st.WriteTimeout, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
@@ -116,7 +116,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(!secure) // h2c with prior knowledge
 	hs := &http.Server{
-		Handler:   heads.handler(mux),
+		Handler:   heads.boundWrites(heads.handler(mux)),
 		TLSConfig: tlsConf,
 		// A request's headers come within --header-timeout; a connection
 		// that has not authenticated may be closed sooner, at
@@ -129,8 +129,15 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// not logged: it is how a keep-alive connection normally ends.
 		ReadHeaderTimeout: st.HeaderTimeout,
 		IdleTimeout:       st.KeepaliveTimeout,
-		MaxHeaderBytes:    heads.serverMaxHeaderBytes(),
-		Protocols:         &protocols,
+		// Every write is bounded by --write-timeout (httpwrites.go).
+		// boundWrites lifts this deadline on every request dshd
+		// handles; it stays for what net/http answers without calling
+		// the handler, which on HTTP/2 nothing else reaches. It also
+		// bounds a TLS handshake, when shorter than ReadHeaderTimeout
+		// (net/http's rule; headWatch names it then).
+		WriteTimeout:   st.WriteTimeout,
+		MaxHeaderBytes: heads.serverMaxHeaderBytes(),
+		Protocols:      &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than net/http's default 250.
 		HTTP2: &http.HTTP2Config{
