@@ -492,8 +492,8 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
 	opts.IdleTimeout = never(st.ModelIdleTimeout)
 	opts.CallTimeout = never(st.ModelCallTimeout)
-	opts.TimeoutSettings = openai.TimeoutSettings{FirstByte: "--model-timeout", FirstToken: "--model-first-token-timeout",
-		Idle: "--model-idle-timeout", Call: "--model-call-timeout"}
+	opts.Settings = openai.Settings{FirstByteTimeout: "--model-timeout", FirstTokenTimeout: "--model-first-token-timeout",
+		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout"}
 	return opts, keyEnv, nil
 }
 
