@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,14 +30,11 @@ func isRemoteListen(addr string) bool {
 	return strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://")
 }
 
-// closeWait bounds the end of the connections and of the HTTP server once
-// the drain is over.
-const closeWait = 5 * time.Second
-
 // serveRemote serves until a signal: the first SIGTERM or SIGINT drains
 // (readiness goes false, new sessions and turns are refused, running turns
-// get --drain-grace-seconds), then every connection is ended, which
-// cancels the turns left and journals them. A second signal ends at once.
+// get --drain-grace-seconds, then their cancel --close-timeout), then every
+// connection is ended within --close-timeout, which cancels the turns left
+// and journals them. A second signal ends at once.
 func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, tlsConf *tls.Config, log *slog.Logger) error {
 	u, err := url.Parse(st.Listen)
 	if err != nil {
@@ -178,11 +176,17 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	case s := <-sig:
 		drain(srv, st, log, s, sig)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	// The connections end themselves, writing what they still have,
+	// within --close-timeout; a client that reads none of it is cut off.
+	ctx, cancel := context.WithTimeout(context.Background(), st.CloseTimeout)
 	defer cancel()
-	_ = h.Close(ctx)
-	if err := hs.Shutdown(ctx); err != nil {
+	closed := h.Close(ctx)
+	shut := hs.Shutdown(ctx)
+	if shut != nil {
 		_ = hs.Close()
+	}
+	if err := errors.Join(closed, shut); err != nil {
+		log.Warn("cut off the connections that had not ended in time after the shutdown began", "setting", "--close-timeout", "timeout", st.CloseTimeout, "err", err)
 	}
 	<-served
 	log.Info("dshd stopped")
@@ -217,10 +221,10 @@ func drain(srv interface {
 	// Cancelled turns answer their prompts and journal what they did
 	// while the connections are still open.
 	srv.CancelTurns()
-	wait, stop := context.WithTimeout(context.Background(), closeWait)
+	wait, stop := context.WithTimeout(context.Background(), st.CloseTimeout)
 	defer stop()
 	if !srv.WaitTurns(wait) {
-		log.Warn("turns did not end after their cancel", "turns", srv.RunningTurns())
+		log.Warn("turns did not end after their cancel", "setting", "--close-timeout", "timeout", st.CloseTimeout, "turns", srv.RunningTurns())
 	}
 }
 
