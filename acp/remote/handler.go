@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -392,7 +393,8 @@ func (h *Handler) trackWS(c *wsConn, add bool) bool {
 // Close ends every connection: their contexts are cancelled (the agent
 // cancels their turns and ends them), then their sockets and streams
 // close. It returns when every connection has ended, or cuts the rest off
-// when ctx is done first.
+// when ctx is done first and returns an error saying how many, wrapping
+// ctx's.
 func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
@@ -418,13 +420,16 @@ func (h *Handler) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		h.mu.Lock()
+		left := len(h.conns) + len(h.ws)
+		h.mu.Unlock()
 		for _, c := range conns {
 			c.close("the daemon is shutting down")
 		}
 		for _, c := range wss {
 			_ = c.ws.CloseNow()
 		}
-		return ctx.Err()
+		return fmt.Errorf("remote: cut off %d connections that had not ended: %w", left, ctx.Err())
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/definition"
@@ -111,6 +112,8 @@ type Options struct {
 	// once (default DefaultMaxSessionsPerConn); one more is refused until
 	// one closes. Each open session holds its agent, journal and tools.
 	MaxSessionsPerConn int
+	// Settings name MaxSessionsPerConn where a hit is told.
+	Settings Settings
 	// Tasks are the limits of each session's background tasks: how many
 	// run at once, the output each keeps, how long a settled one keeps
 	// its child (tools/tasks; zero values are its defaults). Their
@@ -193,6 +196,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxSessionsPerConn <= 0 {
 		opts.MaxSessionsPerConn = DefaultMaxSessionsPerConn
 	}
+	settingnames.Fill(&opts.Settings)
 	if opts.MaxDepth == 0 && !opts.NoDelegation {
 		opts.MaxDepth = subagents.DefaultMaxDepth
 	}

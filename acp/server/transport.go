@@ -32,6 +32,13 @@ func authenticatedByTransport(rwc any) bool {
 // DefaultMaxSessionsPerConn is the default of Options.MaxSessionsPerConn.
 const DefaultMaxSessionsPerConn = 1024
 
+// Settings name the limits of [Options] that a connection enforces where
+// a hit is logged or told to the client (the daemon's flags), one field
+// for each limit of the same name; an empty field is that name.
+type Settings struct {
+	MaxSessionsPerConn string
+}
+
 // reserveSession takes one of the connection's session places for a
 // session being opened, or refuses when they are all taken; a nil error
 // must be followed by release once the session is open (or failed to
@@ -43,10 +50,10 @@ func (c *Conn) reserveSession(id acp.SessionID) (release func(), err error) {
 	if _, open := c.sessions[id]; !open && len(c.sessions)+c.opening >= limit {
 		if !c.loggedSessions {
 			c.loggedSessions = true
-			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "setting", "--max-sessions-per-connection", "limit", limit, "peer", c.peerName)
+			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "setting", c.srv.opts.Settings.MaxSessionsPerConn, "limit", limit, "peer", c.peerName)
 		}
 		return nil, acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
-			"this connection has %d sessions open, the most it may have (--max-sessions-per-connection); close one with session/close, or open another connection", limit)})
+			"this connection has %d sessions open, the most it may have (%s); close one with session/close, or open another connection", limit, c.srv.opts.Settings.MaxSessionsPerConn)})
 	}
 	c.opening++
 	return func() {

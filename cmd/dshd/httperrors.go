@@ -4,6 +4,14 @@
 // what is a bug of dshd's (a handler that panics, a response written
 // twice). The first stays at Debug: a peer must not write the log at
 // will. The second is an Error, seen at the default level.
+//
+// "timeout waiting for SETTINGS frames" is of the first kind, though it
+// is a bound a peer meets: net/http's fixed 2 s between the HTTP/2
+// preface and the first frame, which no setting changes. A conforming
+// client sends its SETTINGS with the preface, so only a broken or
+// hostile one meets it, and it is shorter than --header-timeout, the
+// bound on a preface that does not come; a Warn would tell the operator
+// of nothing to change.
 
 package main
 

@@ -30,17 +30,20 @@ import (
 // holds nothing per connection but what the connection itself holds, so
 // nothing is left to clean when one ends or is hijacked.
 type headWatch struct {
-	timeout    time.Duration // --header-timeout
-	tls        bool          // the listener's connections are TLS
-	maxHead    int           // --max-header-bytes
-	maxStreams int           // --http2-max-streams
-	limitHit   func(limit string)
-	log        *slog.Logger
+	timeout      time.Duration // --header-timeout
+	tls          bool          // the listener's connections are TLS
+	maxHead      int           // --max-header-bytes
+	maxStreams   int           // --http2-max-streams
+	writeTimeout time.Duration // --write-timeout (0: never), see httpwrites.go
+	limitHit     func(limit string)
+	log          *slog.Logger
 	// logged: this episode's first cut was logged; loggedSize: its first
 	// head over the size limit; loggedStreams: its first connection
 	// with every stream in use; loggedRefused: its first stream over the
-	// limit.
+	// limit; loggedConnCut, loggedStreamCut: its first connection closed,
+	// and HTTP/2 stream reset, at the write timeout.
 	logged, loggedSize, loggedStreams, loggedRefused atomic.Bool
+	loggedConnCut, loggedStreamCut                   atomic.Bool
 	// saturated counts the connections with every stream in use.
 	saturated atomic.Int32
 }
@@ -81,6 +84,11 @@ type headConn struct {
 	// of them have ended.
 	streams   atomic.Int32
 	saturated atomic.Bool
+	// wowner says whose write deadline is in force (writeFree,
+	// writeBounded, writeHandler); wcut: a write under dshd's bound timed
+	// out (httpwrites.go).
+	wowner atomic.Int32
+	wcut   atomic.Bool
 }
 
 // listener wraps l so that its connections are watched.
@@ -109,8 +117,12 @@ func (w *headWatch) connState(nc net.Conn, s http.ConnState) {
 	if !ok {
 		return
 	}
-	if s == http.StateIdle {
+	switch s {
+	case http.StateIdle:
 		c.idleDeadlines.Store(0)
+		c.responseTaken()
+	case http.StateClosed:
+		c.connClosed()
 	}
 	// The HTTP/2 server reports its first state once the preface is
 	// read, before it reads anything else; its connection reads with no
@@ -258,6 +270,11 @@ func (c *headConn) SetReadDeadline(t time.Time) error {
 
 func (c *headConn) SetDeadline(t time.Time) error {
 	c.noteDeadline(t)
+	owner := writeBounded
+	if t.IsZero() {
+		owner = writeFree
+	}
+	c.wowner.Store(owner)
 	return c.Conn.SetDeadline(t)
 }
 
@@ -270,7 +287,7 @@ func (c *headConn) noteDeadline(t time.Time) {
 func (c *headConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && c.awaitsHead() && c.cut.CompareAndSwap(false, true) {
-		c.w.hit(c.RemoteAddr())
+		c.w.hit(c)
 	}
 	return n, err
 }
@@ -296,9 +313,20 @@ func (c *headConn) awaitsHead() bool {
 
 // hit counts a connection net/http is about to close at --header-timeout,
 // and logs the first of an episode.
-func (w *headWatch) hit(peer net.Addr) {
+func (w *headWatch) hit(c *headConn) {
 	w.limitHit("header-timeout")
 	if !w.logged.Swap(true) {
-		w.log.Warn("closing a connection: no request head arrived in time", "setting", "--header-timeout", "timeout", w.timeout, "peer", peer.String())
+		setting, timeout := w.boundOf(c)
+		w.log.Warn("closing a connection: no request head arrived in time", "setting", setting, "timeout", timeout, "peer", c.RemoteAddr().String())
 	}
+}
+
+// boundOf names the setting whose deadline cut c's head: --header-timeout,
+// but during a TLS handshake net/http takes the shorter of it and
+// http.Server.WriteTimeout (--write-timeout).
+func (w *headWatch) boundOf(c *headConn) (string, time.Duration) {
+	if w.tls && !c.handshook.Load() && w.writeTimeout > 0 && w.writeTimeout < w.timeout {
+		return "--write-timeout", w.writeTimeout
+	}
+	return "--header-timeout", w.timeout
 }

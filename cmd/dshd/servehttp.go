@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,14 +30,11 @@ func isRemoteListen(addr string) bool {
 	return strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://")
 }
 
-// closeWait bounds the end of the connections and of the HTTP server once
-// the drain is over.
-const closeWait = 5 * time.Second
-
 // serveRemote serves until a signal: the first SIGTERM or SIGINT drains
 // (readiness goes false, new sessions and turns are refused, running turns
-// get --drain-grace-seconds), then every connection is ended, which
-// cancels the turns left and journals them. A second signal ends at once.
+// get --drain-grace-seconds, then their cancel --close-timeout), then every
+// connection is ended within --close-timeout, which cancels the turns left
+// and journals them. A second signal ends at once.
 func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, tlsConf *tls.Config, log *slog.Logger) error {
 	u, err := url.Parse(st.Listen)
 	if err != nil {
@@ -63,7 +61,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		limitHit:    d.Metrics.LimitHit,
 		log:         log,
 	}
-	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, limitHit: d.Metrics.LimitHit, log: log}
+	heads := &headWatch{timeout: st.HeaderTimeout, tls: tlsConf != nil, maxHead: st.MaxHeaderBytes, maxStreams: st.HTTP2MaxStreams, writeTimeout: st.WriteTimeout, limitHit: d.Metrics.LimitHit, log: log}
 	h, err := remote.NewHandler(remote.Options{
 		Serve:              func(ctx context.Context, rwc io.ReadWriteCloser) error { return srv.ServeConn(ctx, rwc) },
 		Token:              st.Token,
@@ -116,7 +114,7 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(!secure) // h2c with prior knowledge
 	hs := &http.Server{
-		Handler:   heads.handler(mux),
+		Handler:   heads.boundWrites(heads.handler(mux)),
 		TLSConfig: tlsConf,
 		// A request's headers come within --header-timeout; a connection
 		// that has not authenticated may be closed sooner, at
@@ -129,8 +127,15 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 		// not logged: it is how a keep-alive connection normally ends.
 		ReadHeaderTimeout: st.HeaderTimeout,
 		IdleTimeout:       st.KeepaliveTimeout,
-		MaxHeaderBytes:    heads.serverMaxHeaderBytes(),
-		Protocols:         &protocols,
+		// Every write is bounded by --write-timeout (httpwrites.go).
+		// boundWrites lifts this deadline on every request dshd
+		// handles; it stays for what net/http answers without calling
+		// the handler, which on HTTP/2 nothing else reaches. It also
+		// bounds a TLS handshake, when shorter than ReadHeaderTimeout
+		// (net/http's rule; headWatch names it then).
+		WriteTimeout:   st.WriteTimeout,
+		MaxHeaderBytes: heads.serverMaxHeaderBytes(),
+		Protocols:      &protocols,
 		// Every SSE stream is one HTTP/2 stream; a client with many
 		// sessions needs more than net/http's default 250.
 		HTTP2: &http.HTTP2Config{
@@ -171,11 +176,17 @@ func serveRemote(parent context.Context, d *daemon.Daemon, st *config.Settings, 
 	case s := <-sig:
 		drain(srv, st, log, s, sig)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	// The connections end themselves, writing what they still have,
+	// within --close-timeout; a client that reads none of it is cut off.
+	ctx, cancel := context.WithTimeout(context.Background(), st.CloseTimeout)
 	defer cancel()
-	_ = h.Close(ctx)
-	if err := hs.Shutdown(ctx); err != nil {
+	closed := h.Close(ctx)
+	shut := hs.Shutdown(ctx)
+	if shut != nil {
 		_ = hs.Close()
+	}
+	if err := errors.Join(closed, shut); err != nil {
+		log.Warn("cut off the connections that had not ended in time after the shutdown began", "setting", "--close-timeout", "timeout", st.CloseTimeout, "err", err)
 	}
 	<-served
 	log.Info("dshd stopped")
@@ -210,10 +221,10 @@ func drain(srv interface {
 	// Cancelled turns answer their prompts and journal what they did
 	// while the connections are still open.
 	srv.CancelTurns()
-	wait, stop := context.WithTimeout(context.Background(), closeWait)
+	wait, stop := context.WithTimeout(context.Background(), st.CloseTimeout)
 	defer stop()
 	if !srv.WaitTurns(wait) {
-		log.Warn("turns did not end after their cancel", "turns", srv.RunningTurns())
+		log.Warn("turns did not end after their cancel", "setting", "--close-timeout", "timeout", st.CloseTimeout, "turns", srv.RunningTurns())
 	}
 }
 

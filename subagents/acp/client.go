@@ -58,7 +58,7 @@ func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx c
 	case pr.slots <- struct{}{}:
 	default:
 		if !pr.loggedSlots.Swap(true) {
-			pr.log.Warn("the agent has the most requests served at once it may have; reading no more of its messages until one is answered", "setting", "--max-child-requests", "limit", cap(pr.slots), "peer", pr.t.where())
+			pr.log.Warn("the agent has the most requests served at once it may have; reading no more of its messages until one is answered", "setting", pr.p.o.Settings.MaxRequests, "limit", cap(pr.slots), "peer", pr.t.where())
 		}
 		select {
 		case pr.slots <- struct{}{}:

@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
+	"github.com/dshd/dshd/tools/sandbox"
 )
 
 // isolateEnv keeps children from reading the user's config or state, or
@@ -34,13 +36,33 @@ func isolateEnv(home string) {
 	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 }
 
-// newProvider returns a provider with short grace periods, closed when
-// the test ends.
+// The names the daemon gives the provider's settings, its connections'
+// and its sandbox's (cmd/dshd/internal/daemon), so that the tests read
+// the words a user reads.
+var (
+	daemonNames        = acpprovider.Settings{MaxRequests: "--max-child-requests", MaxTerminals: "--max-tasks", MaxOutputBytes: "--max-child-output-bytes", MaxHeld: "--max-held-child-updates", StateDirOf: "--state-dir, DSHD_STATE_DIR or config file"}
+	daemonLimitNames   = rpc.Settings{MaxQueuedInput: "--max-queued-input-bytes"}
+	daemonSandboxNames = sandbox.Settings{Mode: "--sandbox", Fallback: "--sandbox-fallback", Network: "--sandbox-network", WritableRoots: "--sandbox-writable (sandboxWritableRoots in the config file)"}
+)
+
+// newProvider returns a provider with short grace periods and the
+// daemon's names of the settings, closed when the test ends.
 func newProvider(t testing.TB, o *acpprovider.Options) *acpprovider.Provider {
 	t.Helper()
 	var opts acpprovider.Options
 	if o != nil {
 		opts = *o
+	}
+	if opts.Settings == (acpprovider.Settings{}) {
+		opts.Settings = daemonNames
+	}
+	if opts.Limits.Settings == (rpc.Settings{}) {
+		opts.Limits.Settings = daemonLimitNames
+	}
+	if opts.Sandbox != nil && opts.Sandbox.Settings == (sandbox.Settings{}) {
+		sb := *opts.Sandbox
+		sb.Settings = daemonSandboxNames
+		opts.Sandbox = &sb
 	}
 	if opts.EOFGrace == 0 {
 		opts.EOFGrace = 300 * time.Millisecond

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp/rpc"
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
 )
@@ -142,6 +143,11 @@ type Options struct {
 	// the parent's tool call when the editor does not see the child
 	// (default one second).
 	ProgressInterval time.Duration
+	// Settings name the limits above where a hit is logged or told to the
+	// agent, and the settings a child's message points at (the daemon's
+	// flags). The limits of Limits are named by its own Settings, and the
+	// sandbox's settings by Sandbox's.
+	Settings Settings
 
 	// ClientName and Version identify the parent in initialize (default
 	// "dshd", "dev").
@@ -149,6 +155,14 @@ type Options struct {
 	// Logger receives the provider's logs and, at debug level, the child
 	// processes' stderr lines; nil discards them.
 	Logger *slog.Logger
+}
+
+// Settings name the limits of [Options] where a hit is logged or told, one
+// field for each limit of the same name, and StateDirOf the settings of a
+// child dshd that choose its state dir (which its sandbox makes
+// writable); an empty field is that name.
+type Settings struct {
+	MaxRequests, MaxTerminals, MaxOutputBytes, MaxHeld, StateDirOf string
 }
 
 // AgentConfig is a named ACP agent (the config file's "agents" entry).
@@ -219,6 +233,8 @@ func New(opts *Options) (*Provider, error) {
 		sb.WritableRoots = slices.Clone(sb.WritableRoots)
 		o.Sandbox = &sb
 	}
+	settingnames.Fill(&o.Settings)
+	settingnames.Fill(&o.Limits.Settings)
 	if err := cmp.Or(
 		defaulted("StartTimeout", "duration", &o.StartTimeout, DefaultStartTimeout),
 		defaulted("EOFGrace", "duration", &o.EOFGrace, DefaultEOFGrace),

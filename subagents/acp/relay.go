@@ -149,9 +149,9 @@ func (pr *peer) holdLocked(n *acp.SessionNotification) {
 	if full() {
 		if !pr.heldFull {
 			pr.heldFull = true
-			setting := "--max-queued-input-bytes"
+			setting := pr.p.o.Limits.Settings.MaxQueuedInput
 			if pr.nheld >= most {
-				setting = "--max-held-child-updates"
+				setting = pr.p.o.Settings.MaxHeld
 			}
 			pr.log.Warn("holding no more updates for session ids the agent has not announced; dropping this one and the next",
 				"session", n.SessionID, "update", n.Update.UpdateType(), "held", pr.nheld, "limit", most,

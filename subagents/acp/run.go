@@ -443,7 +443,7 @@ func (r *run) keep(text string) {
 	r.curCut += len(text) - k
 	if !r.loggedCut {
 		r.loggedCut = true
-		r.c.log.Warn("the agent's answer is over the output limit; keeping its start", "setting", "--max-child-output-bytes", "limit", limit)
+		r.c.log.Warn("the agent's answer is over the output limit; keeping its start", "setting", r.c.p.o.Settings.MaxOutputBytes, "limit", limit)
 	}
 }
 
@@ -457,7 +457,7 @@ func (r *run) output() string {
 	if cut == 0 {
 		return string(text)
 	}
-	return fmt.Sprintf("%s\n\n[the rest of this answer (%d bytes) was not kept: the agent's answer is over dshd's limit of %d bytes (--max-child-output-bytes)]", text, cut, r.c.p.o.MaxOutputBytes)
+	return fmt.Sprintf("%s\n\n[the rest of this answer (%d bytes) was not kept: the agent's answer is over dshd's limit of %d bytes (%s)]", text, cut, r.c.p.o.MaxOutputBytes, r.c.p.o.Settings.MaxOutputBytes)
 }
 
 // sendCancel sends session/cancel once.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/tools/sandbox"
 )
@@ -238,7 +239,7 @@ func (p *Provider) sandboxFor(c confinement) (*sandbox.Sandbox, error) {
 	}
 	cfg.Logger = p.log.With("sandbox", "child agents")
 	cfg.Subject = "child agents"
-	cfg.OptOut = "--sandbox-fallback unconfined, or sandbox=off on the agent's binding (sandbox: off in its agents entry)"
+	cfg.OptOut = fmt.Sprintf("%s unconfined, or %s=off on the agent's binding (%s: off in its agents entry)", cfg.Settings.Fallback, KeySandbox, KeySandbox)
 	sb, err := sandbox.New(&cfg)
 	if err != nil {
 		return nil, err
@@ -271,5 +272,7 @@ func (p *Provider) configFor(c confinement) sandbox.Config {
 	if c.inherited {
 		cfg.Fallback = sandbox.Unconfined
 	}
+	// The words of its refusals and notes name the daemon's settings.
+	settingnames.Fill(&cfg.Settings)
 	return cfg
 }

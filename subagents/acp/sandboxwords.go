@@ -18,8 +18,12 @@ type boxWords struct {
 	cmd *sandbox.Cmd
 	box confinement
 	// self is set for a child dshd, whose own state dir is made
-	// writable when its settings name it.
-	self bool
+	// writable when its settings (stateDir names them) name it.
+	self     bool
+	stateDir string
+	// mode names the daemon's sandbox mode setting, which a child dshd
+	// inherits.
+	mode string
 	// where is what the child may write in its sandbox.
 	where string
 }
@@ -44,7 +48,7 @@ func (p *Provider) boxWordsOf(t *target, box confinement, cmd *sandbox.Cmd, root
 	if cfg.NoNetwork {
 		b.WriteString(", with no network (loopback only)")
 	}
-	return &boxWords{cmd: cmd, box: box, self: t.self, where: b.String()}
+	return &boxWords{cmd: cmd, box: box, self: t.self, stateDir: p.o.Settings.StateDirOf, mode: cfg.Settings.Mode, where: b.String()}
 }
 
 // in says, after how a confined child ended, that it ran in its sandbox;
@@ -67,7 +71,7 @@ func (w *boxWords) note(stderr string) string {
 	var b strings.Builder
 	b.WriteString("Its " + string(w.box.mode) + " sandbox")
 	if w.box.inherited {
-		b.WriteString(" (dshd's own --sandbox mode, which a child dshd gets)")
+		b.WriteString(" (dshd's own " + w.mode + " mode, which a child dshd gets)")
 	}
 	b.WriteString(" lets it write " + w.where + ".")
 	r := w.cmd.Refused(stderr)
@@ -92,7 +96,7 @@ func (w *boxWords) allowWrites() string {
 	}
 	s := "add the directory to " + KeyWritable + "= on its binding"
 	if w.self {
-		s += " (a child dshd's own state dir is made writable when its --state-dir, DSHD_STATE_DIR or config file names it)"
+		s += " (a child dshd's own state dir is made writable when its " + w.stateDir + " names it)"
 	}
 	return s + ", or run it unconfined with " + KeySandbox + "=off there"
 }

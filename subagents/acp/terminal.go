@@ -107,10 +107,10 @@ func (ts *terminals) room(c *child) error {
 	}
 	if !ts.logged {
 		ts.logged = true
-		c.log.Warn("refusing a terminal: the agent has the most terminals it may have", "setting", "--max-tasks", "limit", limit)
+		c.log.Warn("refusing a terminal: the agent has the most terminals it may have", "setting", c.p.o.Settings.MaxTerminals, "limit", limit)
 	}
 	return acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
-		"you have %d terminals open, the most dshd lets a subagent have (its --max-tasks); release one with terminal/release", limit)})
+		"you have %d terminals open, the most dshd lets a subagent have (its %s); release one with terminal/release", limit, c.p.o.Settings.MaxTerminals)})
 }
 
 // start runs cmd on its own goroutine until it ends or ctx ends.

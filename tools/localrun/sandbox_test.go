@@ -15,7 +15,8 @@ import (
 )
 
 func TestRun_ARefusedWriteEndsTheOutputWithTheSettingThatAllowsIt(t *testing.T) {
-	s, err := sandbox.New(&sandbox.Config{Caches: []string{t.TempDir()}})
+	// The daemon's name of the setting, which the note must carry.
+	s, err := sandbox.New(&sandbox.Config{Caches: []string{t.TempDir()}, Settings: sandbox.Settings{WritableRoots: "--sandbox-writable"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,12 @@ func hostile(t testing.TB, list string) ServerConfig {
 	return helperServer(t, "h", "hostile", EnvVar{Name: hostileListEnv, Value: list})
 }
 
-// flags are the daemon's names of the limits, which its refusals and logs
-// must carry.
+// flags are the daemon's names of the limits and the sandbox, which its
+// refusals and logs must carry.
 var flags = Settings{
 	CallTimeout: "--mcp-call-timeout", MaxOutput: "--mcp-max-output-bytes", MaxMessageBytes: "--mcp-max-message-bytes",
 	MaxTools: "--mcp-max-tools", MaxDescriptionBytes: "--mcp-max-tool-description-bytes", MaxSchemaBytes: "--mcp-max-tool-schema-bytes",
-	MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval",
+	MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval", Sandbox: "--mcp-sandbox",
 }
 
 // logTo returns a logger writing text lines to buf, debug included.

@@ -37,8 +37,9 @@ type process struct {
 	log   *slog.Logger
 	red   *redactor
 	// where says in which sandbox the server runs, for a failure
-	// message; "" when it runs unconfined.
-	where string
+	// message; "" when it runs unconfined. unconfine is the setting that
+	// would run it unconfined, for the same message (sandboxHint).
+	where, unconfine string
 
 	stderrDone chan struct{} // closed when the stderr reader ended
 
@@ -55,9 +56,10 @@ type process struct {
 // /dev/tty and hang on a prompt. A server that exits leaves nothing of its
 // group behind, and the server dies with dshd (under the sandbox's helper,
 // with everything it started). roots are the workspace roots the sandbox
-// lets it write. The returned process is running; stop must be called. It
+// lets it write; unconfine is the setting that runs servers unconfined,
+// for its failure message. The returned process is running; stop must be called. It
 // fails with sandbox.ErrRefused when sb cannot confine it and must.
-func startProcess(cfg *ServerConfig, dir string, roots, env []string, sb *sandbox.Sandbox, grace time.Duration, log *slog.Logger, red *redactor) (*process, error) {
+func startProcess(cfg *ServerConfig, dir string, roots, env []string, sb *sandbox.Sandbox, unconfine string, grace time.Duration, log *slog.Logger, red *redactor) (*process, error) {
 	// The server outlives the connect call; it is ended by stop, never by
 	// a context.
 	cmd, err := sb.Command(context.Background(), sandbox.Spec{
@@ -73,7 +75,7 @@ func startProcess(cfg *ServerConfig, dir string, roots, env []string, sb *sandbo
 	if err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, child: child, grace: grace, log: log, red: red, stderrDone: make(chan struct{})}
+	p := &process{cmd: cmd, child: child, grace: grace, log: log, red: red, unconfine: unconfine, stderrDone: make(chan struct{})}
 	p.ended = sync.OnceValues(cmd.Wait)
 	if cmd.Confined() {
 		p.where, _ = sb.Describe(roots)
@@ -195,15 +197,17 @@ func (p *process) death(n int) string {
 	if p.where != "" {
 		msg += "; it ran in the " + p.where
 		if note := p.cmd.Explain(tail); note != "" {
-			msg += ". " + p.red.scrub(note) + " " + mcpSandboxHint
+			msg += ". " + p.red.scrub(note) + " " + sandboxHint(p.unconfine)
 		}
 	}
 	return msg
 }
 
-// mcpSandboxHint is the setting that runs stdio servers outside the
-// commands' sandbox.
-const mcpSandboxHint = "To run MCP servers unconfined, set --mcp-sandbox off (mcpSandbox in the config file)."
+// sandboxHint says which setting (Settings.Sandbox) runs stdio servers
+// outside the commands' sandbox.
+func sandboxHint(setting string) string {
+	return "To run MCP servers unconfined, set " + setting + " off."
+}
 
 // lastLines returns the last n lines of s, joined by " | ".
 func lastLines(s string, n int) string {

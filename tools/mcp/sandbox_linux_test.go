@@ -16,9 +16,17 @@ import (
 
 // confiningSandbox returns a workspace-write sandbox with its caches in a
 // temp dir, and skips the test where this kernel cannot confine.
+// sandboxFlags are the daemon's names of the commands' sandbox settings,
+// which a server's refusal or death must carry.
+var sandboxFlags = sandbox.Settings{
+	Mode: "--sandbox", Fallback: "--sandbox-fallback", Network: "--sandbox-network",
+	WritableRoots: "--sandbox-writable (sandboxWritableRoots in the config file)",
+	ReadableRoots: "--sandbox-readable (sandboxReadableRoots in the config file)",
+}
+
 func confiningSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := sandbox.New(&sandbox.Config{Caches: []string{t.TempDir()}, Grace: 200 * time.Millisecond})
+	sb, err := sandbox.New(&sandbox.Config{Caches: []string{t.TempDir()}, Grace: 200 * time.Millisecond, Settings: sandboxFlags})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +77,14 @@ func TestASandboxThatCannotConfineRefusesTheServerOrRunsItUnconfined(t *testing.
 	// A helper that cannot start: the sandbox cannot confine, as on a
 	// kernel without Landlock.
 	broken := func(t *testing.T, fb sandbox.Fallback) *sandbox.Sandbox {
-		sb, err := sandbox.New(&sandbox.Config{Helper: []string{filepath.Join(t.TempDir(), "no-such-helper")}, Fallback: fb})
+		sb, err := sandbox.New(&sandbox.Config{Helper: []string{filepath.Join(t.TempDir(), "no-such-helper")}, Fallback: fb, Settings: sandboxFlags})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sb
 	}
 	t.Run("refuse", func(t *testing.T) {
-		_, reg, warnings := connect(t, &Options{Cwd: t.TempDir(), Sandbox: broken(t, sandbox.Refuse)}, helperServer(t, "helper", "tools"))
+		_, reg, warnings := connect(t, &Options{Cwd: t.TempDir(), Sandbox: broken(t, sandbox.Refuse), Settings: flags}, helperServer(t, "helper", "tools"))
 		if len(warnings) != 1 {
 			t.Fatalf("warnings %v, want one", warnings)
 		}
@@ -109,7 +117,7 @@ func TestAServerThatFailsInTheSandboxSaysWhichSandboxAndWhatWasRefused(t *testin
 	target := filepath.Join(outside, "state.db")
 	cfg := helperServer(t, "writer", "writefail")
 	cfg.Args = []string{target}
-	_, _, warnings := connect(t, &Options{Cwd: ws, Roots: []string{ws}, Sandbox: sb, KillGrace: 300 * time.Millisecond}, cfg)
+	_, _, warnings := connect(t, &Options{Cwd: ws, Roots: []string{ws}, Sandbox: sb, KillGrace: 300 * time.Millisecond, Settings: flags}, cfg)
 	if len(warnings) != 1 || !errors.Is(warnings[0], ErrExited) {
 		t.Fatalf("warnings %v, want one exit", warnings)
 	}
@@ -126,7 +134,7 @@ func TestASandboxedServerThatCannotBeFoundSaysSo(t *testing.T) {
 	sb := confiningSandbox(t)
 	ws := t.TempDir()
 	cfg := ServerConfig{Name: "ghost", Command: "./bin/no-such-server"}
-	_, _, warnings := connect(t, &Options{Cwd: ws, Roots: []string{ws}, Sandbox: sb, KillGrace: 300 * time.Millisecond}, cfg)
+	_, _, warnings := connect(t, &Options{Cwd: ws, Roots: []string{ws}, Sandbox: sb, KillGrace: 300 * time.Millisecond, Settings: flags}, cfg)
 	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "no-such-server") || !strings.Contains(warnings[0].Error(), "no such file") {
 		t.Fatalf("warnings %v, want one naming the missing program", warnings)
 	}

@@ -142,9 +142,9 @@ func (s *server) transport() (sdk.Transport, error) {
 		if len(roots) == 0 && s.opts.Cwd != "" {
 			roots = []string{s.opts.Cwd}
 		}
-		p, err := startProcess(&cfg, s.opts.Cwd, roots, env, s.opts.Sandbox, s.opts.KillGrace, s.log, s.red)
+		p, err := startProcess(&cfg, s.opts.Cwd, roots, env, s.opts.Sandbox, s.opts.Settings.Sandbox, s.opts.KillGrace, s.log, s.red)
 		if errors.Is(err, sandbox.ErrRefused) {
-			return nil, &Error{Kind: ErrStart, cause: err, Msg: s.red.scrub(fmt.Sprintf("not started: %v. %s", err, mcpSandboxHint))}
+			return nil, &Error{Kind: ErrStart, cause: err, Msg: s.red.scrub(fmt.Sprintf("not started: %v. %s", err, sandboxHint(s.opts.Settings.Sandbox)))}
 		}
 		if err != nil {
 			return nil, s.red.errorf(ErrStart, "cannot run %s: %v", s.cfg.Command, err)

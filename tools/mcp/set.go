@@ -111,7 +111,9 @@ type Options struct {
 	// still die with dshd, what they start may not).
 	Sandbox *sandbox.Sandbox
 	// Settings name the limits above where the model, the editor or the
-	// log is told one was hit (the daemon's flags).
+	// log is told one was hit, and the setting behind Sandbox where a
+	// server the sandbox refused or stopped is told of (the daemon's
+	// flags).
 	Settings Settings
 	// Logger receives the package's logs and the servers' stderr lines
 	// (at Debug); nil discards them.
@@ -121,11 +123,13 @@ type Options struct {
 	lookupEnv func(string) (string, bool)
 }
 
-// Settings name the limits of [Options] where a hit is told, one field for
-// each limit of the same name; an empty field is that name.
+// Settings name the limits of [Options] where a hit is told, and its
+// Sandbox where it confined a server, one field for each of the same
+// name; an empty field is that name.
 type Settings struct {
 	CallTimeout, MaxOutput, MaxMessageBytes, MaxTools                     string
 	MaxDescriptionBytes, MaxSchemaBytes, MaxSchemaDepth, ProgressInterval string
+	Sandbox                                                               string
 }
 
 func (o *Options) withDefaults() *Options {

@@ -105,7 +105,8 @@ func (c *Cmd) Explain(output string) string {
 		notes = append(notes, c.pathNote(r.Paths))
 	}
 	if r.Network {
-		notes = append(notes, "[dshd sandbox] Commands have no network (--sandbox-network=false; only their own loopback works). To allow it, set --sandbox-network=true (sandboxNetwork: true in the config file).")
+		setting := c.s.cfg.Settings.Network
+		notes = append(notes, "[dshd sandbox] Commands have no network ("+setting+"=false; only their own loopback works). To allow it, set "+setting+"=true.")
 	}
 	return strings.Join(notes, "\n")
 }
@@ -184,11 +185,12 @@ func under(p string, dirs []string) bool {
 
 // pathNote words the refusal of paths for the mode.
 func (c *Cmd) pathNote(paths []string) string {
+	names := c.s.cfg.Settings
 	var b strings.Builder
 	b.WriteString("[dshd sandbox] The " + string(c.s.cfg.Mode) + " sandbox refused access to " + strings.Join(quoteAll(paths), ", ") + ": ")
 	switch {
 	case c.s.cfg.Mode == ReadOnly:
-		b.WriteString("in read-only mode commands may write only to their private temp dir ($TMPDIR). To let commands change the workspace, use --sandbox workspace-write")
+		b.WriteString("in read-only mode commands may write only to their private temp dir ($TMPDIR). To let commands change the workspace, use " + names.Mode + " workspace-write")
 	default:
 		b.WriteString("commands may write only in the workspace (" + strings.Join(quoteAll(c.roots), ", ") + "), ")
 		if len(c.s.cfg.WritableRoots) > 0 {
@@ -198,11 +200,11 @@ func (c *Cmd) pathNote(paths []string) string {
 		if !c.s.cfg.NoCaches {
 			b.WriteString(" and the toolchain caches")
 		}
-		b.WriteString(". To allow more, add the directory to --sandbox-writable (sandboxWritableRoots in the config file)")
+		b.WriteString(". To allow more, add the directory to " + names.WritableRoots)
 	}
 	if c.s.reads != nil {
-		b.WriteString("; reads are confined too: add directories to read to --sandbox-readable (sandboxReadableRoots)")
+		b.WriteString("; reads are confined too: add directories to read to " + names.ReadableRoots)
 	}
-	b.WriteString(", or turn the sandbox off with --sandbox off. Writing to the temp dir or the workspace instead may be enough.")
+	b.WriteString(", or turn the sandbox off with " + names.Mode + " off. Writing to the temp dir or the workspace instead may be enough.")
 	return b.String()
 }

@@ -70,12 +70,24 @@ func serveSelf() int {
 // exe is the test binary, for commands that need a program of ours.
 func exe(t testing.TB) string { return testkit.Executable(t) }
 
+// daemonNames are the names the daemon gives the settings
+// (cmd/dshd/internal/daemon), so that the tests read the words a user
+// reads.
+var daemonNames = Settings{
+	Mode: "--sandbox", Fallback: "--sandbox-fallback", Network: "--sandbox-network",
+	WritableRoots: "--sandbox-writable (sandboxWritableRoots in the config file)",
+	ReadableRoots: "--sandbox-readable (sandboxReadableRoots in the config file)",
+}
+
 // newSandbox builds a sandbox with test defaults: caches in a temp dir,
-// a short grace.
+// a short grace, the daemon's names of the settings.
 func newSandbox(t testing.TB, cfg Config) *Sandbox {
 	t.Helper()
 	if cfg.Caches == nil {
 		cfg.Caches = []string{t.TempDir()}
+	}
+	if cfg.Settings == (Settings{}) {
+		cfg.Settings = daemonNames
 	}
 	cfg.Grace = 200 * time.Millisecond
 	s, err := New(&cfg)

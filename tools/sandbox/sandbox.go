@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/tools/internal/choice"
 )
 
@@ -104,10 +105,22 @@ type Config struct {
 	// record about a missing Landlock; "" means commands.
 	Subject string
 	// OptOut names the settings that would let a refused Subject run
-	// unconfined; "" means the command settings, --sandbox-fallback
-	// unconfined or --sandbox off. A sandbox of something other than
+	// unconfined; "" means the command settings, Settings.Fallback
+	// unconfined or Settings.Mode off. A sandbox of something other than
 	// commands sets both, so its refusal points at its own setting.
 	OptOut string
+	// Settings name the settings behind this Config in its refusals,
+	// descriptions and notes (the daemon's flags), so that they say what
+	// to change.
+	Settings Settings
+}
+
+// Settings name the settings of [Config] that a refusal, a description or
+// a note tells the user to change, one field for each of the same name
+// (Network for NoNetwork: the setting that gives the network back); an
+// empty field is that name.
+type Settings struct {
+	Mode, Fallback, Network, WritableRoots, ReadableRoots string
 }
 
 // Sandbox runs commands as its Config says. A nil *Sandbox runs them
@@ -155,6 +168,7 @@ func New(cfg *Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s.cfg.Grace = cmp.Or(s.cfg.Grace, DefaultGrace)
+	settingnames.Fill(&s.cfg.Settings)
 	s.log = cmp.Or(s.cfg.Logger, slog.New(slog.DiscardHandler))
 	if s.cfg.Helper == nil {
 		s.cfg.Helper = []string{selfExe, "sandbox"}
@@ -295,12 +309,12 @@ func (s *Sandbox) Describe(roots []string) (string, error) {
 		if s.cfg.Fallback == Refuse {
 			return "", s.refusal(why)
 		}
-		return "no sandbox (" + why + "; --sandbox-fallback unconfined): the command runs unconfined", nil
+		return "no sandbox (" + why + "; " + s.cfg.Settings.Fallback + " unconfined): the command runs unconfined", nil
 	}
 	var b strings.Builder
 	switch s.cfg.Mode {
 	case Off:
-		return "no sandbox (--sandbox off): the command runs unconfined", nil
+		return "no sandbox (" + s.cfg.Settings.Mode + " off): the command runs unconfined", nil
 	case ReadOnly:
 		b.WriteString("read-only sandbox: writes only to a private temp dir")
 	default:
@@ -344,7 +358,7 @@ func (s *Sandbox) subject() string { return cmp.Or(s.cfg.Subject, "commands") }
 
 // optOut is the settings that let a refused subject run unconfined.
 func (s *Sandbox) optOut() string {
-	return cmp.Or(s.cfg.OptOut, "--sandbox-fallback unconfined or --sandbox off")
+	return cmp.Or(s.cfg.OptOut, s.cfg.Settings.Fallback+" unconfined or "+s.cfg.Settings.Mode+" off")
 }
 
 // writableFor returns every directory a command with these workspace

@@ -242,6 +242,14 @@ func TestDescribe_SaysWhereACommandMayWrite(t *testing.T) {
 	if d, _ := none.Describe(nil); !strings.Contains(d, "unconfined") {
 		t.Errorf("a nil sandbox says %q", d)
 	}
+	// Settings not named are named after the Config's fields.
+	unnamed, err := New(&Config{Mode: Off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := unnamed.Describe(nil); !strings.Contains(d, "(Mode off)") {
+		t.Errorf("a sandbox without the settings' names says %q", d)
+	}
 }
 
 func TestNew_RejectsBadSettings(t *testing.T) {

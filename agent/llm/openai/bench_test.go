@@ -75,7 +75,7 @@ func BenchmarkParseStream(b *testing.B) {
 	r := bytes.NewReader(body)
 	for b.Loop() {
 		r.Reset(body)
-		wd := newWatchdog(func(error) {}, TimeoutSettings{})
+		wd := newWatchdog(func(error) {}, Settings{})
 		n := 0
 		err := c.readSSE(ctx, ctx, ctx, r, wd, &decoder{}, c.opts.Logger, func(llm.Event, error) bool {
 			n++

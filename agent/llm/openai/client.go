@@ -142,7 +142,7 @@ func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Ev
 	if c.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeoutCause(ctx, c.opts.CallTimeout,
-			said(ErrCallTimeout, c.opts.CallTimeout, c.opts.TimeoutSettings.Call))
+			said(ErrCallTimeout, c.opts.CallTimeout, c.opts.Settings.CallTimeout))
 		defer cancel()
 	}
 	model, err := c.modelFor(callCtx, req)
@@ -228,7 +228,7 @@ func (c *Client) ctxErr(ctx, callCtx context.Context, err error) error {
 func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Logger, yield func(llm.Event, error) bool) error {
 	actx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
-	wd := newWatchdog(cancel, c.opts.TimeoutSettings)
+	wd := newWatchdog(cancel, c.opts.Settings)
 	defer wd.stop()
 
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.chatURL, bytes.NewReader(body))

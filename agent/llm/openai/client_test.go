@@ -404,11 +404,21 @@ func TestALongRetryAfterSaysHowLongTheServerAskedFor(t *testing.T) {
 	}
 }
 
+// The error names the wait and the setting behind it: the daemon's flag,
+// or, unnamed, the option itself.
 func TestAFirstByteTimeoutNamesTheWait(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.FirstByteTimeout = 50 * time.Millisecond })
-	h.srv.Enqueue(openaitest.Reply{Hold: make(chan struct{}), HoldHeaders: true})
-	_, err := h.run(t.Context(), userReq("hi"))
-	if err == nil || err.Error() != "openai: the model server sent nothing for 50ms" {
-		t.Fatalf("err = %v, want the wait named", err)
+	for _, c := range []struct{ setting, want string }{
+		{"--model-timeout", "openai: the model server sent nothing for 50ms (--model-timeout sets it)"},
+		{"", "openai: the model server sent nothing for 50ms (FirstByteTimeout sets it)"},
+	} {
+		h := newHarness(t, func(o *Options) {
+			o.FirstByteTimeout = 50 * time.Millisecond
+			o.Settings.FirstByteTimeout = c.setting
+		})
+		h.srv.Enqueue(openaitest.Reply{Hold: make(chan struct{}), HoldHeaders: true})
+		_, err := h.run(t.Context(), userReq("hi"))
+		if err == nil || err.Error() != c.want {
+			t.Fatalf("err = %v, want %q", err, c.want)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/dshd/dshd/internal/settingnames"
 )
 
 // Defaults applied by [New] to zero fields of [Options].
@@ -181,9 +183,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// For every timeout above, a negative value disables it.
 
-	// TimeoutSettings names the settings a user changes the timeouts
-	// with, so that a call that ran out of one says which to raise.
-	TimeoutSettings TimeoutSettings
+	// Settings name the timeouts above in the error of a call that ran
+	// out of one (the daemon's flags), so that it says which to raise.
+	Settings Settings
 
 	// MaxLineBytes caps one SSE line. Zero: 64 MiB.
 	MaxLineBytes int
@@ -192,18 +194,17 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// TimeoutSettings are the names (a flag, say) of the settings behind
-// [Options]' timeouts; an empty name is left unsaid.
-type TimeoutSettings struct {
-	FirstByte, FirstToken, Idle, Call string
+// Settings name the timeouts of [Options] in the error of a call that ran
+// out of one, one field for each timeout of the same name; an empty field
+// is that name. (DoneTimeout has none: a call that runs out of it still
+// succeeds.)
+type Settings struct {
+	FirstByteTimeout, FirstTokenTimeout, IdleTimeout, CallTimeout string
 }
 
-// said is the error of a timeout that ran out after d: err with d and,
-// when the user has one, the setting that changes it.
+// said is the error of a timeout that ran out after d: err with d and the
+// setting that changes it.
 func said(err error, d time.Duration, setting string) error {
-	if setting == "" {
-		return fmt.Errorf("%w (%s)", err, d)
-	}
 	return fmt.Errorf("%w (%s; %s sets it)", err, d, setting)
 }
 
@@ -413,6 +414,7 @@ func resolve(o Options) resolved {
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
+	settingnames.Fill(&r.Settings)
 	// Copy the maps so the caller cannot change them under us.
 	if o.ExtraHeaders != nil {
 		r.ExtraHeaders = make(map[string]string, len(o.ExtraHeaders))

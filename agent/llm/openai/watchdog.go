@@ -37,7 +37,7 @@ func (p phase) err() error {
 // server sending keep-alive comments alone still runs out of time.
 type watchdog struct {
 	cancel   context.CancelCauseFunc
-	settings TimeoutSettings
+	settings Settings
 	timer    *time.Timer
 	phase    atomic.Int32
 	dur      atomic.Int64
@@ -46,7 +46,7 @@ type watchdog struct {
 	said atomic.Int64
 }
 
-func newWatchdog(cancel context.CancelCauseFunc, settings TimeoutSettings) *watchdog {
+func newWatchdog(cancel context.CancelCauseFunc, settings Settings) *watchdog {
 	w := &watchdog{cancel: cancel, settings: settings}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
@@ -58,17 +58,15 @@ func (w *watchdog) fire() {
 	p := phase(w.phase.Load())
 	switch p {
 	case phaseFirstByte:
-		if w.settings.FirstByte == "" {
-			w.cancel(fmt.Errorf("%w for %s", p.err(), d))
-			return
-		}
-		w.cancel(fmt.Errorf("%w for %s (%s sets it)", p.err(), d, w.settings.FirstByte))
+		w.cancel(fmt.Errorf("%w for %s (%s sets it)", p.err(), d, w.settings.FirstByteTimeout))
 	case phaseFirstToken:
-		w.cancel(said(p.err(), d, w.settings.FirstToken))
+		w.cancel(said(p.err(), d, w.settings.FirstTokenTimeout))
 	case phaseIdle:
-		w.cancel(said(p.err(), d, w.settings.Idle))
+		w.cancel(said(p.err(), d, w.settings.IdleTimeout))
 	default:
-		w.cancel(said(p.err(), d, ""))
+		// The tail: a call that runs out of it succeeds, so no
+		// setting is named.
+		w.cancel(fmt.Errorf("%w (%s)", p.err(), d))
 	}
 }
 

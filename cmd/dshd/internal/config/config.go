@@ -71,6 +71,9 @@ type Settings struct {
 	KeepaliveSeconds     int    `json:"keepaliveSeconds,omitempty"`
 	DetachTimeoutSeconds int    `json:"detachTimeoutSeconds,omitempty"`
 	AffinityCookie       string `json:"affinityCookie,omitempty"`
+	// CloseTimeout bounds each of the last two steps of an http(s)
+	// listener's shutdown: the cancelled turns' end, the connections'.
+	CloseTimeout time.Duration `json:"closeTimeout,omitempty"`
 
 	// HeaderTimeout bounds how long an http(s) listener waits for a
 	// request's headers; KeepaliveTimeout how long it keeps an idle
@@ -285,6 +288,7 @@ var table = []setting{
 	{flag: "tls-cert", file: "tlsCert", usage: "certificate file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSCert }, only: Serve},
 	{flag: "tls-key", file: "tlsKey", usage: "private key file (PEM) of an https:// listener", ptr: func(s *Settings) any { return &s.TLSKey }, only: Serve},
 	{flag: "drain-grace-seconds", file: "drainGraceSeconds", usage: "seconds running turns may go on after SIGTERM on an http(s) listener before they are cancelled and journaled", kind: kInt, def: "25", ptr: func(s *Settings) any { return &s.DrainGraceSeconds }, only: Serve},
+	{flag: "close-timeout", file: "closeTimeout", usage: "how long the shutdown of an http(s) listener waits, after the drain, for the cancelled turns and then for the connections (their last answers written) to end, before it goes on without them", kind: kDuration, def: "5s", ptr: func(s *Settings) any { return &s.CloseTimeout }, only: Serve},
 	{flag: "keepalive-seconds", file: "keepaliveSeconds", usage: "seconds between SSE keepalive comments and WebSocket pings on an http(s) listener (0: none)", kind: kInt, def: "15", ptr: func(s *Settings) any { return &s.KeepaliveSeconds }, only: Serve},
 	{flag: "detach-timeout-seconds", file: "detachTimeoutSeconds", usage: "seconds a Streamable HTTP connection lives with no SSE stream open and no request before it ends, freeing its sessions for session/load elsewhere", kind: kInt, def: "30", check: atLeast(1), ptr: func(s *Settings) any { return &s.DetachTimeoutSeconds }, only: Serve},
 	{flag: "affinity-cookie", file: "affinityCookie", usage: "cookie an http(s) listener sets to this host's name on each new connection, for load balancers that keep a client on one backend by cookie (\"\": none)", def: "dshd_affinity", ptr: func(s *Settings) any { return &s.AffinityCookie }, check: optional(cookieName), only: Serve},

@@ -45,6 +45,12 @@ func commandSandbox(st *config.Settings, log *slog.Logger) *sandbox.Config {
 		NoCaches:      !st.SandboxCaches,
 		Fallback:      sandbox.Fallback(st.SandboxFallback),
 		Logger:        log,
+		// Its refusals and notes name the flags, as README spells them.
+		Settings: sandbox.Settings{
+			Mode: "--sandbox", Fallback: "--sandbox-fallback", Network: "--sandbox-network",
+			WritableRoots: "--sandbox-writable (sandboxWritableRoots in the config file)",
+			ReadableRoots: "--sandbox-readable (sandboxReadableRoots in the config file)",
+		},
 	}
 }
 

@@ -106,9 +106,15 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxTerminals:   st.MaxTasks,
 		MaxRequests:    st.MaxChildRequests,
 		MaxHeld:        st.MaxHeldChildUpdates,
-		Limits:         connLimits(st),
-		Version:        version.String(),
-		Logger:         log,
+		// Its logs and messages name the flags, as README spells them.
+		Settings: acpprovider.Settings{
+			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks",
+			MaxRequests: "--max-child-requests", MaxHeld: "--max-held-child-updates",
+			StateDirOf: "--state-dir, DSHD_STATE_DIR or config file",
+		},
+		Limits:  connLimits(st),
+		Version: version.String(),
+		Logger:  log,
 	})
 	if err != nil {
 		return nil, err
@@ -205,6 +211,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Token:              st.Token,
 		Limits:             connLimits(st),
 		MaxSessionsPerConn: st.MaxSessionsPerConn,
+		Settings:           server.Settings{MaxSessionsPerConn: "--max-sessions-per-connection"},
 		ConnectMCP:         connectMCP(log, mcpSB, mcpLimits(st)),
 		MCPHTTP:            mcpCaps.HTTP,
 		MCPSSE:             mcpCaps.SSE,
@@ -492,8 +499,8 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
 	opts.IdleTimeout = never(st.ModelIdleTimeout)
 	opts.CallTimeout = never(st.ModelCallTimeout)
-	opts.TimeoutSettings = openai.TimeoutSettings{FirstByte: "--model-timeout", FirstToken: "--model-first-token-timeout",
-		Idle: "--model-idle-timeout", Call: "--model-call-timeout"}
+	opts.Settings = openai.Settings{FirstByteTimeout: "--model-timeout", FirstTokenTimeout: "--model-first-token-timeout",
+		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout"}
 	return opts, keyEnv, nil
 }
 
@@ -569,7 +576,7 @@ func mcpLimits(st *config.Settings) mcp.Options {
 		Settings: mcp.Settings{
 			CallTimeout: "--mcp-call-timeout", MaxOutput: "--mcp-max-output-bytes", MaxMessageBytes: "--mcp-max-message-bytes",
 			MaxTools: "--mcp-max-tools", MaxDescriptionBytes: "--mcp-max-tool-description-bytes", MaxSchemaBytes: "--mcp-max-tool-schema-bytes",
-			MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval",
+			MaxSchemaDepth: "--mcp-max-tool-schema-depth", ProgressInterval: "--mcp-progress-interval", Sandbox: "--mcp-sandbox",
 		},
 	}
 }

@@ -16,7 +16,8 @@ import (
 // lifetime the way --sandbox off does for commands.
 func mcpSandbox(setting string, commands *localrun.Runner, log *slog.Logger) (*sandbox.Sandbox, error) {
 	if setting == "off" {
-		return sandbox.New(&sandbox.Config{Mode: sandbox.Off, Logger: log})
+		// What chose its mode, should it ever describe it.
+		return sandbox.New(&sandbox.Config{Mode: sandbox.Off, Logger: log, Settings: sandbox.Settings{Mode: "--mcp-sandbox"}})
 	}
 	return commands.Sandbox(), nil
 }
