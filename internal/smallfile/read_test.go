@@ -2,6 +2,7 @@ package smallfile_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +40,12 @@ func TestRead_ALongerFileIsAnErrorNamingTheBoundWithWhatWasRead(t *testing.T) {
 	if got := (&smallfile.TooLargeError{Size: -1, Bound: bound}).Error(); got != "more than 16 bytes; a test file may have at most 16" {
 		t.Fatalf("a file grown while read: %q", got)
 	}
+	// A bound that a setting sets names it, so the reader knows what to
+	// raise.
+	named := smallfile.Bound{Max: 16, What: "a test file", Setting: "--max-test-file-bytes"}
+	if _, err := smallfile.Read(path, named); err == nil || err.Error() != "24 bytes; a test file may have at most 16 (--max-test-file-bytes)" {
+		t.Fatalf("the error of a bound a setting sets says %v", err)
+	}
 }
 
 func TestRead_ADirectoryIsNotRegularAndAMissingFileIsNotExist(t *testing.T) {
@@ -75,5 +82,35 @@ func TestReadIn_StaysInTheRoot(t *testing.T) {
 		if data, err := smallfile.ReadIn(root, name, bound); err == nil || len(data) != 0 {
 			t.Fatalf("%s: read %q, %v; want an error and nothing", name, data, err)
 		}
+	}
+}
+
+func TestOpenIn_GivesARegularFileWithItsStatAndStaysInTheRoot(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	testkit.Write(t, dir, "f.txt", "inside")
+	testkit.Write(t, outside, "secret", "SECRET")
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "out.txt")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, st, err := smallfile.OpenIn(root, "f.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || string(data) != "inside" || st.Size() != 6 || !st.Mode().IsRegular() {
+		t.Fatalf("OpenIn read %q, %v with a stat of %d bytes, %v", data, err, st.Size(), st.Mode())
+	}
+	if f, _, err := smallfile.OpenIn(root, "out.txt"); err == nil || f != nil {
+		t.Fatalf("a link out of the root opened: %v", err)
+	}
+	var nr *smallfile.NotRegularError
+	if f, _, err := smallfile.OpenIn(root, "."); !errors.As(err, &nr) || f != nil {
+		t.Fatalf("the root's directory opened: %v", err)
 	}
 }

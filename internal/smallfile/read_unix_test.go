@@ -28,6 +28,14 @@ func TestRead_AFIFOOrADeviceIsRefusedAtOnce(t *testing.T) {
 	}{
 		{"a FIFO", "a named pipe (FIFO), not a regular file", func() ([]byte, error) { return smallfile.Read(fifo, bound) }},
 		{"a FIFO in a root", "a named pipe (FIFO), not a regular file", func() ([]byte, error) { return smallfile.ReadIn(root, "fifo", bound) }},
+		{"a FIFO opened in a root", "a named pipe (FIFO), not a regular file", func() ([]byte, error) {
+			f, _, err := smallfile.OpenIn(root, "fifo")
+			if f != nil {
+				f.Close()
+				return []byte("opened"), err
+			}
+			return nil, err
+		}},
 		{"/dev/zero", "a character device, not a regular file", func() ([]byte, error) { return smallfile.Read("/dev/zero", bound) }},
 		{"a link to /dev/zero", "a character device, not a regular file", func() ([]byte, error) { return smallfile.Read(zero, bound) }},
 	} {

@@ -6,9 +6,12 @@
 package search
 
 import (
+	"io/fs"
 	"os"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/dshd/dshd/internal/smallfile"
 )
 
 // Dir is an open directory of a walk.
@@ -37,4 +40,26 @@ func (d *Dir) release() {
 	if d.refs.Add(-1) == 0 {
 		d.f.Close()
 	}
+}
+
+// openListed opens p below root for reading when it is still the file fi,
+// a regular file an Lstat of p described; it is how [Dir.Open] opens a
+// file where there is no openat. The open does not wait (a FIFO swapped
+// in since the Lstat would block it until a writer came) and follows no
+// link out of root, and the descriptor's stat must be the same regular
+// file: one replaced by a FIFO, a device or a link to another file
+// since is refused, unread.
+func openListed(root *os.Root, p string, fi fs.FileInfo) (*os.File, error) {
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrInvalid}
+	}
+	f, st, err := smallfile.OpenIn(root, p)
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(fi, st) {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrInvalid}
+	}
+	return f, nil
 }
