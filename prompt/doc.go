@@ -30,5 +30,7 @@
 // elsewhere — AGENTS.md, user messages, tool output — goes in as a
 // variable value or is appended after rendering, never rendered itself.
 //
-// This package imports nothing of the project and starts no goroutines.
+// Of the project, this package imports only internal/smallfile (the
+// reader of AGENTS.md), internal/utf8cut and internal/settingnames (the
+// name of the bound on AGENTS.md); it starts no goroutines.
 package prompt

@@ -4,6 +4,7 @@
 package prompt
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -12,9 +13,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/internal/utf8cut"
 )
@@ -114,41 +117,75 @@ func SubagentVars(cwd, model string, now time.Time, fixedPermissions bool) Vars 
 // ProjectInstructionsFile is the file [ProjectInstructions] reads.
 const ProjectInstructionsFile = "AGENTS.md"
 
-// MaxProjectInstructions caps how many bytes of AGENTS.md are used, so a
-// huge file cannot crowd the conversation out of the context window.
-const MaxProjectInstructions = 64 << 10
+// DefaultMaxInstructionsBytes is how many bytes of AGENTS.md are used
+// when [InstructionsLimits] say nothing.
+const DefaultMaxInstructionsBytes = 64 << 10
+
+// InstructionsLimits bound the project instructions; the zero value is
+// the defaults.
+type InstructionsLimits struct {
+	// MaxBytes is how many bytes of AGENTS.md are used (0:
+	// [DefaultMaxInstructionsBytes]), so that a huge file cannot crowd
+	// the conversation out of the context window; the rest is cut, and the
+	// cut is said.
+	MaxBytes int64
+	// Settings names the limits where a cut is said.
+	Settings InstructionsSettings
+}
+
+// InstructionsSettings are the names of the [InstructionsLimits] in what
+// is said of a cut (internal/settingnames): the daemon's flags.
+type InstructionsSettings struct {
+	MaxBytes string
+}
+
+// Instructions is a project's AGENTS.md as [ProjectInstructions] found
+// it.
+type Instructions struct {
+	// Section is the text to append to the system prompt; "" when there
+	// is none.
+	Section string
+	// Cut is set when the file is longer than the bound and only its
+	// start is in Section: what the user is told of it, naming the bound's
+	// setting. The model is told in Section.
+	Cut string
+}
 
 // ProjectInstructions reads AGENTS.md in cwd and returns it as a section
 // to append to the rendered system prompt (never to render: it is the
 // project's text, not a template). A missing file, or a directory of
-// that name, gives "". The file is read through cwd as an os.Root: a
-// symlink may lead to another file below cwd, but one that leads outside
-// it (even if swapped in during the read) is an error and nothing of it
-// is read, as read_file refuses the same path. A FIFO or a device is an
-// error too, found without waiting for it or reading it
-// (internal/smallfile). Content beyond [MaxProjectInstructions] bytes is
-// cut at a character boundary and the cut is said in the section.
-func ProjectInstructions(cwd string) (string, error) {
+// that name, gives no section. The file is read through cwd as an
+// os.Root: a symlink may lead to another file below cwd, but one that
+// leads outside it (even if swapped in during the read) is an error and
+// nothing of it is read, as read_file refuses the same path. A FIFO or a
+// device is an error too, found without waiting for it or reading it
+// (internal/smallfile). An error names the file and wraps why it cannot
+// be used. Content beyond limits.MaxBytes is cut at a character boundary
+// and the cut is said, to the model in the section and to the user in
+// Cut.
+func ProjectInstructions(cwd string, limits InstructionsLimits) (Instructions, error) {
+	settingnames.Fill(&limits.Settings)
+	bound := smallfile.Bound{Max: cmp.Or(limits.MaxBytes, DefaultMaxInstructionsBytes), What: ProjectInstructionsFile, Setting: limits.Settings.MaxBytes}
 	path := filepath.Join(cwd, ProjectInstructionsFile)
 	root, err := os.OpenRoot(cwd)
 	if err != nil {
 		return missingOrError(path, err)
 	}
 	defer root.Close()
-	b, err := smallfile.ReadIn(root, ProjectInstructionsFile, instructionsBound)
+	b, err := smallfile.ReadIn(root, ProjectInstructionsFile, bound)
 	var tooLarge *smallfile.TooLargeError
 	var notRegular *smallfile.NotRegularError
 	switch {
 	case errors.As(err, &notRegular) && notRegular.Mode.IsDir():
-		return "", nil
+		return Instructions{}, nil
 	case errors.As(err, &tooLarge):
-		b = utf8cut.Prefix(b, MaxProjectInstructions)
+		b = utf8cut.Prefix(b, int(bound.Max))
 	case err != nil:
 		return missingOrError(path, err)
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
 	if text == "" {
-		return "", nil
+		return Instructions{}, nil
 	}
 	var s strings.Builder
 	s.WriteString("# Project instructions\n\nThe project's ")
@@ -158,22 +195,24 @@ func ProjectInstructions(cwd string) (string, error) {
 	s.WriteString(") says the following. Follow it unless the user says otherwise.\n\n")
 	s.WriteString(text)
 	s.WriteString("\n")
+	var cut string
 	if tooLarge != nil {
-		fmt.Fprintf(&s, "\n[%s was cut at %d KiB; read the file for the rest.]\n", ProjectInstructionsFile, MaxProjectInstructions>>10)
+		fmt.Fprintf(&s, "\n[%s was cut after %d bytes; read the file for the rest.]\n", ProjectInstructionsFile, len(b))
+		size := "more than " + strconv.FormatInt(bound.Max, 10)
+		if tooLarge.Size > bound.Max {
+			size = strconv.FormatInt(tooLarge.Size, 10)
+		}
+		cut = fmt.Sprintf("it is %s bytes, over %s (%d); the model is given its first %d bytes and told the rest is in the file", size, bound.Setting, bound.Max, len(b))
 	}
-	return s.String(), nil
+	return Instructions{Section: s.String(), Cut: cut}, nil
 }
-
-// instructionsBound is how much of AGENTS.md is read: a longer file is
-// cut, not refused.
-var instructionsBound = smallfile.Bound{Max: MaxProjectInstructions, What: ProjectInstructionsFile}
 
 // missingOrError is what ProjectInstructions returns when cwd or the file
 // at path cannot be read: no section when either does not exist, the
 // error naming the file otherwise.
-func missingOrError(path string, err error) (string, error) {
+func missingOrError(path string, err error) (Instructions, error) {
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return Instructions{}, nil
 	}
 	// The os package names what it opened, relative to the root for the
 	// file; the full path says more.
@@ -181,5 +220,5 @@ func missingOrError(path string, err error) (string, error) {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return "", fmt.Errorf("prompt: project instructions %s: %w", path, err)
+	return Instructions{}, fmt.Errorf("prompt: project instructions %s: %w", path, err)
 }

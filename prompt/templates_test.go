@@ -112,20 +112,20 @@ func TestSystemVarsDateUsesTheGivenLocation(t *testing.T) {
 
 func TestProjectInstructions(t *testing.T) {
 	t.Run("a missing AGENTS.md gives nothing", func(t *testing.T) {
-		got, err := ProjectInstructions(t.TempDir())
-		if err != nil || got != "" {
+		got, err := ProjectInstructions(t.TempDir(), InstructionsLimits{})
+		if err != nil || got != (Instructions{}) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("AGENTS.md is returned as a section naming the file", func(t *testing.T) {
 		dir := t.TempDir()
 		testkit.Write(t, dir, "AGENTS.md", "Run `make test`.\nUse {{tabs}}.\n")
-		got, err := ProjectInstructions(dir)
-		if err != nil {
-			t.Fatal(err)
+		got, err := ProjectInstructions(dir, InstructionsLimits{})
+		if err != nil || got.Cut != "" {
+			t.Fatal(got.Cut, err)
 		}
 		for _, s := range []string{"# Project instructions", filepath.Join(dir, "AGENTS.md"), "Run `make test`.\nUse {{tabs}}.\n"} {
-			if !strings.Contains(got, s) {
+			if !strings.Contains(got.Section, s) {
 				t.Errorf("section %q does not contain %q", got, s)
 			}
 		}
@@ -133,7 +133,7 @@ func TestProjectInstructions(t *testing.T) {
 	t.Run("a blank AGENTS.md gives nothing", func(t *testing.T) {
 		dir := t.TempDir()
 		testkit.Write(t, dir, "AGENTS.md", " \n\n")
-		if got, err := ProjectInstructions(dir); err != nil || got != "" {
+		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err != nil || got != (Instructions{}) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
@@ -142,7 +142,7 @@ func TestProjectInstructions(t *testing.T) {
 		if err := os.Mkdir(filepath.Join(dir, "AGENTS.md"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := ProjectInstructions(dir); err != nil || got != "" {
+		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err != nil || got != (Instructions{}) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
@@ -152,7 +152,7 @@ func TestProjectInstructions(t *testing.T) {
 		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "AGENTS.md")); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := ProjectInstructions(dir); err == nil || strings.Contains(got, "SECRET") {
+		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err == nil || got != (Instructions{}) {
 			t.Fatalf("got %q, %v; want an error and nothing of the file", got, err)
 		}
 	})
@@ -162,30 +162,48 @@ func TestProjectInstructions(t *testing.T) {
 		if err := os.Symlink("rules.md", filepath.Join(dir, "AGENTS.md")); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := ProjectInstructions(dir); err != nil || !strings.Contains(got, "Be brief.") {
+		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err != nil || !strings.Contains(got.Section, "Be brief.") {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("a missing cwd gives nothing", func(t *testing.T) {
-		if got, err := ProjectInstructions(filepath.Join(t.TempDir(), "gone")); err != nil || got != "" {
+		if got, err := ProjectInstructions(filepath.Join(t.TempDir(), "gone"), InstructionsLimits{}); err != nil || got != (Instructions{}) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
-	t.Run("a huge AGENTS.md is cut at the cap on a character boundary", func(t *testing.T) {
+	t.Run("a huge AGENTS.md is cut at the default bound on a character boundary", func(t *testing.T) {
 		dir := t.TempDir()
-		testkit.Write(t, dir, "AGENTS.md", "a"+strings.Repeat("é", MaxProjectInstructions))
-		got, err := ProjectInstructions(dir)
+		testkit.Write(t, dir, "AGENTS.md", "a"+strings.Repeat("é", DefaultMaxInstructionsBytes))
+		got, err := ProjectInstructions(dir, InstructionsLimits{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(got, "was cut at 64 KiB") {
-			t.Errorf("the cut is not said")
+		// The rune after the first byte is cut whole: 1+2*32767 bytes are kept.
+		if !strings.Contains(got.Section, "[AGENTS.md was cut after 65535 bytes; read the file for the rest.]") {
+			t.Errorf("the cut is not said to the model: %q", got.Section[len(got.Section)-200:])
 		}
-		if strings.Contains(got, "\uFFFD") {
+		if want := "it is 131073 bytes, over MaxBytes (65536); the model is given its first 65535 bytes and told the rest is in the file"; got.Cut != want {
+			t.Errorf("the cut is said as %q, want %q", got.Cut, want)
+		}
+		if strings.Contains(got.Section, "\uFFFD") {
 			t.Errorf("the cut split a character")
 		}
-		if len(got) > MaxProjectInstructions+1024 {
-			t.Errorf("section is %d bytes", len(got))
+		if len(got.Section) > DefaultMaxInstructionsBytes+1024 {
+			t.Errorf("section is %d bytes", len(got.Section))
+		}
+	})
+	t.Run("the bound is the limits', and its setting is named", func(t *testing.T) {
+		dir := t.TempDir()
+		limits := InstructionsLimits{MaxBytes: 100, Settings: InstructionsSettings{MaxBytes: "--max-instructions-bytes"}}
+		testkit.Write(t, dir, "AGENTS.md", strings.Repeat("r", 99)+"!")
+		if got, err := ProjectInstructions(dir, limits); err != nil || got.Cut != "" || !strings.Contains(got.Section, strings.Repeat("r", 99)+"!\n") {
+			t.Fatalf("a file of the bound's size: %+v, %v", got, err)
+		}
+		testkit.Write(t, dir, "AGENTS.md", strings.Repeat("r", 100)+"TAIL")
+		got, err := ProjectInstructions(dir, limits)
+		if err != nil || strings.Contains(got.Section, "TAIL") || !strings.Contains(got.Section, "[AGENTS.md was cut after 100 bytes; read the file for the rest.]") ||
+			got.Cut != "it is 104 bytes, over --max-instructions-bytes (100); the model is given its first 100 bytes and told the rest is in the file" {
+			t.Fatalf("a file over the bound: %+v, %v", got, err)
 		}
 	})
 }

@@ -22,8 +22,8 @@ func TestProjectInstructions_AFIFOOrADeviceIsAnErrorAtOnce(t *testing.T) {
 	testkit.LinkToZero(t, zeroDir, "AGENTS.md")
 	for dir, want := range map[string]string{fifoDir: "a named pipe (FIFO), not a regular file", zeroDir: "escapes"} {
 		testkit.Within(t, "the instructions of "+dir, func() {
-			got, err := ProjectInstructions(dir)
-			if err == nil || got != "" || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), filepath.Join(dir, "AGENTS.md")) {
+			got, err := ProjectInstructions(dir, InstructionsLimits{})
+			if err == nil || got != (Instructions{}) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), filepath.Join(dir, "AGENTS.md")) {
 				t.Errorf("ProjectInstructions = %q, %v; want an error naming the file and saying %q", got, err, want)
 			}
 		})

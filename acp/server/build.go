@@ -238,6 +238,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Mode:                  mode,
 		Asker:                 ask,
 		Now:                   o.Now,
+		Instructions:          o.Instructions,
 		Delegation:            delegation,
 		Tasks:                 taskOpts,
 		History:               history(stored, hist),

@@ -38,6 +38,7 @@ import (
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/internal/settingnames"
+	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/prompt/commands"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/subagents/definition"
@@ -89,8 +90,13 @@ type Options struct {
 	// Tools and the session's own.
 	Definitions *definition.Library
 	// UserCommands are the user's command file directories; every session
-	// also reads its workspace's (prompt/commands).
+	// also reads its workspace's (prompt/commands), within Commands (zero:
+	// its defaults).
 	UserCommands []commands.Source
+	Commands     commands.Limits
+	// Instructions bound each session's AGENTS.md (zero: prompt's
+	// defaults); one that is cut or not used is told to the user.
+	Instructions prompt.InstructionsLimits
 	// Agents lists live agents.
 	Agents *agent.Registry
 

@@ -71,10 +71,10 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 }
 
 // afterSetup sends what follows a session's setup response: the daemon's
-// setup warnings, MCP warnings and the usage state, written right after
-// the response (the client learns the session id from it), and later the
-// model selector again when the model list arrives after the response's
-// options (sent).
+// setup warnings, MCP warnings, what became of an AGENTS.md that is cut
+// or not used, and the usage state, written right after the response (the
+// client learns the session id from it), and later the model selector
+// again when the model list arrives after the response's options (sent).
 func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.SessionConfigOption) {
 	id := acp.SessionID(s.ID())
 	ws := c.workspace(id)
@@ -87,6 +87,7 @@ func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.Se
 		for _, w := range s.Warnings() {
 			c.Warn(id, Warning{Title: w})
 		}
+		c.warnInstructions(s)
 		if ws != nil {
 			c.reportMistakes(s, ws.pending)
 			ws.pending = nil

@@ -34,7 +34,7 @@ type wsState struct {
 // the mistakes it returns are for the user.
 func (c *Conn) openWorkspace(cwd string) (*wsState, []mistake) {
 	o := &c.srv.opts
-	ws := &wsState{cmds: commands.NewCatalog(append(commands.WorkspaceSources(cwd), o.UserCommands...))}
+	ws := &wsState{cmds: commands.NewCatalog(append(commands.WorkspaceSources(cwd), o.UserCommands...), o.Commands)}
 	var errs []*definition.Error
 	if o.Definitions != nil {
 		ws.defs, errs = o.Definitions.Open(cwd)
@@ -64,6 +64,15 @@ func (c *Conn) reportMistakes(s *session.Session, mistakes []mistake) {
 	for _, m := range mistakes {
 		c.log.Warn(m.kind+" rejected", "session", id, "err", m.text)
 		c.Warn(id, Warning{Title: m.text})
+	}
+}
+
+// warnInstructions tells the user of s what became of its AGENTS.md, once
+// for each version of the file: not used (and why), or cut at its bound.
+// The session logs it.
+func (c *Conn) warnInstructions(s *session.Session) {
+	if w, ok := s.InstructionsWarning(); ok {
+		c.Warn(acp.SessionID(s.ID()), Warning{Title: w.Title, Detail: w.Detail})
 	}
 }
 
@@ -107,11 +116,13 @@ func commandsUpdate(ws *wsState) *acp.AvailableCommandsUpdate {
 // refreshWorkspace brings a session up to date with its workspace's files
 // at the start of a turn: definitions that changed re-register their
 // tools (for every session of the workspace), new mistakes are shown, and
-// changed commands are advertised again.
+// changed commands are advertised again. An AGENTS.md changed into one
+// that is cut or not used is told as well.
 func (c *Conn) refreshWorkspace(s *session.Session, ws *wsState) {
 	if ws == nil {
 		return
 	}
+	c.warnInstructions(s)
 	var errs []*definition.Error
 	if ws.defs != nil {
 		_, errs = ws.defs.Refresh()

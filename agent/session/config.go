@@ -12,6 +12,8 @@ import (
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/settingnames"
+	"github.com/dshd/dshd/prompt"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/tasks"
@@ -81,6 +83,9 @@ type Config struct {
 	TurnStarting func()
 	// Now dates the default system prompt (default time.Now).
 	Now func() time.Time
+	// Instructions bound the project's AGENTS.md the default system
+	// prompt holds (zero: prompt's defaults); a child inherits them.
+	Instructions prompt.InstructionsLimits
 
 	// Delegation, when set, binds the session's delegating tools to it
 	// (subagents.Scope implements it); nil: the session cannot delegate.
@@ -142,6 +147,8 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	// What is logged and told of a cut AGENTS.md names the bound.
+	settingnames.Fill(&cfg.Instructions.Settings)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

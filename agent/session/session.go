@@ -94,7 +94,7 @@ type Session struct {
 	warnings []string
 	system   func(context.Context) (string, error) // SystemPrompt's
 
-	instructions InstructionsCache
+	instructions projectInstructions
 	lastSystem   renderedSystem
 	titled       atomic.Bool
 	tasks        *tasks.Set

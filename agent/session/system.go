@@ -1,12 +1,12 @@
-// This file builds a session's system prompt and keeps the one cache of
-// project instructions (AGENTS.md) that sessions and spawned children use.
+// This file builds a session's system prompt and keeps its project
+// instructions (AGENTS.md), which its spawned children use too, with
+// what its user is told of them.
 
 package session
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -36,7 +36,7 @@ func (s *Session) defaultSystemPrompt(context.Context) (string, error) {
 	}
 	cwd := s.cfg.Cwd
 	vars := prompt.SystemVars(cwd, s.agent.ModelID(), s.cfg.Now())
-	extra := s.instructions.Get(cwd, s.log)
+	extra := s.ProjectInstructions()
 	if out, ok := s.lastSystem.get(vars, extra); ok {
 		return out, nil
 	}
@@ -94,74 +94,121 @@ var compactTemplate = sync.OnceValue(func() string {
 	return t
 })
 
-// maxInstructionDirs bounds an [InstructionsCache]; it is cleared when
-// full.
-const maxInstructionDirs = 256
-
-// InstructionsCache keeps each directory's AGENTS.md section
-// ([prompt.ProjectInstructions]) and reads the file again only when its
-// size, modification time or type changes, so a turn does not pay a
-// read. A file that cannot be used (a FIFO, a device, a link out of the
-// directory, one that cannot be read) gives no section and is logged
-// once for each version of it. The zero value is ready to use and safe
-// for concurrent use.
-type InstructionsCache struct {
+// projectInstructions is a session's AGENTS.md section
+// ([prompt.ProjectInstructions]), read again only when the file's size,
+// modification time or type changes, so a turn does not pay a read. A
+// file that cannot be used (a FIFO, a device, a link out of the
+// directory, one that cannot be read) gives no section; that, and a file
+// cut at its bound, is logged once for each version of the file and kept
+// for the user, who is told once ([Session.InstructionsWarning]). The
+// zero value is ready to use; it is safe for concurrent use (a spawned
+// child reads its parent's).
+type projectInstructions struct {
 	mu      sync.Mutex
-	entries map[string]instructionsEntry
-}
-
-type instructionsEntry struct {
-	version instructionsVersion
-	text    string
+	read    bool                // a version was read
+	version instructionsVersion // the version read
+	section string
+	// problem is what the user is told of the version read: why it is
+	// not used, or that it was cut ("" Title: nothing); told says it was.
+	problem InstructionsWarning
+	told    bool
 }
 
 // instructionsVersion is what a stat says of one version of AGENTS.md
-// (or why the stat failed).
+// (or why the stat failed, or that there is none).
 type instructionsVersion struct {
 	size    int64
 	modTime time.Time
 	mode    fs.FileMode
 	err     string
+	missing bool
 }
 
-// Get returns cwd's AGENTS.md section, or "" when there is none or it
-// cannot be used; log (nil: none) is told why it cannot.
-func (c *InstructionsCache) Get(cwd string, log *slog.Logger) string {
+// InstructionsWarning is what the user of a session is told of its
+// AGENTS.md: that it is not used and why, or that it was cut at its bound.
+type InstructionsWarning struct {
+	// Title names the file and what became of it; Detail says why.
+	Title, Detail string
+}
+
+// update brings c up to the file in cwd, read within limits, and returns
+// the section; log is told of a new version that cannot be used or was
+// cut. The caller holds c.mu.
+func (c *projectInstructions) update(cwd string, limits prompt.InstructionsLimits, log *slog.Logger) string {
 	path := filepath.Join(cwd, prompt.ProjectInstructionsFile)
 	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
 	var v instructionsVersion
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		v.missing, err = true, nil
+	case err != nil:
 		v.err = err.Error()
-	} else {
+	default:
 		v = instructionsVersion{size: st.Size(), modTime: st.ModTime(), mode: st.Mode()}
 	}
-	c.mu.Lock()
-	e, ok := c.entries[cwd]
-	c.mu.Unlock()
-	if ok && e.version == v {
-		return e.text
+	if c.read && c.version == v {
+		return c.section
 	}
-	text := ""
+	c.read, c.version, c.section, c.problem, c.told = true, v, "", InstructionsWarning{}, false
+	var cut string
 	switch {
+	case v.missing, err == nil && st.IsDir(): // not a mistake: no AGENTS.md
 	case err != nil:
-	case st.IsDir(): // not a mistake: no AGENTS.md
 	case !st.Mode().IsRegular():
 		// Not opened at all; the read refuses one swapped in since.
-		err = fmt.Errorf("%s: %w", path, &smallfile.NotRegularError{Mode: st.Mode()})
+		err = &smallfile.NotRegularError{Mode: st.Mode()}
 	default:
-		text, err = prompt.ProjectInstructions(cwd)
+		var in prompt.Instructions
+		in, err = prompt.ProjectInstructions(cwd, limits)
+		c.section, cut = in.Section, in.Cut
 	}
-	if err != nil && log != nil {
-		log.Warn("project instructions not used", "err", err)
+	if err != nil {
+		// Why, without the path the stat's or the read's error wraps it
+		// in: the file is named apart.
+		why := err
+		if u := errors.Unwrap(err); u != nil {
+			why = u
+		}
+		log.Warn("project instructions not used", "file", path, "err", why)
+		c.problem = InstructionsWarning{Title: path + " is not used", Detail: why.Error()}
 	}
+	if cut != "" {
+		log.Warn("project instructions cut", "file", path, "setting", limits.Settings.MaxBytes, "reason", cut)
+		c.problem = InstructionsWarning{Title: path + " is cut", Detail: cut}
+	}
+	return c.section
+}
+
+// ProjectInstructions returns the section of the session's AGENTS.md, read
+// within Config.Instructions ([prompt.ProjectInstructions]): "" when there
+// is none or it cannot be used. A spawned child's system prompt takes its
+// parent's.
+func (s *Session) ProjectInstructions() string {
+	c := &s.instructions
 	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= maxInstructionDirs {
-		c.entries = make(map[string]instructionsEntry)
+	defer c.mu.Unlock()
+	return c.update(s.cfg.Cwd, s.cfg.Instructions, s.log)
+}
+
+// InstructionsWarning returns what the session's user should be told of
+// its AGENTS.md as the file is now: that it is not used and why, or that
+// it was cut at its bound (--max-instructions-bytes, as
+// Config.Instructions names it). Each version of the file is told once:
+// ok is false when it was, when there is nothing to tell, and when the
+// session's system prompt is not the default one (Config.System), which
+// holds no AGENTS.md. The server asks at a session's setup and at the
+// start of each turn.
+func (s *Session) InstructionsWarning() (w InstructionsWarning, ok bool) {
+	if s.cfg.System != nil {
+		return InstructionsWarning{}, false
 	}
-	c.entries[cwd] = instructionsEntry{version: v, text: text}
-	c.mu.Unlock()
-	return text
+	c := &s.instructions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.update(s.cfg.Cwd, s.cfg.Instructions, s.log)
+	if c.told || c.problem.Title == "" {
+		return InstructionsWarning{}, false
+	}
+	c.told = true
+	return c.problem, true
 }

@@ -7,6 +7,7 @@ package session
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/scripted"
+	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/prompt"
 )
 
@@ -102,5 +104,58 @@ func TestSystemPromptFollowsModelDateAndInstructions(t *testing.T) {
 	}
 	if got := turn("RULE-TWO, longer"); strings.Contains(got, "RULE-ONE") {
 		t.Fatalf("the system prompt still holds the old instructions:\n%s", got)
+	}
+}
+
+// An AGENTS.md over the session's bound is cut: the model gets its start,
+// the cut is logged and told to the user once per version, naming the
+// setting; a shorter version is told nothing, a longer one again.
+func TestInstructions_ACutFileIsLoggedAndToldOncePerVersionNamingTheSetting(t *testing.T) {
+	cwd := t.TempDir()
+	path := filepath.Join(cwd, prompt.ProjectInstructionsFile)
+	var logs testkit.SyncBuffer
+	s, err := New(t.Context(), Config{ID: "s1", Cwd: cwd, Model: scripted.Default(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Instructions: prompt.InstructionsLimits{MaxBytes: 100, Settings: prompt.InstructionsSettings{MaxBytes: "--max-instructions-bytes"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	testkit.Write(t, cwd, prompt.ProjectInstructionsFile, strings.Repeat("r", 100)+"TAIL")
+	want := InstructionsWarning{Title: path + " is cut", Detail: "it is 104 bytes, over --max-instructions-bytes (100); the model is given its first 100 bytes and told the rest is in the file"}
+	if w, ok := s.InstructionsWarning(); !ok || w != want {
+		t.Fatalf("the user is told %+v, %v; want %+v", w, ok, want)
+	}
+	if got := s.ProjectInstructions(); !strings.Contains(got, strings.Repeat("r", 100)) || strings.Contains(got, "TAIL") {
+		t.Fatalf("the section is %q", got)
+	}
+	if w, ok := s.InstructionsWarning(); ok {
+		t.Fatalf("the same file was told again: %+v", w)
+	}
+	if n := strings.Count(logs.String(), "project instructions cut"); n != 1 || !strings.Contains(logs.String(), "setting=--max-instructions-bytes") {
+		t.Fatalf("logged %d times, want once naming the setting:\n%s", n, logs.String())
+	}
+	testkit.Write(t, cwd, prompt.ProjectInstructionsFile, "short")
+	if w, ok := s.InstructionsWarning(); ok {
+		t.Fatalf("a file within the bound was told: %+v", w)
+	}
+	testkit.Write(t, cwd, prompt.ProjectInstructionsFile, strings.Repeat("r", 100)+"LONGER TAIL")
+	if w, ok := s.InstructionsWarning(); !ok || w.Title != want.Title || !strings.Contains(w.Detail, "it is 111 bytes") {
+		t.Fatalf("a new version over the bound is told %+v, %v", w, ok)
+	}
+}
+
+// A session whose system prompt is its own holds no AGENTS.md, and its
+// user is told nothing of one.
+func TestInstructions_ASessionWithItsOwnSystemPromptIsToldNothing(t *testing.T) {
+	cwd := t.TempDir()
+	testkit.Write(t, cwd, prompt.ProjectInstructionsFile, strings.Repeat("r", 100)+"TAIL")
+	s, err := New(t.Context(), Config{ID: "s1", Cwd: cwd, Model: scripted.Default(), System: func(context.Context) (string, error) { return "own", nil },
+		Instructions: prompt.InstructionsLimits{MaxBytes: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if w, ok := s.InstructionsWarning(); ok {
+		t.Fatalf("told %+v", w)
 	}
 }

@@ -60,7 +60,11 @@ func TestRead_ADirectoryIsNotRegularAndAMissingFileIsNotExist(t *testing.T) {
 	}
 }
 
-func TestReadIn_StaysInTheRoot(t *testing.T) {
+// linkedRoot is a root over a tree with sub/in.txt ("inside"), link.txt
+// a link to it, and out.txt a link to a secret outside the tree; outside
+// is the secret's directory.
+func linkedRoot(t *testing.T) (root *os.Root, outside string) {
+	t.Helper()
 	dir, outside := t.TempDir(), t.TempDir()
 	testkit.Write(t, dir, "sub/in.txt", "inside")
 	testkit.Write(t, outside, "secret", "SECRET")
@@ -74,7 +78,12 @@ func TestReadIn_StaysInTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
+	return root, outside
+}
+
+func TestReadIn_StaysInTheRoot(t *testing.T) {
+	root, outside := linkedRoot(t)
 	if data, err := smallfile.ReadIn(root, "link.txt", bound); err != nil || string(data) != "inside" {
 		t.Fatalf("a link inside: %q, %v", data, err)
 	}
@@ -86,18 +95,8 @@ func TestReadIn_StaysInTheRoot(t *testing.T) {
 }
 
 func TestOpenIn_GivesARegularFileWithItsStatAndStaysInTheRoot(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	testkit.Write(t, dir, "f.txt", "inside")
-	testkit.Write(t, outside, "secret", "SECRET")
-	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "out.txt")); err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	f, st, err := smallfile.OpenIn(root, "f.txt")
+	root, _ := linkedRoot(t)
+	f, st, err := smallfile.OpenIn(root, "sub/in.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

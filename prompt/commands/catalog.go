@@ -15,6 +15,7 @@ import (
 // safe for concurrent use.
 type Catalog struct {
 	sources []Source
+	limits  Limits
 
 	mu     sync.Mutex
 	stamps []mdfiles.Stamp // guarded by mu
@@ -26,9 +27,10 @@ type Catalog struct {
 	errs    []*Error  // guarded by mu
 }
 
-// NewCatalog returns the catalog of sources, read at once.
-func NewCatalog(sources []Source) *Catalog {
-	c := &Catalog{sources: slices.Clone(sources)}
+// NewCatalog returns the catalog of sources, read at once and whenever
+// they change within limits.
+func NewCatalog(sources []Source, limits Limits) *Catalog {
+	c := &Catalog{sources: slices.Clone(sources), limits: limits}
 	c.Refresh()
 	return c
 }
@@ -44,7 +46,7 @@ func (c *Catalog) Refresh() bool {
 	if c.cmds != nil && c.settled && slices.Equal(stamps, c.stamps) {
 		return false
 	}
-	cmds, errs := Load(c.sources)
+	cmds, errs := Load(c.sources, c.limits)
 	changed := c.cmds != nil && !slices.EqualFunc(cmds, c.cmds, sameCommand)
 	c.stamps, c.cmds, c.errs = stamps, cmds, errs
 	c.settled = !slices.ContainsFunc(stamps, func(st mdfiles.Stamp) bool { return !st.Settled(now) })

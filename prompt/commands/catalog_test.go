@@ -15,7 +15,7 @@ import (
 func agedCatalog(t *testing.T, ws string) *Catalog {
 	t.Helper()
 	age(t, ws)
-	c := NewCatalog(WorkspaceSources(ws))
+	c := NewCatalog(WorkspaceSources(ws), Limits{})
 	if c.Refresh() {
 		t.Fatal("an unchanged catalog says it changed")
 	}
@@ -130,7 +130,7 @@ func TestCatalog_SeesAChangeThatKeptTheSizeAndTheModTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCatalog(WorkspaceSources(ws))
+	c := NewCatalog(WorkspaceSources(ws), Limits{})
 	testkit.Write(t, dir, "a.md", "A2\n")
 	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestCatalog_SeesALinkedFileAppear(t *testing.T) {
 		t.Fatal(err)
 	}
 	age(t, ws)
-	c := NewCatalog(WorkspaceSources(ws))
+	c := NewCatalog(WorkspaceSources(ws), Limits{})
 	if len(c.Errors()) != 1 {
 		t.Fatalf("a dangling link: errors %v", c.Errors())
 	}
@@ -179,7 +179,7 @@ func BenchmarkCatalogRefresh(b *testing.B) {
 				os.Chtimes(filepath.Dir(p), old, old)
 			}
 			os.Chtimes(ws, old, old)
-			c := NewCatalog(WorkspaceSources(ws))
+			c := NewCatalog(WorkspaceSources(ws), Limits{})
 			b.ReportAllocs()
 			for b.Loop() {
 				if c.Refresh() {

@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dshd/dshd/internal/frontmatter"
 	"github.com/dshd/dshd/internal/mdfiles"
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/shellwords"
 	"github.com/dshd/dshd/internal/smallfile"
 	"github.com/dshd/dshd/internal/suggest"
@@ -160,11 +162,32 @@ func UserSources(configHome string) []Source {
 	return []Source{{Dir: filepath.Join(configHome, "dshd", "commands")}}
 }
 
-// MaxFileSize is the largest command file read.
-const MaxFileSize = 256 << 10
+// DefaultMaxFileBytes is the largest command file read when [Limits] say
+// nothing.
+const DefaultMaxFileBytes = 256 << 10
 
-// bound is how a command file is read.
-var bound = smallfile.Bound{Max: MaxFileSize, What: "a command file"}
+// Limits bound the command files read; the zero value is the defaults.
+type Limits struct {
+	// MaxFileBytes is the largest command file read (0:
+	// [DefaultMaxFileBytes]); a larger one is a mistake, an [*Error]
+	// naming the file and the setting: a prompt template is not a data
+	// file.
+	MaxFileBytes int64
+	// Settings names the limits where a hit is said.
+	Settings Settings
+}
+
+// Settings are the names of the [Limits] in what is said of a hit
+// (internal/settingnames): the daemon's flags.
+type Settings struct {
+	MaxFileBytes string
+}
+
+// bound is how a command file is read within l.
+func (l Limits) bound() smallfile.Bound {
+	settingnames.Fill(&l.Settings)
+	return smallfile.Bound{Max: cmp.Or(l.MaxFileBytes, DefaultMaxFileBytes), What: "a command file", Setting: l.Settings.MaxFileBytes}
+}
 
 // Error is a command file that cannot be used.
 type Error struct {
@@ -181,10 +204,11 @@ func (e *Error) Error() string {
 }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Load reads the command files of sources: the built-ins first, then each
-// source's files by name; an earlier source wins a clash, and a file may
-// not take a built-in's name.
-func Load(sources []Source) ([]Command, []*Error) {
+// Load reads the command files of sources within limits: the built-ins
+// first, then each source's files by name; an earlier source wins a
+// clash, and a file may not take a built-in's name.
+func Load(sources []Source, limits Limits) ([]Command, []*Error) {
+	bound := limits.bound()
 	cmds := Builtins()
 	var errs []*Error
 	for _, src := range sources {
@@ -194,7 +218,7 @@ func Load(sources []Source) ([]Command, []*Error) {
 			continue
 		}
 		for _, f := range files {
-			c, err := readFile(f, src.Dialect)
+			c, err := readFile(f, src.Dialect, bound)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -214,7 +238,7 @@ func Load(sources []Source) ([]Command, []*Error) {
 // keys are the front matter keys a command file takes.
 var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
 
-func readFile(f mdfiles.File, dialect Dialect) (Command, *Error) {
+func readFile(f mdfiles.File, dialect Dialect, bound smallfile.Bound) (Command, *Error) {
 	path, err := f.Path, f.Err
 	var data []byte
 	switch {

@@ -51,7 +51,7 @@ func TestLoad_ReadsFilesWithTheWorkspaceFirstAndKeepsTheBuiltinsNames(t *testing
 	testkit.Write(t, filepath.Join(ws, ".claude", "commands"), "commit.md", "---\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\ndescription: Create a git commit\n---\n## Context\n\nCommit $ARGUMENTS\n")
 	testkit.Write(t, filepath.Join(home, "dshd", "commands"), "standup.md", "# Write my standup\n\nFrom the git log.\n")
 	bad := testkit.Write(t, filepath.Join(home, "dshd", "commands"), "compact.md", "Not allowed.\n")
-	cmds, errs := Load(append(WorkspaceSources(ws), UserSources(home)...))
+	cmds, errs := Load(append(WorkspaceSources(ws), UserSources(home)...), Limits{})
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), bad+": /compact is a built-in command") {
 		t.Fatalf("errs = %v", errs)
 	}
@@ -80,10 +80,29 @@ func TestLoad_ReadsFilesWithTheWorkspaceFirstAndKeepsTheBuiltinsNames(t *testing
 func TestLoad_AMistakeNamesTheFileAndTheKey(t *testing.T) {
 	ws := t.TempDir()
 	p := testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "x.md", "---\ndescription: d\nallowed_tools: [grep]\n---\nbody\n")
-	cmds, errs := Load(WorkspaceSources(ws))
+	cmds, errs := Load(WorkspaceSources(ws), Limits{})
 	if len(cmds) != len(Builtins()) || len(errs) != 1 || !strings.Contains(errs[0].Error(), p+":3:1: allowed_tools: unknown key") ||
 		!strings.Contains(errs[0].Error(), `did you mean "allowed-tools"?`) {
 		t.Fatalf("cmds %d, errs %v", len(cmds), errs)
+	}
+}
+
+// A command file of the bound's size is used; one byte more is a mistake
+// naming the file and the setting, and the default bound takes it.
+func TestLoad_AFileOverTheBoundIsAMistakeNamingTheSetting(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	body := "Say it.\n" + strings.Repeat("x", 92) // 100 bytes
+	testkit.Write(t, dir, "fits.md", body)
+	over := testkit.Write(t, dir, "over.md", body+"\n")
+	limits := Limits{MaxFileBytes: 100, Settings: Settings{MaxFileBytes: "--max-command-file-bytes"}}
+	cmds, errs := Load(WorkspaceSources(ws), limits)
+	want := over + ": 101 bytes; a command file may have at most 100 (--max-command-file-bytes)"
+	if len(cmds) != len(Builtins())+1 || cmds[len(cmds)-1].Name != "fits" || len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("cmds %d, errs %v; want fits and the error %q", len(cmds), errs, want)
+	}
+	if cmds, errs := Load(WorkspaceSources(ws), Limits{}); len(cmds) != len(Builtins())+2 || len(errs) != 0 {
+		t.Fatalf("within the default bound: cmds %d, errs %v", len(cmds), errs)
 	}
 }
 
@@ -91,7 +110,7 @@ func TestCatalog_FollowsTheFiles(t *testing.T) {
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	testkit.Write(t, dir, "a.md", "A $ARGUMENTS\n")
-	c := NewCatalog(WorkspaceSources(ws))
+	c := NewCatalog(WorkspaceSources(ws), Limits{})
 	if _, ok := c.Lookup("a"); !ok || c.Refresh() {
 		t.Fatal("a is missing, or an unchanged catalog says it changed")
 	}
@@ -138,7 +157,7 @@ func TestReadme_TheExampleCommandExpandsAsItSays(t *testing.T) {
 	}
 	ws := t.TempDir()
 	testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "fix-issue.md", body+"\n")
-	cmds, errs := Load(WorkspaceSources(ws))
+	cmds, errs := Load(WorkspaceSources(ws), Limits{})
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}

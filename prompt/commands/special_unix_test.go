@@ -22,7 +22,7 @@ func TestLoad_AFIFOOrADeviceIsAMistakeNamingTheFile(t *testing.T) {
 	var cmds []Command
 	var errs []*Error
 	testkit.Within(t, "the commands of a directory with a FIFO and /dev/zero", func() {
-		cmds, errs = Load(WorkspaceSources(ws))
+		cmds, errs = Load(WorkspaceSources(ws), Limits{})
 	})
 	var msgs []string
 	for _, e := range errs {

@@ -58,8 +58,10 @@ type Definition struct {
 	// modelGiven is the model named in the file ("" for inherit).
 	modelGiven string
 	// schemaStamp is the stamp of the schema file outputSchema names,
-	// taken before it was read (Path "" when it names none).
+	// taken before it was read (Path "" when it names none); schemaBound
+	// is how that file is read.
 	schemaStamp mdfiles.Stamp
+	schemaBound smallfile.Bound
 }
 
 // Name returns the tool name.
@@ -136,17 +138,18 @@ const Inherit = "inherit"
 // (its keys, their types, the tool names of its dialect); [Check] holds it
 // to the providers and tools that exist. A workspace definition's
 // workspace, which its agent may write, is the directory its
-// .dshd/agents (or .claude/agents) is in.
+// .dshd/agents (or .claude/agents) is in. A schema file it names is read
+// within [DefaultMaxFileBytes].
 func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition, error) {
-	d := newDefinition(file, dialect, scope)
+	d := newDefinition(file, dialect, scope, boundsOf(0, Settings{}).schema)
 	if err := d.parse(data); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newDefinition(file string, dialect Dialect, scope Scope) *Definition {
-	d := &Definition{File: file, Scope: scope, Dialect: dialect, lines: make(map[string][2]int)}
+func newDefinition(file string, dialect Dialect, scope Scope, schemaBound smallfile.Bound) *Definition {
+	d := &Definition{File: file, Scope: scope, Dialect: dialect, lines: make(map[string][2]int), schemaBound: schemaBound}
 	d.Binding.ToolName = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	d.Binding.Provider = "spawn"
 	return d
@@ -324,9 +327,9 @@ func (d *Definition) readSchema(path string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s is outside the workspace %s: %s name a file outside it", path, root, onlyTheUser)
 		}
-		raw, err = readIn(root, rel)
+		raw, err = readIn(root, rel, d.schemaBound)
 	} else {
-		raw, err = smallfile.Read(path, schemaBound)
+		raw, err = smallfile.Read(path, d.schemaBound)
 	}
 	if err != nil {
 		// The os package names the file as it was opened, relative to
@@ -340,14 +343,15 @@ func (d *Definition) readSchema(path string) ([]byte, error) {
 	return raw, nil
 }
 
-// readIn reads the schema file rel below the directory root, through it.
-func readIn(root, rel string) ([]byte, error) {
+// readIn reads the schema file rel below the directory root, through it,
+// within bound.
+func readIn(root, rel string, bound smallfile.Bound) ([]byte, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return smallfile.ReadIn(r, rel, schemaBound)
+	return smallfile.ReadIn(r, rel, bound)
 }
 
 // acpFields are the keys only the acp provider takes, as read.

@@ -6,7 +6,7 @@ import "time"
 // clash the earlier source wins. Only the tests read files without a
 // Library.
 func Load(sources []Source) ([]*Definition, []*Error) {
-	var c cache
+	c := cache{bounds: boundsOf(0, Settings{})}
 	now := time.Now()
 	stamps, from, errs := scan(sources)
 	got := c.load(stamps, from, now)

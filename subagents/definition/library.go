@@ -30,6 +30,12 @@ type Options struct {
 	User []Source
 	// Models lists the models the backend serves (see [Env]).
 	Models func() []string
+	// MaxFileBytes is the largest definition file read, and the largest
+	// schema file one names (0: [DefaultMaxFileBytes]); a larger one is a
+	// mistake naming the file and the setting (a system prompt is not a
+	// data file). Settings names it.
+	MaxFileBytes int64
+	Settings     Settings
 	// Logger receives the mistakes in the user's definitions and the
 	// tools' lifecycle; nil discards them.
 	Logger *slog.Logger
@@ -38,8 +44,9 @@ type Options struct {
 // Library hands out each workspace's definitions' tools. It is safe for
 // concurrent use.
 type Library struct {
-	o   Options
-	log *slog.Logger
+	o      Options
+	log    *slog.Logger
+	bounds bounds // o.MaxFileBytes'
 
 	mu         sync.Mutex
 	workspaces map[string]*Workspace // by cwd; guarded by mu
@@ -49,7 +56,7 @@ type Library struct {
 // New returns a library. It reads nothing until asked.
 func New(o Options) *Library {
 	o.User = slices.Clone(o.User)
-	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), workspaces: make(map[string]*Workspace)}
+	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), bounds: boundsOf(o.MaxFileBytes, o.Settings), workspaces: make(map[string]*Workspace)}
 }
 
 // CheckUser reads and checks the user's definitions and logs each
@@ -58,7 +65,7 @@ func New(o Options) *Library {
 func (l *Library) CheckUser() []*Error {
 	now := time.Now()
 	stamps, from, errs := scan(l.o.User)
-	var c cache
+	c := cache{bounds: l.bounds}
 	got := c.load(stamps, from, now)
 	_, cerr := CheckAll(got.defs, l.env())
 	errs = slices.Concat(errs, got.errs, cerr)
@@ -99,7 +106,7 @@ func (l *Library) Open(cwd string) (*Workspace, []*Error) {
 	l.mu.Lock()
 	w, ok := l.workspaces[cwd]
 	if !ok {
-		w = &Workspace{lib: l, cwd: cwd, layer: tools.NewRegistry(l.o.Base), bound: make(map[string]*bound)}
+		w = &Workspace{lib: l, cwd: cwd, layer: tools.NewRegistry(l.o.Base), cache: cache{bounds: l.bounds}, bound: make(map[string]*bound)}
 		l.workspaces[cwd] = w
 	}
 	w.refs++

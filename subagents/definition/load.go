@@ -5,6 +5,7 @@ package definition
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/internal/mdfiles"
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/smallfile"
 )
 
@@ -42,16 +44,29 @@ func UserSources(configHome string) []Source {
 	return []Source{{Dir: filepath.Join(configHome, "dshd", "agents"), Dialect: DSHD, Scope: ScopeUser}}
 }
 
-// MaxFileSize is the largest definition file read, and the largest
-// schema file one names; a larger one is an error (a system prompt is not
-// a data file).
-const MaxFileSize = 256 << 10
+// DefaultMaxFileBytes is the largest definition file read, and the
+// largest schema file one names, when [Options] say nothing.
+const DefaultMaxFileBytes = 256 << 10
 
-// Bounds of the files a definition is read from.
-var (
-	fileBound   = smallfile.Bound{Max: MaxFileSize, What: "a definition"}
-	schemaBound = smallfile.Bound{Max: MaxFileSize, What: "an output schema file"}
-)
+// Settings are the names of the bounds in [Options] in what is said of a
+// hit (internal/settingnames): the daemon's flags.
+type Settings struct {
+	MaxFileBytes string
+}
+
+// bounds are how the files a definition is read from are read.
+type bounds struct{ file, schema smallfile.Bound }
+
+// boundsOf are the bounds of most bytes (0: [DefaultMaxFileBytes]),
+// named by names.
+func boundsOf(most int64, names Settings) bounds {
+	settingnames.Fill(&names)
+	most = cmp.Or(most, DefaultMaxFileBytes)
+	return bounds{
+		file:   smallfile.Bound{Max: most, What: "a definition", Setting: names.MaxFileBytes},
+		schema: smallfile.Bound{Max: most, What: "an output schema file", Setting: names.MaxFileBytes},
+	}
+}
 
 // scan lists the *.md files of sources, in source order and, within a
 // source, by name. A directory that does not exist has none.
@@ -85,6 +100,7 @@ func scan(sources []Source) ([]mdfiles.Stamp, []Source, []*Error) {
 // write within one clock tick keeps the stamp), so it is read again at
 // the next load and parsed again only when its text differs.
 type cache struct {
+	bounds bounds
 	parsed map[mdfiles.Stamp]parsed
 }
 
@@ -145,14 +161,14 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 	parallel(len(todo), func(j int) {
 		i := todo[j]
 		st, src := stamps[i], from[i]
-		text, err := readFile(st, src)
+		text, err := readFile(st, src, c.bounds.file)
 		p, ok := c.parsed[st]
 		// A definition with a schema file is parsed again, which reads
 		// the schema again: its text is not kept to compare.
 		if err != nil || !ok || p.schema.Path != "" || !bytes.Equal(text, p.text) {
 			p = parsed{err: err}
 			if err == nil {
-				p = parseFile(st, src, text)
+				p = parseFile(st, src, text, c.bounds.schema)
 			}
 			fresh.Store(true)
 		}
@@ -191,13 +207,13 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 	return out
 }
 
-// readFile reads one definition file; one whose stamp says it is not a
-// regular file is not opened.
-func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
+// readFile reads one definition file within bound; one whose stamp says
+// it is not a regular file is not opened.
+func readFile(st mdfiles.Stamp, src Source, bound smallfile.Bound) ([]byte, *Error) {
 	var data []byte
 	var err error = &smallfile.NotRegularError{Mode: st.Type}
 	if st.Type.IsRegular() {
-		data, err = smallfile.Read(st.Path, fileBound)
+		data, err = smallfile.Read(st.Path, bound)
 	}
 	if err != nil {
 		return nil, &Error{File: st.Path, Err: err, scope: src.Scope}
@@ -205,8 +221,10 @@ func readFile(st mdfiles.Stamp, src Source) ([]byte, *Error) {
 	return data, nil
 }
 
-func parseFile(st mdfiles.Stamp, src Source, data []byte) parsed {
-	d := newDefinition(st.Path, src.Dialect, src.Scope)
+// parseFile parses the definition file st, whose text is data; a schema
+// file it names is read within schemaBound.
+func parseFile(st mdfiles.Stamp, src Source, data []byte, schemaBound smallfile.Bound) parsed {
+	d := newDefinition(st.Path, src.Dialect, src.Scope, schemaBound)
 	err := d.parse(data)
 	p := parsed{schema: d.schemaStamp}
 	if err != nil {

@@ -113,3 +113,40 @@ func TestSchema_AChangeOfTheSchemaFileIsSeenAtTheNextRefresh(t *testing.T) {
 	}
 	schemaIs("with the schema back", `{"title": "Dee"}`)
 }
+
+// MaxFileBytes bounds a definition and the schema file it names: a file of
+// the bound's size is used, one byte more is a mistake naming the file
+// and the setting, and the default bound takes both.
+func TestMaxFileBytes_ADefinitionOrASchemaOverTheBoundIsAMistakeNamingTheSetting(t *testing.T) {
+	d := newDaemon(t)
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "agents")
+	head := "---\ndescription: Fits.\n---\n"
+	testkit.Write(t, dir, "fits.md", head+strings.Repeat("x", 200-len(head)))
+	over := testkit.Write(t, dir, "over.md", head+strings.Repeat("x", 201-len(head)))
+	testkit.Write(t, dir, "typed.md", "---\ndescription: Typed.\noutputSchema: answer.json\n---\n")
+	schema := testkit.Write(t, dir, "answer.json", `{"title": "`+strings.Repeat("a", 201-len(`{"title": ""}`))+`"}`)
+	lib := definition.New(definition.Options{Service: d.svc, Base: d.base, MaxFileBytes: 200, Settings: definition.Settings{MaxFileBytes: "--max-agent-file-bytes"}})
+	w, errs := lib.Open(ws)
+	defer w.Close()
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		over + ": 201 bytes; a definition may have at most 200 (--max-agent-file-bytes)",
+		filepath.Join(dir, "typed.md") + ":3:1: outputSchema: " + schema + ": 201 bytes; an output schema file may have at most 200 (--max-agent-file-bytes)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the mistakes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if names := defNames(w); names != "fits" {
+		t.Fatalf("definitions = %s", names)
+	}
+	lib = definition.New(definition.Options{Service: d.svc, Base: d.base})
+	w2, errs := lib.Open(ws)
+	defer w2.Close()
+	if names := defNames(w2); len(errs) != 0 || names != "fits,over,typed" {
+		t.Fatalf("within the default bound: definitions %s, mistakes %v", names, errs)
+	}
+}

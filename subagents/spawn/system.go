@@ -19,11 +19,10 @@ import (
 
 // system renders spawned children's system prompts.
 type system struct {
-	template     string // the configured template; "" for the embedded one
-	skipProject  bool
-	now          func() time.Time
-	embedded     string
-	instructions session.InstructionsCache
+	template    string // the configured template; "" for the embedded one
+	skipProject bool
+	now         func() time.Time
+	embedded    string
 
 	mu    sync.Mutex
 	bases map[baseKey]string // guarded by mu
@@ -41,7 +40,13 @@ func newSystem(template string, skipProject bool, now func() time.Time) *system 
 // begin starts a fresh child: no history, and a system prompt rendered
 // once, at Start.
 func (s *system) begin(parent *session.Session, req subagents.StartRequest, modelID string) (inproc.Beginning, error) {
-	text, err := s.prompt(req, parent.Cwd(), modelID, s.now())
+	project := ""
+	if !s.skipProject {
+		// The parent's, as its own turns read it: within its bound, and
+		// logged and told by its session when it cannot be used.
+		project = parent.ProjectInstructions()
+	}
+	text, err := s.prompt(req, parent.Cwd(), modelID, s.now(), project)
 	if err != nil {
 		return inproc.Beginning{}, err
 	}
@@ -52,8 +57,8 @@ func (s *system) begin(parent *session.Session, req subagents.StartRequest, mode
 // the configured template, else the embedded subagent template; each
 // rendered with the subagent variables. A template that does not use
 // {{permissions}} gets the permissions note appended. Persona and the
-// project's AGENTS.md follow.
-func (s *system) prompt(req subagents.StartRequest, cwd, modelID string, now time.Time) (string, error) {
+// project's AGENTS.md section (project, "" for none) follow.
+func (s *system) prompt(req subagents.StartRequest, cwd, modelID string, now time.Time, project string) (string, error) {
 	tmpl := req.SystemPrompt
 	if tmpl == "" {
 		tmpl = s.template
@@ -71,13 +76,9 @@ func (s *system) prompt(req subagents.StartRequest, cwd, modelID string, now tim
 		b.WriteString("\n\n# Instructions for this task\n\n")
 		b.WriteString(req.Persona)
 	}
-	if !s.skipProject {
-		// Not logged here: the parent's session, in the same cwd, logs an
-		// AGENTS.md that cannot be used.
-		if pi := s.instructions.Get(cwd, nil); pi != "" {
-			b.WriteString("\n\n")
-			b.WriteString(pi)
-		}
+	if project != "" {
+		b.WriteString("\n\n")
+		b.WriteString(project)
 	}
 	b.WriteString("\n")
 	return b.String(), nil

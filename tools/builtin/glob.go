@@ -28,6 +28,8 @@ type GlobParams struct {
 type GlobOptions struct {
 	// MaxResults caps the paths returned; 0 means 1000.
 	MaxResults int
+	// Walk bounds the ignore files the walk reads (zero: its defaults).
+	Walk search.Limits
 }
 
 //go:embed glob.md
@@ -70,7 +72,7 @@ func (t *globTool) run(ctx context.Context, call *tools.Call, p GlobParams) (*to
 	if res != nil {
 		return res, nil
 	}
-	w, prefix, err := newWalker(env, dir)
+	w, prefix, err := newWalker(env, dir, t.opts.Walk)
 	if err != nil {
 		return tools.Errorf("cannot search %s: %v", env.Workspace.Display(dir), err), nil
 	}
@@ -161,13 +163,13 @@ func withUnusedIgnores(res *tools.Result, env *tools.Env, w *search.Walker) *too
 }
 
 // newWalker returns a walker over dir, confined to the root containing
-// it, that reads the .gitignore files from that root down to dir, and the
-// slash path of dir relative to the root (the prefix of every path it
-// reports). The caller closes the walker's Root.
-func newWalker(env *tools.Env, dir string) (*search.Walker, string, error) {
+// it, that reads the .gitignore files from that root down to dir within
+// limits, and the slash path of dir relative to the root (the prefix of
+// every path it reports). The caller closes the walker's Root.
+func newWalker(env *tools.Env, dir string, limits search.Limits) (*search.Walker, string, error) {
 	root, rel, err := env.Workspace.OpenRoot(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	return &search.Walker{Root: root, Start: rel, Gitignore: true}, rel, nil
+	return &search.Walker{Root: root, Start: rel, Gitignore: true, Limits: limits}, rel, nil
 }

@@ -46,6 +46,8 @@ type GrepOptions struct {
 	// Workers is the number of goroutines walking and searching; 0 means
 	// twice GOMAXPROCS (between 4 and 32).
 	Workers int
+	// Walk bounds the ignore files the walk reads (zero: its defaults).
+	Walk search.Limits
 }
 
 //go:embed grep.md
@@ -155,7 +157,7 @@ func (t *grepTool) run(ctx context.Context, call *tools.Call, p GrepParams) (*to
 			kept.Add("", hits.Matches, grepFile{env.Workspace.Display(resolved), hits})
 		}
 	} else {
-		w, prefix, err := newWalker(env, resolved)
+		w, prefix, err := newWalker(env, resolved, t.opts.Walk)
 		if err != nil {
 			return tools.Errorf("cannot search %s: %v", env.Workspace.Display(resolved), err), nil
 		}

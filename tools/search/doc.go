@@ -4,7 +4,8 @@
 // scanner that searches one file for a regular expression.
 //
 // It knows nothing of tools, workspaces or permissions and imports only
-// internal/utf8cut and internal/smallfile (the reader of the ignore files
-// a repository holds) of the project. The walk's goroutines are started
+// internal/utf8cut, internal/smallfile (the reader of the ignore files a
+// repository holds) and internal/settingnames (the names of its
+// [Limits]) of the project. The walk's goroutines are started
 // and waited for inside [Walker.Run].
 package search

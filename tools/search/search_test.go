@@ -222,9 +222,10 @@ func TestWalk_StaysInsideItsRoot(t *testing.T) {
 	}
 }
 
-// walkFiles walks dir from start with .gitignore and returns the files
-// it visits, by path, and the ignore files it could not use.
-func walkFiles(t *testing.T, dir, start string) ([]string, []string) {
+// walkFiles walks dir from start with .gitignore, bounded by limits, and
+// returns the files it visits, by path, and the ignore files it could not
+// use.
+func walkFiles(t *testing.T, dir, start string, limits Limits) ([]string, []string) {
 	t.Helper()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -233,7 +234,7 @@ func walkFiles(t *testing.T, dir, start string) ([]string, []string) {
 	defer root.Close()
 	var mu sync.Mutex
 	var files []string
-	w := &Walker{Root: root, Start: start, Gitignore: true, Visit: func(rel string, d fs.DirEntry, _ *Dir) {
+	w := &Walker{Root: root, Start: start, Gitignore: true, Limits: limits, Visit: func(rel string, d fs.DirEntry, _ *Dir) {
 		if !d.IsDir() {
 			mu.Lock()
 			files = append(files, rel)
@@ -253,21 +254,41 @@ func walkFiles(t *testing.T, dir, start string) ([]string, []string) {
 	return files, unused
 }
 
-// A .gitignore over MaxIgnoreFile is not used, and said; a .git that is a
-// file (a linked worktree's) has no exclude file and is no mistake; the
-// rules of a .gitignore that is used apply.
+// A .gitignore over DefaultMaxIgnoreFileBytes is not used, and said; a
+// .git that is a file (a linked worktree's) has no exclude file and is no
+// mistake; the rules of a .gitignore that is used apply.
 func TestWalk_ALargeIgnoreFileIsSaidAndAGitFileIsNone(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, ".git", "gitdir: /somewhere/else\n")
 	write(t, dir, "a/.gitignore", "*.log\n")
 	write(t, dir, "a/x.log", "ignored")
-	write(t, dir, "b/.gitignore", "*.log\n"+strings.Repeat("#", MaxIgnoreFile))
+	write(t, dir, "b/.gitignore", "*.log\n"+strings.Repeat("#", DefaultMaxIgnoreFileBytes))
 	write(t, dir, "b/y.log", "not ignored")
-	files, unused := walkFiles(t, dir, "")
+	files, unused := walkFiles(t, dir, "", Limits{})
 	if slices.Contains(files, "a/x.log") || !slices.Contains(files, "b/y.log") {
 		t.Fatalf("visited %v", files)
 	}
-	want := fmt.Sprintf("b/.gitignore: %d bytes; an ignore file may have at most %d", MaxIgnoreFile+6, MaxIgnoreFile)
+	// Without a name for the setting, the field's own names the bound.
+	want := fmt.Sprintf("b/.gitignore: %d bytes; an ignore file may have at most %d (MaxIgnoreFileBytes)", DefaultMaxIgnoreFileBytes+6, DefaultMaxIgnoreFileBytes)
+	if len(unused) != 1 || unused[0] != want {
+		t.Fatalf("unused ignore files %q, want %q", unused, want)
+	}
+}
+
+// The walk's Limits set the bound: an ignore file of the bound's size is
+// used, one byte more is not, and the setting is named.
+func TestWalk_TheIgnoreFileBoundIsTheLimitsAndNamesItsSetting(t *testing.T) {
+	dir := t.TempDir()
+	rules := "*.log\n" + strings.Repeat("#", 94) // 100 bytes
+	write(t, dir, "a/.gitignore", rules)
+	write(t, dir, "a/x.log", "ignored")
+	write(t, dir, "b/.gitignore", rules+"\n")
+	write(t, dir, "b/y.log", "not ignored")
+	files, unused := walkFiles(t, dir, "", Limits{MaxIgnoreFileBytes: 100, Settings: Settings{MaxIgnoreFileBytes: "--max-ignore-file-bytes"}})
+	if slices.Contains(files, "a/x.log") || !slices.Contains(files, "b/y.log") {
+		t.Fatalf("visited %v", files)
+	}
+	want := "b/.gitignore: 101 bytes; an ignore file may have at most 100 (--max-ignore-file-bytes)"
 	if len(unused) != 1 || unused[0] != want {
 		t.Fatalf("unused ignore files %q, want %q", unused, want)
 	}

@@ -4,6 +4,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/smallfile"
 )
 
@@ -40,18 +42,43 @@ type Walker struct {
 	// included, from several goroutines at once. dir is the directory
 	// holding the entry, valid until Visit returns.
 	Visit func(rel string, d fs.DirEntry, dir *Dir)
+	// Limits bound what the walk reads itself; zero fields are the
+	// defaults.
+	Limits Limits
+
+	ignoreBound smallfile.Bound // from Limits, set by Run
 
 	mu     sync.Mutex
 	unused []*IgnoreFileError // guarded by mu
 }
 
-// MaxIgnoreFile is the largest .gitignore (or .git/info/exclude) a walk
-// reads; a larger one is not used. A repository decides what its files
-// hold, and a walk reads them on several goroutines at once.
-const MaxIgnoreFile = 1 << 20
+// DefaultMaxIgnoreFileBytes is the largest .gitignore (or
+// .git/info/exclude) a walk reads when [Limits] say nothing.
+const DefaultMaxIgnoreFileBytes = 1 << 20
 
-// ignoreBound is how an ignore file is read.
-var ignoreBound = smallfile.Bound{Max: MaxIgnoreFile, What: "an ignore file"}
+// Limits bound the files a walk reads itself: the ignore files a
+// repository holds, which it decides the size of, and which a walk reads
+// on several goroutines at once.
+type Limits struct {
+	// MaxIgnoreFileBytes is the largest ignore file read (0:
+	// [DefaultMaxIgnoreFileBytes]); a larger one is not used, and
+	// [Walker.IgnoreFileErrors] names it with the setting.
+	MaxIgnoreFileBytes int64
+	// Settings names the limits where a hit is said.
+	Settings Settings
+}
+
+// Settings are the names of the [Limits] in what a walk says of a hit
+// (internal/settingnames): the daemon's flags.
+type Settings struct {
+	MaxIgnoreFileBytes string
+}
+
+// ignoreBound is how the walk l bounds reads an ignore file.
+func (l Limits) ignoreBound() smallfile.Bound {
+	settingnames.Fill(&l.Settings)
+	return smallfile.Bound{Max: cmp.Or(l.MaxIgnoreFileBytes, DefaultMaxIgnoreFileBytes), What: "an ignore file", Setting: l.Settings.MaxIgnoreFileBytes}
+}
 
 // IgnoreFileError is an ignore file the walk could not use (a FIFO, a
 // device, a symbolic link in the tree, one too large or unreadable): its
@@ -83,7 +110,7 @@ func (w *Walker) readIgnore(rel string, typ fs.FileMode) ([]ignoreRule, bool) {
 	var err error = &smallfile.NotRegularError{Mode: typ}
 	// A link in the tree is not followed, as git does not follow one.
 	if typ&fs.ModeSymlink == 0 {
-		data, err = smallfile.ReadIn(w.Root, osRel(rel), ignoreBound)
+		data, err = smallfile.ReadIn(w.Root, osRel(rel), w.ignoreBound)
 	}
 	// ENOTDIR: .git is a file in a linked worktree or a submodule.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -123,6 +150,7 @@ func (w *Walker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	w.unused = nil
 	w.mu.Unlock()
+	w.ignoreBound = w.Limits.ignoreBound()
 	var stack *ignoreStack
 	if w.Gitignore {
 		stack = w.ancestorIgnores()

@@ -36,7 +36,7 @@ func TestWalk_AnIgnoreFileThatIsNoRegularFileIsNoWaitAndIsSaid(t *testing.T) {
 		{"", []string{".git/info/exclude: " + fifo, ".gitignore: " + fifo, "sub/.gitignore: a symbolic link, not a regular file", "sub/deeper/.gitignore: " + fifo}},
 		{"sub", []string{".git/info/exclude: " + fifo, ".gitignore: " + fifo, "sub/.gitignore: a symbolic link, not a regular file", "sub/deeper/.gitignore: " + fifo}},
 	} {
-		files, unused := walkFiles(t, dir, tc.start)
+		files, unused := walkFiles(t, dir, tc.start, Limits{})
 		if !slices.Contains(files, "sub/deeper/a.txt") || !slices.Contains(files, "sub/b.log") {
 			t.Errorf("from %q the walk visited %v", tc.start, files)
 		}
