@@ -122,6 +122,15 @@ type Settings struct {
 	// system's free space does not show.
 	MaxStateBytes int `json:"maxStateBytes,omitempty"`
 
+	// The bounds of the files a workspace holds that dshd reads itself:
+	// how much of AGENTS.md the system prompt holds (the rest is cut),
+	// and the largest command file, agent definition (and schema file)
+	// and ignore file read (a larger one is not used).
+	MaxInstructionsBytes int `json:"maxInstructionsBytes,omitempty"`
+	MaxCommandFileBytes  int `json:"maxCommandFileBytes,omitempty"`
+	MaxAgentFileBytes    int `json:"maxAgentFileBytes,omitempty"`
+	MaxIgnoreFileBytes   int `json:"maxIgnoreFileBytes,omitempty"`
+
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
 	Sandbox          string   `json:"sandbox,omitempty"`
@@ -308,6 +317,10 @@ var table = []setting{
 	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
 	{flag: "max-held-child-updates", file: "maxHeldChildUpdates", usage: "session updates an acp child agent sends for session ids it has not announced yet that its parent holds for a while, all ids together (their bytes are bounded by --max-queued-input-bytes); beyond them they are dropped", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxHeldChildUpdates }, check: atLeast(1)},
 	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
+	{flag: "max-instructions-bytes", file: "maxInstructionsBytes", usage: "bytes of a workspace's AGENTS.md the system prompt holds; the rest is cut, and the model and the user are told", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MaxInstructionsBytes }, check: between(1024, 1<<30)},
+	{flag: "max-command-file-bytes", file: "maxCommandFileBytes", usage: "largest slash command file read (.dshd/commands, .claude/commands, the user's); a larger one is not used, with a warning", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxCommandFileBytes }, check: between(1024, 1<<30)},
+	{flag: "max-agent-file-bytes", file: "maxAgentFileBytes", usage: "largest agent definition file read (.dshd/agents, .claude/agents, the user's), and largest outputSchema file one names; a larger one is not used, with a warning", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxAgentFileBytes }, check: between(1024, 1<<30)},
+	{flag: "max-ignore-file-bytes", file: "maxIgnoreFileBytes", usage: "largest .gitignore or .git/info/exclude glob and grep read; a larger one is not used, and their result says so", kind: kInt, def: "1048576", ptr: func(s *Settings) any { return &s.MaxIgnoreFileBytes }, check: between(1024, 1<<30)},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},
 	{flag: "sandbox-writable", file: "sandboxWritableRoots", usage: "another absolute directory sandboxed commands may write below (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.SandboxWritable }, check: absolute},

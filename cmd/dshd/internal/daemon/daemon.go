@@ -88,7 +88,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 	}
 
 	base := tools.NewRegistry(nil)
-	for _, t := range append(builtin.Builtins(nil), tasks.Tools()...) {
+	for _, t := range append(builtin.Builtins(builtinOptions(st)), tasks.Tools()...) {
 		if _, err := base.Register(t); err != nil {
 			return nil, err
 		}
@@ -167,6 +167,9 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		User:    definition.UserSources(configHome),
 		Models:  b.catalog.ids,
 		Logger:  log,
+		// A file over the bound names the flag.
+		MaxFileBytes: int64(st.MaxAgentFileBytes),
+		Settings:     definition.Settings{MaxFileBytes: "--max-agent-file-bytes"},
 	})
 	defs.CheckUser()
 
@@ -199,6 +202,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Subagents:          svc,
 		Definitions:        defs,
 		UserCommands:       commands.UserSources(configHome),
+		Commands:           commandLimits(st),
+		Instructions:       instructionsLimits(st),
 		Agents:             agents,
 		Mode:               mode,
 		MaxTurnRequests:    st.MaxTurnRequests,
@@ -288,6 +293,16 @@ func childArgs(st *config.Settings) []string {
 	// The child's journals are bounded as ours (0, off, included).
 	args = append(args, "--max-journal-bytes", strconv.Itoa(st.MaxJournalBytes), "--min-free-disk-bytes", strconv.Itoa(st.MinFreeDiskBytes),
 		"--max-state-bytes", strconv.Itoa(st.MaxStateBytes))
+	// It reads a workspace's files within our bounds.
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"--max-instructions-bytes", st.MaxInstructionsBytes}, {"--max-command-file-bytes", st.MaxCommandFileBytes},
+		{"--max-agent-file-bytes", st.MaxAgentFileBytes}, {"--max-ignore-file-bytes", st.MaxIgnoreFileBytes}} {
+		if f.n > 0 {
+			args = append(args, f.flag, strconv.Itoa(f.n))
+		}
+	}
 	return args
 }
 

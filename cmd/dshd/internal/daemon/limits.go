@@ -1,5 +1,6 @@
 // limits.go: the settings that bound each connection, as acp/rpc takes
-// them.
+// them, and the files of a workspace dshd reads itself, as their readers
+// take them.
 
 package daemon
 
@@ -8,6 +9,10 @@ import (
 
 	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/prompt"
+	"github.com/dshd/dshd/prompt/commands"
+	"github.com/dshd/dshd/tools/builtin"
+	"github.com/dshd/dshd/tools/search"
 )
 
 // connLimits maps the limit settings onto rpc.Limits, where a negative
@@ -45,4 +50,21 @@ func connLimits(st *config.Settings) rpc.Limits {
 		l.IdleTimeout = never(st.IdleTimeout)
 	}
 	return l
+}
+
+// The bounds of the files a workspace holds that dshd reads itself, each
+// named by its flag where a hit is logged or told.
+
+func instructionsLimits(st *config.Settings) prompt.InstructionsLimits {
+	return prompt.InstructionsLimits{MaxBytes: int64(st.MaxInstructionsBytes), Settings: prompt.InstructionsSettings{MaxBytes: "--max-instructions-bytes"}}
+}
+
+func commandLimits(st *config.Settings) commands.Limits {
+	return commands.Limits{MaxFileBytes: int64(st.MaxCommandFileBytes), Settings: commands.Settings{MaxFileBytes: "--max-command-file-bytes"}}
+}
+
+// builtinOptions bound the ignore files glob and grep read.
+func builtinOptions(st *config.Settings) *builtin.BuiltinOptions {
+	walk := search.Limits{MaxIgnoreFileBytes: int64(st.MaxIgnoreFileBytes), Settings: search.Settings{MaxIgnoreFileBytes: "--max-ignore-file-bytes"}}
+	return &builtin.BuiltinOptions{Glob: &builtin.GlobOptions{Walk: walk}, Grep: &builtin.GrepOptions{Walk: walk}}
 }
