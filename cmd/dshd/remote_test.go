@@ -231,17 +231,37 @@ func TestRemote_AWrongTokenNeverReachesACP(t *testing.T) {
 }
 
 // scrape reads /metrics into a map from a series (name and labels) to
-// its value; a name alone sums its series.
+// its value; a name alone sums its series. A 503 is asked again: a daemon
+// at --max-connections learns that a connection the test just finished
+// is gone only after the test saw it close, so its slot may still be
+// taken for a moment. Any other answer but a 200 fails the test.
 func scrape(t *testing.T, base string) map[string]float64 {
 	t.Helper()
 	cl := &http.Client{Transport: &http.Transport{}}
 	defer cl.CloseIdleConnections()
-	resp, err := cl.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	ctx := testkit.Context(t)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var b []byte
+	for {
+		resp, err := cl.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/metrics answered %s: %s", resp.Status, b)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("/metrics answered 503 until the test's end: %s", b)
+		}
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	out := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		if line == "" || line[0] == '#' {
