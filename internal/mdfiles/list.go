@@ -59,25 +59,37 @@ const Settle = 2 * time.Second
 // Settle old: a later change of that file then shows in its stamp.
 func (s Stamp) Settled(now time.Time) bool { return now.UnixNano()-s.ModTime >= int64(Settle) }
 
-// List returns the entries of dir named *.md that are not directories,
-// by name. A directory that does not exist has none; any other failure
-// to read it is the error.
-func List(dir string) ([]File, error) {
+// List returns the first max entries of dir named *.md that are not
+// directories, by name, each with its stat, and how many more dir holds:
+// those are neither stat'ed nor kept, so a directory costs one pass over
+// its names and at most max stats, however many files a repository put
+// in it. A directory that does not exist has none; any other failure to
+// read it is the error (a FIFO in its place is one at once: os.ReadDir's
+// open takes only a directory, and does not wait).
+//
+// The names are os.ReadDir's, all of them at once: its open and reads
+// are the fewest system calls a listing takes, and this one is taken at
+// every turn of every session. Reading them a chunk at a time would hold
+// fewer at once, at two system calls more for each directory.
+func List(dir string, max int) (files []File, more int, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var files []File
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		if len(files) == max {
+			more++
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
 		info, err := os.Stat(path)
 		files = append(files, File{Path: path, Info: info, Err: err})
 	}
-	return files, nil
+	return files, more, nil
 }

@@ -1,8 +1,11 @@
 package mdfiles_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dshd/dshd/internal/mdfiles"
@@ -24,9 +27,9 @@ func TestList_TheMarkdownFilesByNameWithTheirStatsAndStamps(t *testing.T) {
 	if err := os.Symlink("gone", filepath.Join(dir, "d.md")); err != nil {
 		t.Fatal(err)
 	}
-	files, err := mdfiles.List(dir)
-	if err != nil {
-		t.Fatal(err)
+	files, more, err := mdfiles.List(dir, 10)
+	if err != nil || more != 0 {
+		t.Fatal(more, err)
 	}
 	var names []string
 	for _, f := range files {
@@ -46,14 +49,14 @@ func TestList_TheMarkdownFilesByNameWithTheirStatsAndStamps(t *testing.T) {
 
 func TestList_AMissingDirectoryHasNoneAndAFileIsNoDirectory(t *testing.T) {
 	dir := t.TempDir()
-	if files, err := mdfiles.List(filepath.Join(dir, "none")); files != nil || err != nil {
-		t.Fatalf("a missing dir: %v, %v", files, err)
+	if files, more, err := mdfiles.List(filepath.Join(dir, "none"), 10); files != nil || more != 0 || err != nil {
+		t.Fatalf("a missing dir: %v, %d, %v", files, more, err)
 	}
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mdfiles.List(file); err == nil {
+	if _, _, err := mdfiles.List(file, 10); err == nil {
 		t.Fatal("listing a file: no error")
 	}
 }
@@ -63,7 +66,7 @@ func TestStampOf_AFileAsListedAndNoFileAsSizeMinusOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("text"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, err := mdfiles.List(dir)
+	files, _, err := mdfiles.List(dir, 10)
 	if err != nil || len(files) != 1 {
 		t.Fatal(files, err)
 	}
@@ -76,5 +79,103 @@ func TestStampOf_AFileAsListedAndNoFileAsSizeMinusOne(t *testing.T) {
 	}
 	if got := mdfiles.StampOf(dir); !got.Type.IsDir() {
 		t.Fatalf("a directory's stamp has the type %v", got.Type)
+	}
+}
+
+// writeNames creates an empty file in dir for each of names.
+func writeNames(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func baseNames(files []mdfiles.File) []string {
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f.Path))
+	}
+	return names
+}
+
+// A directory of many more files than the bound, created in no order:
+// the first by name are listed, the others only counted (a dangling link
+// among them has no stat to fail), and so are directories and other
+// names left out as before.
+func TestList_TheFirstMaxByNameAndHowManyMore(t *testing.T) {
+	dir := t.TempDir()
+	var names []string
+	for i := range 1500 {
+		names = append(names, fmt.Sprintf("f%04d.md", i))
+	}
+	rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	writeNames(t, dir, names...)
+	writeNames(t, dir, "a.txt", "b.md.bak")
+	if err := os.Mkdir(filepath.Join(dir, "a.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone", filepath.Join(dir, "zz.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, max := range []int{0, 1, 3, 600, 1501, 2000} {
+		files, more, err := mdfiles.List(dir, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range min(max, 1500) {
+			want = append(want, fmt.Sprintf("f%04d.md", i))
+		}
+		if max > 1500 {
+			want = append(want, "zz.md")
+		}
+		if got := baseNames(files); !slices.Equal(got, want) || more != 1501-len(want) {
+			t.Fatalf("List(dir, %d) = %d files (%v…), %d more; want %d files, %d more", max, len(got), got[:min(3, len(got))], more, len(want), 1501-len(want))
+		}
+		for _, f := range files {
+			if (f.Err != nil) != (filepath.Base(f.Path) == "zz.md") {
+				t.Fatalf("%s: %v", f.Path, f.Err)
+			}
+		}
+	}
+}
+
+// A Count is shared by the directories a quota lists in turn: each takes
+// what it lists, the first to hold more than is left is listed up to it
+// and says so, and one listed after it lists nothing and says so.
+func TestQuota_DirectoriesShareACountInTheOrderTheyAreListed(t *testing.T) {
+	first, second, third, none := t.TempDir(), t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "none")
+	writeNames(t, first, "c.md", "a.md", "b.md")
+	writeNames(t, second, "e.md", "d.md")
+	writeNames(t, third, "f.md")
+	count := mdfiles.Count{Max: 4, What: "command file", Where: "a workspace", Setting: "--max-command-files"}
+	q := count.Quota()
+	for _, tc := range []struct {
+		dir   string
+		names []string
+		over  *mdfiles.TooManyError
+		says  string
+	}{
+		{first, []string{"a.md", "b.md", "c.md"}, nil, ""},
+		{none, nil, nil, ""},
+		{second, []string{"d.md"}, &mdfiles.TooManyError{Dir: second, Files: 2, Listed: 1, Count: count},
+			"2 command files, the last 1 by name not read: at most 4 are read from a workspace (--max-command-files)"},
+		{third, nil, &mdfiles.TooManyError{Dir: third, Files: 1, Listed: 0, Count: count},
+			"1 command file, not read: at most 4 are read from a workspace (--max-command-files)"},
+		{first, nil, &mdfiles.TooManyError{Dir: first, Files: 3, Listed: 0, Count: count},
+			"3 command files, none read: at most 4 are read from a workspace (--max-command-files)"},
+	} {
+		files, over, err := q.List(tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := baseNames(files); !slices.Equal(got, tc.names) || (over == nil) != (tc.over == nil) || over != nil && *over != *tc.over {
+			t.Fatalf("%s: %v, %+v; want %v, %+v", tc.dir, got, over, tc.names, tc.over)
+		}
+		if over != nil && over.Error() != tc.says {
+			t.Fatalf("%s says %q, want %q", tc.dir, over.Error(), tc.says)
+		}
 	}
 }

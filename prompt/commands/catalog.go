@@ -15,10 +15,13 @@ import (
 // safe for concurrent use.
 type Catalog struct {
 	sources []Source
-	limits  Limits
+	limits  Limits // filled
 
 	mu     sync.Mutex
 	stamps []mdfiles.Stamp // guarded by mu
+	// over are the directories that held more files than were read;
+	// guarded by mu. A file added past the count changes no stamp.
+	over []mdfiles.TooManyError
 	// settled: every stamp was Settle old when read, so an unchanged
 	// stamp means an unchanged file; otherwise the files are read again
 	// (a same-size rewrite within one clock tick keeps its stamp).
@@ -30,7 +33,7 @@ type Catalog struct {
 // NewCatalog returns the catalog of sources, read at once and whenever
 // they change within limits.
 func NewCatalog(sources []Source, limits Limits) *Catalog {
-	c := &Catalog{sources: slices.Clone(sources), limits: limits}
+	c := &Catalog{sources: slices.Clone(sources), limits: limits.filled()}
 	c.Refresh()
 	return c
 }
@@ -40,15 +43,16 @@ func NewCatalog(sources []Source, limits Limits) *Catalog {
 // changed.
 func (c *Catalog) Refresh() bool {
 	now := time.Now() // before the stats: a change during them is too new to trust
-	stamps := c.scan()
+	found := list(c.sources, c.limits)
+	stamps := found.stamps()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmds != nil && c.settled && slices.Equal(stamps, c.stamps) {
+	if c.cmds != nil && c.settled && slices.Equal(stamps, c.stamps) && slices.Equal(found.over, c.over) {
 		return false
 	}
-	cmds, errs := Load(c.sources, c.limits)
+	cmds, errs := found.load(c.limits.bound())
 	changed := c.cmds != nil && !slices.EqualFunc(cmds, c.cmds, sameCommand)
-	c.stamps, c.cmds, c.errs = stamps, cmds, errs
+	c.stamps, c.over, c.cmds, c.errs = stamps, found.over, cmds, errs
 	c.settled = !slices.ContainsFunc(stamps, func(st mdfiles.Stamp) bool { return !st.Settled(now) })
 	return changed
 }
@@ -56,19 +60,6 @@ func (c *Catalog) Refresh() bool {
 func sameCommand(a, b Command) bool {
 	return a.Name == b.Name && a.Description == b.Description && a.ArgumentHint == b.ArgumentHint &&
 		a.Body == b.Body && a.Model == b.Model && slices.Equal(a.AllowedTools, b.AllowedTools) && a.File == b.File
-}
-
-func (c *Catalog) scan() []mdfiles.Stamp {
-	var out []mdfiles.Stamp
-	for _, src := range c.sources {
-		files, _ := mdfiles.List(src.Dir)
-		for _, f := range files {
-			if f.Err == nil {
-				out = append(out, f.Stamp())
-			}
-		}
-	}
-	return out
 }
 
 // Commands returns the commands: the built-ins first.

@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,16 +167,20 @@ func TestCatalog_SeesALinkedFileAppear(t *testing.T) {
 	}
 }
 
+// BenchmarkCatalogRefresh is the look a session takes at its commands
+// before each turn, when nothing changed: with no command directory, a
+// few files, and a repository's 3000, of which the default count reads
+// 512.
 func BenchmarkCatalogRefresh(b *testing.B) {
 	old := time.Now().Add(-time.Hour)
 	for _, bc := range []struct {
 		name  string
 		files int
-	}{{"no command dirs", 0}, {"three files", 3}} {
+	}{{"no command dirs", 0}, {"three files", 3}, {"3000 files", 3000}} {
 		b.Run(bc.name, func(b *testing.B) {
 			ws := b.TempDir()
 			for i := range bc.files {
-				p := testkit.Write(b, filepath.Join(ws, ".dshd", "commands"), string(rune('a'+i))+".md", "body\n")
+				p := testkit.Write(b, filepath.Join(ws, ".dshd", "commands"), fmt.Sprintf("c%04d.md", i), "body\n")
 				os.Chtimes(p, old, old)
 				os.Chtimes(filepath.Dir(p), old, old)
 			}
@@ -187,5 +193,41 @@ func BenchmarkCatalogRefresh(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Past the count, a file added or removed changes no stamp of the files
+// read; the catalog still sees it, since the mistake that counts the
+// directory's files changes, and says so once.
+func TestCatalog_AFileAddedPastTheCountChangesTheMistake(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	testkit.Write(t, dir, "a.md", "A\n")
+	testkit.Write(t, dir, "b.md", "B\n")
+	age(t, ws)
+	limits := Limits{MaxFiles: 1, Settings: Settings{MaxFiles: "--max-command-files"}}
+	c := NewCatalog(WorkspaceSources(ws), limits)
+	says := func(n, over int) string {
+		return fmt.Sprintf("%s: %d command files, the last %d by name not read: at most 1 are read from a workspace's .dshd/commands and .claude/commands together (--max-command-files)", dir, n, over)
+	}
+	mistakes := func() []string {
+		var out []string
+		for _, e := range c.Errors() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	if got := mistakes(); !slices.Equal(got, []string{says(2, 1)}) {
+		t.Fatalf("mistakes %q", got)
+	}
+	testkit.Write(t, dir, "c.md", "C\n")
+	if c.Refresh() {
+		t.Fatal("the commands changed: c.md, past the count, was read")
+	}
+	if got := mistakes(); !slices.Equal(got, []string{says(3, 2)}) {
+		t.Fatalf("after c.md was added past the count, mistakes %q", got)
+	}
+	if _, ok := c.Lookup("c"); ok {
+		t.Fatal("c.md, past the count, is a command")
 	}
 }

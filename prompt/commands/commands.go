@@ -144,6 +144,9 @@ const (
 type Source struct {
 	Dir     string
 	Dialect Dialect
+	// User marks the user's own directory, which has a count of files of
+	// its own ([Limits.MaxFiles]).
+	User bool
 }
 
 // WorkspaceSources are the workspace's directories, first wins.
@@ -159,12 +162,19 @@ func UserSources(configHome string) []Source {
 	if configHome == "" {
 		return nil
 	}
-	return []Source{{Dir: filepath.Join(configHome, "dshd", "commands")}}
+	return []Source{{Dir: filepath.Join(configHome, "dshd", "commands"), User: true}}
 }
 
 // DefaultMaxFileBytes is the largest command file read when [Limits] say
 // nothing.
 const DefaultMaxFileBytes = 256 << 10
+
+// DefaultMaxFiles is how many command files are read from a workspace,
+// and from the user's directory, when [Limits] say nothing: more than any
+// collection of commands in use holds, and few enough that reading them
+// all at DefaultMaxFileBytes each (128 MiB) and stat'ing them at each
+// turn hurts no daemon.
+const DefaultMaxFiles = 512
 
 // Limits bound the command files read; the zero value is the defaults.
 type Limits struct {
@@ -173,6 +183,14 @@ type Limits struct {
 	// naming the file and the setting: a prompt template is not a data
 	// file.
 	MaxFileBytes int64
+	// MaxFiles is how many command files are read from a workspace's
+	// directories together, .dshd/commands first, each by name, and
+	// apart from them from the user's (0: [DefaultMaxFiles]): the user's
+	// have a count of their own, which a repository cannot use up. The
+	// files past it are neither stat'ed nor read, and each directory
+	// holding some is a mistake, an [*Error] naming it, its count and the
+	// setting.
+	MaxFiles int
 	// Settings names the limits where a hit is said.
 	Settings Settings
 }
@@ -181,12 +199,30 @@ type Limits struct {
 // (internal/settingnames): the daemon's flags.
 type Settings struct {
 	MaxFileBytes string
+	MaxFiles     string
 }
 
-// bound is how a command file is read within l.
-func (l Limits) bound() smallfile.Bound {
+// filled is l with its defaults and names in place.
+func (l Limits) filled() Limits {
 	settingnames.Fill(&l.Settings)
-	return smallfile.Bound{Max: cmp.Or(l.MaxFileBytes, DefaultMaxFileBytes), What: "a command file", Setting: l.Settings.MaxFileBytes}
+	l.MaxFileBytes = cmp.Or(l.MaxFileBytes, DefaultMaxFileBytes)
+	l.MaxFiles = cmp.Or(l.MaxFiles, DefaultMaxFiles)
+	return l
+}
+
+// bound is how a command file is read within l, filled.
+func (l Limits) bound() smallfile.Bound {
+	return smallfile.Bound{Max: l.MaxFileBytes, What: "a command file", Setting: l.Settings.MaxFileBytes}
+}
+
+// count is how many command files are listed within l, filled, from the
+// directories of a workspace or (user) from the user's.
+func (l Limits) count(user bool) mdfiles.Count {
+	where := "a workspace's .dshd/commands and .claude/commands together"
+	if user {
+		where = "the user's directory"
+	}
+	return mdfiles.Count{Max: l.MaxFiles, What: "command file", Where: where, Setting: l.Settings.MaxFiles}
 }
 
 // Error is a command file that cannot be used.
@@ -208,28 +244,84 @@ func (e *Error) Unwrap() error { return e.Err }
 // first, then each source's files by name; an earlier source wins a
 // clash, and a file may not take a built-in's name.
 func Load(sources []Source, limits Limits) ([]Command, []*Error) {
-	bound := limits.bound()
-	cmds := Builtins()
-	var errs []*Error
+	limits = limits.filled()
+	return list(sources, limits).load(limits.bound())
+}
+
+// listing is what the directories of some sources hold, within a count.
+type listing struct {
+	files []listed
+	// errs are the directories that could not be read.
+	errs []*Error
+	// over are the directories that held more files than the count left
+	// them.
+	over []mdfiles.TooManyError
+}
+
+// listed is a command file as listed, with its source's dialect.
+type listed struct {
+	mdfiles.File
+	dialect Dialect
+}
+
+// list lists the command files of sources within limits, filled: a
+// workspace's sources share one count, the user's have another.
+func list(sources []Source, limits Limits) listing {
+	workspace, user := limits.count(false).Quota(), limits.count(true).Quota()
+	var out listing
 	for _, src := range sources {
-		files, err := mdfiles.List(src.Dir)
+		q := workspace
+		if src.User {
+			q = user
+		}
+		files, over, err := q.List(src.Dir)
 		if err != nil {
-			errs = append(errs, &Error{File: src.Dir, Err: err})
+			out.errs = append(out.errs, &Error{File: src.Dir, Err: err})
 			continue
 		}
+		if over != nil {
+			out.over = append(out.over, *over)
+		}
+		out.files = slices.Grow(out.files, len(files))
 		for _, f := range files {
-			c, err := readFile(f, src.Dialect, bound)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			i := slices.IndexFunc(cmds, func(have Command) bool { return have.Name == c.Name })
-			switch {
-			case i >= 0 && cmds[i].Builtin():
-				errs = append(errs, &Error{File: f.Path, Err: fmt.Errorf("/%s is a built-in command; rename the file", c.Name)})
-			case i < 0:
-				cmds = append(cmds, c)
-			}
+			out.files = append(out.files, listed{File: f, dialect: src.Dialect})
+		}
+	}
+	return out
+}
+
+// stamps are the stamps of the files l found that could be stat'ed.
+func (l listing) stamps() []mdfiles.Stamp {
+	out := make([]mdfiles.Stamp, 0, len(l.files))
+	for _, f := range l.files {
+		if f.Err == nil {
+			out = append(out, f.Stamp())
+		}
+	}
+	return out
+}
+
+// load reads the files l found, each within bound: the built-ins first,
+// then the files in l's order, an earlier one winning a clash. The
+// mistakes are l's directories' first.
+func (l listing) load(bound smallfile.Bound) ([]Command, []*Error) {
+	cmds := Builtins()
+	errs := slices.Clone(l.errs)
+	for _, over := range l.over {
+		errs = append(errs, &Error{File: over.Dir, Err: &over})
+	}
+	for _, f := range l.files {
+		c, err := readFile(f.File, f.dialect, bound)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		i := slices.IndexFunc(cmds, func(have Command) bool { return have.Name == c.Name })
+		switch {
+		case i >= 0 && cmds[i].Builtin():
+			errs = append(errs, &Error{File: f.Path, Err: fmt.Errorf("/%s is a built-in command; rename the file", c.Name)})
+		case i < 0:
+			cmds = append(cmds, c)
 		}
 	}
 	return cmds, errs

@@ -141,7 +141,7 @@ const Inherit = "inherit"
 // .dshd/agents (or .claude/agents) is in. A schema file it names is read
 // within [DefaultMaxFileBytes].
 func Parse(file string, data []byte, dialect Dialect, scope Scope) (*Definition, error) {
-	d := newDefinition(file, dialect, scope, boundsOf(0, Settings{}).schema)
+	d := newDefinition(file, dialect, scope, boundsOf(0, 0, Settings{}).schema)
 	if err := d.parse(data); err != nil {
 		return nil, err
 	}

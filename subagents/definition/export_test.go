@@ -6,9 +6,9 @@ import "time"
 // clash the earlier source wins. Only the tests read files without a
 // Library.
 func Load(sources []Source) ([]*Definition, []*Error) {
-	c := cache{bounds: boundsOf(0, Settings{})}
+	c := cache{bounds: boundsOf(0, 0, Settings{})}
 	now := time.Now()
-	stamps, from, errs := scan(sources)
-	got := c.load(stamps, from, now)
-	return got.defs, append(errs, got.errs...)
+	found := scan(sources, c.bounds)
+	got := c.load(found.stamps, found.from, now)
+	return got.defs, append(found.mistakes(), got.errs...)
 }

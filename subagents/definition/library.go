@@ -35,7 +35,15 @@ type Options struct {
 	// mistake naming the file and the setting (a system prompt is not a
 	// data file). Settings names it.
 	MaxFileBytes int64
-	Settings     Settings
+	// MaxFiles is how many definition files are read from a workspace's
+	// directories together, .dshd/agents first, each by name, and apart
+	// from them from the user's (0: [DefaultMaxFiles]): the user's have a
+	// count of their own, which a repository cannot use up. The files
+	// past it are neither stat'ed nor read, and each directory holding
+	// some is a mistake naming it, its count and the setting.
+	MaxFiles int
+	// Settings names MaxFileBytes and MaxFiles where a hit is said.
+	Settings Settings
 	// Logger receives the mistakes in the user's definitions and the
 	// tools' lifecycle; nil discards them.
 	Logger *slog.Logger
@@ -46,7 +54,7 @@ type Options struct {
 type Library struct {
 	o      Options
 	log    *slog.Logger
-	bounds bounds // o.MaxFileBytes'
+	bounds bounds // o.MaxFileBytes' and o.MaxFiles'
 
 	mu         sync.Mutex
 	workspaces map[string]*Workspace // by cwd; guarded by mu
@@ -56,7 +64,7 @@ type Library struct {
 // New returns a library. It reads nothing until asked.
 func New(o Options) *Library {
 	o.User = slices.Clone(o.User)
-	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), bounds: boundsOf(o.MaxFileBytes, o.Settings), workspaces: make(map[string]*Workspace)}
+	return &Library{o: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), bounds: boundsOf(o.MaxFileBytes, o.MaxFiles, o.Settings), workspaces: make(map[string]*Workspace)}
 }
 
 // CheckUser reads and checks the user's definitions and logs each
@@ -64,11 +72,11 @@ func New(o Options) *Library {
 // returns the mistakes.
 func (l *Library) CheckUser() []*Error {
 	now := time.Now()
-	stamps, from, errs := scan(l.o.User)
+	found := scan(l.o.User, l.bounds)
 	c := cache{bounds: l.bounds}
-	got := c.load(stamps, from, now)
+	got := c.load(found.stamps, found.from, now)
 	_, cerr := CheckAll(got.defs, l.env())
-	errs = slices.Concat(errs, got.errs, cerr)
+	errs := slices.Concat(found.mistakes(), got.errs, cerr)
 	l.logUser(errs)
 	return errs
 }
@@ -127,6 +135,7 @@ type Workspace struct {
 	cache  cache           // guarded by mu
 	loaded bool            // the files were read once; guarded by mu
 	stamps []mdfiles.Stamp // the files last read; guarded by mu
+	over   []overflow      // the directories over their count then; guarded by mu
 	// settled: every stamp was Settle old when read, so an unchanged
 	// stamp means an unchanged file; otherwise the newer files are read
 	// again (a same-size rewrite within one clock tick keeps its stamp).
@@ -165,27 +174,29 @@ func (w *Workspace) Refresh() (changed bool, errs []*Error) {
 	l := w.lib
 	sources := append(WorkspaceSources(w.cwd), l.o.User...)
 	now := time.Now() // before the stats: a change during them is too new to trust
-	stamps, from, scanErrs := scan(sources)
+	found := scan(sources, l.bounds)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return false, nil
 	}
-	same := w.loaded && slices.Equal(stamps, w.stamps) && len(scanErrs) == 0 && !w.cache.schemasMoved()
+	// A file added or removed past a count changes no stamp, only the
+	// count's mistake.
+	same := w.loaded && slices.Equal(found.stamps, w.stamps) && slices.Equal(found.over, w.over) && len(found.errs) == 0 && !w.cache.schemasMoved()
 	if same && w.settled {
 		return false, workspaceOnly(w.errs)
 	}
-	got := w.cache.load(stamps, from, now)
+	got := w.cache.load(found.stamps, found.from, now)
 	w.settled = got.settled
 	if same && !got.fresh {
 		return false, workspaceOnly(w.errs)
 	}
 	ok, cerr := CheckAll(got.defs, l.env())
-	all := slices.Concat(scanErrs, got.errs, cerr)
+	all := slices.Concat(found.mistakes(), got.errs, cerr)
 	ok, berr := w.bind(ok)
 	all = append(all, berr...)
 	changed = w.loaded
-	w.loaded, w.stamps, w.errs, w.order = true, stamps, all, ok
+	w.loaded, w.stamps, w.over, w.errs, w.order = true, found.stamps, found.over, all, ok
 	l.logUser(all)
 	return changed, workspaceOnly(all)
 }

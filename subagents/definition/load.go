@@ -48,50 +48,104 @@ func UserSources(configHome string) []Source {
 // largest schema file one names, when [Options] say nothing.
 const DefaultMaxFileBytes = 256 << 10
 
+// DefaultMaxFiles is how many definition files are read from a
+// workspace, and from the user's directory, when [Options] say nothing:
+// each is a tool whose description goes to the model in every request,
+// and OpenAI's Chat Completions take at most 128 tools in one.
+const DefaultMaxFiles = 128
+
 // Settings are the names of the bounds in [Options] in what is said of a
 // hit (internal/settingnames): the daemon's flags.
 type Settings struct {
 	MaxFileBytes string
+	MaxFiles     string
 }
 
-// bounds are how the files a definition is read from are read.
-type bounds struct{ file, schema smallfile.Bound }
+// bounds are how the files a definition is read from are read, and how
+// many definition files are listed from a workspace's directories
+// together and from the user's.
+type bounds struct {
+	file, schema    smallfile.Bound
+	workspace, user mdfiles.Count
+}
 
-// boundsOf are the bounds of most bytes (0: [DefaultMaxFileBytes]),
-// named by names.
-func boundsOf(most int64, names Settings) bounds {
+// boundsOf are the bounds of most bytes (0: [DefaultMaxFileBytes]) and
+// files (0: [DefaultMaxFiles]), named by names.
+func boundsOf(most int64, files int, names Settings) bounds {
 	settingnames.Fill(&names)
 	most = cmp.Or(most, DefaultMaxFileBytes)
-	return bounds{
-		file:   smallfile.Bound{Max: most, What: "a definition", Setting: names.MaxFileBytes},
-		schema: smallfile.Bound{Max: most, What: "an output schema file", Setting: names.MaxFileBytes},
+	count := mdfiles.Count{Max: cmp.Or(files, DefaultMaxFiles), What: "agent definition", Setting: names.MaxFiles}
+	b := bounds{
+		file:      smallfile.Bound{Max: most, What: "a definition", Setting: names.MaxFileBytes},
+		schema:    smallfile.Bound{Max: most, What: "an output schema file", Setting: names.MaxFileBytes},
+		workspace: count,
+		user:      count,
 	}
+	b.workspace.Where = "a workspace's .dshd/agents and .claude/agents together"
+	b.user.Where = "the user's directory"
+	return b
+}
+
+// scanned is what [scan] found.
+type scanned struct {
+	// stamps are the files listed, and from their sources.
+	stamps []mdfiles.Stamp
+	from   []Source
+	// errs are the directories that could not be read and the files that
+	// could not be stat'ed: neither shows in the stamps.
+	errs []*Error
+	// over are the directories that held more files than their count
+	// left them; the files past it were not listed.
+	over []overflow
+}
+
+// overflow is a directory over its count, and whose it is.
+type overflow struct {
+	mdfiles.TooManyError
+	scope Scope
 }
 
 // scan lists the *.md files of sources, in source order and, within a
-// source, by name. A directory that does not exist has none.
-func scan(sources []Source) ([]mdfiles.Stamp, []Source, []*Error) {
-	var stamps []mdfiles.Stamp
-	var from []Source
-	var errs []*Error
+// source, by name, within b's counts: the workspace's sources share one,
+// the user's have another, so that a repository cannot crowd out the
+// user's own definitions. A directory that does not exist has none.
+func scan(sources []Source, b bounds) scanned {
+	workspace, user := b.workspace.Quota(), b.user.Quota()
+	var out scanned
 	for _, src := range sources {
-		files, err := mdfiles.List(src.Dir)
+		q := workspace
+		if src.Scope == ScopeUser {
+			q = user
+		}
+		files, over, err := q.List(src.Dir)
 		if err != nil {
-			errs = append(errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
+			out.errs = append(out.errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
 			continue
+		}
+		if over != nil {
+			out.over = append(out.over, overflow{*over, src.Scope})
 		}
 		for _, f := range files {
 			if f.Err != nil {
-				errs = append(errs, &Error{File: f.Path, Err: f.Err, scope: src.Scope})
+				out.errs = append(out.errs, &Error{File: f.Path, Err: f.Err, scope: src.Scope})
 				continue
 			}
 			// One that is not a regular file is stamped too: reading it
 			// is its mistake, kept with its stamp like a parse error.
-			stamps = append(stamps, f.Stamp())
-			from = append(from, src)
+			out.stamps = append(out.stamps, f.Stamp())
+			out.from = append(out.from, src)
 		}
 	}
-	return stamps, from, errs
+	return out
+}
+
+// mistakes are s's errs, then one for each directory over its count.
+func (s scanned) mistakes() []*Error {
+	out := slices.Clone(s.errs)
+	for _, o := range s.over {
+		out = append(out, &Error{File: o.Dir, Err: &o.TooManyError, scope: o.scope})
+	}
+	return out
 }
 
 // cache keeps parsed files by version, so reading a directory again

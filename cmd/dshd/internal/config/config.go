@@ -130,6 +130,11 @@ type Settings struct {
 	MaxCommandFileBytes  int `json:"maxCommandFileBytes,omitempty"`
 	MaxAgentFileBytes    int `json:"maxAgentFileBytes,omitempty"`
 	MaxIgnoreFileBytes   int `json:"maxIgnoreFileBytes,omitempty"`
+	// How many command files and agent definition files are read from a
+	// workspace, and apart from it from the user's config dir (the files
+	// past it, by name, are not read).
+	MaxCommandFiles int `json:"maxCommandFiles,omitempty"`
+	MaxAgentFiles   int `json:"maxAgentFiles,omitempty"`
 
 	// Sandbox is how commands are confined: workspace-write, read-only,
 	// off; the Sandbox* settings below refine it.
@@ -320,6 +325,8 @@ var table = []setting{
 	{flag: "max-instructions-bytes", file: "maxInstructionsBytes", usage: "bytes of a workspace's AGENTS.md the system prompt holds; the rest is cut, and the model and the user are told", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MaxInstructionsBytes }, check: between(1024, 1<<30)},
 	{flag: "max-command-file-bytes", file: "maxCommandFileBytes", usage: "largest slash command file read (.dshd/commands, .claude/commands, the user's); a larger one is not used, with a warning", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxCommandFileBytes }, check: between(1024, 1<<30)},
 	{flag: "max-agent-file-bytes", file: "maxAgentFileBytes", usage: "largest agent definition file read (.dshd/agents, .claude/agents, the user's), and largest outputSchema file one names; a larger one is not used, with a warning", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxAgentFileBytes }, check: between(1024, 1<<30)},
+	{flag: "max-command-files", file: "maxCommandFiles", usage: "most slash command files read from a workspace (.dshd/commands, then .claude/commands, each by name), and apart from it from the user's; the rest are not read, with a warning", kind: kInt, def: "512", ptr: func(s *Settings) any { return &s.MaxCommandFiles }, check: between(1, 1<<20)},
+	{flag: "max-agent-files", file: "maxAgentFiles", usage: "most agent definition files read from a workspace (.dshd/agents, then .claude/agents, each by name), and apart from it from the user's; the rest are not read, with a warning", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxAgentFiles }, check: between(1, 1<<20)},
 	{flag: "max-ignore-file-bytes", file: "maxIgnoreFileBytes", usage: "largest .gitignore or .git/info/exclude glob and grep read; a larger one is not used, and their result says so", kind: kInt, def: "1048576", ptr: func(s *Settings) any { return &s.MaxIgnoreFileBytes }, check: between(1024, 1<<30)},
 	{flag: "sandbox", file: "sandbox", usage: "how commands are confined: workspace-write (writes only in the workspace, --sandbox-writable roots, a private temp dir and the toolchain caches), read-only (only the temp dir), off", def: "workspace-write", ptr: func(s *Settings) any { return &s.Sandbox }, check: oneOf("workspace-write", "read-only", "off")},
 	{flag: "sandbox-network", file: "sandboxNetwork", usage: "whether sandboxed commands reach the network (false: only their own loopback)", kind: kBool, def: "true", ptr: func(s *Settings) any { return &s.SandboxNetwork }},

@@ -167,9 +167,11 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		User:    definition.UserSources(configHome),
 		Models:  b.catalog.ids,
 		Logger:  log,
-		// A file over the bound names the flag.
+		// A file over the bound, or a directory over the count, names the
+		// flag.
 		MaxFileBytes: int64(st.MaxAgentFileBytes),
-		Settings:     definition.Settings{MaxFileBytes: "--max-agent-file-bytes"},
+		MaxFiles:     st.MaxAgentFiles,
+		Settings:     definition.Settings{MaxFileBytes: "--max-agent-file-bytes", MaxFiles: "--max-agent-files"},
 	})
 	defs.CheckUser()
 
@@ -298,7 +300,8 @@ func childArgs(st *config.Settings) []string {
 		flag string
 		n    int
 	}{{"--max-instructions-bytes", st.MaxInstructionsBytes}, {"--max-command-file-bytes", st.MaxCommandFileBytes},
-		{"--max-agent-file-bytes", st.MaxAgentFileBytes}, {"--max-ignore-file-bytes", st.MaxIgnoreFileBytes}} {
+		{"--max-agent-file-bytes", st.MaxAgentFileBytes}, {"--max-ignore-file-bytes", st.MaxIgnoreFileBytes},
+		{"--max-command-files", st.MaxCommandFiles}, {"--max-agent-files", st.MaxAgentFiles}} {
 		if f.n > 0 {
 			args = append(args, f.flag, strconv.Itoa(f.n))
 		}

@@ -60,7 +60,8 @@ func instructionsLimits(st *config.Settings) prompt.InstructionsLimits {
 }
 
 func commandLimits(st *config.Settings) commands.Limits {
-	return commands.Limits{MaxFileBytes: int64(st.MaxCommandFileBytes), Settings: commands.Settings{MaxFileBytes: "--max-command-file-bytes"}}
+	return commands.Limits{MaxFileBytes: int64(st.MaxCommandFileBytes), MaxFiles: st.MaxCommandFiles,
+		Settings: commands.Settings{MaxFileBytes: "--max-command-file-bytes", MaxFiles: "--max-command-files"}}
 }
 
 // builtinOptions bound the ignore files glob and grep read.
