@@ -89,6 +89,25 @@ func toldOnce(t *testing.T, c *wire, sid string, warnings ...string) {
 	}
 }
 
+// saidOfTheBound fails the test unless the session was told what it
+// should be of f's files: with the bound lowered to 2 (setting), of each
+// directory over it once (overWorkspace) and never of the FIFO and the
+// link past it; at the default, of the FIFO and the link, which are read
+// within it, and never of the setting.
+func (f countedFiles) saidOfTheBound(ctx context.Context, t *testing.T, p *proc, c *wire, sid string, lowered bool, setting string, overWorkspace []string) {
+	t.Helper()
+	if lowered {
+		toldOnce(t, c, sid, overWorkspace...)
+		saysNothingOf(t, c, p, sid, f.fifo, f.dangling)
+		return
+	}
+	warnedAbout(ctx, t, c, sid, f.fifo, "a named pipe (FIFO), not a regular file")
+	warnedAbout(ctx, t, c, sid, f.dangling, "no such file or directory")
+	if said := text(c.updates(sid)); strings.Contains(said, setting) {
+		t.Fatalf("a count was said at the default: %q", said)
+	}
+}
+
 const (
 	commandsWhere = "a workspace's .dshd/commands and .claude/commands together (--max-command-files)"
 	agentsWhere   = "a workspace's .dshd/agents and .claude/agents together (--max-agent-files)"
@@ -107,19 +126,11 @@ func TestWorkspaceFileCounts_CommandFilesPastTheBoundAreNotReadAndTheHitIsAWarni
 		}
 		names := []string{"a", "b", "c", "f", "u1", "u2", "u3"}
 		usable := names
+		f.saidOfTheBound(ctx, t, p, c, sid, lowered, "--max-command-files", overWorkspace)
 		if lowered {
-			toldOnce(t, c, sid, overWorkspace...)
-			saysNothingOf(t, c, p, sid, f.fifo, f.dangling)
 			// The workspace's first two by name, and the user's first two,
 			// which the repository could not crowd out.
 			usable = []string{"a", "b", "u1", "u2"}
-		} else {
-			// Within the bound, the FIFO and the link are read and said.
-			warnedAbout(ctx, t, c, sid, f.fifo, "a named pipe (FIFO), not a regular file")
-			warnedAbout(ctx, t, c, sid, f.dangling, "no such file or directory")
-			if said := text(c.updates(sid)); strings.Contains(said, "--max-command-files") {
-				t.Fatalf("a count was said at the default: %q", said)
-			}
 		}
 		for _, name := range names {
 			c.endTurn(ctx, sid, "/"+name+" now")
@@ -210,16 +221,9 @@ func TestWorkspaceFileCounts_AgentDefinitionsPastTheBoundAreNotReadAndTheHitIsAW
 			f.claudeDir + ": 1 agent definition, not read: at most 2 are read from " + agentsWhere,
 		}
 		offered := []string{"a", "b", "c", "f", "u1", "u2", "u3"}
+		f.saidOfTheBound(ctx, t, p, c, sid, lowered, "--max-agent-files", overWorkspace)
 		if lowered {
-			toldOnce(t, c, sid, overWorkspace...)
-			saysNothingOf(t, c, p, sid, f.fifo, f.dangling)
 			offered = []string{"a", "b", "u1", "u2"}
-		} else {
-			warnedAbout(ctx, t, c, sid, f.fifo, "a named pipe (FIFO), not a regular file")
-			warnedAbout(ctx, t, c, sid, f.dangling, "no such file or directory")
-			if said := text(c.updates(sid)); strings.Contains(said, "--max-agent-files") {
-				t.Fatalf("a count was said at the default: %q", said)
-			}
 		}
 		c.endTurn(ctx, sid, "hello")
 		c.endTurn(ctx, sid, "again")
