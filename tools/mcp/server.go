@@ -4,6 +4,13 @@
 
 package mcp
 
+// MCP roots are deprecated by the protocol's 2026-07-28 version, for at
+// least twelve months of working on. Servers of the versions we speak ask
+// for them to learn the workspace, so we offer them until those versions
+// are gone.
+//
+//lint:file-ignore SA1019 roots stay while the servers we speak to ask for them
+
 import (
 	"context"
 	"encoding/json"
