@@ -191,9 +191,10 @@ func (s *Set) Restore(recs []Record) {
 		}
 	}
 	s.pending.Store(len(s.notices) > 0)
-	for len(s.order) > MaxKept {
+	for len(s.order) > s.o.MaxKept {
 		delete(s.byID, s.order[0].id)
 		s.order = s.order[1:]
+		s.forgottenLocked()
 	}
 }
 

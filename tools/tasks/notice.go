@@ -106,7 +106,7 @@ func (s *Set) Read(id string) (Read, error) {
 	defer s.mu.Unlock()
 	t, ok := s.byID[id]
 	if !ok {
-		return Read{}, &NoTaskError{ID: id}
+		return Read{}, s.noTaskLocked(id)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -166,7 +166,7 @@ func (s *Set) waitCheckLocked(id string) (w Waited, done bool, err error) {
 	if id != "" {
 		t, ok := s.byID[id]
 		if !ok {
-			return w, true, &NoTaskError{ID: id}
+			return w, true, s.noTaskLocked(id)
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()

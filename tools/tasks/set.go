@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +27,7 @@ const (
 	DefaultMaxRunning  = 16
 	DefaultOutputLimit = 256 << 10
 	DefaultIdleRelease = 10 * time.Minute
-	// MaxKept is how many tasks a set remembers: beyond it the oldest
-	// settled task is forgotten (its journal records stay).
-	MaxKept = 256
+	DefaultMaxKept     = 256
 )
 
 // Options configure a [Set]. Zero values are the defaults.
@@ -42,6 +41,12 @@ type Options struct {
 	// OutputLimit is the bytes of output a task keeps, the tail (default
 	// [DefaultOutputLimit]).
 	OutputLimit int
+	// MaxKept is how many tasks a set remembers, each with up to
+	// OutputLimit of output: beyond it the oldest settled task is
+	// forgotten (its journal records stay), so that a session starting
+	// tasks for days holds a bounded set (default [DefaultMaxKept]). A
+	// forgotten task's id is an error that says so.
+	MaxKept int
 	// IdleRelease is how long a settled task keeps what a quick continue
 	// needs (a child process, a pooled connection, an in-process child)
 	// before letting go of it (default [DefaultIdleRelease]; negative:
@@ -63,7 +68,7 @@ type Options struct {
 
 // Settings name the limits of [Options] in the logs of their hits, one
 // field for each limit of the same name; an empty field is that name.
-type Settings struct{ MaxRunning string }
+type Settings struct{ MaxRunning, MaxKept string }
 
 // Errors of the set. Each is worded for the model.
 var (
@@ -83,10 +88,29 @@ func (e *LimitError) Error() string {
 }
 
 // NoTaskError is the error for an id the set does not know.
-type NoTaskError struct{ ID string }
+type NoTaskError struct {
+	ID string
+	// Kept is set when the id is one of a task the set forgot: the most
+	// tasks it keeps, named by Setting.
+	Kept    int
+	Setting string
+}
 
 func (e *NoTaskError) Error() string {
+	if e.Kept > 0 {
+		return fmt.Sprintf("task %q is forgotten: a session keeps its last %d tasks (%s); task_list lists them", e.ID, e.Kept, e.Setting)
+	}
 	return fmt.Sprintf("there is no task %q in this session (task_list lists them)", e.ID)
+}
+
+// noTaskLocked is the error for id, which the set does not hold: a
+// forgotten task's if the set gave it out before.
+func (s *Set) noTaskLocked(id string) *NoTaskError {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "t"))
+	if err == nil && strings.HasPrefix(id, "t") && n >= 1 && n <= s.seq && s.forgot {
+		return &NoTaskError{ID: id, Kept: s.o.MaxKept, Setting: s.o.Settings.MaxKept}
+	}
+	return &NoTaskError{ID: id}
 }
 
 // Set is a session's tasks. It is safe for concurrent use; its goroutines
@@ -103,6 +127,7 @@ type Set struct {
 	running     int              // tasks running or being continued; guarded by mu
 	closed      bool             // guarded by mu
 	limitLogged bool             // guarded by mu
+	forgot      bool             // a task was forgotten; guarded by mu
 	// changed is closed and replaced each time a task settles: what
 	// Wait sleeps on. Guarded by mu.
 	changed chan struct{}
@@ -153,6 +178,7 @@ func New(o Options) *Set {
 	o.MaxRunning = choice.PositiveOr(o.MaxRunning, DefaultMaxRunning)
 	o.OutputLimit = choice.PositiveOr(o.OutputLimit, DefaultOutputLimit)
 	o.IdleRelease = cmp.Or(o.IdleRelease, DefaultIdleRelease)
+	o.MaxKept = choice.PositiveOr(o.MaxKept, DefaultMaxKept)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -211,9 +237,10 @@ func (s *Set) admitLocked() error {
 	return nil
 }
 
-// forgetLocked drops the oldest settled tasks beyond MaxKept.
+// forgetLocked drops the oldest settled tasks beyond MaxKept; the first
+// time is logged.
 func (s *Set) forgetLocked() {
-	for i := 0; len(s.order) > MaxKept && i < len(s.order); {
+	for i := 0; len(s.order) > s.o.MaxKept && i < len(s.order); {
 		t := s.order[i]
 		t.mu.Lock()
 		settled := t.state.Settled()
@@ -229,6 +256,7 @@ func (s *Set) forgetLocked() {
 		}
 		s.order = append(s.order[:i], s.order[i+1:]...)
 		delete(s.byID, t.id)
+		s.forgottenLocked()
 		s.dropNoticeLocked(t.id)
 		s.runs.Go(func() { s.release(t) })
 	}
@@ -349,7 +377,7 @@ func (s *Set) get(id string) (*task, error) {
 	defer s.mu.Unlock()
 	t, ok := s.byID[id]
 	if !ok {
-		return nil, &NoTaskError{ID: id}
+		return nil, s.noTaskLocked(id)
 	}
 	return t, nil
 }
@@ -423,8 +451,9 @@ func (s *Set) Continue(ctx context.Context, id, prompt string) (Info, error) {
 	s.mu.Lock()
 	t, ok := s.byID[id]
 	if !ok {
+		err := s.noTaskLocked(id)
 		s.mu.Unlock()
-		return Info{}, &NoTaskError{ID: id}
+		return Info{}, err
 	}
 	t.mu.Lock()
 	c, canContinue := t.job.(Continuer)
@@ -583,4 +612,15 @@ func (s *Set) Running() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running
+}
+
+// forgottenLocked notes that a task was forgotten, and logs the first
+// time: a session that reaches MaxKept keeps going, but a model asking
+// for an old task will be told it is gone, and whoever reads the log why.
+func (s *Set) forgottenLocked() {
+	if s.forgot {
+		return
+	}
+	s.forgot = true
+	s.log.Info("forgetting the oldest settled background tasks", "setting", s.o.Settings.MaxKept, "limit", s.o.MaxKept)
 }

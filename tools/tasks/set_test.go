@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -368,7 +370,7 @@ func TestForget_ATaskForgottenBeyondMaxKeptIsReleasedAndCloseDoesNotWaitForItsId
 	synctest.Test(t, func(t *testing.T) {
 		s := tasks.New(tasks.Options{IdleRelease: time.Hour})
 		var released atomic.Int32
-		for range tasks.MaxKept + 10 {
+		for range tasks.DefaultMaxKept + 10 {
 			if _, err := s.Start(tasks.Spec{Kind: tasks.KindSubagent}, releaseJob{&released}); err != nil {
 				t.Fatal(err)
 			}
@@ -383,10 +385,47 @@ func TestForget_ATaskForgottenBeyondMaxKeptIsReleasedAndCloseDoesNotWaitForItsId
 		if waited := time.Since(start); waited != 0 {
 			t.Fatalf("Close waited %s of the forgotten tasks' idle time", waited)
 		}
-		if n := released.Load(); n != tasks.MaxKept+10 {
-			t.Fatalf("%d of %d jobs released after Close", n, tasks.MaxKept+10)
+		if n := released.Load(); n != tasks.DefaultMaxKept+10 {
+			t.Fatalf("%d of %d jobs released after Close", n, tasks.DefaultMaxKept+10)
 		}
 	})
+}
+
+// A set keeps Options.MaxKept tasks: the one forgotten beyond it is an
+// error that says it was forgotten and names the setting, an id never
+// given out is not, and the first forgetting is logged once.
+func TestForget_AForgottenTasksIdIsAnErrorNamingTheSettingAndTheFirstIsLogged(t *testing.T) {
+	var log strings.Builder
+	s := tasks.New(tasks.Options{MaxKept: 2, Settings: tasks.Settings{MaxKept: "--max-kept-tasks"},
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	defer s.Close(tasks.StateInterrupted)
+	var released atomic.Int32
+	for i := range 4 {
+		if _, err := s.Start(tasks.Spec{Kind: tasks.KindSubagent}, releaseJob{&released}); err != nil {
+			t.Fatal(err)
+		}
+		waitSettled(t, s, "t"+strconv.Itoa(i+1))
+	}
+	// t1 and t2 are forgotten; t3, t4 kept; t9 never was.
+	for id, want := range map[string]string{
+		"t1": `task "t1" is forgotten: a session keeps its last 2 tasks (--max-kept-tasks); task_list lists them`,
+		"t2": `task "t2" is forgotten: a session keeps its last 2 tasks (--max-kept-tasks); task_list lists them`,
+		"t9": `there is no task "t9" in this session (task_list lists them)`,
+		"x1": `there is no task "x1" in this session (task_list lists them)`,
+	} {
+		if _, err := s.Read(id); err == nil || err.Error() != want {
+			t.Fatalf("reading %s: %v, want %q", id, err, want)
+		}
+		if _, err := s.Continue(context.Background(), id, "more"); err == nil || err.Error() != want {
+			t.Fatalf("continuing %s: %v, want %q", id, err, want)
+		}
+	}
+	if _, err := s.Read("t3"); err != nil {
+		t.Fatalf("a kept task: %v", err)
+	}
+	if n := strings.Count(log.String(), "forgetting the oldest settled background tasks"); n != 1 || !strings.Contains(log.String(), "setting=--max-kept-tasks limit=2") {
+		t.Fatalf("logged %d times, want once naming the setting:\n%s", n, log.String())
+	}
 }
 
 func TestRunJob_APanickingJobFailsItsTaskOnly(t *testing.T) {

@@ -96,9 +96,11 @@ type Settings struct {
 	MaxDepth         int `json:"maxDepth,omitempty"`
 
 	// MaxTasks is how many background tasks a session runs at once;
-	// TaskOutput the bytes of output each keeps; TaskIdleRelease how long
-	// a settled subagent task keeps its child for a continue.
+	// MaxKeptTasks how many it remembers; TaskOutput the bytes of output
+	// each keeps; TaskIdleRelease how long a settled subagent task keeps
+	// its child for a continue.
 	MaxTasks        int           `json:"maxTasks,omitempty"`
+	MaxKeptTasks    int           `json:"maxKeptTasks,omitempty"`
 	TaskOutput      int           `json:"taskOutputLimit,omitempty"`
 	TaskIdleRelease time.Duration `json:"taskIdleRelease,omitempty"`
 	// MaxChildOutput is the bytes of an acp child's answer the parent
@@ -317,6 +319,7 @@ var table = []setting{
 	{flag: "context-window", file: "contextWindow", usage: "context window in tokens (0: the model's, else 128000)", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.ContextWindow }},
 	{flag: "max-depth", file: "maxDepth", usage: "how deep subagents may nest (0 forbids delegation)", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxDepth }},
 	{flag: "max-tasks", file: "maxTasks", usage: "most background tasks (commands, subagents) a session runs at once", kind: kInt, def: "16", ptr: func(s *Settings) any { return &s.MaxTasks }, check: atLeast(1)},
+	{flag: "max-kept-tasks", file: "maxKeptTasks", usage: "most background tasks a session remembers, running or settled, each with its output; beyond it the oldest settled one is forgotten (its journal records stay) and its id says so", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxKeptTasks }, check: between(1, 1<<20)},
 	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
 	{flag: "max-child-output-bytes", file: "maxChildOutputBytes", usage: "bytes of an acp child agent's answer the parent keeps for the model (the start; the rest is counted and said)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxChildOutput }, check: atLeast(1024)},
 	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
