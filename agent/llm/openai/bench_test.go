@@ -52,7 +52,7 @@ func BenchmarkSSEReader(b *testing.B) {
 	r := bytes.NewReader(body)
 	for b.Loop() {
 		r.Reset(body)
-		rd := newSSEReader(r, DefaultMaxLineBytes)
+		rd := newSSEReader(r, DefaultMaxAnswerBytes)
 		for {
 			if _, err := rd.next(); err != nil {
 				break
