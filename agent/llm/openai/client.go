@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"mime"
 	"net"
@@ -59,7 +60,7 @@ const (
 
 // carrierBytes bounds the bytes that carry one answer, escaped as JSON:
 // one event of a stream, the body of a non-streamed answer.
-func (c *Client) carrierBytes() int { return 2 * c.opts.MaxAnswerBytes }
+func (c *Client) carrierBytes() int { return 2 * min(c.opts.MaxAnswerBytes, math.MaxInt/2) }
 
 // tooLong is the error of a call whose answer passed its bound at p.
 func (c *Client) tooLong(p passed) error {
