@@ -1,17 +1,16 @@
 package openai
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 // answerBound is the bound the tests of MaxAnswerBytes set, and
@@ -23,28 +22,9 @@ const (
 	floodEnd    = 256 << 20
 )
 
-// syncBuffer is a log destination the client's goroutine and the test
-// may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // boundedHarness is a client bound to answerBound bytes an answer, its
 // log kept in logs.
-func boundedHarness(t *testing.T, logs *syncBuffer) *harness {
+func boundedHarness(t *testing.T, logs *testkit.SyncBuffer) *harness {
 	return newHarness(t, func(o *Options) {
 		o.MaxAnswerBytes = answerBound
 		o.Settings.MaxAnswerBytes = "--max-model-answer-bytes"
@@ -139,7 +119,7 @@ func TestAnAnswerOfExactlyTheBoundArrives(t *testing.T) {
 // Hitting the bound is logged once per client, however often it
 // happens, naming the setting; every call still fails with the error.
 func TestAnAnswerOverTheBoundIsLoggedOnce(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	h := boundedHarness(t, &logs)
 	for range 2 {
 		h.srv.Enqueue(openaitest.Reply{Flood: &openaitest.Flood{Of: openaitest.FloodText}})
