@@ -159,3 +159,25 @@ func TestANonStreamedBodyWithinTheBoundArrivesWhole(t *testing.T) {
 		t.Fatalf("got %d bytes, finish %q; want the whole %d", len(msg.Content), fr, len(text))
 	}
 }
+
+// The list of models is an answer of the model server's too: a list over
+// twice the bound fails naming the setting instead of being cut (a list
+// cut at the old fixed 32 MiB failed as "unexpected end of JSON input");
+// one within it is read whole.
+func TestAModelListOverTheBoundFailsNamingTheSetting(t *testing.T) {
+	h := boundedHarness(t, nil)
+	ids := make([]string, 2*answerBound/40)
+	for i := range ids {
+		ids[i] = "model-" + strconv.Itoa(i)
+	}
+	h.srv.SetModels(ids...)
+	_, err := h.c.Models(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "GET /models") || !strings.Contains(err.Error(), "--max-model-answer-bytes sets it") {
+		t.Fatalf("a list of %d models: err = %v, want one naming the list and --max-model-answer-bytes", len(ids), err)
+	}
+	h.srv.SetModels(ids[:1000]...)
+	infos, err := h.c.Models(t.Context())
+	if err != nil || len(infos) != 1000 || infos[999].ID != ids[999] {
+		t.Fatalf("a list of 1000 models: %d read, err %v", len(infos), err)
+	}
+}

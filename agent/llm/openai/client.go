@@ -588,9 +588,15 @@ func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
 			} `json:"meta"`
 		} `json:"data"`
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	// A list is an answer of the server's too, held whole: bounded as a
+	// non-streamed answer's body is, and never decoded cut.
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.carrierBytes())+1))
 	if err != nil {
 		return nil, fmt.Errorf("openai: read models: %w", err)
+	}
+	if len(raw) > c.carrierBytes() {
+		return nil, fmt.Errorf("openai: the list of models (GET /models) passed %d bytes, twice the answer's bound of %d (%s sets it)",
+			c.carrierBytes(), c.opts.MaxAnswerBytes, c.opts.Settings.MaxAnswerBytes)
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &list); err != nil {
 		var typeErr *json.UnmarshalTypeError

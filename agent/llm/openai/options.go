@@ -197,10 +197,11 @@ type Options struct {
 	// costs a bounded amount of memory. What carries one answer — one
 	// event of a stream (a line, or the data lines of one event), the body
 	// of a non-streamed answer — may take twice as many bytes (JSON
-	// escapes, the envelope). A call over either fails with
-	// [ErrAnswerTooLong] naming Settings.MaxAnswerBytes, is not retried
-	// (the server would stream the same again) and is logged once per
-	// client. Zero: [DefaultMaxAnswerBytes].
+	// escapes, the envelope), and so may the list of models. A call over
+	// either fails with [ErrAnswerTooLong] naming Settings.MaxAnswerBytes,
+	// is not retried (the server would stream the same again) and is
+	// logged once per client; a list over it fails [Client.Models],
+	// naming the setting too. Zero: [DefaultMaxAnswerBytes].
 	MaxAnswerBytes int
 
 	// Settings name the bounds above in the error of a call that ran
