@@ -52,7 +52,7 @@ func BenchmarkSSEReader(b *testing.B) {
 	r := bytes.NewReader(body)
 	for b.Loop() {
 		r.Reset(body)
-		rd := newSSEReader(r, DefaultMaxLineBytes)
+		rd := newSSEReader(r, DefaultMaxAnswerBytes)
 		for {
 			if _, err := rd.next(); err != nil {
 				break
@@ -77,7 +77,7 @@ func BenchmarkParseStream(b *testing.B) {
 		r.Reset(body)
 		wd := newWatchdog(func(error) {}, Settings{})
 		n := 0
-		err := c.readSSE(ctx, ctx, ctx, r, wd, &decoder{}, c.opts.Logger, func(llm.Event, error) bool {
+		err := c.readSSE(ctx, ctx, ctx, r, wd, &decoder{max: c.opts.MaxAnswerBytes}, c.opts.Logger, func(llm.Event, error) bool {
 			n++
 			return true
 		})

@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"mime"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshd/dshd/agent/llm"
@@ -35,6 +37,40 @@ var (
 	errConsumerGone      = errors.New("openai: consumer stopped")
 )
 
+// ErrAnswerTooLong is returned, wrapped with what passed which bound and
+// the setting that sets it, by a call whose answer passed
+// Options.MaxAnswerBytes; test with errors.Is.
+var ErrAnswerTooLong = errors.New("openai: the model's answer is too long")
+
+// passed is the part of an answer that passed its bound, as the decoder
+// and the SSE reader find it; the call turns it into [ErrAnswerTooLong]
+// with the bound and its setting (Client.tooLong).
+type passed string
+
+func (p passed) Error() string { return string(p) }
+
+const (
+	// passedAnswer: what the answer holds (Options.MaxAnswerBytes).
+	passedAnswer passed = "its text, reasoning and tool calls"
+	// passedEvent and passedBody: the bytes that carry at most one
+	// answer, which may take twice the bound (JSON escapes, the envelope).
+	passedEvent passed = "one event of its stream"
+	passedBody  passed = "its body"
+)
+
+// carrierBytes bounds the bytes that carry one answer, escaped as JSON:
+// one event of a stream, the body of a non-streamed answer.
+func (c *Client) carrierBytes() int { return 2 * min(c.opts.MaxAnswerBytes, math.MaxInt/2) }
+
+// tooLong is the error of a call whose answer passed its bound at p.
+func (c *Client) tooLong(p passed) error {
+	if p == passedAnswer {
+		return fmt.Errorf("%w: %s passed %d bytes (%s sets it)", ErrAnswerTooLong, p, c.opts.MaxAnswerBytes, c.opts.Settings.MaxAnswerBytes)
+	}
+	return fmt.Errorf("%w: %s passed %d bytes, twice the answer's bound of %d (%s sets it)",
+		ErrAnswerTooLong, p, c.carrierBytes(), c.opts.MaxAnswerBytes, c.opts.Settings.MaxAnswerBytes)
+}
+
 // Client is an OpenAI-compatible Chat Completions client. It implements
 // [llm.Model] and [llm.Lister] and is safe for concurrent use.
 type Client struct {
@@ -47,6 +83,10 @@ type Client struct {
 
 	modelMu sync.Mutex
 	model   string // discovered default model
+
+	// answerLogged is set once an answer passed MaxAnswerBytes: the
+	// log says so once per client, each call's error every time.
+	answerLogged atomic.Bool
 }
 
 var (
@@ -158,6 +198,14 @@ func (c *Client) stream(ctx context.Context, req *llm.Request, yield func(llm.Ev
 		slog.Int("messages", len(req.Messages)), slog.Int("tools", len(req.Tools)), slog.Int("bytes", len(body)))
 	for attempt := 0; ; attempt++ {
 		err := c.attempt(ctx, callCtx, body, log, yield)
+		if p, ok := err.(passed); ok {
+			// Never retried: the server would stream the same again.
+			if c.answerLogged.CompareAndSwap(false, true) {
+				log.LogAttrs(ctx, slog.LevelWarn, "openai: the model's answer passed its bound; the call fails",
+					slog.String("setting", c.opts.Settings.MaxAnswerBytes), slog.Int("limit", c.opts.MaxAnswerBytes), slog.String("at", string(p)))
+			}
+			return c.tooLong(p)
+		}
 		var apiErr *llm.APIError
 		if err == nil || !errors.As(err, &apiErr) || !apiErr.Retryable() ||
 			attempt >= c.opts.MaxRetries || !isPreBody(err) {
@@ -268,7 +316,7 @@ func (c *Client) attempt(ctx, callCtx context.Context, body []byte, log *slog.Lo
 		wd.armRest(d, c.opts.FirstTokenTimeout, phaseFirstToken)
 	}}
 
-	dec := &decoder{}
+	dec := &decoder{max: c.opts.MaxAnswerBytes}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "application/json" {
 		return c.readJSON(ctx, callCtx, actx, rd, dec, yield)
@@ -308,14 +356,11 @@ func (c *Client) timeoutErr(ctx, callCtx, actx context.Context) error {
 }
 
 func (c *Client) readSSE(ctx, callCtx, actx context.Context, body io.Reader, wd *watchdog, dec *decoder, log *slog.Logger, yield func(llm.Event, error) bool) error {
-	rd := newSSEReader(body, c.opts.MaxLineBytes)
+	rd := newSSEReader(body, c.carrierBytes())
 	var events []llm.Event
 	for {
 		data, err := rd.next()
 		if err != nil {
-			if errors.Is(err, ErrLineTooLong) {
-				return err
-			}
 			stop := c.timeoutErr(ctx, callCtx, actx)
 			switch {
 			case ctx.Err() != nil:
@@ -326,6 +371,8 @@ func (c *Client) readSSE(ctx, callCtx, actx context.Context, body io.Reader, wd 
 				return c.finish(ctx, dec, yield)
 			case stop != nil:
 				return stop
+			case err == passedEvent:
+				return err
 			case err == io.EOF:
 				return fmt.Errorf("openai: stream closed early: %w", llm.ErrTruncated)
 			default:
@@ -392,12 +439,17 @@ func (c *Client) finish(ctx context.Context, dec *decoder, yield func(llm.Event,
 }
 
 func (c *Client) readJSON(ctx, callCtx, actx context.Context, body io.Reader, dec *decoder, yield func(llm.Event, error) bool) error {
-	data, err := io.ReadAll(io.LimitReader(body, int64(c.opts.MaxLineBytes)))
+	// One byte past the bound tells a body over it from one that ends
+	// there: a cut body is never decoded as if it were whole.
+	data, err := io.ReadAll(io.LimitReader(body, int64(c.carrierBytes())+1))
 	if err != nil {
 		if e := c.timeoutErr(ctx, callCtx, actx); e != nil {
 			return e
 		}
 		return fmt.Errorf("%w: %w", llm.ErrTruncated, err)
+	}
+	if len(data) > c.carrierBytes() {
+		return passedBody
 	}
 	events, err := dec.decodeCompletion(data)
 	for _, ev := range events {
@@ -536,9 +588,15 @@ func (c *Client) Models(ctx context.Context) ([]llm.Info, error) {
 			} `json:"meta"`
 		} `json:"data"`
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	// A list is an answer of the server's too, held whole: bounded as a
+	// non-streamed answer's body is, and never decoded cut.
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.carrierBytes())+1))
 	if err != nil {
 		return nil, fmt.Errorf("openai: read models: %w", err)
+	}
+	if len(raw) > c.carrierBytes() {
+		return nil, fmt.Errorf("openai: the list of models (GET /models) passed %d bytes, twice the answer's bound of %d (%s sets it)",
+			c.carrierBytes(), c.opts.MaxAnswerBytes, c.opts.Settings.MaxAnswerBytes)
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &list); err != nil {
 		var typeErr *json.UnmarshalTypeError

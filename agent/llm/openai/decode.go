@@ -105,6 +105,9 @@ const (
 // decoder turns decoded chunks into llm events. It is the whole state of
 // one response; the transport feeds it data events in order.
 type decoder struct {
+	// max bounds used: what the answer so far holds of text, reasoning
+	// and tool calls (Options.MaxAnswerBytes).
+	max, used     int
 	spelling      int
 	sentReasoning bool
 	calls         []*callSlot
@@ -114,6 +117,11 @@ type decoder struct {
 	usage         *llm.Usage
 	chunk         wireChunk
 }
+
+// callCost is what a tool call counts against Options.MaxAnswerBytes
+// beside its id, name and arguments: about what its slot costs, so that a
+// stream of empty calls at ever new indexes is bounded too.
+const callCost = 64
 
 type callSlot struct {
 	index int
@@ -146,9 +154,11 @@ func (d *decoder) feed(data []byte, out []llm.Event) ([]llm.Event, error) {
 		if ch.Index != 0 {
 			continue // dshd always asks for one choice
 		}
-		out = d.delta(&ch.Delta, out)
+		var err error
+		if out, err = d.delta(&ch.Delta, out); err != nil {
+			return out, err
+		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			var err error
 			if out, err = d.finishWith(*ch.FinishReason, out); err != nil {
 				return out, err
 			}
@@ -157,8 +167,23 @@ func (d *decoder) feed(data []byte, out []llm.Event) ([]llm.Event, error) {
 	return out, nil
 }
 
-func (d *decoder) delta(dl *wireDelta, out []llm.Event) []llm.Event {
-	if r, ok := d.reasoning(dl); ok {
+// delta appends the events of one delta to out. It counts what the delta
+// adds to the answer first, so that a delta that would take the answer
+// past its bound gives the consumer nothing of it: the consumer, which
+// keeps the text and reasoning, never holds more than the bound.
+func (d *decoder) delta(dl *wireDelta, out []llm.Event) ([]llm.Event, error) {
+	for i := range dl.ToolCalls {
+		d.toolFragment(&dl.ToolCalls[i])
+	}
+	r, hasReasoning := d.reasoning(dl)
+	d.used += len(r)
+	if dl.Content != nil {
+		d.used += len(*dl.Content)
+	}
+	if d.used > d.max {
+		return out, passedAnswer
+	}
+	if hasReasoning {
 		// An empty fragment still says "the field was present"; say it once.
 		if r != "" || !d.sentReasoning {
 			out = append(out, llm.Event{Kind: llm.EventReasoning, Text: r})
@@ -168,10 +193,7 @@ func (d *decoder) delta(dl *wireDelta, out []llm.Event) []llm.Event {
 	if dl.Content != nil && *dl.Content != "" {
 		out = append(out, llm.Event{Kind: llm.EventText, Text: *dl.Content})
 	}
-	for i := range dl.ToolCalls {
-		d.toolFragment(&dl.ToolCalls[i])
-	}
-	return out
+	return out, nil
 }
 
 // reasoning reads reasoning_content, else reasoning; once a stream used one
@@ -193,7 +215,8 @@ func (d *decoder) reasoning(dl *wireDelta) (string, bool) {
 // toolFragment accumulates one tool-call fragment by index, with the
 // robust rules of §2.3: the name is assigned, never appended; a missing
 // index is 0; a new id (or a different name) at an index in use opens a new
-// slot, as Ollama sends every parallel call at index 0.
+// slot, as Ollama sends every parallel call at index 0. What the slot
+// comes to hold is counted in d.used.
 func (d *decoder) toolFragment(f *wireToolCallDelta) {
 	idx := 0
 	if f.Index != nil {
@@ -219,14 +242,19 @@ func (d *decoder) toolFragment(f *wireToolCallDelta) {
 			d.byIndex = make(map[int]*callSlot)
 		}
 		d.byIndex[idx] = slot
+		d.used += callCost
 	}
 	if id != "" && slot.id == "" {
 		slot.id = id
+		d.used += len(id)
 	}
-	if name != "" {
+	if name != "" && name != slot.name {
 		slot.name = name
+		d.used += len(name)
 	}
+	n := len(slot.args)
 	slot.args = appendArgs(slot.args, f.Function.Arguments)
+	d.used += len(slot.args) - n
 }
 
 // rawID stringifies an id that may be a JSON string or a number.
@@ -423,12 +451,14 @@ func (d *decoder) decodeCompletion(body []byte) ([]llm.Event, error) {
 				ch.Message.ToolCalls[j].Index = ptr(j)
 			}
 		}
-		out = d.delta(&ch.Message, out)
+		var err error
+		if out, err = d.delta(&ch.Message, out); err != nil {
+			return out, err
+		}
 		fr := "stop"
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			fr = *ch.FinishReason
 		}
-		var err error
 		if out, err = d.finishWith(fr, out); err != nil {
 			return out, err
 		}

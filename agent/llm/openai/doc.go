@@ -23,6 +23,11 @@
 //     the rule [reason.Of] (internal/reason) dshd applies to every peer's error.
 //   - Success means a finish reason arrived. A stream that ends without one
 //     fails with [llm.ErrTruncated].
+//   - An answer is bounded in bytes as well as in time: its text, reasoning
+//     and tool calls together by [Options.MaxAnswerBytes], and one event
+//     or a non-streamed body carrying it by twice that. A call over it
+//     fails with [ErrAnswerTooLong], naming the setting, and is never
+//     retried; a body cut at the bound is never decoded as a whole one.
 //   - Keep-alive comments never count as progress: a first-data timeout, an
 //     idle timeout between data events and an absolute per-call cap bound
 //     every call (see [Options]).
@@ -30,8 +35,8 @@
 //     message when [Compat.EchoReasoning] is set; a forced tool_choice is
 //     never sent.
 //
-// The package imports only the standard library, agent/llm and acp (the
-// protocol's data types, for the error rule). Its only
+// The package imports only the standard library, agent/llm,
+// internal/reason (the error rule) and internal/settingnames. Its only
 // goroutines are the HTTP transport's and one timer per call, all ended
 // when the call's iterator returns. The loopback fake server for tests is
 // agent/llm/openai/openaitest.

@@ -26,7 +26,14 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultDoneTimeout       = 10 * time.Second
 	DefaultCallTimeout       = 15 * time.Minute
-	DefaultMaxLineBytes      = 64 << 20
+	// DefaultMaxAnswerBytes is far above any real answer: DeepSeek caps
+	// the output at 64K tokens beside the reasoning, and half a million
+	// tokens of answer and reasoning together, at four bytes a token
+	// (code, CJK text), come to 2 MiB; sixteen times that leaves room for
+	// models with longer outputs. A server that streams without end is
+	// stopped at 32 MiB of answer instead of growing until the call
+	// timeout, gigabytes later.
+	DefaultMaxAnswerBytes = 32 << 20
 )
 
 // maxRetryAfter bounds how long a retry waits on a server's Retry-After; a
@@ -183,23 +190,35 @@ type Options struct {
 	CallTimeout time.Duration
 	// For every timeout above, a negative value disables it.
 
-	// Settings name the timeouts above in the error of a call that ran
+	// MaxAnswerBytes bounds one answer: the bytes of its text, reasoning
+	// and tool calls (ids, names, arguments) a call has taken so far,
+	// which is what the call and its consumer hold of it, so that a
+	// server that streams without end (a looping model, a hostile server)
+	// costs a bounded amount of memory. What carries one answer — one
+	// event of a stream (a line, or the data lines of one event), the body
+	// of a non-streamed answer — may take twice as many bytes (JSON
+	// escapes, the envelope), and so may the list of models. A call over
+	// either fails with [ErrAnswerTooLong] naming Settings.MaxAnswerBytes,
+	// is not retried (the server would stream the same again) and is
+	// logged once per client; a list over it fails [Client.Models],
+	// naming the setting too. Zero: [DefaultMaxAnswerBytes].
+	MaxAnswerBytes int
+
+	// Settings name the bounds above in the error of a call that ran
 	// out of one (the daemon's flags), so that it says which to raise.
 	Settings Settings
-
-	// MaxLineBytes caps one SSE line. Zero: 64 MiB.
-	MaxLineBytes int
 
 	// Logger receives retries and failures. Nil: discard.
 	Logger *slog.Logger
 }
 
-// Settings name the timeouts of [Options] in the error of a call that ran
-// out of one, one field for each timeout of the same name; an empty field
-// is that name. (DoneTimeout has none: a call that runs out of it still
-// succeeds.)
+// Settings name the timeouts and the answer bound of [Options] in the
+// error of a call that ran out of one, one field for each of the same
+// name; an empty field is that name. (DoneTimeout has none: a call that
+// runs out of it still succeeds.)
 type Settings struct {
 	FirstByteTimeout, FirstTokenTimeout, IdleTimeout, CallTimeout string
+	MaxAnswerBytes                                                string
 }
 
 // said is the error of a timeout that ran out after d: err with d and the
@@ -408,8 +427,8 @@ func resolve(o Options) resolved {
 	r.IdleTimeout = pick(r.IdleTimeout, DefaultIdleTimeout)
 	r.DoneTimeout = pick(r.DoneTimeout, DefaultDoneTimeout)
 	r.CallTimeout = pick(r.CallTimeout, DefaultCallTimeout)
-	if r.MaxLineBytes <= 0 {
-		r.MaxLineBytes = DefaultMaxLineBytes
+	if r.MaxAnswerBytes <= 0 {
+		r.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)

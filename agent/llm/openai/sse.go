@@ -5,17 +5,14 @@ package openai
 import (
 	"bufio"
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
 )
 
-// ErrLineTooLong is returned when one SSE line exceeds Options.MaxLineBytes.
-var ErrLineTooLong = errors.New("openai: SSE line too long")
-
 // sseReader splits a text/event-stream body into the data of its events.
 // Unlike bufio.Scanner it has no 64 KiB line limit: a whole tool call with
-// a file in its arguments can arrive as one line.
+// a file in its arguments can arrive as one line. What it holds is
+// bounded all the same: a line, and the data of an event, longer than max
+// is [passedEvent].
 type sseReader struct {
 	r       *bufio.Reader
 	max     int
@@ -37,7 +34,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 		s.long = append(s.long[:0], line...)
 		for err == bufio.ErrBufferFull {
 			if len(s.long) > s.max {
-				return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, s.max)
+				return nil, passedEvent
 			}
 			line, err = s.r.ReadSlice('\n')
 			s.long = append(s.long, line...)
@@ -51,7 +48,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 		return nil, err
 	}
 	if len(line) > s.max+2 {
-		return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, s.max)
+		return nil, passedEvent
 	}
 	line = line[:len(line)-1]
 	if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -95,6 +92,11 @@ func (s *sseReader) next() ([]byte, error) {
 			continue
 		}
 		if s.hasData {
+			// An event's lines are each within max, but a server may send
+			// them without end and never the blank line that ends it.
+			if len(s.data)+1+len(value) > s.max {
+				return nil, passedEvent
+			}
 			s.data = append(s.data, '\n')
 		} else {
 			s.data = s.data[:0]

@@ -19,7 +19,8 @@
 // tool-call arguments cut anywhere, parallel and Ollama-style calls, usage
 // placements, every finish reason, HTTP errors with Retry-After, broken
 // streams, in-stream errors, slow first tokens, keep-alive comments,
-// awkward SSE framing and non-streaming JSON bodies. [Server.ValidateDeepSeek]
+// awkward SSE framing, non-streaming JSON bodies, and answers that never
+// end ([Flood]: text, reasoning, tool calls or one endless event). [Server.ValidateDeepSeek]
 // adds DeepSeek's 400s for requests it would refuse.
 //
 // The server's goroutines are net/http's; [Server.Close] ends streams that

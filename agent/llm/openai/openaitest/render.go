@@ -22,6 +22,8 @@ type streamer struct {
 	seq  int
 	body int
 	nl   string
+	// written counts the body's bytes (for a Flood).
+	written int64
 }
 
 // rawArg is an arguments fragment written with only the escapes JSON
@@ -283,7 +285,7 @@ func (st *streamer) payloads() [][]byte {
 		b, _ := json.Marshal(map[string]any{"error": e})
 		return append(out, b)
 	}
-	if rep.NoFinish {
+	if rep.NoFinish || rep.Flood != nil {
 		return out
 	}
 	var usage any
@@ -336,7 +338,12 @@ func (st *streamer) write(p []byte) bool {
 	}
 	rc := http.NewResponseController(st.w)
 	for _, piece := range pieces {
-		if _, err := st.w.Write(piece); err != nil {
+		n, err := st.w.Write(piece)
+		st.written += int64(n)
+		if f := st.rep.Flood; f != nil && f.Sent != nil {
+			f.Sent.Add(int64(n))
+		}
+		if err != nil {
 			return false
 		}
 		if rc.Flush() != nil {
@@ -443,6 +450,10 @@ func (st *streamer) writeStream() {
 			return
 		}
 	}
+	if rep.Flood != nil {
+		st.flood()
+		return
+	}
 	if rep.Disconnect {
 		st.hangUp()
 		return
@@ -474,6 +485,12 @@ func (st *streamer) hangUp() {
 
 func (st *streamer) writeJSON() {
 	rep := st.rep
+	if rep.Flood != nil {
+		st.w.Header().Set("Content-Type", "application/json")
+		st.w.WriteHeader(http.StatusOK)
+		st.floodJSON()
+		return
+	}
 	msg := map[string]any{"role": "assistant", "content": joined(rep.Text)}
 	if rep.Reasoning != nil {
 		msg[st.reasoningField()] = joined(rep.Reasoning)

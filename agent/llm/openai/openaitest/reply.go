@@ -93,6 +93,11 @@ type Reply struct {
 	// must ignore.
 	SSEFields bool
 
+	// Flood, when set, makes the answer go on without end after the
+	// content above, which then has no finish (see [Flood]); the failure
+	// fields above do not apply to it.
+	Flood *Flood
+
 	// Raw, when set, is written verbatim as the whole text/event-stream
 	// body (malformed streams); only the failure and timing fields above
 	// still apply.

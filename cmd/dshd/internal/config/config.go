@@ -4,6 +4,7 @@ package config
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ type Settings struct {
 	ModelFirstTokenTimeout time.Duration `json:"modelFirstTokenTimeout,omitempty"`
 	ModelIdleTimeout       time.Duration `json:"modelIdleTimeout,omitempty"`
 	ModelCallTimeout       time.Duration `json:"modelCallTimeout,omitempty"`
+	// MaxModelAnswerBytes bounds one model answer: its text, reasoning
+	// and tool calls held at once (one event or body carrying it, twice
+	// that).
+	MaxModelAnswerBytes int `json:"maxModelAnswerBytes,omitempty"`
 
 	StateDir string `json:"stateDir,omitempty"`
 	// MaxOpenJournals bounds the journal files the daemon keeps open.
@@ -280,6 +285,7 @@ var table = []setting{
 	{flag: "model-first-token-timeout", file: "modelFirstTokenTimeout", usage: "how long the model server may take from its response to the answer's first data, keep-alive comments not counting (a server that queues requests); 0 never", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.ModelFirstTokenTimeout }, check: zeroOrPositive},
 	{flag: "model-idle-timeout", file: "modelIdleTimeout", usage: "how long a streaming answer may send no data, keep-alive comments not counting, before the call fails; 0 never", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.ModelIdleTimeout }, check: zeroOrPositive},
 	{flag: "model-call-timeout", file: "modelCallTimeout", usage: "how long one model call may take in all, its retries included; 0 never", kind: kDuration, def: "15m", ptr: func(s *Settings) any { return &s.ModelCallTimeout }, check: zeroOrPositive},
+	{flag: "max-model-answer-bytes", file: "maxModelAnswerBytes", usage: "bytes of one model answer (its text, reasoning and tool calls together) dshd takes; one event of its stream, a non-streamed answer's body and the server's list of models may take twice as many; an answer over it fails its turn, naming the setting, and is not retried", kind: kInt, def: strconv.Itoa(openai.DefaultMaxAnswerBytes), ptr: func(s *Settings) any { return &s.MaxModelAnswerBytes }, check: between(65536, 1<<30)},
 	{flag: "state-dir", file: "stateDir", usage: "where session journals live (default $XDG_STATE_HOME/dshd)", ptr: func(s *Settings) any { return &s.StateDir }, only: agentCommands | Sessions},
 	{flag: "max-open-journals", file: "maxOpenJournals", usage: "journal files kept open at once; an idle session beyond them reopens its journal when it next writes", kind: kInt, def: "128", ptr: func(s *Settings) any { return &s.MaxOpenJournals }, check: atLeast(1), only: agentCommands},
 	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (start a new session; a turn already running may finish past it) and a fork that would start there is not made; 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},

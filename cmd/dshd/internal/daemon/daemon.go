@@ -266,6 +266,9 @@ func childArgs(st *config.Settings) []string {
 			add("--"+f.flag, f.d.String())
 		}
 	}
+	if st.IsSet("max-model-answer-bytes") {
+		add("--max-model-answer-bytes", strconv.Itoa(st.MaxModelAnswerBytes))
+	}
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
 			args = append(args, "--state-dir", abs)
@@ -517,8 +520,9 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
 	opts.IdleTimeout = never(st.ModelIdleTimeout)
 	opts.CallTimeout = never(st.ModelCallTimeout)
+	opts.MaxAnswerBytes = st.MaxModelAnswerBytes
 	opts.Settings = openai.Settings{FirstByteTimeout: "--model-timeout", FirstTokenTimeout: "--model-first-token-timeout",
-		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout"}
+		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout", MaxAnswerBytes: "--max-model-answer-bytes"}
 	return opts, keyEnv, nil
 }
 
