@@ -29,11 +29,13 @@ const (
 	// DefaultMaxAnswerBytes is far above any real answer: DeepSeek caps
 	// the output at 64K tokens beside the reasoning, and half a million
 	// tokens of answer and reasoning together, at four bytes a token
-	// (code, CJK text), come to 2 MiB; sixteen times that leaves room for
+	// (code, CJK text), come to 2 MiB; four times that leaves room for
 	// models with longer outputs. A server that streams without end is
-	// stopped at 32 MiB of answer instead of growing until the call
-	// timeout, gigabytes later.
-	DefaultMaxAnswerBytes = 32 << 20
+	// stopped at 8 MiB of answer instead of growing until the call
+	// timeout, gigabytes later. Not higher: the agent holds a few copies
+	// of an answer's text while it streams, so a flooded answer costs
+	// about nine times the bound in RSS (≈74 MB at 8 MiB, ≈290 MB at 32).
+	DefaultMaxAnswerBytes = 8 << 20
 )
 
 // maxRetryAfter bounds how long a retry waits on a server's Retry-After; a
