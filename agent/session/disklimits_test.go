@@ -397,3 +397,53 @@ func TestARunningTasksOutputIsLeftOutWhileADiskBoundRefuses(t *testing.T) {
 		t.Fatalf("the episode's end was not logged:\n%s", logs)
 	}
 }
+
+func TestARelayedUpdateBelowTheFreeSpaceBoundIsLeftOutAndStopsTheTurn(t *testing.T) {
+	s, _, logs, setFree := lowDiskSession(t)
+	t.Cleanup(func() { s.Close() })
+	update := json.RawMessage(`{"sessionId":"s1/c","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"child"}}}`)
+	if err := s.RecordRelayed(update); err != nil {
+		t.Fatalf("a relayed update with room: %v", err)
+	}
+	turn, err := s.BeginTurn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
+		done <- err
+	}()
+	var ended error
+	var once sync.Once
+	wait := func() {
+		once.Do(func() { ended = testkit.Await(t, done, "the turn to end"); turn.Finish() })
+	}
+	t.Cleanup(func() { turn.Cancel(); wait() }) // should the test fail first
+	size := s.stored.journal.Size()
+	setFree(1)
+	for range 3 {
+		var le *LimitError
+		if err := s.RecordRelayed(update); !errors.As(err, &le) || le.Setting != "--min-free-disk-bytes" {
+			t.Fatalf("a relayed update below the free-space bound: %v, want a LimitError naming the bound", err)
+		}
+	}
+	wait() // not cancelled: the bound stops it
+	var le *LimitError
+	if !errors.As(ended, &le) || le.Setting != "--min-free-disk-bytes" {
+		t.Fatalf("the running turn ended with %v, want the LimitError", ended)
+	}
+	if got := s.stored.journal.Size(); got > size+1024 {
+		t.Fatalf("refused updates grew the journal from %d to %d bytes", size, got)
+	}
+	if n := strings.Count(logs.String(), LogRelayHeld); n != 1 || !strings.Contains(logs.String(), "setting=--min-free-disk-bytes") {
+		t.Fatalf("three refused updates logged %d times, want once naming the setting:\n%s", n, logs)
+	}
+	setFree(10 << 20)
+	if err := s.RecordRelayed(update); err != nil {
+		t.Fatalf("a relayed update once space returned: %v", err)
+	}
+	if !strings.Contains(logs.String(), "subagents' updates are recorded again") {
+		t.Fatalf("the episode's end was not logged:\n%s", logs)
+	}
+}
