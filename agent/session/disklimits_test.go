@@ -173,25 +173,9 @@ func TestDuringATurnPastTheJournalBoundAChangeIsRefusedToo(t *testing.T) {
 	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 1024}, nil)
 	s, store := hangSession(t, opts, nil)
 	t.Cleanup(func() { s.Close() })
-	turn, err := s.BeginTurn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
-		done <- err
-	}()
+	turn, wait := hangingTurn(t, s)
 	var ended error
-	var once sync.Once
-	end := func() {
-		once.Do(func() {
-			turn.Cancel()
-			ended = testkit.Await(t, done, "the cancelled turn to end")
-			turn.Finish()
-		})
-	}
-	t.Cleanup(end) // a failure still ends the turn, which Close waits for
+	end := func() { turn.Cancel(); ended = wait() }
 	// The turn's own updates take the journal past the bound, and it
 	// goes on: its own limits bound it.
 	if err := s.RecordUpdate(json.RawMessage(`{"update":"` + strings.Repeat("u", 2048) + `"}`)); err != nil {
@@ -405,21 +389,7 @@ func TestARelayedUpdateBelowTheFreeSpaceBoundIsLeftOutAndStopsTheTurn(t *testing
 	if err := s.RecordRelayed(update); err != nil {
 		t.Fatalf("a relayed update with room: %v", err)
 	}
-	turn, err := s.BeginTurn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
-		done <- err
-	}()
-	var ended error
-	var once sync.Once
-	wait := func() {
-		once.Do(func() { ended = testkit.Await(t, done, "the turn to end"); turn.Finish() })
-	}
-	t.Cleanup(func() { turn.Cancel(); wait() }) // should the test fail first
+	_, wait := hangingTurn(t, s)
 	size := s.stored.journal.Size()
 	setFree(1)
 	for range 3 {
@@ -428,7 +398,7 @@ func TestARelayedUpdateBelowTheFreeSpaceBoundIsLeftOutAndStopsTheTurn(t *testing
 			t.Fatalf("a relayed update below the free-space bound: %v, want a LimitError naming the bound", err)
 		}
 	}
-	wait() // not cancelled: the bound stops it
+	ended := wait() // not cancelled: the bound stops it
 	var le *LimitError
 	if !errors.As(ended, &le) || le.Setting != "--min-free-disk-bytes" {
 		t.Fatalf("the running turn ended with %v, want the LimitError", ended)
@@ -446,4 +416,28 @@ func TestARelayedUpdateBelowTheFreeSpaceBoundIsLeftOutAndStopsTheTurn(t *testing
 	if !strings.Contains(logs.String(), "subagents' updates are recorded again") {
 		t.Fatalf("the episode's end was not logged:\n%s", logs)
 	}
+}
+
+// hangingTurn begins a turn of s that hangs until it is cancelled or
+// stopped. wait waits for its end (once; later calls return the same
+// error) and finishes it; a test that fails first still cancels and
+// ends it, which Close waits for.
+func hangingTurn(t *testing.T, s *Session) (turn *Turn, wait func() error) {
+	t.Helper()
+	turn, err := s.BeginTurn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
+		done <- err
+	}()
+	wait = sync.OnceValue(func() error {
+		err := testkit.Await(t, done, "the turn to end")
+		turn.Finish()
+		return err
+	})
+	t.Cleanup(func() { turn.Cancel(); wait() })
+	return turn, wait
 }
