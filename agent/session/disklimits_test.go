@@ -21,6 +21,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -440,4 +441,42 @@ func hangingTurn(t *testing.T, s *Session) (turn *Turn, wait func() error) {
 	})
 	t.Cleanup(func() { turn.Cancel(); wait() })
 	return turn, wait
+}
+
+// BenchmarkRecordUpdate records a relayed child update (RecordRelayed:
+// the disk bounds checked first, the free space by statfs) beside the
+// same update recorded as the session's own (RecordUpdate), in a store
+// with the daemon's default bounds.
+func BenchmarkRecordUpdate(b *testing.B) {
+	store, err := NewStore(b.TempDir(), &StoreOptions{Limits: DiskLimits{MaxJournalBytes: 1 << 40, MinFreeBytes: 1, MaxStateBytes: 1 << 40}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, err := Create(store, Meta{SessionID: "s1", Cwd: b.TempDir()}, State{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := scripted.New(scripted.Script{Rules: []scripted.Rule{{Text: "ok"}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(b.Context(), Config{ID: "s1", Cwd: stored.Meta.Cwd, Model: model, Stored: stored})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	update := json.RawMessage(`{"sessionId":"s1/c","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello, world: a typical streamed chunk."}}}`)
+	for _, bc := range []struct {
+		name   string
+		record func(json.RawMessage) error
+	}{{"own", s.RecordUpdate}, {"relayed", s.RecordRelayed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.record(update); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
