@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/dshd/dshd/acp"
@@ -32,14 +34,79 @@ const (
 	metaMaxTurns  = "dshd.dev/maxTurns"
 )
 
-// checkDirs validates cwd and additional directories: absolute, non-empty.
-func checkDirs(cwd string, dirs []string) error {
+// DefaultMaxAdditionalDirectories is the default of DirLimits.Max.
+const DefaultMaxAdditionalDirectories = 64
+
+// maxDirBytes bounds each entry of additionalDirectories: PATH_MAX on
+// Linux, beyond which no system call takes the path anyway.
+const maxDirBytes = 4096
+
+// DirLimits bound the additionalDirectories of session/new, load, resume
+// and fork. Each entry is a root the session's tools are confined to,
+// held with the live session, in its sidecar and journal, and in every
+// session/list answer: a list without a bound would cost memory and disk
+// for as long as the session is kept.
+type DirLimits struct {
+	// Max is how many entries one request may name (0:
+	// DefaultMaxAdditionalDirectories).
+	Max int
+	// Setting names Max in the refusal and the log (empty:
+	// "MaxAdditionalDirectories").
+	Setting string
+}
+
+// checkDirs validates cwd and additional directories before anything is
+// created or opened: cwd absolute; at most DirLimits.Max directories,
+// each non-empty, absolute, at most maxDirBytes long, and an existing
+// directory, since the session's tools are confined to its roots (a
+// root that is not there could never be used, and ACP forbids dropping
+// one silently). A refusal is -32602 naming the entry (its index) or the
+// bound; the first of a connection's count refusals is logged.
+func (c *Conn) checkDirs(cwd string, dirs []string) error {
 	if !filepath.IsAbs(cwd) {
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "must be absolute"})
 	}
+	limit, setting := c.srv.opts.Dirs.Max, c.srv.opts.Dirs.Setting
+	if limit <= 0 {
+		limit = DefaultMaxAdditionalDirectories
+	}
+	if setting == "" {
+		setting = "MaxAdditionalDirectories"
+	}
+	if len(dirs) > limit {
+		if !c.loggedDirs.Swap(true) {
+			c.log.Warn("refusing a session: more additional directories than allowed", "setting", setting, "limit", limit, "directories", len(dirs), "peer", c.peerName)
+		}
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": "additionalDirectories", "setting": setting, "limit": limit,
+			"reason": fmt.Sprintf("%d directories, more than %s (%d) allows", len(dirs), setting, limit)})
+	}
+	// Every entry's form first: a malformed list costs no file system
+	// access.
 	for i, d := range dirs {
-		if d == "" || !filepath.IsAbs(d) {
-			return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("additionalDirectories[%d]", i), "reason": "must be a non-empty absolute path"})
+		reason := ""
+		switch {
+		case d == "" || !filepath.IsAbs(d):
+			reason = "must be a non-empty absolute path"
+		case len(d) > maxDirBytes:
+			reason = fmt.Sprintf("is %d bytes long, longer than a path may be (%d bytes, PATH_MAX)", len(d), maxDirBytes)
+		}
+		if reason != "" {
+			return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("additionalDirectories[%d]", i), "reason": reason})
+		}
+	}
+	for i, d := range dirs {
+		fi, err := os.Stat(d)
+		reason := ""
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			reason = fmt.Sprintf("there is no directory %s", d)
+		case err != nil:
+			reason = fmt.Sprintf("cannot use %s: %v", d, err)
+		case !fi.IsDir():
+			reason = fmt.Sprintf("%s is not a directory", d)
+		}
+		if reason != "" {
+			return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("additionalDirectories[%d]", i), "reason": reason})
 		}
 	}
 	return nil

@@ -53,6 +53,9 @@ type Conn struct {
 	opening        int
 	loggedSessions bool
 	peerName       string // the peer, for logs
+	// loggedDirs is set once a request's additionalDirectories were
+	// refused for their count (checkDirs), which is logged once.
+	loggedDirs atomic.Bool
 }
 
 var _ acp.Agent = (*Conn)(nil)

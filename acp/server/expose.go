@@ -8,8 +8,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
@@ -23,6 +25,9 @@ type child struct {
 	parent acp.SessionID    // immediate parent: a session or another child
 	root   *session.Session // the client's session whose journal records it
 	cancel func()           // nil: the client may not cancel it
+	// stopped is set once a disk bound refused an update of this child's
+	// run (see EmitRaw): nothing more of it is recorded or relayed.
+	stopped atomic.Bool
 }
 
 // exposure implements subagents.Exposure for one client session tree.
@@ -105,8 +110,19 @@ func (e *exposure) Emit(childID string, ev agent.Event) {
 	tr.emit(ev)
 }
 
-// EmitRaw relays an ACP update on the child's stream.
+// EmitRaw relays an ACP update on the child's stream, once the root's
+// journal recorded it. Another agent sends as many updates as it likes,
+// so each is held to the disk bounds (session.RecordRelayed): past one,
+// the run this daemon started for it (the child itself, or the ancestor
+// a grandchild was relayed through) is cancelled, so that it does not
+// work on unseen, and nothing more of it is recorded or relayed; the
+// user is told once, naming the setting. The running turn stops with the
+// bound (RecordRelayed), and its answer names it too.
 func (e *exposure) EmitRaw(childID string, update json.RawMessage) {
+	run := e.c.runOf(acp.SessionID(childID))
+	if run != nil && run.stopped.Load() {
+		return
+	}
 	params, err := json.Marshal(struct {
 		SessionID acp.SessionID   `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
@@ -114,8 +130,47 @@ func (e *exposure) EmitRaw(childID string, update json.RawMessage) {
 	if err != nil {
 		return
 	}
-	_ = e.root.RecordUpdate(params) // a failure stops the turn, whose answer says so
+	// Another failure to record stops the turn, whose answer says so.
+	var le *session.LimitError
+	if err := e.root.RecordRelayed(params); errors.As(err, &le) {
+		e.stop(run, le)
+		return
+	}
 	e.c.sendRaw(params)
+}
+
+// stop cancels run, a child of the root session whose updates a disk
+// bound refused (le), and tells the user, once per run; nil is a child
+// already forgotten, whose updates are dropped all the same.
+func (e *exposure) stop(run *child, le *session.LimitError) {
+	if run == nil || run.stopped.Swap(true) {
+		return
+	}
+	if run.cancel != nil {
+		run.cancel()
+	}
+	e.c.Warn(run.parent, Warning{
+		Title:  "Subagent cancelled: its updates reached " + le.Setting,
+		Detail: "nothing more of it is saved or shown: " + le.Error(),
+	})
+}
+
+// runOf returns the child whose run this daemon started for the updates
+// of child id: id itself when it is a child of a client session, else
+// the ancestor through which the child's agent relays it. nil: id is no
+// child (any more).
+func (c *Conn) runOf(id acp.SessionID) *child {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.children[id]
+	for ch != nil {
+		up := c.children[ch.parent]
+		if up == nil {
+			return ch
+		}
+		ch = up
+	}
+	return nil
 }
 
 // State reports the child's work state on its parent's stream.

@@ -48,7 +48,7 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 	if isChildID(req.SessionID) {
 		return nil, childRefused(req.SessionID)
 	}
-	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
+	if err := c.checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
 	src, err := c.forkSource(req.SessionID)

@@ -90,6 +90,9 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		if errors.As(err, &ns) {
 			return nil, notSavedError(ns, true)
 		}
+		if le := limitError("The turn was stopped", id, err); le != nil {
+			return nil, le // a subagent's updates reached a disk bound
+		}
 		return nil, turnError(err)
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: turnUsage(res)}, nil

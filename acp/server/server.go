@@ -99,6 +99,8 @@ type Options struct {
 	Instructions prompt.InstructionsLimits
 	// Agents lists live agents.
 	Agents *agent.Registry
+	// Dirs bound the additionalDirectories of a session request (build.go).
+	Dirs DirLimits
 
 	// Mode is the permission mode of new sessions (default ask).
 	Mode permission.Mode

@@ -34,7 +34,7 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	} else if dir != "" {
 		req.Cwd, req.AdditionalDirectories = dir, nil
 	}
-	if err := checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
+	if err := c.checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
 	depth, given := depthFromMeta(req.Meta)
@@ -135,7 +135,7 @@ func (c *Conn) reopen(ctx context.Context, id acp.SessionID, cwd string, dirs []
 	if isChildID(id) {
 		return nil, nil, childRefused(id)
 	}
-	if err := checkDirs(cwd, dirs); err != nil {
+	if err := c.checkDirs(cwd, dirs); err != nil {
 		return nil, nil, err
 	}
 	c.mu.Lock()

@@ -321,24 +321,39 @@ func (s *Session) checkChange() error { return s.checkDisk() }
 // output stops being recorded because a disk bound is reached.
 const LogTaskOutputHeld = "task output not recorded while a disk bound is reached; the task keeps the last of it, recorded when it ends"
 
+// LogRelayHeld is logged, with the setting, when the updates a subagent
+// sends stop being recorded (see [Session.RecordRelayed]).
+const LogRelayHeld = "subagent's updates not recorded or relayed while a disk bound is reached; the subagent is cancelled"
+
 // outputHeld reports whether a running background task's output record
 // is left out of the journal of s, which records: while the disk bounds
 // refuse a prompt. A command or a child keeps running after the turn
 // that started it, and without this its output records (up to the task's
 // output limit each second) would grow the journal past every bound for
 // as long as it runs. The task keeps the tail of its output, and the record of its end
-// holds it; what is left out is only what a crash would have kept. The
-// first record left out of each episode is logged, naming the setting,
-// and the episode's end.
+// holds it; what is left out is only what a crash would have kept.
 func (s *Session) outputHeld() bool {
+	return s.heldBack(&s.outputLeftOut, LogTaskOutputHeld, "task output is recorded again") != nil
+}
+
+// heldBack returns the bound that refuses a prompt of s now (see
+// checkDisk), or nil, for a record of s that nothing of a turn's limits
+// bounds: such a record is left out of the journal of s, which records,
+// while a bound refuses. leftOut is set while records of its kind are
+// left out; the first of each such episode is logged as started, naming
+// the setting, and its end as ended.
+func (s *Session) heldBack(leftOut *atomic.Bool, started, ended string) *LimitError {
 	var le *LimitError
 	held := errors.As(s.checkDisk(), &le)
 	log := s.stored.store.logger // where the bounds' other refusals go
-	switch was := s.outputLeftOut.Swap(held); {
+	switch was := leftOut.Swap(held); {
 	case held && !was:
-		log.Warn(LogTaskOutputHeld, "session", s.id, "setting", le.Setting, "limit", le.Limit)
+		log.Warn(started, "session", s.id, "setting", le.Setting, "limit", le.Limit)
 	case !held && was:
-		log.Info("task output is recorded again", "session", s.id)
+		log.Info(ended, "session", s.id)
 	}
-	return held
+	if !held {
+		return nil
+	}
+	return le
 }

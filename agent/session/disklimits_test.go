@@ -21,6 +21,7 @@ import (
 
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/agent/llm/scripted"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -173,25 +174,9 @@ func TestDuringATurnPastTheJournalBoundAChangeIsRefusedToo(t *testing.T) {
 	opts, _ := limitsStore(t, DiskLimits{MaxJournalBytes: 1024}, nil)
 	s, store := hangSession(t, opts, nil)
 	t.Cleanup(func() { s.Close() })
-	turn, err := s.BeginTurn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
-		done <- err
-	}()
+	turn, wait := hangingTurn(t, s)
 	var ended error
-	var once sync.Once
-	end := func() {
-		once.Do(func() {
-			turn.Cancel()
-			ended = testkit.Await(t, done, "the cancelled turn to end")
-			turn.Finish()
-		})
-	}
-	t.Cleanup(end) // a failure still ends the turn, which Close waits for
+	end := func() { turn.Cancel(); ended = wait() }
 	// The turn's own updates take the journal past the bound, and it
 	// goes on: its own limits bound it.
 	if err := s.RecordUpdate(json.RawMessage(`{"update":"` + strings.Repeat("u", 2048) + `"}`)); err != nil {
@@ -395,5 +380,103 @@ func TestARunningTasksOutputIsLeftOutWhileADiskBoundRefuses(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "task output is recorded again") {
 		t.Fatalf("the episode's end was not logged:\n%s", logs)
+	}
+}
+
+func TestARelayedUpdateBelowTheFreeSpaceBoundIsLeftOutAndStopsTheTurn(t *testing.T) {
+	s, _, logs, setFree := lowDiskSession(t)
+	t.Cleanup(func() { s.Close() })
+	update := json.RawMessage(`{"sessionId":"s1/c","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"child"}}}`)
+	if err := s.RecordRelayed(update); err != nil {
+		t.Fatalf("a relayed update with room: %v", err)
+	}
+	_, wait := hangingTurn(t, s)
+	size := s.stored.journal.Size()
+	setFree(1)
+	for range 3 {
+		var le *LimitError
+		if err := s.RecordRelayed(update); !errors.As(err, &le) || le.Setting != "--min-free-disk-bytes" {
+			t.Fatalf("a relayed update below the free-space bound: %v, want a LimitError naming the bound", err)
+		}
+	}
+	ended := wait() // not cancelled: the bound stops it
+	var le *LimitError
+	if !errors.As(ended, &le) || le.Setting != "--min-free-disk-bytes" {
+		t.Fatalf("the running turn ended with %v, want the LimitError", ended)
+	}
+	if got := s.stored.journal.Size(); got > size+1024 {
+		t.Fatalf("refused updates grew the journal from %d to %d bytes", size, got)
+	}
+	if n := strings.Count(logs.String(), LogRelayHeld); n != 1 || !strings.Contains(logs.String(), "setting=--min-free-disk-bytes") {
+		t.Fatalf("three refused updates logged %d times, want once naming the setting:\n%s", n, logs)
+	}
+	setFree(10 << 20)
+	if err := s.RecordRelayed(update); err != nil {
+		t.Fatalf("a relayed update once space returned: %v", err)
+	}
+	if !strings.Contains(logs.String(), "subagents' updates are recorded again") {
+		t.Fatalf("the episode's end was not logged:\n%s", logs)
+	}
+}
+
+// hangingTurn begins a turn of s that hangs until it is cancelled or
+// stopped. wait waits for its end (once; later calls return the same
+// error) and finishes it; a test that fails first still cancels and
+// ends it, which Close waits for.
+func hangingTurn(t *testing.T, s *Session) (turn *Turn, wait func() error) {
+	t.Helper()
+	turn, err := s.BeginTurn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := turn.Run(agent.Input{Text: "hang"}, func(agent.Event) {})
+		done <- err
+	}()
+	wait = sync.OnceValue(func() error {
+		err := testkit.Await(t, done, "the turn to end")
+		turn.Finish()
+		return err
+	})
+	t.Cleanup(func() { turn.Cancel(); wait() })
+	return turn, wait
+}
+
+// BenchmarkRecordUpdate records a relayed child update (RecordRelayed:
+// the disk bounds checked first, the free space by statfs) beside the
+// same update recorded as the session's own (RecordUpdate), in a store
+// with the daemon's default bounds.
+func BenchmarkRecordUpdate(b *testing.B) {
+	store, err := NewStore(b.TempDir(), &StoreOptions{Limits: DiskLimits{MaxJournalBytes: 1 << 40, MinFreeBytes: 1, MaxStateBytes: 1 << 40}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, err := Create(store, Meta{SessionID: "s1", Cwd: b.TempDir()}, State{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := scripted.New(scripted.Script{Rules: []scripted.Rule{{Text: "ok"}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(b.Context(), Config{ID: "s1", Cwd: stored.Meta.Cwd, Model: model, Stored: stored})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	update := json.RawMessage(`{"sessionId":"s1/c","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello, world: a typical streamed chunk."}}}`)
+	for _, bc := range []struct {
+		name   string
+		record func(json.RawMessage) error
+	}{{"own", s.RecordUpdate}, {"relayed", s.RecordRelayed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.record(update); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

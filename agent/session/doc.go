@@ -50,8 +50,9 @@
 // [*LimitError], checked before anything is run or recorded. The same
 // refusals hold for a change of mode, model or thinking, during a turn
 // too, and meanwhile a running background task's output is not
-// recorded: a turn is bounded by its own limits, but nothing of a turn's
-// bounds those.
+// recorded, nor a child agent's relayed update ([Session.RecordRelayed],
+// which also stops the running turn with the LimitError): a turn is
+// bounded by its own limits, but nothing of a turn's bounds those.
 // A store keeps at most [DefaultOpenJournals] journal files open; the
 // journal written least recently gives its file back and reopens it when
 // it next writes, so idle sessions hold no descriptors.

@@ -99,8 +99,9 @@ type Session struct {
 	titled       atomic.Bool
 	tasks        *tasks.Set
 	// outputLeftOut is set while running tasks' output is not recorded
-	// (see outputHeld).
-	outputLeftOut atomic.Bool
+	// (see outputHeld), relayLeftOut while relayed updates are not
+	// (RecordRelayed).
+	outputLeftOut, relayLeftOut atomic.Bool
 
 	mu   sync.Mutex
 	turn *Turn
@@ -215,6 +216,45 @@ func (s *Session) RecordUpdate(params json.RawMessage) error {
 	return s.recorded(s.stored.journal.Append(KindUpdate, params))
 }
 
+// RecordRelayed records a session/update params object another agent
+// sent (a subagent child's, relayed to the client as its own session) as
+// RecordUpdate does, unless the disk bounds refuse a prompt now: it then
+// records nothing and returns the [*LimitError]. Nothing of a turn's
+// limits bounds such updates (a child sends as many as it likes, a
+// background one after its turn), so without this check a child could
+// grow the journal past every bound. The running turn, if any, stops with
+// that error (Run returns it): whatever it waits for is past the bound.
+// The caller relays nothing refused, and cancels the child that sent it.
+// The first refusal of each episode is logged, naming the setting.
+func (s *Session) RecordRelayed(params json.RawMessage) error {
+	if s.stored == nil {
+		return nil
+	}
+	if le := s.heldBack(&s.relayLeftOut, LogRelayHeld, "subagents' updates are recorded again"); le != nil {
+		s.stop(func(t *Turn) {
+			if t.limited == nil {
+				t.limited = le
+			}
+		})
+		return le
+	}
+	return s.RecordUpdate(params)
+}
+
+// stop cancels the running turn, if any, once mark has noted on it why
+// (under s.mu): its Run returns that reason.
+func (s *Session) stop(mark func(*Turn)) {
+	s.mu.Lock()
+	t := s.turn
+	if t != nil {
+		mark(t)
+	}
+	s.mu.Unlock()
+	if t != nil {
+		t.cancel()
+	}
+}
+
 // recorded handles the result of appending a record. A record that cannot
 // be saved stops the running turn: it would go on doing work whose record
 // nobody could load, and its answer says why it stopped (the journal has
@@ -231,15 +271,11 @@ func (s *Session) recorded(err error) error {
 		s.log.Warn("journal append failed", "session", s.id, "err", err)
 		return err
 	}
-	s.mu.Lock()
-	t := s.turn
-	if t != nil && t.notSaved == nil {
-		t.notSaved = err
-	}
-	s.mu.Unlock()
-	if t != nil {
-		t.cancel()
-	}
+	s.stop(func(t *Turn) {
+		if t.notSaved == nil {
+			t.notSaved = err
+		}
+	})
 	return err
 }
 

@@ -29,9 +29,11 @@ type Turn struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	finishOnce sync.Once
-	// notSaved is the first failure to save one of the turn's records;
-	// guarded by s.mu.
+	// notSaved is the first failure to save one of the turn's records,
+	// limited the disk bound that stopped the turn (see
+	// [Session.RecordRelayed]); both guarded by s.mu.
 	notSaved error
+	limited  *LimitError
 }
 
 // BeginTurn registers a turn whose context derives from parent. A second
@@ -81,7 +83,9 @@ func (s *Session) BeginTurn(parent context.Context) (*Turn, error) {
 // Acknowledged means durable: when one of the turn's records could not be
 // written (the turn stopped there) or the final sync failed, Run returns
 // a [*NotSavedError] instead of a result, Recovered when the sync wrote
-// everything after all.
+// everything after all. A turn stopped by a disk bound (a subagent's
+// updates past it, see [Session.RecordRelayed]) returns its
+// [*LimitError]; what it recorded until then is saved.
 func (t *Turn) Run(in agent.Input, emit func(agent.Event)) (agent.Result, error) {
 	return t.Do(func(ctx context.Context, a *agent.Agent) (agent.Result, error) { return a.Prompt(ctx, in, emit) })
 }
@@ -108,7 +112,7 @@ func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, er
 	if s.turn == t {
 		s.turn = nil
 	}
-	notSaved := t.notSaved
+	notSaved, limited := t.notSaved, t.limited
 	s.mu.Unlock()
 	if serr != nil {
 		return agent.Result{}, serr
@@ -117,6 +121,9 @@ func (t *Turn) Do(fn func(ctx context.Context, a *agent.Agent) (agent.Result, er
 		var ns *NotSavedError
 		errors.As(notSaved, &ns)
 		return agent.Result{}, &NotSavedError{Err: ns.Err, Lost: ns.Lost, Recovered: true}
+	}
+	if limited != nil {
+		return agent.Result{}, limited
 	}
 	if err != nil && cancelled {
 		return agent.Result{StopReason: agent.StopCancelled}, nil

@@ -67,6 +67,10 @@ type Settings struct {
 	MaxAuthFailures      int           `json:"maxAuthFailures,omitempty"`
 	AuthPenalty          time.Duration `json:"authPenalty,omitempty"`
 
+	// MaxAdditionalDirectories bounds a session request's
+	// additionalDirectories.
+	MaxAdditionalDirectories int `json:"maxAdditionalDirectories,omitempty"`
+
 	// The http(s) listener (the remote transport): TLS files, the drain
 	// grace, SSE keepalives and WebSocket pings, how long an HTTP
 	// connection without streams lives, and the affinity cookie.
@@ -304,6 +308,7 @@ var table = []setting{
 	{flag: "idle-timeout", file: "idleTimeout", usage: "how long a socket, WebSocket or Streamable HTTP connection may be idle (nothing read, running or awaited) before it is closed; 0 never", kind: kDuration, def: "1h", ptr: func(s *Settings) any { return &s.IdleTimeout }, check: zeroOrPositive, only: Serve},
 	{flag: "max-connections", file: "maxConnections", usage: "socket connections open at once (on an http(s) listener: TCP connections, and ACP connections apart); more are refused", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxConnections }, check: atLeast(1), only: Serve},
 	{flag: "max-sessions-per-connection", file: "maxSessionsPerConnection", usage: "sessions one connection has open at once; one more is refused until one closes", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxSessionsPerConn }, check: atLeast(1), only: Serve},
+	{flag: "max-additional-directories", file: "maxAdditionalDirectories", usage: "directories one session/new, load, resume or fork may name in additionalDirectories (each must exist, at most 4096 bytes long); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxAdditionalDirectories }, check: atLeast(1), only: Serve},
 	{flag: "max-unauthenticated", file: "maxUnauthenticated", usage: "connections waiting to authenticate at once (token daemons); more are refused", kind: kInt, def: "64", ptr: func(s *Settings) any { return &s.MaxUnauthenticated }, check: atLeast(1), only: Serve},
 	{flag: "max-auth-failures", file: "maxAuthFailures", usage: "failed authentications that close a connection and earn its source a penalty", kind: kInt, def: "3", ptr: func(s *Settings) any { return &s.MaxAuthFailures }, check: atLeast(1), only: Serve},
 	{flag: "auth-penalty", file: "authPenalty", usage: "how long a source that failed authentication too often is refused, doubling each time (up to an hour)", kind: kDuration, def: "5s", ptr: func(s *Settings) any { return &s.AuthPenalty }, only: Serve},

@@ -207,6 +207,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Commands:           commandLimits(st),
 		Instructions:       instructionsLimits(st),
 		Agents:             agents,
+		Dirs:               server.DirLimits{Max: st.MaxAdditionalDirectories, Setting: "--max-additional-directories"},
 		Mode:               mode,
 		MaxTurnRequests:    st.MaxTurnRequests,
 		MaxTokens:          st.MaxTokens,
@@ -308,6 +309,11 @@ func childArgs(st *config.Settings) []string {
 		if f.n > 0 {
 			args = append(args, f.flag, strconv.Itoa(f.n))
 		}
+	}
+	// It is given our session's additional directories, as many as we
+	// take.
+	if n := st.MaxAdditionalDirectories; n > 0 {
+		args = append(args, "--max-additional-directories", strconv.Itoa(n))
 	}
 	return args
 }
