@@ -61,17 +61,24 @@ func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
 	}
 }
 
+// warnedAgent starts an agent side over a net.Pipe whose log keeps
+// warnings and up, as the daemon's does by default: logs holds them, and
+// peer is the other end.
+func warnedAgent() (a *fakeAgent, peer net.Conn, logs *testkit.SyncBuffer) {
+	logs = &testkit.SyncBuffer{}
+	agentEnd, peer := net.Pipe()
+	a = &fakeAgent{}
+	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	return a, peer, logs
+}
+
 // Bad input is answered (or dropped) line by line, but logged at warning
 // level only the first time each kind of it comes from a connection:
 // before, every line of a peer's garbage was a warning of its own, a
 // 10-byte line making 76 bytes of log, so a peer could fill the disk the
 // daemon's log goes to. The rest are debug lines.
 func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
-	var logs testkit.SyncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
-	agentEnd, peer := net.Pipe()
-	a := &fakeAgent{}
-	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: log})
+	a, peer, logs := warnedAgent()
 	go drain(peer)
 	kinds := []string{
 		`{not json`,
@@ -104,11 +111,7 @@ func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
 // MB of log). Like other bad input it is a warning the first time on a
 // connection, then debug lines.
 func TestNotificationsWithBadParamsAreWarnedOfOncePerConnection(t *testing.T) {
-	var logs testkit.SyncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
-	agentEnd, testEnd := net.Pipe()
-	a := &fakeAgent{}
-	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: log})
+	a, testEnd, logs := warnedAgent()
 	p := newLinePeer(t, testEnd)
 	p.initialize()
 	for i := range 1000 {
