@@ -63,6 +63,10 @@ type Command struct {
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
 	OutputLimit int
+	// OutputLimitSetting names the setting OutputLimit comes from, for a
+	// runner that logs a cut to it (the editor's terminals, which may send
+	// more than they were asked to keep); empty for none.
+	OutputLimitSetting string
 }
 
 // CommandResult is the outcome of a finished (or killed) command.

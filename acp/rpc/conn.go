@@ -516,7 +516,9 @@ func (c *conn) runNotification(it *item) {
 	params := it.params
 	it.params = nil
 	if _, err := c.invoke(ctx, it.method, h, &params); err != nil {
-		c.log.Warn("acp: notification failed", "method", it.method, "err", err)
+		// Nobody is answered, so the log is the only place it goes; once
+		// a connection as a warning, as other bad input of the peer's.
+		c.stream.badInput(hitFailedNotification, "acp: notification failed", "method", it.method, "err", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -60,17 +61,24 @@ func TestQueuedInputCountsWhatItsMessagesKeep(t *testing.T) {
 	}
 }
 
+// warnedAgent starts an agent side over a net.Pipe whose log keeps
+// warnings and up, as the daemon's does by default: logs holds them, and
+// peer is the other end.
+func warnedAgent() (a *fakeAgent, peer net.Conn, logs *testkit.SyncBuffer) {
+	logs = &testkit.SyncBuffer{}
+	agentEnd, peer := net.Pipe()
+	a = &fakeAgent{}
+	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	return a, peer, logs
+}
+
 // Bad input is answered (or dropped) line by line, but logged at warning
 // level only the first time each kind of it comes from a connection:
 // before, every line of a peer's garbage was a warning of its own, a
 // 10-byte line making 76 bytes of log, so a peer could fill the disk the
 // daemon's log goes to. The rest are debug lines.
 func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
-	var logs testkit.SyncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil)) // warnings and up
-	agentEnd, peer := net.Pipe()
-	a := &fakeAgent{}
-	a.conn = NewAgentSideConn(agentEnd, a, &ConnOptions{Logger: log})
+	a, peer, logs := warnedAgent()
 	go drain(peer)
 	kinds := []string{
 		`{not json`,
@@ -94,5 +102,34 @@ func TestBadInputIsWarnedOfOncePerKindAndConnection(t *testing.T) {
 	}
 	if lines < 3 {
 		t.Errorf("bad input was not warned of:\n%s", logs.String())
+	}
+}
+
+// A notification whose params do not decode has no answer to carry the
+// error, so it is logged; before, each one was a warning of its own (50k
+// session/cancel notifications with a wrong member made 50k lines, 7.3
+// MB of log). Like other bad input it is a warning the first time on a
+// connection, then debug lines.
+func TestNotificationsWithBadParamsAreWarnedOfOncePerConnection(t *testing.T) {
+	a, testEnd, logs := warnedAgent()
+	p := newLinePeer(t, testEnd)
+	p.initialize()
+	for i := range 1000 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%d}}`, i))
+	}
+	// Notifications are handled in order: once this answer is out, every
+	// one of them was.
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"logout"}`)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	testEnd.Close()
+	<-a.conn.Done()
+	if got := strings.Count(logs.String(), "level=WARN"); got != 1 {
+		t.Errorf("1000 notifications with bad params made %d warnings, want 1:\n%.2000s", got, logs.String())
+	}
+	if !strings.Contains(logs.String(), "session/cancel") {
+		t.Errorf("the warning does not name the method:\n%s", logs.String())
+	}
+	if n := len(a.cancelledSessions()); n != 0 {
+		t.Errorf("%d notifications with bad params reached the agent", n)
 	}
 }

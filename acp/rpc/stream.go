@@ -157,6 +157,9 @@ const (
 	hitForeignIDResponse
 	hitMalformedResponse
 	hitUnmatchedResponse
+	// A notification that failed (params that do not decode): it has
+	// no answer to carry the error, and the peer decides how many come.
+	hitFailedNotification
 )
 
 // badInput logs bad input from the peer: a warning the first time each

@@ -5,16 +5,19 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
 )
@@ -124,9 +127,35 @@ func (c *Conn) runner(caps acp.ClientCapabilities, id acp.SessionID) tools.Runne
 
 // terminalRunner runs a command in an editor terminal: create, stream its
 // output while waiting, kill on timeout or cancel, and always release.
+// It keeps no more of the output than the command's OutputLimit, the
+// outputByteLimit it asks the editor for, whatever the editor sends.
 type terminalRunner struct {
 	c       *Conn
 	session acp.SessionID
+	// overLimit is set the first time the editor sent more output than
+	// it was asked to keep: logged once a session, not once a poll.
+	overLimit atomic.Bool
+}
+
+// checkLimit logs, once a session, an answer of n bytes of output over
+// the outputByteLimit cmd asked for.
+func (r *terminalRunner) checkLimit(tid acp.TerminalID, cmd tools.Command, n int) {
+	if cmd.OutputLimit <= 0 || n <= cmd.OutputLimit || r.overLimit.Swap(true) {
+		return
+	}
+	r.c.log.Warn("the editor's terminal sent more output than the outputByteLimit dshd asked for; keeping its last bytes, as the editor should have",
+		"session", r.session, "terminal", tid, "bytes", n, "limit", cmd.OutputLimit, "setting", cmp.Or(cmd.OutputLimitSetting, "outputByteLimit"))
+}
+
+// tailWithin is the end of out that fits in limit bytes (all of it for
+// limit 0), from a character boundary, as ACP asks an editor to cut
+// (and as the local runner does), and whether it was cut. The cut
+// shares out's memory.
+func tailWithin(out string, limit int) (string, bool) {
+	if limit <= 0 || len(out) <= limit {
+		return out, false
+	}
+	return utf8cut.TrimPartial(out[len(out)-limit:]), true
 }
 
 // DescribeSandbox words where the command runs for its permission
@@ -197,8 +226,10 @@ func (r *terminalRunner) Run(ctx context.Context, cmd tools.Command, started fun
 		if err != nil {
 			return
 		}
+		r.checkLimit(tid, cmd, len(out.Output))
 		if len(out.Output) > sent && output != nil {
-			output(out.Output[min(sent, len(out.Output)):])
+			chunk, _ := tailWithin(out.Output[sent:], cmd.OutputLimit)
+			output(chunk)
 		}
 		sent = len(out.Output)
 	}
@@ -225,14 +256,23 @@ loop:
 	}
 	final, err := r.c.peer.TerminalOutput(context.WithoutCancel(ctx), treq)
 	if err == nil {
-		res.Output, res.Truncated = final.Output, final.Truncated
+		r.checkLimit(tid, cmd, len(final.Output))
+		kept, cut := tailWithin(final.Output, cmd.OutputLimit)
+		if cut {
+			// A copy: the tail would keep the editor's whole answer alive
+			// in the result, the model's history and the journal's queue.
+			kept = strings.Clone(kept)
+		}
+		res.Output, res.Truncated = kept, final.Truncated || cut
 		if status == nil {
 			status = final.ExitStatus
 		}
 		// What the command printed since the last poll (all of it, for a
-		// command that ended before the first): output sees everything.
+		// command that ended before the first): output sees everything
+		// the limit keeps.
 		if len(final.Output) > sent && output != nil {
-			output(final.Output[sent:])
+			chunk, _ := tailWithin(final.Output[sent:], cmd.OutputLimit)
+			output(chunk)
 		}
 	}
 	if status != nil {

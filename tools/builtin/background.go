@@ -60,7 +60,7 @@ func (j *commandJob) Run(ctx context.Context, out *tasks.Output) tasks.Outcome {
 // it ended, or FirstOutputWait passed: the task's id and what it printed
 // so far (which counts as read).
 func (t *runCommand) background(ctx context.Context, set *tasks.Set, runner tools.Runner, cmd tools.Command) (*tools.Result, error) {
-	cmd.OutputLimit = set.OutputLimit()
+	cmd.OutputLimit, cmd.OutputLimitSetting = set.OutputLimit()
 	job := &commandJob{runner: runner, cmd: cmd, first: make(chan struct{})}
 	info, err := set.Start(tasks.Spec{Kind: tasks.KindCommand, Title: oneLine(cmd.Command, 200)}, job)
 	if err != nil {

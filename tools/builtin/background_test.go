@@ -24,8 +24,9 @@ func TestRunCommandBackground_HasNoTimeoutKeepsTheSetsOutputAndShowsTheEditorsTe
 	env.Runner = runner
 	tool, set := bound(t, &RunCommandOptions{DefaultTimeout: 100 * time.Millisecond})
 	res := call(t, tool, env, RunCommandParams{Command: "make serve", Background: true})
-	if c := runner.cmds[0]; c.Timeout != 0 || c.OutputLimit != set.OutputLimit() {
-		t.Errorf("command = %+v, want no timeout and the task's output limit %d", c, set.OutputLimit())
+	limit, setting := set.OutputLimit()
+	if c := runner.cmds[0]; c.Timeout != 0 || c.OutputLimit != limit || c.OutputLimitSetting != setting {
+		t.Errorf("command = %+v, want no timeout and the task's output limit %d, named %s", c, limit, setting)
 	}
 	if len(res.Content) != 1 || res.Content[0].Type != tools.ContentTerminal || res.Content[0].TerminalID != "term-7" {
 		t.Errorf("content = %+v, want the editor's terminal", res.Content)

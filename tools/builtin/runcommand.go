@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/choice"
@@ -38,8 +39,12 @@ type RunCommandOptions struct {
 	// MaxTimeout caps a call's timeout; 0 means 10 minutes.
 	MaxTimeout time.Duration
 	// OutputLimit is the number of output bytes (the tail) kept and
-	// returned; 0 means 30000.
+	// returned; 0 means 30000. An editor's terminal is asked to keep no
+	// more, and what it sends beyond is cut all the same.
 	OutputLimit int
+	// Settings name the limits where a runner logs a cut (the daemon's
+	// flags).
+	Settings RunCommandSettings
 	// ProgressInterval is the least time between two progress reports of
 	// a command's output; 0 means 250 ms. The first output is reported at
 	// once.
@@ -48,6 +53,11 @@ type RunCommandOptions struct {
 	// command's first output before it returns; 0 means 500 ms.
 	FirstOutputWait time.Duration
 }
+
+// RunCommandSettings name the limits of [RunCommandOptions] in the logs
+// of their hits, one field for each limit of the same name; an empty
+// field is that name.
+type RunCommandSettings struct{ OutputLimit string }
 
 //go:embed runcommand.md
 var runCommandDescription string
@@ -69,6 +79,7 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 	t.opts.OutputLimit = choice.PositiveOr(t.opts.OutputLimit, 30000)
 	t.opts.ProgressInterval = choice.PositiveOr(t.opts.ProgressInterval, 250*time.Millisecond)
 	t.opts.FirstOutputWait = choice.PositiveOr(t.opts.FirstOutputWait, 500*time.Millisecond)
+	settingnames.Fill(&t.opts.Settings)
 	desc := strings.NewReplacer(
 		"{{default}}", strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)),
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
@@ -119,7 +130,8 @@ func (t *runCommand) run(ctx context.Context, call *tools.Call, p RunCommandPara
 	if runner == nil {
 		runner = defaultRunner
 	}
-	cmd := tools.Command{Command: p.Command, Dir: dir, Roots: env.Workspace.Roots(), Timeout: timeout, OutputLimit: t.opts.OutputLimit}
+	cmd := tools.Command{Command: p.Command, Dir: dir, Roots: env.Workspace.Roots(), Timeout: timeout,
+		OutputLimit: t.opts.OutputLimit, OutputLimitSetting: t.opts.Settings.OutputLimit}
 	// The question shows every line, the cwd and the sandbox.
 	q, err := tools.AskCommand(runner, cmd)
 	if err != nil {

@@ -68,7 +68,7 @@ type Options struct {
 
 // Settings name the limits of [Options] in the logs of their hits, one
 // field for each limit of the same name; an empty field is that name.
-type Settings struct{ MaxRunning, MaxKept string }
+type Settings struct{ MaxRunning, MaxKept, OutputLimit string }
 
 // Errors of the set. Each is worded for the model.
 var (
@@ -187,8 +187,11 @@ func New(o Options) *Set {
 	return &Set{o: o, log: log, byID: map[string]*task{}, changed: make(chan struct{})}
 }
 
-// OutputLimit is the bytes of output a task keeps.
-func (s *Set) OutputLimit() int { return s.o.OutputLimit }
+// OutputLimit is the bytes of output a task keeps, and the setting that
+// says so (for a runner that logs a cut to it).
+func (s *Set) OutputLimit() (bytes int, setting string) {
+	return s.o.OutputLimit, s.o.Settings.OutputLimit
+}
 
 // Start starts job as a new task and returns it, running. It fails with
 // [ErrClosed] once the set is closing and with a [*LimitError] when the

@@ -141,6 +141,16 @@ func positive(v any) error {
 	return nil
 }
 
+// seconds accepts durations of a second or more: run_command's timeouts
+// are whole seconds, to the model (its description says them, its
+// calls give them) as to the user.
+func seconds(v any) error {
+	if v.(time.Duration) < time.Second {
+		return errors.New("want 1s or more")
+	}
+	return nil
+}
+
 // optional accepts "" or what check accepts.
 func optional(check func(string) error) func(any) error {
 	return func(v any) error {

@@ -160,6 +160,13 @@ type Settings struct {
 	CommandEnvOnly   []string `json:"commandEnvIncludeOnly,omitempty"`
 	CommandEnvSet    []string `json:"commandEnvSet,omitempty"`
 	CommandEnvSecret bool     `json:"commandEnvKeepSecretNames"`
+	// CommandOutputBytes is the output of one run_command the model gets
+	// (the tail; also the outputByteLimit an editor's terminal is asked
+	// for); CommandTimeout a call's timeout when it gives none,
+	// CommandMaxTimeout the most it may give.
+	CommandOutputBytes int           `json:"commandOutputBytes,omitempty"`
+	CommandTimeout     time.Duration `json:"commandTimeout,omitempty"`
+	CommandMaxTimeout  time.Duration `json:"commandMaxTimeout,omitempty"`
 
 	// MCPSandbox is where stdio MCP servers run: commands (the commands'
 	// sandbox, with the session's workspace) or off.
@@ -363,5 +370,8 @@ var table = []setting{
 	{flag: "command-env-include-only", file: "commandEnvIncludeOnly", usage: "pass commands only the variables matching one of these globs (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvOnly }, check: glob},
 	{flag: "command-env-set", file: "commandEnvSet", usage: "NAME=VALUE to set in commands' environment (repeatable)", kind: kList, ptr: func(s *Settings) any { return &s.CommandEnvSet }, check: assignment},
 	{flag: "command-env-keep-secret-names", file: "commandEnvKeepSecretNames", usage: "pass commands the variables whose names look like credentials: KEY, SECRET, TOKEN, PASSWORD… (dshd's own token and model key never are)", kind: kBool, def: "false", ptr: func(s *Settings) any { return &s.CommandEnvSecret }},
+	{flag: "command-output-bytes", file: "commandOutputBytes", usage: "bytes of a run_command's output the model gets (the tail; the rest is cut, saying so); also the outputByteLimit an editor's terminal is asked for, and what it sends beyond is cut all the same", kind: kInt, def: "30000", ptr: func(s *Settings) any { return &s.CommandOutputBytes }, check: between(1024, 1<<30)},
+	{flag: "command-timeout", file: "commandTimeout", usage: "how long a run_command that gives no timeout may run before it and its children are stopped (at most --command-max-timeout)", kind: kDuration, def: "2m", ptr: func(s *Settings) any { return &s.CommandTimeout }, check: seconds},
+	{flag: "command-max-timeout", file: "commandMaxTimeout", usage: "the longest timeout a run_command may give itself", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.CommandMaxTimeout }, check: seconds},
 	{flag: "subagent", file: "subagents", usage: "subagent tool binding TOOLNAME=PROVIDER[,model=M][,agent=NAME] (repeatable; default: subagent=spawn, subagent_fork=fork)", kind: kList, ptr: func(s *Settings) any { return &s.Subagents }},
 }

@@ -215,3 +215,22 @@ func TestFlagError_NamesTheCommandThatUsesASettingAndSuggestsAFlag(t *testing.T)
 type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// run_command's bounds are settings (audit finding 7: they were fixed in
+// the code): bytes from 1024, timeouts in whole seconds, since the model
+// gives and is told its timeouts in seconds.
+func TestLoad_RunCommandsBoundsAreSettingsAndTheirTimeoutsAreWholeSeconds(t *testing.T) {
+	st, err := load(t, Prompt, map[string]string{"DSHD_COMMAND_TIMEOUT": "5s"}, "--command-output-bytes", "2048", "--command-max-timeout", "1m")
+	if err != nil || st.CommandOutputBytes != 2048 || st.CommandTimeout != 5*time.Second || st.CommandMaxTimeout != time.Minute {
+		t.Fatalf("err %v, settings %d %v %v", err, st.CommandOutputBytes, st.CommandTimeout, st.CommandMaxTimeout)
+	}
+	for args, want := range map[string]string{
+		"--command-timeout=500ms":     `--command-timeout "500ms": want 1s or more`,
+		"--command-max-timeout=0":     `--command-max-timeout "0": want 1s or more`,
+		"--command-output-bytes=1000": `--command-output-bytes "1000": want 1024 to 1073741824`,
+	} {
+		if _, err := load(t, Prompt, nil, args); err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %s", args, err, want)
+		}
+	}
+}

@@ -64,8 +64,11 @@ func commandLimits(st *config.Settings) commands.Limits {
 		Settings: commands.Settings{MaxFileBytes: "--max-command-file-bytes", MaxFiles: "--max-command-files"}}
 }
 
-// builtinOptions bound the ignore files glob and grep read.
+// builtinOptions bound the ignore files glob and grep read, and
+// run_command's output and timeouts.
 func builtinOptions(st *config.Settings) *builtin.BuiltinOptions {
 	walk := search.Limits{MaxIgnoreFileBytes: int64(st.MaxIgnoreFileBytes), Settings: search.Settings{MaxIgnoreFileBytes: "--max-ignore-file-bytes"}}
-	return &builtin.BuiltinOptions{Glob: &builtin.GlobOptions{Walk: walk}, Grep: &builtin.GrepOptions{Walk: walk}}
+	run := &builtin.RunCommandOptions{OutputLimit: st.CommandOutputBytes, DefaultTimeout: st.CommandTimeout, MaxTimeout: st.CommandMaxTimeout,
+		Settings: builtin.RunCommandSettings{OutputLimit: "--command-output-bytes"}}
+	return &builtin.BuiltinOptions{Glob: &builtin.GlobOptions{Walk: walk}, Grep: &builtin.GrepOptions{Walk: walk}, RunCommand: run}
 }
