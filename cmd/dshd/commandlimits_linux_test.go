@@ -133,13 +133,13 @@ func TestRunCommandsOutputAndTimeoutsAreSettings(t *testing.T) {
 			return openaitest.Text("done")
 		}
 		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{
-			{ID: "call_long", Name: "run_command", Arguments: `{"command":"head -c 5000 /dev/zero | tr '\\0' x; echo; echo TAIL"}`},
-			{ID: "call_default", Name: "run_command", Arguments: `{"command":"sleep 5"}`},
-			{ID: "call_max", Name: "run_command", Arguments: `{"command":"sleep 5","timeout":600}`},
+			{ID: "call_long", Name: "run_command", Arguments: `{"command":"head -c 5000 /dev/zero | tr '\\0' x; echo; echo TAIL","timeout":4}`},
+			{ID: "call_default", Name: "run_command", Arguments: `{"command":"sleep 30"}`},
+			{ID: "call_max", Name: "run_command", Arguments: `{"command":"sleep 30","timeout":600}`},
 		}}
 	})
 	code, _, stderr := runDshd(t, []string{"DSHD_COMMAND_TIMEOUT=1s"}, promptArgs(t, srv, "--mode", "yolo", "--sandbox", "off",
-		"--command-output-bytes", "2048", "--command-max-timeout", "2s", "run them")...)
+		"--command-output-bytes", "2048", "--command-max-timeout", "4s", "run them")...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -153,11 +153,11 @@ func TestRunCommandsOutputAndTimeoutsAreSettings(t *testing.T) {
 	if r := results[1]; !strings.Contains(r, "timed out after 1s") {
 		t.Errorf("a call without a timeout at DSHD_COMMAND_TIMEOUT=1s: %q", r)
 	}
-	if r := results[2]; !strings.Contains(r, "timed out after 2s") {
-		t.Errorf("a call asking 600 s at --command-max-timeout 2s: %q", r)
+	if r := results[2]; !strings.Contains(r, "timed out after 4s") {
+		t.Errorf("a call asking 600 s at --command-max-timeout 4s: %q", r)
 	}
 	desc := toolDescription(srv.ChatRequests()[0], "run_command")
-	if !strings.Contains(desc, "(default 1, at most 2)") || !strings.Contains(desc, "last 2048 bytes") {
+	if !strings.Contains(desc, "(default 1, at most 4)") || !strings.Contains(desc, "last 2048 bytes") {
 		t.Errorf("run_command's description does not tell the model its bounds:\n%s", desc)
 	}
 }
