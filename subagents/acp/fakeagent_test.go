@@ -146,6 +146,8 @@ func fakeAgentMain(mode string) int {
 		return fakeListen(os.Getenv(fakeAddrEnv))
 	case modeParent:
 		return fakeParent()
+	case modeReads:
+		return readsAgentMain()
 	}
 	serveStdio(mode)
 	return 0

@@ -155,6 +155,10 @@ type Options struct {
 	// Logger receives the provider's logs and, at debug level, the child
 	// processes' stderr lines; nil discards them.
 	Logger *slog.Logger
+
+	// observeLoad, when set, sees each change of what a connection's
+	// requests hold (export_test.go: a test's look inside the parent).
+	observeLoad func(load)
 }
 
 // Settings name the limits of [Options] where a hit is logged or told, one

@@ -54,6 +54,7 @@ type peer struct {
 	// (MaxRequests); loggedSlots is set once they were all taken.
 	slots       chan struct{}
 	loggedSlots atomic.Bool
+	load        loadCount
 
 	closing  atomic.Bool // closed by us
 	shutOnce sync.Once
