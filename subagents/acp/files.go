@@ -91,6 +91,10 @@ func fsError(path string, err error) error {
 		return acp.ErrResourceNotFound.WithData(map[string]any{"path": path})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return acp.ErrRequestCancelled
+	case errors.Is(err, workspace.ErrTooLarge):
+		// The child can ask again with line and limit; the reason names
+		// the parent's read limit and its setting.
+		return acp.ErrInvalidParams.WithData(map[string]any{"path": path, "reason": runkit.Cut(err.Error(), 300)})
 	}
 	return acp.ErrInternal.WithData(map[string]any{"path": path, "reason": runkit.Cut(err.Error(), 300)})
 }

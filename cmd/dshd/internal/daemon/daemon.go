@@ -41,6 +41,7 @@ import (
 	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subagent"
 	"github.com/dshd/dshd/tools/tasks"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Daemon is an assembled dshd.
@@ -206,6 +207,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		UserCommands:       commands.UserSources(configHome),
 		Commands:           commandLimits(st),
 		Instructions:       instructionsLimits(st),
+		Reads:              workspace.ReadLimits{MaxReadBytes: st.MaxReadBytes, Setting: "--max-read-bytes"},
 		Agents:             agents,
 		Mode:               mode,
 		MaxTurnRequests:    st.MaxTurnRequests,
@@ -301,7 +303,8 @@ func childArgs(st *config.Settings) []string {
 		n    int
 	}{{"--max-instructions-bytes", st.MaxInstructionsBytes}, {"--max-command-file-bytes", st.MaxCommandFileBytes},
 		{"--max-agent-file-bytes", st.MaxAgentFileBytes}, {"--max-ignore-file-bytes", st.MaxIgnoreFileBytes},
-		{"--max-command-files", st.MaxCommandFiles}, {"--max-agent-files", st.MaxAgentFiles}} {
+		{"--max-command-files", st.MaxCommandFiles}, {"--max-agent-files", st.MaxAgentFiles},
+		{"--max-read-bytes", st.MaxReadBytes}} {
 		if f.n > 0 {
 			args = append(args, f.flag, strconv.Itoa(f.n))
 		}
