@@ -42,6 +42,9 @@ const (
 	// DefaultMaxTerminals is the default of Options.MaxTerminals: the
 	// background tasks a session runs at once by default.
 	DefaultMaxTerminals = 16
+	// DefaultMaxTerminalOutput is the default of
+	// Options.MaxTerminalOutput.
+	DefaultMaxTerminalOutput = 1 << 20
 	// DefaultMaxRequests is the default of Options.MaxRequests: far more
 	// than an agent that waits for its answers has open (a permission
 	// question or a terminal's exit per session it runs).
@@ -129,6 +132,12 @@ type Options struct {
 	// parent's runner (default [DefaultMaxTerminals]); one more is
 	// refused until one is released.
 	MaxTerminals int
+	// MaxTerminalOutput caps the output each of those terminals keeps
+	// (its tail), which is also the most a child's outputByteLimit may
+	// ask (default [DefaultMaxTerminalOutput]). Beyond it the oldest
+	// output is dropped, the child reads "truncated", and the first cut
+	// is logged once per child.
+	MaxTerminalOutput int
 	// MaxOutputBytes caps the child's answer the parent keeps: its last
 	// message, which becomes the run's output. Beyond it the rest of the
 	// message is counted, not kept, and the output says so (default
@@ -166,7 +175,7 @@ type Options struct {
 // child dshd that choose its state dir (which its sandbox makes
 // writable); an empty field is that name.
 type Settings struct {
-	MaxRequests, MaxTerminals, MaxOutputBytes, MaxHeld, StateDirOf string
+	MaxRequests, MaxTerminals, MaxTerminalOutput, MaxOutputBytes, MaxHeld, StateDirOf string
 }
 
 // AgentConfig is a named ACP agent (the config file's "agents" entry).
@@ -248,6 +257,7 @@ func New(opts *Options) (*Provider, error) {
 		defaulted("ProgressInterval", "duration", &o.ProgressInterval, time.Second),
 		defaulted("MaxRequests", "number", &o.MaxRequests, DefaultMaxRequests),
 		defaulted("MaxTerminals", "number", &o.MaxTerminals, DefaultMaxTerminals),
+		defaulted("MaxTerminalOutput", "size", &o.MaxTerminalOutput, DefaultMaxTerminalOutput),
 		defaulted("MaxOutputBytes", "size", &o.MaxOutputBytes, DefaultMaxOutputBytes),
 		defaulted("MaxHeld", "number", &o.MaxHeld, DefaultMaxHeld),
 	); err != nil {

@@ -105,11 +105,13 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		StateDirOf:     childStateDir,
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
-		MaxRequests:    st.MaxChildRequests,
-		MaxHeld:        st.MaxHeldChildUpdates,
+		// A child's terminal is a background task it runs on us.
+		MaxTerminalOutput: st.TaskOutput,
+		MaxRequests:       st.MaxChildRequests,
+		MaxHeld:           st.MaxHeldChildUpdates,
 		// Its logs and messages name the flags, as README spells them.
 		Settings: acpprovider.Settings{
-			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks",
+			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks", MaxTerminalOutput: "--task-output-limit",
 			MaxRequests: "--max-child-requests", MaxHeld: "--max-held-child-updates",
 			StateDirOf: "--state-dir, DSHD_STATE_DIR or config file",
 		},
