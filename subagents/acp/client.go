@@ -69,21 +69,21 @@ func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx c
 		if !pr.loggedSlots.Swap(true) {
 			pr.log.Warn("the agent has the most requests served at once it may have; reading no more of its messages until one is answered", "setting", pr.p.o.Settings.MaxRequests, "limit", cap(pr.slots), "peer", pr.t.where())
 		}
-		pr.load.change(pr, 0, 0, 1)
+		pr.load.add(pr, load{Waiting: 1})
 		select {
 		case pr.slots <- struct{}{}:
-			pr.load.change(pr, 0, 0, -1)
+			pr.load.add(pr, load{Waiting: -1})
 		case <-ctx.Done():
-			pr.load.change(pr, 0, 0, -1)
+			pr.load.add(pr, load{Waiting: -1})
 			return nil, ctx.Err()
 		}
 	}
-	pr.load.change(pr, 1, 0, 0)
+	pr.load.add(pr, load{Serving: 1, Taken: 1})
 	rpc.AfterAnswer(ctx, func() {
-		pr.load.change(pr, 0, -1, 0)
+		pr.load.add(pr, load{Held: -1})
 		<-pr.slots
 	})
-	defer pr.load.change(pr, -1, 1, 0)
+	defer pr.load.add(pr, load{Serving: -1, Held: 1})
 	rpc.Detach(ctx)
 	rt, err := pr.routeFor(ctx, id)
 	if err != nil {
@@ -97,30 +97,36 @@ func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx c
 }
 
 // load is what a peer's requests hold at once: Serving of them are being
-// served, Held have their answer and wait for room in the output queue,
+// served (Budget of those wait for the read budget, Reading read a
+// file), Held have their answer and wait for room in the output queue,
 // and Waiting is 1 while the next one waits for a slot. Each request
-// holds its slot from Serving through Held.
+// holds its slot from Serving through Held. Taken counts the requests
+// that took a slot.
 type load struct {
-	Serving, Held, Waiting int
+	Serving, Budget, Reading, Held, Waiting, Taken int
 }
 
 // loadCount keeps a peer's load and shows each change to
-// Options.observeLoad (a test's look at what the parent holds).
+// Options.observeLoad (a test's look at what the parent holds); without
+// an observer it counts nothing.
 type loadCount struct {
 	mu sync.Mutex
 	n  load // guarded by mu
 }
 
-func (l *loadCount) change(pr *peer, serving, held, waiting int) {
+func (l *loadCount) add(pr *peer, d load) {
 	observe := pr.p.o.observeLoad
 	if observe == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.n.Serving += serving
-	l.n.Held += held
-	l.n.Waiting += waiting
+	l.n.Serving += d.Serving
+	l.n.Budget += d.Budget
+	l.n.Reading += d.Reading
+	l.n.Held += d.Held
+	l.n.Waiting += d.Waiting
+	l.n.Taken += d.Taken
 	observe(l.n)
 }
 
@@ -138,7 +144,7 @@ func (pr *peer) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) 
 		return nil, notOffered(acp.MethodFsReadTextFile)
 	}
 	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.ReadTextFileResponse, error) {
-		return rt.c.readFile(ctx, req)
+		return rt.c.readFile(ctx, pr, req)
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Name is the provider's name.
@@ -138,6 +139,14 @@ type Options struct {
 	// output is dropped, the child reads "truncated", and the first cut
 	// is logged once per child.
 	MaxTerminalOutput int
+	// MaxReadBytes is the most one read of the parent's file system may
+	// hold (the daemon's read limit; default
+	// workspace.DefaultMaxReadBytes). Each of an agent's
+	// fs/read_text_file reserves it from the connection's read budget,
+	// the larger of it and Limits.MaxQueuedOutput, until the read is
+	// done, and then holds what it read until its answer is queued
+	// (readbudget.go).
+	MaxReadBytes int
 	// MaxOutputBytes caps the child's answer the parent keeps: its last
 	// message, which becomes the run's output. Beyond it the rest of the
 	// message is counted, not kept, and the output says so (default
@@ -175,7 +184,7 @@ type Options struct {
 // child dshd that choose its state dir (which its sandbox makes
 // writable); an empty field is that name.
 type Settings struct {
-	MaxRequests, MaxTerminals, MaxTerminalOutput, MaxOutputBytes, MaxHeld, StateDirOf string
+	MaxRequests, MaxTerminals, MaxTerminalOutput, MaxReadBytes, MaxOutputBytes, MaxHeld, StateDirOf string
 }
 
 // AgentConfig is a named ACP agent (the config file's "agents" entry).
@@ -258,6 +267,7 @@ func New(opts *Options) (*Provider, error) {
 		defaulted("MaxRequests", "number", &o.MaxRequests, DefaultMaxRequests),
 		defaulted("MaxTerminals", "number", &o.MaxTerminals, DefaultMaxTerminals),
 		defaulted("MaxTerminalOutput", "size", &o.MaxTerminalOutput, DefaultMaxTerminalOutput),
+		defaulted("MaxReadBytes", "size", &o.MaxReadBytes, workspace.DefaultMaxReadBytes),
 		defaulted("MaxOutputBytes", "size", &o.MaxOutputBytes, DefaultMaxOutputBytes),
 		defaulted("MaxHeld", "number", &o.MaxHeld, DefaultMaxHeld),
 	); err != nil {

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -21,9 +22,11 @@ import (
 // modeReads is a fake agent written on the raw wire, which reads its
 // input only when it chooses to: on session/prompt it sends
 // fakeReadsEnv (K) fs/read_text_file requests for the file
-// fakeReadsPathEnv names, then reads nothing until a line arrives on the
-// FIFO fakeFIFOEnv names; then it reads the K answers and says
-// "answers=K bytes=N errors=E".
+// fakeReadsPathEnv names (or, when that is "seq N", runs `seq 1 N` in a
+// terminal, waits for its exit and sends K terminal/output requests for
+// it), then reads nothing until a line arrives on the FIFO fakeFIFOEnv
+// names; then it reads the K answers and says "answers=K bytes=N
+// errors=E" (N the bytes of file content or terminal output).
 const (
 	modeReads        = "reads"
 	fakeReadsEnv     = "ACPPROVIDER_FAKE_READS"
@@ -52,14 +55,8 @@ func readsAgentMain() int {
 		if err != nil {
 			return 0
 		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Result *struct {
-				Content string `json:"content"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(line, &m); err != nil {
+		m, err := decodeRaw(line)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "reads: bad line:", err)
 			return 1
 		}
@@ -71,9 +68,26 @@ func readsAgentMain() int {
 			answer(m.ID, map[string]any{"sessionId": sid})
 		case m.Method == "session/prompt":
 			promptID = m.ID
+			method, params := "fs/read_text_file", map[string]any{"sessionId": sid, "path": path}
+			if n, ok := strings.CutPrefix(path, "seq "); ok {
+				// call sends a request and reads up to its answer; the
+				// parent sends nothing else meanwhile.
+				call := func(id int, method string, params any) rawMessage {
+					send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+					for {
+						line, _ := in.ReadBytes('\n')
+						if r, err := decodeRaw(line); err != nil || string(r.ID) == strconv.Itoa(id) {
+							return r
+						}
+					}
+				}
+				created := call(900, "terminal/create", map[string]any{"sessionId": sid, "command": "seq", "args": []string{"1", n}})
+				params = map[string]any{"sessionId": sid, "terminalId": created.Result.TerminalID}
+				call(901, "terminal/wait_for_exit", params)
+				method = "terminal/output"
+			}
 			for i := range k {
-				send(map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "method": "fs/read_text_file",
-					"params": map[string]any{"sessionId": sid, "path": path}})
+				send(map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "method": method, "params": params})
 			}
 			// Take none of the answers until the test has seen what the
 			// parent holds.
@@ -87,7 +101,7 @@ func readsAgentMain() int {
 		case m.Method == "" && len(m.ID) > 0:
 			got++
 			if m.Result != nil {
-				size += len(m.Result.Content)
+				size += len(m.Result.Content) + len(m.Result.Output)
 			} else {
 				errs++
 			}
@@ -103,44 +117,53 @@ func readsAgentMain() int {
 	}
 }
 
-// A child that asks for a big file many times at once and reads none of
-// the answers makes the parent hold at most --max-child-requests answers:
-// a request keeps its slot until its answer is in the output queue, so
-// beyond the bound the parent reads neither the child's next request nor
-// the file again. Before, the slot was freed when the read returned:
-// every one of the 24 reads was made, and 23 answers of 512 KiB (with
-// their encodings) waited for room in the output queue at once (K reads
-// of a 31 MB file: K × 62 MB in the parent).
-func TestHostile_AChildThatReadsNoAnswerMakesTheParentHoldAtMostMaxRequestsOfThem(t *testing.T) {
-	const k, slots, fileSize = 24, 3, 512 << 10
-	var (
-		mu    sync.Mutex
-		most  acpprovider.Load
-		ended bool
-	)
-	settled := make(chan acpprovider.Load, 1)
-	o := acpprovider.Options{MaxRequests: slots, Limits: rpc.Limits{MaxQueuedOutput: 64 << 10}}
+// rawMessage is what the reads fake agent reads of a message.
+type rawMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result *struct {
+		Content    string `json:"content"`
+		Output     string `json:"output"`
+		TerminalID string `json:"terminalId"`
+	} `json:"result"`
+}
+
+func decodeRaw(line []byte) (rawMessage, error) {
+	var m rawMessage
+	err := json.Unmarshal(line, &m)
+	return m, err
+}
+
+// holdRun runs a reads fake agent (k requests of path, see modeReads;
+// a file path is written in the parent's workspace with content) under a
+// provider made with o and parent, takes none of its answers until
+// settled says the parent can do no more, and returns the most answers
+// the parent held at once and what the child said once it took them.
+func holdRun(t *testing.T, o acpprovider.Options, parent parentOpts, path, content string, k int, settled func(acpprovider.Load) bool) (most acpprovider.Load, said string) {
+	t.Helper()
+	var mu sync.Mutex
+	ended := false
+	done := make(chan acpprovider.Load, 1)
 	acpprovider.ObserveLoad(&o, func(l acpprovider.Load) {
 		mu.Lock()
 		defer mu.Unlock()
 		most.Held = max(most.Held, l.Held)
-		// The parent can do no more until the child reads: every slot
-		// holds an answer and the next request waits for one, or (before)
-		// more answers than slots wait at once.
-		if !ended && (l.Waiting == 1 && l.Serving == 0 || l.Held > slots) {
+		if !ended && settled(l) {
 			ended = true
-			settled <- l
+			done <- l
 		}
 	})
 	p := newProvider(t, &o)
-	parent := newParent(t, parentOpts{})
-	big := testkit.Write(t, parent.Scope.Cwd, "big.txt", strings.Repeat("0123456789abcde\n", fileSize/16))
+	par := newParent(t, parent)
+	if !strings.HasPrefix(path, "seq ") {
+		path = testkit.Write(t, par.Scope.Cwd, path, content)
+	}
 	fifo := testkit.FIFO(t, t.TempDir(), "go")
-	run := start(t, p, subagents.StartRequest{Prompt: "read", Parent: parent.Scope,
-		Options: fakeBinding(modeReads, fakeReadsEnv+"="+strconv.Itoa(k), fakeReadsPathEnv+"="+big, fakeFIFOEnv+"="+fifo)})
-	at := testkit.Await(t, settled, "the parent to hold all it may of the child's answers")
+	run := start(t, p, subagents.StartRequest{Prompt: "read", Parent: par.Scope,
+		Options: fakeBinding(modeReads, fakeReadsEnv+"="+strconv.Itoa(k), fakeReadsPathEnv+"="+path, fakeFIFOEnv+"="+fifo)})
+	at := testkit.Await(t, done, "the parent to hold all it may of the child's answers")
 	t.Logf("when the parent could do no more: %+v", at)
-	// Let the child read its answers.
+	// Let the child take its answers.
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -148,12 +171,63 @@ func TestHostile_AChildThatReadsNoAnswerMakesTheParentHoldAtMostMaxRequestsOfThe
 	w.WriteString("go\n")
 	w.Close()
 	res := wait(t, run)
-	if want := fmt.Sprintf("answers=%d bytes=%d errors=0", k, k*fileSize); res.Output != want {
-		t.Errorf("the child says %q, want %q", res.Output, want)
-	}
 	mu.Lock()
 	defer mu.Unlock()
+	return most, res.Output
+}
+
+// A child that asks for a terminal's output many times at once and takes
+// none of the answers makes the parent hold at most --max-child-requests
+// of them: a request keeps its slot until its answer is in the output
+// queue, so beyond the bound the parent reads no more of the child's
+// requests. Before, the slot was freed when the handler returned: all 16
+// requests were served and 15 answers of 575 KiB (each the tail and its
+// encoding) waited for room in the output queue at once. (Audit finding
+// 1 measured the same with reads of a 31 MB file: K × 62 MB.)
+func TestHostile_AChildThatTakesNoAnswerMakesTheParentHoldAtMostMaxRequestsOfThem(t *testing.T) {
+	const k, slots, lines, outBytes = 16, 3, 100000, 588895 // seq 1 100000 | wc -c
+	o := acpprovider.Options{MaxRequests: slots, Limits: rpc.Limits{MaxQueuedOutput: 64 << 10}}
+	most, said := holdRun(t, o, parentOpts{gate: &recGate{}, runner: true}, "seq "+strconv.Itoa(lines), "", k, func(l acpprovider.Load) bool {
+		// Every slot holds an answer and the next request waits for one,
+		// or (before) more answers than slots wait at once.
+		return l.Waiting == 1 && l.Serving == 0 || l.Held > slots
+	})
+	if want := fmt.Sprintf("answers=%d bytes=%d errors=0", k, k*outBytes); said != want {
+		t.Errorf("the child says %q, want %q", said, want)
+	}
 	if most.Held > slots {
-		t.Errorf("the parent held %d answers to the child at once (%d KiB each), want at most %d (MaxRequests)", most.Held, fileSize>>10, slots)
+		t.Errorf("the parent held %d answers to the child at once (%d KiB each), want at most %d (MaxRequests)", most.Held, outBytes>>10, slots)
+	}
+}
+
+// A child that reads a big file many times at once and takes none of the
+// answers makes the parent hold at most the connection's read budget: a
+// read reserves the read limit (MaxReadBytes, the daemon's
+// --max-read-bytes) until it is done and holds what it read until its
+// answer is queued, within the larger of that limit and the output
+// queue's bound (--max-queued-output-bytes); the first wait is logged
+// once. Before, every request that had a slot was read at once: with the
+// default 256 slots, all 24 reads of 512 KiB were made and 23 answers
+// waited at once (audit finding 1: 64 reads of a 31 MB file, 6.18 GB).
+func TestHostile_AChildsFileReadsHoldAtMostTheConnectionsReadBudget(t *testing.T) {
+	const k, fileSize, readLimit = 24, 512 << 10, 1 << 20
+	o := acpprovider.Options{MaxReadBytes: readLimit, Limits: rpc.Limits{MaxQueuedOutput: 64 << 10}}
+	logs := &testkit.SyncBuffer{}
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	big := strings.Repeat("0123456789abcde\n", fileSize/16)
+	most, said := holdRun(t, o, parentOpts{}, "big.txt", big, k, func(l acpprovider.Load) bool {
+		// Every request is in hand, an answer waits for the child, and
+		// the rest wait for the budget (or, before, were all read).
+		return l.Taken == k && l.Reading == 0 && l.Budget == l.Serving && l.Held > 0
+	})
+	if want := fmt.Sprintf("answers=%d bytes=%d errors=0", k, k*fileSize); said != want {
+		t.Errorf("the child says %q, want %q", said, want)
+	}
+	if most.Held > readLimit/fileSize {
+		t.Errorf("the parent held %d answers of %d KiB to the child at once, want at most %d (the %d KiB read budget)", most.Held, fileSize>>10, readLimit/fileSize, readLimit>>10)
+	}
+	checkLoggedOnce(t, logs, "the agent's file reads hold all the parent keeps for them")
+	if l := logs.String(); !strings.Contains(l, "settings=\"--max-queued-output-bytes, --max-read-bytes\" limit_bytes=1048576") {
+		t.Errorf("the wait's log line does not name the settings and the budget:\n%.2000s", l)
 	}
 }

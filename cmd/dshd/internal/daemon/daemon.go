@@ -107,11 +107,12 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		MaxTerminals:   st.MaxTasks,
 		// A child's terminal is a background task it runs on us.
 		MaxTerminalOutput: st.TaskOutput,
+		MaxReadBytes:      st.MaxReadBytes,
 		MaxRequests:       st.MaxChildRequests,
 		MaxHeld:           st.MaxHeldChildUpdates,
 		// Its logs and messages name the flags, as README spells them.
 		Settings: acpprovider.Settings{
-			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks", MaxTerminalOutput: "--task-output-limit",
+			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks", MaxTerminalOutput: "--task-output-limit", MaxReadBytes: "--max-read-bytes",
 			MaxRequests: "--max-child-requests", MaxHeld: "--max-held-child-updates",
 			StateDirOf: "--state-dir, DSHD_STATE_DIR or config file",
 		},
