@@ -48,7 +48,10 @@ func (c *child) readFile(ctx context.Context, pr *peer, req *acp.ReadTextFileReq
 	reserve := c.p.o.MaxReadBytes
 	pr.load.add(pr, load{Budget: 1})
 	err = pr.reads.take(ctx, reserve, func() {
-		pr.log.Warn("the agent's file reads hold all the parent keeps for them; its next read waits until it takes an answer",
+		// Info, not Warn: an agent that reads files in parallel meets the
+		// budget in its ordinary course; one that takes no answers stays
+		// here, with all its reads but one waiting.
+		pr.log.Info("the agent's file reads wait for one another: those being read and the answers it has not taken yet hold all the parent keeps for them",
 			"settings", c.p.o.Limits.Settings.MaxQueuedOutput+", "+c.p.o.Settings.MaxReadBytes, "limit_bytes", pr.reads.size, "peer", pr.t.where())
 	})
 	pr.load.add(pr, load{Budget: -1})

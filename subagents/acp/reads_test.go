@@ -226,7 +226,7 @@ func TestHostile_AChildsFileReadsHoldAtMostTheConnectionsReadBudget(t *testing.T
 	if most.Held > readLimit/fileSize {
 		t.Errorf("the parent held %d answers of %d KiB to the child at once, want at most %d (the %d KiB read budget)", most.Held, fileSize>>10, readLimit/fileSize, readLimit>>10)
 	}
-	checkLoggedOnce(t, logs, "the agent's file reads hold all the parent keeps for them")
+	checkLoggedOnce(t, logs, "the agent's file reads wait for one another")
 	if l := logs.String(); !strings.Contains(l, "settings=\"--max-queued-output-bytes, --max-read-bytes\" limit_bytes=1048576") {
 		t.Errorf("the wait's log line does not name the settings and the budget:\n%.2000s", l)
 	}

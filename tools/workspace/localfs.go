@@ -152,7 +152,7 @@ func (l *LocalFS) tooLarge(path string, maxBytes int) error {
 		setting = "MaxReadBytes"
 	}
 	if l.Logger != nil && !l.logged.Swap(true) {
-		l.Logger.Warn("refused to read a file at once: more than the read limit; a read asks for fewer lines or is refused",
+		l.Logger.Warn("refused to read a file at once: it is over the read limit (reads of fewer lines work)",
 			"setting", setting, "limit", maxBytes, "path", path)
 	}
 	return fmt.Errorf("%w: more than %d bytes (the limit %s); read fewer lines: %s", ErrTooLarge, maxBytes, setting, path)
