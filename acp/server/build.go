@@ -306,6 +306,7 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		Asker:                 ask,
 		Now:                   o.Now,
 		Instructions:          o.Instructions,
+		Reads:                 o.Reads,
 		Delegation:            delegation,
 		Tasks:                 taskOpts,
 		History:               history(stored, hist),

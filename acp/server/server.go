@@ -46,6 +46,7 @@ import (
 	"github.com/dshd/dshd/tools/localrun"
 	"github.com/dshd/dshd/tools/permission"
 	"github.com/dshd/dshd/tools/tasks"
+	"github.com/dshd/dshd/tools/workspace"
 
 	"github.com/dshd/dshd/acp/rpc"
 )
@@ -97,6 +98,9 @@ type Options struct {
 	// Instructions bound each session's AGENTS.md (zero: prompt's
 	// defaults); one that is cut or not used is told to the user.
 	Instructions prompt.InstructionsLimits
+	// Reads bound each read of a session's local disk (zero: workspace's
+	// defaults).
+	Reads workspace.ReadLimits
 	// Agents lists live agents.
 	Agents *agent.Registry
 	// Dirs bound the additionalDirectories of a session request (build.go).

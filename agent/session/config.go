@@ -86,6 +86,10 @@ type Config struct {
 	// Instructions bound the project's AGENTS.md the default system
 	// prompt holds (zero: prompt's defaults); a child inherits them.
 	Instructions prompt.InstructionsLimits
+	// Reads bound each read of the workspace's local disk (zero: the
+	// workspace package's defaults), whoever reads: a tool, a child; a
+	// child shares its parent's file system and so its bound.
+	Reads workspace.ReadLimits
 
 	// Delegation, when set, binds the session's delegating tools to it
 	// (subagents.Scope implements it); nil: the session cannot delegate.
@@ -159,7 +163,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		if ws, err = workspace.New(cfg.Cwd, cfg.AdditionalDirectories); err != nil {
 			return nil, &WorkspaceError{Err: err}
 		}
-		fs = workspace.NewLocalFS(ws)
+		local := workspace.NewLocalFS(ws)
+		local.ReadLimits, local.Logger = cfg.Reads, log
+		fs = local
 		if cfg.FS != nil {
 			fs = cfg.FS(fs)
 		}

@@ -5,6 +5,7 @@ package acpprovider
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/dshd/dshd/acp"
@@ -50,9 +51,17 @@ func (pr *peer) routeFor(ctx context.Context, id acp.SessionID) (*route, error) 
 // At most MaxRequests of the agent's requests are served at once: the
 // slot is taken before detaching, so beyond the bound the dispatcher
 // waits, the connection reads no more, and an agent that sends requests
-// without end costs the parent a bounded number of goroutines. A request
-// that waits for its session to be announced waits at most HoldUnknown,
-// so a full set of slots always frees.
+// without end costs the parent a bounded number of goroutines. The slot
+// is given back only once the answer is in the connection's output queue
+// (rpc.AfterAnswer), not when fn returns: an answer waiting for room in
+// that queue holds its whole text (a file read, up to the read cap, and
+// its encoding), and an agent that does not read its answers would
+// otherwise have the parent read one file after another into memory
+// (K reads of a 31 MB file held K answers at once). So MaxRequests
+// bounds the answers held too. A request that waits for its session to
+// be announced waits at most HoldUnknown, and a peer that takes none of
+// its output is closed at the write timeout, so a full set of slots
+// always frees.
 func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx context.Context, rt *route) (*R, error)) (*R, error) {
 	select {
 	case pr.slots <- struct{}{}:
@@ -60,13 +69,21 @@ func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx c
 		if !pr.loggedSlots.Swap(true) {
 			pr.log.Warn("the agent has the most requests served at once it may have; reading no more of its messages until one is answered", "setting", pr.p.o.Settings.MaxRequests, "limit", cap(pr.slots), "peer", pr.t.where())
 		}
+		pr.load.add(pr, load{Waiting: 1})
 		select {
 		case pr.slots <- struct{}{}:
+			pr.load.add(pr, load{Waiting: -1})
 		case <-ctx.Done():
+			pr.load.add(pr, load{Waiting: -1})
 			return nil, ctx.Err()
 		}
 	}
-	defer func() { <-pr.slots }()
+	pr.load.add(pr, load{Serving: 1, Taken: 1})
+	rpc.AfterAnswer(ctx, func() {
+		pr.load.add(pr, load{Held: -1})
+		<-pr.slots
+	})
+	defer pr.load.add(pr, load{Serving: -1, Held: 1})
 	rpc.Detach(ctx)
 	rt, err := pr.routeFor(ctx, id)
 	if err != nil {
@@ -77,6 +94,40 @@ func serve[R any](ctx context.Context, pr *peer, id acp.SessionID, fn func(ctx c
 	stop := context.AfterFunc(rt.c.ctx, cancel)
 	defer stop()
 	return fn(ctx, rt)
+}
+
+// load is what a peer's requests hold at once: Serving of them are being
+// served (Budget of those wait for the read budget, Reading read a
+// file), Held have their answer and wait for room in the output queue,
+// and Waiting is 1 while the next one waits for a slot. Each request
+// holds its slot from Serving through Held. Taken counts the requests
+// that took a slot.
+type load struct {
+	Serving, Budget, Reading, Held, Waiting, Taken int
+}
+
+// loadCount keeps a peer's load and shows each change to
+// Options.observeLoad (a test's look at what the parent holds); without
+// an observer it counts nothing.
+type loadCount struct {
+	mu sync.Mutex
+	n  load // guarded by mu
+}
+
+func (l *loadCount) add(pr *peer, d load) {
+	observe := pr.p.o.observeLoad
+	if observe == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n.Serving += d.Serving
+	l.n.Budget += d.Budget
+	l.n.Reading += d.Reading
+	l.n.Held += d.Held
+	l.n.Waiting += d.Waiting
+	l.n.Taken += d.Taken
+	observe(l.n)
 }
 
 // RequestPermission implements acp.Client: the question goes through the
@@ -93,7 +144,7 @@ func (pr *peer) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) 
 		return nil, notOffered(acp.MethodFsReadTextFile)
 	}
 	return serve(ctx, pr, req.SessionID, func(ctx context.Context, rt *route) (*acp.ReadTextFileResponse, error) {
-		return rt.c.readFile(ctx, req)
+		return rt.c.readFile(ctx, pr, req)
 	})
 }
 

@@ -19,7 +19,8 @@ package acpprovider_test
 //	permission       ask permission; answer the option chosen
 //	write PATH TEXT  fs/write_text_file; answer "ok" or the error code
 //	read PATH        fs/read_text_file; answer the content or the error code
-//	term WORDS       run a terminal; answer its output and exit code
+//	term WORDS       run a terminal; answer its output and exit code (and
+//	                 "truncated" when the output was cut)
 //	relay            announce a child of its own and drive traffic on it
 //	chunks A|B|C     send the parts as separate messages with tool calls between
 //	caps             answer the client capabilities it was offered
@@ -146,6 +147,8 @@ func fakeAgentMain(mode string) int {
 		return fakeListen(os.Getenv(fakeAddrEnv))
 	case modeParent:
 		return fakeParent()
+	case modeReads:
+		return readsAgentMain()
 	}
 	serveStdio(mode)
 	return 0
@@ -703,7 +706,11 @@ func (f *fakeAgent) terminal(ctx context.Context, cl *rpc.AgentSideConn, id acp.
 	if st.ExitCode != nil {
 		exit = strconv.Itoa(int(*st.ExitCode))
 	}
-	return fmt.Sprintf("exit=%s output=%q", exit, out.Output)
+	said := fmt.Sprintf("exit=%s output=%q", exit, out.Output)
+	if out.Truncated {
+		said += " truncated"
+	}
+	return said
 }
 
 // relay plays an agent exposing a child of its own, g, to a client that

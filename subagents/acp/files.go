@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/subagents/internal/runkit"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/workspace"
@@ -29,8 +30,10 @@ func (c *child) resolve(p string) (string, error) {
 }
 
 // readFile reads through the parent's file system (the editor's buffers
-// when the parent's editor serves fs). A missing file is -32002.
-func (c *child) readFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+// when the parent's editor serves fs), within pr's read budget: the text
+// is counted until its answer is in the output queue. A missing file is
+// -32002.
+func (c *child) readFile(ctx context.Context, pr *peer, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
 	path, err := c.resolve(req.Path)
 	if err != nil {
 		return nil, err
@@ -42,10 +45,29 @@ func (c *child) readFile(ctx context.Context, req *acp.ReadTextFileRequest) (*ac
 	if req.Limit != nil {
 		limit = int(*req.Limit)
 	}
-	text, err := c.env.FS.ReadTextFile(ctx, path, line, limit)
+	reserve := c.p.o.MaxReadBytes
+	pr.load.add(pr, load{Budget: 1})
+	err = pr.reads.take(ctx, reserve, func() {
+		// Info, not Warn: an agent that reads files in parallel meets the
+		// budget in its ordinary course; one that takes no answers stays
+		// here, with all its reads but one waiting.
+		pr.log.Info("the agent's file reads wait for one another: those being read and the answers it has not taken yet hold all the parent keeps for them",
+			"settings", c.p.o.Limits.Settings.MaxQueuedOutput+", "+c.p.o.Settings.MaxReadBytes, "limit_bytes", pr.reads.size, "peer", pr.t.where())
+	})
+	pr.load.add(pr, load{Budget: -1})
 	if err != nil {
 		return nil, fsError(req.Path, err)
 	}
+	pr.load.add(pr, load{Reading: 1})
+	text, err := c.env.FS.ReadTextFile(ctx, path, line, limit)
+	pr.load.add(pr, load{Reading: -1})
+	if err != nil {
+		pr.reads.give(reserve)
+		return nil, fsError(req.Path, err)
+	}
+	n := len(text)
+	pr.reads.settle(reserve, n)
+	rpc.AfterAnswer(ctx, func() { pr.reads.give(n) })
 	return &acp.ReadTextFileResponse{Content: text}, nil
 }
 
@@ -91,6 +113,10 @@ func fsError(path string, err error) error {
 		return acp.ErrResourceNotFound.WithData(map[string]any{"path": path})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return acp.ErrRequestCancelled
+	case errors.Is(err, workspace.ErrTooLarge):
+		// The child can ask again with line and limit; the reason names
+		// the parent's read limit and its setting.
+		return acp.ErrInvalidParams.WithData(map[string]any{"path": path, "reason": runkit.Cut(err.Error(), 300)})
 	}
 	return acp.ErrInternal.WithData(map[string]any{"path": path, "reason": runkit.Cut(err.Error(), 300)})
 }

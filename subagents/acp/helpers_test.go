@@ -40,8 +40,8 @@ func isolateEnv(home string) {
 // and its sandbox's (cmd/dshd/internal/daemon), so that the tests read
 // the words a user reads.
 var (
-	daemonNames        = acpprovider.Settings{MaxRequests: "--max-child-requests", MaxTerminals: "--max-tasks", MaxOutputBytes: "--max-child-output-bytes", MaxHeld: "--max-held-child-updates", StateDirOf: "--state-dir, DSHD_STATE_DIR or config file"}
-	daemonLimitNames   = rpc.Settings{MaxQueuedInput: "--max-queued-input-bytes"}
+	daemonNames        = acpprovider.Settings{MaxRequests: "--max-child-requests", MaxTerminals: "--max-tasks", MaxTerminalOutput: "--task-output-limit", MaxReadBytes: "--max-read-bytes", MaxOutputBytes: "--max-child-output-bytes", MaxHeld: "--max-held-child-updates", StateDirOf: "--state-dir, DSHD_STATE_DIR or config file"}
+	daemonLimitNames   = rpc.Settings{MaxQueuedInput: "--max-queued-input-bytes", MaxQueuedOutput: "--max-queued-output-bytes"}
 	daemonSandboxNames = sandbox.Settings{Mode: "--sandbox", Fallback: "--sandbox-fallback", Network: "--sandbox-network", WritableRoots: "--sandbox-writable (sandboxWritableRoots in the config file)"}
 )
 

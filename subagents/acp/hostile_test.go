@@ -3,6 +3,7 @@
 package acpprovider_test
 
 import (
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -140,6 +141,31 @@ func TestHostile_AChildRunsAtMostMaxTerminalsAtOnce(t *testing.T) {
 		t.Errorf("the log does not name the setting:\n%.2000s", logs.String())
 	}
 	checkNoProcesses(t)
+}
+
+// A terminal a child runs on the parent's runner keeps at most
+// MaxTerminalOutput of its output (the daemon's --task-output-limit): the
+// child reads the tail, marked truncated, and the parent logs the cut
+// once, naming the setting, however many chunks went over it. Before, the
+// cap was a constant (1 MiB, up to 16 MiB when the child asked) and a
+// cut was said to nobody.
+func TestHostile_AChildsTerminalKeepsAtMostMaxTerminalOutputAndTheCutIsLoggedOnce(t *testing.T) {
+	const limit = 4096
+	p, logs := loggingProvider(t, acpprovider.Options{MaxTerminalOutput: limit})
+	parent := newParent(t, parentOpts{gate: &recGate{}, runner: true})
+	res := ask(t, p, parent, "term seq 1 30000", fakeBinding(modeAgent)) // 169 KB of output
+	var output string
+	if _, err := fmt.Sscanf(strings.TrimPrefix(res.Output, "exit=0 output="), "%q", &output); err != nil {
+		t.Fatalf("answer %.300q: %v", res.Output, err)
+	}
+	if len(output) > limit || !strings.HasSuffix(output, "29999\n30000\n") || !strings.HasSuffix(res.Output, " truncated") {
+		t.Fatalf("the child read %d bytes of output ending %q, truncated %v; want the last %d at most, marked truncated",
+			len(output), output[max(0, len(output)-20):], strings.HasSuffix(res.Output, " truncated"), limit)
+	}
+	checkLoggedOnce(t, logs, "printed more than the output limit")
+	if !strings.Contains(logs.String(), "setting=--task-output-limit limit=4096") {
+		t.Errorf("the log does not name the setting and its limit:\n%.2000s", logs.String())
+	}
 }
 
 // A child's requests are served at most MaxRequests at once: each runs

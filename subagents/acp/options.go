@@ -18,6 +18,7 @@ import (
 	"github.com/dshd/dshd/internal/settingnames"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools/sandbox"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Name is the provider's name.
@@ -42,6 +43,9 @@ const (
 	// DefaultMaxTerminals is the default of Options.MaxTerminals: the
 	// background tasks a session runs at once by default.
 	DefaultMaxTerminals = 16
+	// DefaultMaxTerminalOutput is the default of
+	// Options.MaxTerminalOutput.
+	DefaultMaxTerminalOutput = 1 << 20
 	// DefaultMaxRequests is the default of Options.MaxRequests: far more
 	// than an agent that waits for its answers has open (a permission
 	// question or a terminal's exit per session it runs).
@@ -129,6 +133,20 @@ type Options struct {
 	// parent's runner (default [DefaultMaxTerminals]); one more is
 	// refused until one is released.
 	MaxTerminals int
+	// MaxTerminalOutput caps the output each of those terminals keeps
+	// (its tail), which is also the most a child's outputByteLimit may
+	// ask (default [DefaultMaxTerminalOutput]). Beyond it the oldest
+	// output is dropped, the child reads "truncated", and the first cut
+	// is logged once per child.
+	MaxTerminalOutput int
+	// MaxReadBytes is the most one read of the parent's file system may
+	// hold (the daemon's read limit; default
+	// workspace.DefaultMaxReadBytes). Each of an agent's
+	// fs/read_text_file reserves it from the connection's read budget,
+	// the larger of it and Limits.MaxQueuedOutput, until the read is
+	// done, and then holds what it read until its answer is queued
+	// (readbudget.go).
+	MaxReadBytes int
 	// MaxOutputBytes caps the child's answer the parent keeps: its last
 	// message, which becomes the run's output. Beyond it the rest of the
 	// message is counted, not kept, and the output says so (default
@@ -155,6 +173,10 @@ type Options struct {
 	// Logger receives the provider's logs and, at debug level, the child
 	// processes' stderr lines; nil discards them.
 	Logger *slog.Logger
+
+	// observeLoad, when set, sees each change of what a connection's
+	// requests hold (export_test.go: a test's look inside the parent).
+	observeLoad func(load)
 }
 
 // Settings name the limits of [Options] where a hit is logged or told, one
@@ -162,7 +184,7 @@ type Options struct {
 // child dshd that choose its state dir (which its sandbox makes
 // writable); an empty field is that name.
 type Settings struct {
-	MaxRequests, MaxTerminals, MaxOutputBytes, MaxHeld, StateDirOf string
+	MaxRequests, MaxTerminals, MaxTerminalOutput, MaxReadBytes, MaxOutputBytes, MaxHeld, StateDirOf string
 }
 
 // AgentConfig is a named ACP agent (the config file's "agents" entry).
@@ -244,6 +266,8 @@ func New(opts *Options) (*Provider, error) {
 		defaulted("ProgressInterval", "duration", &o.ProgressInterval, time.Second),
 		defaulted("MaxRequests", "number", &o.MaxRequests, DefaultMaxRequests),
 		defaulted("MaxTerminals", "number", &o.MaxTerminals, DefaultMaxTerminals),
+		defaulted("MaxTerminalOutput", "size", &o.MaxTerminalOutput, DefaultMaxTerminalOutput),
+		defaulted("MaxReadBytes", "size", &o.MaxReadBytes, workspace.DefaultMaxReadBytes),
 		defaulted("MaxOutputBytes", "size", &o.MaxOutputBytes, DefaultMaxOutputBytes),
 		defaulted("MaxHeld", "number", &o.MaxHeld, DefaultMaxHeld),
 	); err != nil {

@@ -4,6 +4,7 @@
 package acpprovider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,8 @@ type peer struct {
 	// (MaxRequests); loggedSlots is set once they were all taken.
 	slots       chan struct{}
 	loggedSlots atomic.Bool
+	load        loadCount
+	reads       readBudget
 
 	closing  atomic.Bool // closed by us
 	shutOnce sync.Once
@@ -85,6 +88,7 @@ func (p *Provider) newPeer(t *target) *peer {
 		dead:    make(chan struct{}),
 		watched: make(chan struct{}),
 		slots:   make(chan struct{}, p.o.MaxRequests),
+		reads:   readBudget{size: max(cmp.Or(p.o.Limits.MaxQueuedOutput, rpc.DefaultMaxQueuedOutput), p.o.MaxReadBytes)},
 		routes:  map[acp.SessionID]*route{},
 		held:    map[acp.SessionID]*heldQueue{},
 		changed: make(chan struct{}),

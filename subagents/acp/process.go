@@ -291,14 +291,26 @@ func (l *lineCheck) garbage() string {
 // tailBuffer keeps the last bytes written to it.
 type tailBuffer struct {
 	limit int
-	mu    sync.Mutex
-	buf   []byte
-	total int64
+	// cut, when set, runs (outside the lock) once, when bytes are first
+	// dropped.
+	cut     func()
+	cutOnce sync.Once
+	mu      sync.Mutex
+	buf     []byte
+	total   int64
 }
 
 func (t *tailBuffer) Write(p []byte) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.write(p)
+	dropped := t.total > int64(len(t.buf))
+	t.mu.Unlock()
+	if dropped && t.cut != nil {
+		t.cutOnce.Do(t.cut)
+	}
+}
+
+func (t *tailBuffer) write(p []byte) {
 	t.total += int64(len(p))
 	if len(p) >= t.limit {
 		t.buf = append(t.buf[:0], p[len(p)-t.limit:]...)
@@ -314,7 +326,6 @@ func (t *tailBuffer) Write(p []byte) {
 // truncated says whether s itself lost bytes before it.
 func (t *tailBuffer) Replace(s string, truncated bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if len(s) > t.limit {
 		s, truncated = s[len(s)-t.limit:], true
 	}
@@ -322,6 +333,10 @@ func (t *tailBuffer) Replace(s string, truncated bool) {
 	t.total = int64(len(s))
 	if truncated {
 		t.total++
+	}
+	t.mu.Unlock()
+	if truncated && t.cut != nil {
+		t.cutOnce.Do(t.cut)
 	}
 }
 

@@ -17,21 +17,16 @@ import (
 	"github.com/dshd/dshd/tools"
 )
 
-// Output caps of a terminal.
-const (
-	defaultTerminalOutput = 1 << 20
-	maxTerminalOutput     = 16 << 20
-)
-
 // terminals are a child's live terminals.
 type terminals struct {
 	mu   sync.Mutex
 	seq  int
 	byID map[acp.TerminalID]*terminal // guarded by mu
-	// logged is set once a terminal was refused for the limit; guarded
-	// by mu.
-	logged bool
-	wg     sync.WaitGroup
+	// logged is set once a terminal was refused for the limit, and
+	// loggedCut once a terminal's output was cut at
+	// Options.MaxTerminalOutput; guarded by mu.
+	logged, loggedCut bool
+	wg                sync.WaitGroup
 }
 
 // terminal is one command the child runs on the parent's runner.
@@ -58,9 +53,12 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 	if err := c.terms.room(c); err != nil {
 		return nil, err
 	}
-	limit := defaultTerminalOutput
+	// The child may ask for less than the parent keeps, not for more:
+	// each terminal's tail is held until it is released, and each
+	// terminal/output answer holds it once more.
+	limit := c.p.o.MaxTerminalOutput
 	if req.OutputByteLimit != nil {
-		limit = int(min(*req.OutputByteLimit, maxTerminalOutput))
+		limit = int(min(*req.OutputByteLimit, uint64(limit)))
 	}
 	// The parent's workspace roots: its sandbox lets the command write there.
 	cmd := tools.Command{Command: req.Command, Args: req.Args, Dir: dir, Roots: c.env.Workspace.Roots(), OutputLimit: max(limit, 1)}
@@ -89,8 +87,26 @@ func (c *child) createTerminal(ctx context.Context, req *acp.CreateTerminalReque
 			return nil, err
 		}
 	}
-	t := c.terms.start(c.ctx, c.env.Runner, cmd, limit)
+	var cut func()
+	if limit == c.p.o.MaxTerminalOutput {
+		// A cut the child asked for is its own business; one at the
+		// parent's limit is said, once per child.
+		cut = func() { c.terms.cutAtLimit(c) }
+	}
+	t := c.terms.start(c.ctx, c.env.Runner, cmd, limit, cut)
 	return &acp.CreateTerminalResponse{TerminalID: t.id}, nil
+}
+
+// cutAtLimit logs the first terminal of the child whose output went over
+// the parent's limit (the child still reads the tail, marked truncated).
+func (ts *terminals) cutAtLimit(c *child) {
+	ts.mu.Lock()
+	first := !ts.loggedCut
+	ts.loggedCut = true
+	ts.mu.Unlock()
+	if first {
+		c.log.Warn("a terminal of the agent's printed more than the output limit; keeping its tail", "setting", c.p.o.Settings.MaxTerminalOutput, "limit", c.p.o.MaxTerminalOutput)
+	}
 }
 
 // room refuses a new terminal while the child has MaxTerminals of them
@@ -113,8 +129,10 @@ func (ts *terminals) room(c *child) error {
 		"you have %d terminals open, the most dshd lets a subagent have (its %s); release one with terminal/release", limit, c.p.o.Settings.MaxTerminals)})
 }
 
-// start runs cmd on its own goroutine until it ends or ctx ends.
-func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.Command, limit int) *terminal {
+// start runs cmd on its own goroutine until it ends or ctx ends, keeping
+// the last limit bytes of its output; cut, when set, runs the first time
+// bytes are dropped.
+func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.Command, limit int, cut func()) *terminal {
 	ctx, cancel := context.WithCancel(ctx)
 	ts.mu.Lock()
 	ts.seq++
@@ -122,7 +140,7 @@ func (ts *terminals) start(ctx context.Context, runner tools.Runner, cmd tools.C
 		id:     acp.TerminalID("term-" + strconv.Itoa(ts.seq)),
 		cancel: cancel,
 		done:   make(chan struct{}),
-		out:    tailBuffer{limit: limit},
+		out:    tailBuffer{limit: limit, cut: cut},
 	}
 	if ts.byID == nil {
 		ts.byID = map[acp.TerminalID]*terminal{}

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxReadBytes is the most a [LocalFS] read holds in memory when
@@ -17,8 +19,23 @@ import (
 const DefaultMaxReadBytes = 32 << 20
 
 // ErrTooLarge reports a read that would have to hold more than
-// [LocalFS.MaxReadBytes] in memory; the caller should ask for fewer lines.
+// [ReadLimits.MaxReadBytes] in memory; the caller should ask for fewer
+// lines.
 var ErrTooLarge = errors.New("too large to read at once")
+
+// ReadLimits bound what one [LocalFS] read holds; the zero value takes the
+// defaults.
+type ReadLimits struct {
+	// MaxReadBytes caps the bytes one ReadTextFile returns; a read that
+	// would exceed it fails with an error wrapping [ErrTooLarge]. Zero
+	// means [DefaultMaxReadBytes]. Whatever reads a file for someone else
+	// (a tool, a child agent's fs/read_text_file) holds at most this much
+	// of it per read.
+	MaxReadBytes int
+	// Setting names MaxReadBytes in the error of a read over it and in the
+	// log line (the daemon's flag); empty means "MaxReadBytes".
+	Setting string
+}
 
 // LocalFS is the local disk seen through a workspace: the file system
 // tools use when the editor does not offer fs/* (it has the method set of
@@ -27,10 +44,12 @@ var ErrTooLarge = errors.New("too large to read at once")
 // [io/fs.ErrNotExist]. A LocalFS is safe for concurrent use.
 type LocalFS struct {
 	ws *Workspace
-	// MaxReadBytes caps the bytes one ReadTextFile returns; a read that
-	// would exceed it fails with an error wrapping [ErrTooLarge]. Zero
-	// means [DefaultMaxReadBytes].
-	MaxReadBytes int
+	ReadLimits
+	// Logger gets one line, naming the setting, the first time a read is
+	// over MaxReadBytes (later ones are only refused: the caller tells
+	// whoever asked); nil logs nothing.
+	Logger *slog.Logger
+	logged atomic.Bool
 }
 
 // NewLocalFS returns the local file system of ws, with default limits.
@@ -108,7 +127,7 @@ func (l *LocalFS) readLines(ctx context.Context, f io.Reader, path string, line,
 				chunk = chunk[:end]
 			}
 			if len(out)+len(chunk) > maxBytes {
-				return "", fmt.Errorf("%s: %w (more than %d bytes)", path, ErrTooLarge, maxBytes)
+				return "", l.tooLarge(path, maxBytes)
 			}
 			out = append(out, chunk...)
 			if done {
@@ -122,6 +141,21 @@ func (l *LocalFS) readLines(ctx context.Context, f io.Reader, path string, line,
 			return "", rerr
 		}
 	}
+}
+
+// tooLarge is the error of a read of path over maxBytes, logged the first
+// time. The setting comes before the path, so a cut of the message (a
+// child's answer keeps 300 bytes) still names it.
+func (l *LocalFS) tooLarge(path string, maxBytes int) error {
+	setting := l.Setting
+	if setting == "" {
+		setting = "MaxReadBytes"
+	}
+	if l.Logger != nil && !l.logged.Swap(true) {
+		l.Logger.Warn("refused to read a file at once: it is over the read limit (reads of fewer lines work)",
+			"setting", setting, "limit", maxBytes, "path", path)
+	}
+	return fmt.Errorf("%w: more than %d bytes (the limit %s); read fewer lines: %s", ErrTooLarge, maxBytes, setting, path)
 }
 
 // WriteTextFile replaces the file's content atomically (see

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/dshd/dshd/internal/testkit"
 )
 
 func TestLocalFSRead(t *testing.T) {
@@ -72,7 +76,7 @@ func TestLocalFSPagesAHugeFile(t *testing.T) {
 	f.Close()
 
 	// A cap far below the file's size: reading it whole would fail.
-	l := &LocalFS{ws: mustNew(t, dir), MaxReadBytes: 64 << 10}
+	l := &LocalFS{ws: mustNew(t, dir), ReadLimits: ReadLimits{MaxReadBytes: 64 << 10}}
 	if _, err := l.ReadTextFile(t.Context(), p, 0, 0); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("whole read of 50 MB with a 64 KiB cap: err = %v, want ErrTooLarge", err)
 	}
@@ -88,6 +92,33 @@ func TestLocalFSPagesAHugeFile(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
 		t.Errorf("reading 3 lines of a 50 MB file allocated %d bytes", alloc)
+	}
+}
+
+// A read over the read limit is refused with an error that names the
+// setting (what an operator raises), and the first such refusal of a
+// LocalFS is logged, once: a model or a child asking again and again is
+// not a line each time. A read under the limit still works after it.
+// Before, the limit was a constant and a refusal said neither its setting
+// nor anything in the log.
+func TestLocalFS_AReadOverTheLimitNamesTheSettingAndIsLoggedOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "big.txt", strings.Repeat("0123456789abcdef\n", 4096)) // 64 KiB
+	logs := &testkit.SyncBuffer{}
+	l := NewLocalFS(mustNew(t, dir))
+	l.ReadLimits = ReadLimits{MaxReadBytes: 16 << 10, Setting: "--max-read-bytes"}
+	l.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	for range 3 {
+		_, err := l.ReadTextFile(t.Context(), p, 0, 0)
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "--max-read-bytes") || !strings.Contains(err.Error(), "16384 bytes") {
+			t.Fatalf("a 64 KiB read under a 16 KiB limit: err = %v, want ErrTooLarge naming the setting and the limit", err)
+		}
+	}
+	if got, err := l.ReadTextFile(t.Context(), p, 2, 1); err != nil || got != "0123456789abcdef\n" {
+		t.Fatalf("a read of one line after the refusals = %q, %v", got, err)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "setting=--max-read-bytes limit=16384") {
+		t.Errorf("%d lines logged for 3 refusals, want 1 naming the setting and the limit:\n%s", n, logs.String())
 	}
 }
 

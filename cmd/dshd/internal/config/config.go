@@ -118,6 +118,9 @@ type Settings struct {
 	// MaxChildRequests is how many of an acp child's requests (to read a
 	// file, ask permission, run a terminal) the parent serves at once.
 	MaxChildRequests int `json:"maxChildRequests,omitempty"`
+	// MaxReadBytes is the most one read of a local file holds (a tool's,
+	// an acp child's fs/read_text_file); a larger read is refused.
+	MaxReadBytes int `json:"maxReadBytes,omitempty"`
 	// MaxHeldChildUpdates is how many session updates an acp child sends
 	// for session ids it has not announced yet the parent holds, all ids
 	// together, in case the announcement follows.
@@ -341,6 +344,7 @@ var table = []setting{
 	{flag: "task-output-limit", file: "taskOutputLimit", usage: "bytes of output each background task keeps (the tail)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.TaskOutput }, check: atLeast(1024)},
 	{flag: "max-child-output-bytes", file: "maxChildOutputBytes", usage: "bytes of an acp child agent's answer the parent keeps for the model (the start; the rest is counted and said)", kind: kInt, def: "262144", ptr: func(s *Settings) any { return &s.MaxChildOutput }, check: atLeast(1024)},
 	{flag: "max-child-requests", file: "maxChildRequests", usage: "requests of an acp child agent (to read a file, ask permission, run a terminal) its parent serves at once; beyond them the parent reads no more from it until one is answered", kind: kInt, def: "256", ptr: func(s *Settings) any { return &s.MaxChildRequests }, check: atLeast(1)},
+	{flag: "max-read-bytes", file: "maxReadBytes", usage: "bytes one read of a local file may hold (read_file, an acp child agent's fs/read_text_file); a larger read is refused, asking for fewer lines. A child's reads share a budget of the larger of this and --max-queued-output-bytes until their answers are queued", kind: kInt, def: "33554432", ptr: func(s *Settings) any { return &s.MaxReadBytes }, check: between(1024, 1<<30)},
 	{flag: "max-held-child-updates", file: "maxHeldChildUpdates", usage: "session updates an acp child agent sends for session ids it has not announced yet that its parent holds for a while, all ids together (their bytes are bounded by --max-queued-input-bytes); beyond them they are dropped", kind: kInt, def: "1024", ptr: func(s *Settings) any { return &s.MaxHeldChildUpdates }, check: atLeast(1)},
 	{flag: "task-idle-release", file: "taskIdleRelease", usage: "how long a settled background subagent keeps its child (process, connection) for a quick continue; later a continue restores it", kind: kDuration, def: "10m", ptr: func(s *Settings) any { return &s.TaskIdleRelease }},
 	{flag: "max-instructions-bytes", file: "maxInstructionsBytes", usage: "bytes of a workspace's AGENTS.md the system prompt holds; the rest is cut, and the model and the user are told", kind: kInt, def: "65536", ptr: func(s *Settings) any { return &s.MaxInstructionsBytes }, check: between(1024, 1<<30)},

@@ -41,6 +41,7 @@ import (
 	"github.com/dshd/dshd/tools/sandbox"
 	"github.com/dshd/dshd/tools/subagent"
 	"github.com/dshd/dshd/tools/tasks"
+	"github.com/dshd/dshd/tools/workspace"
 )
 
 // Daemon is an assembled dshd.
@@ -104,11 +105,14 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		StateDirOf:     childStateDir,
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
-		MaxRequests:    st.MaxChildRequests,
-		MaxHeld:        st.MaxHeldChildUpdates,
+		// A child's terminal is a background task it runs on us.
+		MaxTerminalOutput: st.TaskOutput,
+		MaxReadBytes:      st.MaxReadBytes,
+		MaxRequests:       st.MaxChildRequests,
+		MaxHeld:           st.MaxHeldChildUpdates,
 		// Its logs and messages name the flags, as README spells them.
 		Settings: acpprovider.Settings{
-			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks",
+			MaxOutputBytes: "--max-child-output-bytes", MaxTerminals: "--max-tasks", MaxTerminalOutput: "--task-output-limit", MaxReadBytes: "--max-read-bytes",
 			MaxRequests: "--max-child-requests", MaxHeld: "--max-held-child-updates",
 			StateDirOf: "--state-dir, DSHD_STATE_DIR or config file",
 		},
@@ -206,6 +210,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		UserCommands:       commands.UserSources(configHome),
 		Commands:           commandLimits(st),
 		Instructions:       instructionsLimits(st),
+		Reads:              workspace.ReadLimits{MaxReadBytes: st.MaxReadBytes, Setting: "--max-read-bytes"},
 		Agents:             agents,
 		Dirs:               server.DirLimits{Max: st.MaxAdditionalDirectories, Setting: "--max-additional-directories"},
 		Mode:               mode,
@@ -305,7 +310,8 @@ func childArgs(st *config.Settings) []string {
 		n    int
 	}{{"--max-instructions-bytes", st.MaxInstructionsBytes}, {"--max-command-file-bytes", st.MaxCommandFileBytes},
 		{"--max-agent-file-bytes", st.MaxAgentFileBytes}, {"--max-ignore-file-bytes", st.MaxIgnoreFileBytes},
-		{"--max-command-files", st.MaxCommandFiles}, {"--max-agent-files", st.MaxAgentFiles}} {
+		{"--max-command-files", st.MaxCommandFiles}, {"--max-agent-files", st.MaxAgentFiles},
+		{"--max-read-bytes", st.MaxReadBytes}} {
 		if f.n > 0 {
 			args = append(args, f.flag, strconv.Itoa(f.n))
 		}
