@@ -158,6 +158,49 @@ func tailWithin(out string, limit int) (string, bool) {
 	return utf8cut.TrimPartial(out[len(out)-limit:]), true
 }
 
+// fresh is what cur, a terminal's output now, holds that prev, its
+// output at the last poll, did not. An editor keeps the last
+// outputByteLimit bytes, so once the output filled the limit it stops
+// growing and its start moves: the new output is then what follows the
+// longest end of prev that cur begins with. Output that repeats itself
+// can make that overlap look longer than it is, and the new output
+// shorter; nothing tells the two apart, and the final answer, which the
+// result holds, is whole.
+func fresh(prev, cur string) string {
+	if strings.HasPrefix(cur, prev) {
+		return cur[len(prev):]
+	}
+	return cur[overlap(prev, cur):]
+}
+
+// overlap is the length of the longest end of a that b begins with
+// (Knuth–Morris–Pratt: b's failure function, then a scanned through it).
+func overlap(a, b string) int {
+	if b == "" {
+		return 0
+	}
+	fail := make([]int32, len(b))
+	for i, k := 1, int32(0); i < len(b); i++ {
+		for k > 0 && b[i] != b[k] {
+			k = fail[k-1]
+		}
+		if b[i] == b[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	k := int32(0)
+	for i := 0; i < len(a); i++ {
+		for k > 0 && (int(k) == len(b) || a[i] != b[k]) {
+			k = fail[k-1]
+		}
+		if a[i] == b[k] {
+			k++
+		}
+	}
+	return int(k)
+}
+
 // DescribeSandbox words where the command runs for its permission
 // question: the client's terminal, confined (or not) as the client says.
 func (r *terminalRunner) DescribeSandbox(tools.Command) (string, error) {
@@ -220,18 +263,23 @@ func (r *terminalRunner) Run(ctx context.Context, cmd tools.Command, started fun
 
 	ticker := time.NewTicker(terminalPoll)
 	defer ticker.Stop()
-	sent := 0
+	// seen is the output at the last poll, within the limit: what is new
+	// in the next is told from it.
+	seen := ""
+	tell := func(out string) {
+		kept, _ := tailWithin(out, cmd.OutputLimit)
+		if chunk := fresh(seen, kept); chunk != "" && output != nil {
+			output(chunk)
+		}
+		seen = strings.Clone(kept)
+	}
 	poll := func() {
 		out, err := r.c.peer.TerminalOutput(context.WithoutCancel(ctx), treq)
 		if err != nil {
 			return
 		}
 		r.checkLimit(tid, cmd, len(out.Output))
-		if len(out.Output) > sent && output != nil {
-			chunk, _ := tailWithin(out.Output[sent:], cmd.OutputLimit)
-			output(chunk)
-		}
-		sent = len(out.Output)
+		tell(out.Output)
 	}
 	var status *acp.TerminalExitStatus
 loop:
@@ -270,10 +318,7 @@ loop:
 		// What the command printed since the last poll (all of it, for a
 		// command that ended before the first): output sees everything
 		// the limit keeps.
-		if len(final.Output) > sent && output != nil {
-			chunk, _ := tailWithin(final.Output[sent:], cmd.OutputLimit)
-			output(chunk)
-		}
+		tell(final.Output)
 	}
 	if status != nil {
 		if status.ExitCode != nil {
