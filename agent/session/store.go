@@ -157,8 +157,9 @@ type Store struct {
 	freeSpace func(dir string) (int64, error)
 	// lowDisk is set while the free-space bound refuses, statFailed once
 	// the free space could not be read, forkRefused once the journal bound
-	// refused a fork: each is logged once.
-	lowDisk, statFailed, forkRefused atomic.Bool
+	// refused a fork, workspaceRefused once the state bound refused a
+	// workspace: each is logged once.
+	lowDisk, statFailed, forkRefused, workspaceRefused atomic.Bool
 	// stateBytes counts the bytes of the journals and sidecars in dir
 	// while counting (the state bound is set; see countState); stateFull
 	// is set while that bound refuses.

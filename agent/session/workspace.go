@@ -34,14 +34,52 @@ func (s *Store) CheckCreate(id string) error {
 	return s.checkState(id)
 }
 
-// CountWorkspace adds what session id's workspace holds to the count of
-// the state bound (if it counts), once it has been filled. What the
-// session writes there later is counted when the store counts its
-// directory again (see recountIfChanged).
-func (s *Store) CountWorkspace(id string) {
-	if s.counting {
-		s.stateGrew(treeSize(s.WorkspaceDir(id)))
+// LogWorkspaceBound is logged, once per store, when a workspace is
+// refused because with it the sessions would hold the state bound.
+const LogWorkspaceBound = "a session's checkout takes the sessions in the state directory to their bound; it is removed and the session not created"
+
+// CheckWorkspace refuses session id's workspace, while it is being filled
+// or once it is, when the state directory's file system is below the
+// free-space bound or the sessions would hold the state bound with it
+// (the workspace is not counted yet). The error is a [*LimitError]; the
+// caller stops filling the workspace and removes it. The first refusal by
+// the state bound is logged.
+func (s *Store) CheckWorkspace(id string) error {
+	_, err := s.checkWorkspace(id)
+	return err
+}
+
+// CountWorkspace checks session id's workspace, once filled, as
+// CheckWorkspace does, and adds what it holds to the count of the state
+// bound (if it counts). What the session writes there later is counted
+// when the store counts its directory again (see recountIfChanged).
+func (s *Store) CountWorkspace(id string) error {
+	size, err := s.checkWorkspace(id)
+	if err == nil {
+		s.stateGrew(size)
 	}
+	return err
+}
+
+// checkWorkspace is CheckWorkspace, returning the workspace's size when
+// the state bound counts.
+func (s *Store) checkWorkspace(id string) (int64, error) {
+	if err := s.checkFree(id); err != nil {
+		return 0, err
+	}
+	limit := s.limits.MaxStateBytes
+	if limit <= 0 {
+		return 0, nil
+	}
+	size := treeSize(s.WorkspaceDir(id))
+	held := s.stateBytes.Load() + size
+	if held < limit {
+		return size, nil
+	}
+	if !s.workspaceRefused.Swap(true) {
+		s.logger.Warn(LogWorkspaceBound, "session", id, "setting", s.limits.Settings.MaxStateBytes, "dir", s.dir, "bytes", held, "limit", limit)
+	}
+	return 0, &LimitError{Setting: s.limits.Settings.MaxStateBytes, Limit: limit, SessionID: id, Sessions: s.dir, Held: held}
 }
 
 // RemoveWorkspace removes session id's workspace, if it has one, and takes
