@@ -254,3 +254,21 @@ func TestACloneIsStoppedOnceItTakesTheStateDirectoryToMaxStateBytes(t *testing.T
 	}
 	noCheckoutLeft(t, state, "the stopped clone")
 }
+
+func TestTheCheckoutsADaemonFindsCountInMaxStateBytes(t *testing.T) {
+	ctx := testkit.Context(t)
+	repo := checkoutRepo(t, 64<<10)
+	state, cwd := t.TempDir(), t.TempDir()
+	// A daemon without the bound makes a session on a 64 KiB checkout.
+	p, c := checkoutDaemon(ctx, t, state, nil)
+	c.call(ctx, "session/new", checkoutParams(repo), nil)
+	c.closer.Close()
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("dshd exited %d; stderr:\n%s", code, p.stderr)
+	}
+	// The next one, bounded to 32 KiB, counts it when it starts.
+	_, c = checkoutDaemon(ctx, t, state, nil, "--max-state-bytes", "32768")
+	if e := c.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "The session was not created", "--max-state-bytes (32768)") {
+		t.Fatalf("session/new with a 64 KiB checkout in the state directory answered %v", e)
+	}
+}
