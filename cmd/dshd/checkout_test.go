@@ -59,17 +59,30 @@ func checkoutParams(repo string) map[string]any {
 	return p
 }
 
-// noCheckoutLeft fails the test when a checkout is left under state
-// after what.
-func noCheckoutLeft(t *testing.T, state, what string) {
+// refusedCheckout asks c for a session on a checkout of repo and fails
+// the test unless it is refused with an answer whose message and reason
+// hold words, and nothing is left under state's sessions/workspaces. It
+// returns the answer and its data.reason.
+func refusedCheckout(ctx context.Context, t *testing.T, c *wire, state, repo string, words ...string) (e *rpcErr, reason string) {
 	t.Helper()
+	e = c.callFail(ctx, "session/new", checkoutParams(repo))
+	var data struct {
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil {
+		t.Fatalf("the error's data %s: %v", e.Data, err)
+	}
+	if !containsAll(e.Message+"\n"+data.Reason, words...) {
+		t.Fatalf("session/new of a checkout of %s answered %.2000v, want %q", repo, e, words)
+	}
 	left, err := filepath.Glob(filepath.Join(state, "sessions", "workspaces", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(left) != 0 {
-		t.Fatalf("%s left its checkout behind: %q", what, left)
+		t.Fatalf("the refused session/new (%s) left its checkout behind: %q", e.Message, left)
 	}
+	return e, data.Reason
 }
 
 // checkoutDaemon starts dshd on stdio with the scripted model, state,
@@ -82,18 +95,6 @@ func checkoutDaemon(ctx context.Context, t *testing.T, state string, env []strin
 	return p, c
 }
 
-// errReason is the data.reason of an error answer.
-func errReason(t *testing.T, e *rpcErr) string {
-	t.Helper()
-	var data struct {
-		Reason string `json:"reason"`
-	}
-	if err := json.Unmarshal(e.Data, &data); err != nil {
-		t.Fatalf("the error's data %s: %v", e.Data, err)
-	}
-	return data.Reason
-}
-
 func TestACheckoutIsNotMadeForASessionTheDiskBoundsRefuse(t *testing.T) {
 	ctx := testkit.Context(t)
 	repo := checkoutRepo(t, 0)
@@ -101,11 +102,7 @@ func TestACheckoutIsNotMadeForASessionTheDiskBoundsRefuse(t *testing.T) {
 	// No file system has 4 EiB free: the session is refused before
 	// anything is cloned.
 	_, c := checkoutDaemon(ctx, t, state, nil, "--min-free-disk-bytes", "4611686018427387904")
-	e := c.callFail(ctx, "session/new", checkoutParams(repo))
-	if !containsAll(e.Message, "The session was not created", "--min-free-disk-bytes") {
-		t.Fatalf("session/new of a checkout under the free-space bound answered %v", e)
-	}
-	noCheckoutLeft(t, state, "the refused session")
+	refusedCheckout(ctx, t, c, state, repo, "The session was not created", "--min-free-disk-bytes")
 }
 
 func TestACheckoutCountsInMaxStateBytesAndGoesWithTheSessionItTookPastIt(t *testing.T) {
@@ -116,11 +113,7 @@ func TestACheckoutCountsInMaxStateBytesAndGoesWithTheSessionItTookPastIt(t *test
 	state, cwd := t.TempDir(), t.TempDir()
 	p, c := checkoutDaemon(ctx, t, state, nil, "--max-state-bytes", "32768")
 	for range 2 {
-		e := c.callFail(ctx, "session/new", checkoutParams(repo))
-		if !containsAll(e.Message, "The session was not created", "--max-state-bytes") {
-			t.Fatalf("session/new of a checkout larger than --max-state-bytes answered %v", e)
-		}
-		noCheckoutLeft(t, state, "the refused session")
+		refusedCheckout(ctx, t, c, state, repo, "The session was not created", "--max-state-bytes (32768)")
 	}
 	if n := strings.Count(p.stderr.String(), "--max-state-bytes"); n != 1 {
 		t.Fatalf("two checkouts refused by the bound were logged %d times naming it, want once; stderr:\n%s", n, p.stderr)
@@ -193,7 +186,9 @@ func TestADeletedSessionsCheckoutIsGoneAndAClosedOnesStaysForItsLoad(t *testing.
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("dshd sessions delete left the session's checkout %s: %v", dir, err)
 	}
-	noCheckoutLeft(t, state, "deleting every session")
+	if left, _ := filepath.Glob(filepath.Join(state, "sessions", "workspaces", "*")); len(left) != 0 {
+		t.Fatalf("checkouts left after every session was deleted: %q", left)
+	}
 }
 
 // fakeGit puts a git first on PATH that runs script (sh) instead, and
@@ -214,12 +209,10 @@ func TestAFailedClonesErrorIsShortAndNamesTheRepository(t *testing.T) {
 	// A remote that prints a megabyte before it fails.
 	env := fakeGit(t, `i=0; while [ $i -lt 16384 ]; do echo "remote: line $i of a remote that does not stop talking"; i=$((i+1)); done; echo "fatal: the last word" >&2; exit 128`)
 	_, c := checkoutDaemon(ctx, t, state, []string{env})
-	e := c.callFail(ctx, "session/new", checkoutParams(repo))
-	reason := errReason(t, e)
-	if !containsAll(reason, "cloning "+repo, "exit code 128", "fatal: the last word") || len(e.Message)+len(e.Data) > 5<<10 {
-		t.Fatalf("a clone that failed after a megabyte of output answered %d bytes: %.300s … %.300s", len(e.Message)+len(e.Data), e.Message, reason[max(0, len(reason)-300):])
+	e, reason := refusedCheckout(ctx, t, c, state, repo, "cloning "+repo, "exit code 128", "fatal: the last word")
+	if n := len(e.Message) + len(e.Data); n > 5<<10 {
+		t.Fatalf("a clone that failed after a megabyte of output answered %d bytes: %.300s … %.300s", n, e.Message, reason[max(0, len(reason)-300):])
 	}
-	noCheckoutLeft(t, state, "the failed clone")
 }
 
 func TestACloneThatTakesLongerThanCheckoutTimeoutIsStoppedAndSaysSo(t *testing.T) {
@@ -229,12 +222,8 @@ func TestACloneThatTakesLongerThanCheckoutTimeoutIsStoppedAndSaysSo(t *testing.T
 	// /dev/null: read blocks on nothing, so wait on a fifo nobody opens).
 	env := fakeGit(t, `for a; do last=$a; done; mkdir -p "$last" && echo partial > "$last/partial" && mkfifo "$last/fifo" && read x < "$last/fifo"`)
 	p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1s")
-	for i := range 2 {
-		e := c.callFail(ctx, "session/new", checkoutParams("https://git.example/slow.git"))
-		if reason := errReason(t, e); !containsAll(reason, "cloning https://git.example/slow.git", "did not finish within --checkout-timeout (1s)") {
-			t.Fatalf("clone %d past --checkout-timeout answered %v", i, e)
-		}
-		noCheckoutLeft(t, state, "the stopped clone")
+	for range 2 {
+		refusedCheckout(ctx, t, c, state, "https://git.example/slow.git", "cloning https://git.example/slow.git", "did not finish within --checkout-timeout (1s)")
 	}
 	if n := strings.Count(p.stderr.String(), "--checkout-timeout"); n != 1 {
 		t.Fatalf("two clones past the bound were logged %d times naming it, want once; stderr:\n%s", n, p.stderr)
@@ -248,11 +237,7 @@ func TestACloneIsStoppedOnceItTakesTheStateDirectoryToMaxStateBytes(t *testing.T
 	// stop it before --checkout-timeout.
 	env := fakeGit(t, `for a; do last=$a; done; mkdir -p "$last" && head -c 65536 /dev/urandom > "$last/pack" && mkfifo "$last/fifo" && read x < "$last/fifo"`)
 	_, c := checkoutDaemon(ctx, t, state, []string{env}, "--max-state-bytes", "32768", "--checkout-timeout", "1h")
-	e := c.callFail(ctx, "session/new", checkoutParams("https://git.example/big.git"))
-	if !containsAll(e.Message, "The session was not created", "--max-state-bytes (32768)") {
-		t.Fatalf("a clone growing past --max-state-bytes answered %v", e)
-	}
-	noCheckoutLeft(t, state, "the stopped clone")
+	refusedCheckout(ctx, t, c, state, "https://git.example/big.git", "The session was not created", "--max-state-bytes (32768)")
 }
 
 func TestTheCheckoutsADaemonFindsCountInMaxStateBytes(t *testing.T) {
