@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshd/dshd/acp"
+	"github.com/dshd/dshd/acp/rpc"
 	"github.com/dshd/dshd/agent/session"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/localrun"
@@ -63,6 +64,11 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 	if err := store.CheckCreate(id); err != nil {
 		return "", notCreated(err)
 	}
+	// A clone may take minutes: the connection's later messages (other
+	// sessions' prompts and cancels) go on meanwhile. The connection's
+	// end still stops and removes it: acp/rpc cancels the handlers still
+	// running and waits for them.
+	rpc.Detach(ctx)
 	dir := store.WorkspaceDir(id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return "", acp.ErrInternal.Errorf("creating the workspace: %v", err)

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/internal/testkit"
@@ -255,5 +256,49 @@ func TestTheCheckoutsADaemonFindsCountInMaxStateBytes(t *testing.T) {
 	_, c = checkoutDaemon(ctx, t, state, nil, "--max-state-bytes", "32768")
 	if e := c.callFail(ctx, "session/new", newParams(cwd)); !containsAll(e.Message, "The session was not created", "--max-state-bytes (32768)") {
 		t.Fatalf("session/new with a 64 KiB checkout in the state directory answered %v", e)
+	}
+}
+
+func TestACloneDoesNotHoldUpTheConnectionAndGoesWithTheClientOrTheDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(p *proc, c *wire) int
+	}{
+		{"the client goes away", func(p *proc, c *wire) int { c.closer.Close(); return p.wait(testkit.Context(t)) }},
+		{"the daemon is stopped", func(p *proc, c *wire) int { p.signal(syscall.SIGTERM); return p.wait(testkit.Context(t)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testkit.Context(t)
+			state, cwd := t.TempDir(), t.TempDir()
+			// A clone that says it started (on the fifo started, which
+			// the test reads) and then waits for its own fifo forever.
+			started := testkit.FIFO(t, t.TempDir(), "started")
+			env := fakeGit(t, `for a; do last=$a; done; mkdir -p "$last" && echo partial > "$last/partial" && mkfifo "$last/fifo" && echo > `+started+` && read x < "$last/fifo"`)
+			p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1h")
+			clone, err := c.start("session/new", checkoutParams("https://git.example/slow.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := make(chan error, 1)
+			go func() { _, err := os.ReadFile(started); read <- err }()
+			if err := testkit.Await(t, read, "the clone's start"); err != nil {
+				t.Fatal(err)
+			}
+			// While it clones, the connection serves the client's other
+			// requests.
+			c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
+			select {
+			case m := <-clone:
+				t.Fatalf("the clone that never ends was answered: %s %v", m.Result, m.Error)
+			default:
+			}
+			// Its end stops the clone and removes it before dshd exits.
+			if code := tc.end(p, c); code != 0 {
+				t.Fatalf("dshd exited %d; stderr:\n%s", code, p.stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(state, "sessions", "workspaces", "*")); len(left) != 0 {
+				t.Fatalf("the clone is left after %s: %q", tc.name, left)
+			}
+		})
 	}
 }
