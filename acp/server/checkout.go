@@ -60,15 +60,24 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 	if repo == "" || strings.HasPrefix(repo, "-") || strings.HasPrefix(rev, "-") {
 		return "", acp.ErrInvalidParams.WithData(map[string]any{"reason": "_meta " + metaCheckout + " needs a repository URL (and optionally a revision) that do not start with -"})
 	}
+	// A clone may take minutes: the connection's later messages (other
+	// sessions' prompts and cancels) go on meanwhile. The connection's
+	// end still stops and removes it: acp/rpc cancels the handlers still
+	// running and waits for them. Its clones run one at a time, as when
+	// each held up the connection: each is checked against the disk
+	// bounds with the ones before it counted, and a client cannot start
+	// one git per message.
+	rpc.Detach(ctx)
+	select {
+	case c.cloneSlot <- struct{}{}:
+		defer func() { <-c.cloneSlot }()
+	case <-ctx.Done():
+		return "", acp.ErrInternal.WithData(map[string]any{"reason": "cloning " + repo + ": " + ctx.Err().Error()})
+	}
 	store := c.srv.opts.Store
 	if err := store.CheckCreate(id); err != nil {
 		return "", notCreated(err)
 	}
-	// A clone may take minutes: the connection's later messages (other
-	// sessions' prompts and cancels) go on meanwhile. The connection's
-	// end still stops and removes it: acp/rpc cancels the handlers still
-	// running and waits for them.
-	rpc.Detach(ctx)
 	dir := store.WorkspaceDir(id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return "", acp.ErrInternal.Errorf("creating the workspace: %v", err)

@@ -53,6 +53,9 @@ type Conn struct {
 	opening        int
 	loggedSessions bool
 	peerName       string // the peer, for logs
+	// cloneSlot is held by the connection's one running checkout clone
+	// (checkout.go).
+	cloneSlot chan struct{}
 }
 
 var _ acp.Agent = (*Conn)(nil)
@@ -70,6 +73,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		idBase:     randomBase(),
 		trusted:    authenticatedByTransport(rwc),
 		peerName:   rpc.PeerName(rwc),
+		cloneSlot:  make(chan struct{}, 1),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
 	// The handlers send session/update through c.peer, so it is set

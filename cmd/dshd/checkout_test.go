@@ -302,3 +302,41 @@ func TestACloneDoesNotHoldUpTheConnectionAndGoesWithTheClientOrTheDaemon(t *test
 		})
 	}
 }
+
+func TestAConnectionsClonesRunOneAtATime(t *testing.T) {
+	ctx := testkit.Context(t)
+	state, cwd := t.TempDir(), t.TempDir()
+	// Each clone writes a line to starts when it begins; the first says
+	// so on the fifo started and then waits forever.
+	dir := t.TempDir()
+	starts := filepath.Join(dir, "starts")
+	started := testkit.FIFO(t, dir, "started")
+	env := fakeGit(t, `echo "$*" >> `+starts+` && for a; do last=$a; done; mkdir -p "$last" && mkfifo "$last/fifo" && echo > `+started+` && read x < "$last/fifo"`)
+	p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1h")
+	for range 2 {
+		if _, err := c.start("session/new", checkoutParams("https://git.example/slow.git")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := make(chan error, 1)
+	go func() { _, err := os.ReadFile(started); read <- err }()
+	if err := testkit.Await(t, read, "the first clone's start"); err != nil {
+		t.Fatal(err)
+	}
+	// Both session/new were dispatched before this turn's.
+	c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
+	c.closer.Close()
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("dshd exited %d; stderr:\n%s", code, p.stderr)
+	}
+	b, err := os.ReadFile(starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Fatalf("a connection ran %d clones at once, want one at a time:\n%s", n, b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "sessions", "workspaces", "*")); len(left) != 0 {
+		t.Fatalf("clones left after the client went away: %q", left)
+	}
+}
