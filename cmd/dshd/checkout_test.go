@@ -203,6 +203,29 @@ func fakeGit(t *testing.T, script string) string {
 	return "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
+// slowGit puts first on PATH a git that appends its arguments to the
+// file starts, puts a file into its clone, says it began on the fifo
+// started and then never ends. It returns the environment entry and the
+// two paths.
+func slowGit(t *testing.T) (env, starts, started string) {
+	t.Helper()
+	dir := t.TempDir()
+	starts = filepath.Join(dir, "starts")
+	started = testkit.FIFO(t, dir, "started")
+	env = fakeGit(t, `echo "$*" >> `+starts+` && for a; do last=$a; done; mkdir -p "$last" && echo partial > "$last/partial" && mkfifo "$last/fifo" && echo > `+started+` && read x < "$last/fifo"`)
+	return env, starts, started
+}
+
+// awaitClone waits until a slowGit says on started that it began.
+func awaitClone(t *testing.T, started string) {
+	t.Helper()
+	read := make(chan error, 1)
+	go func() { _, err := os.ReadFile(started); read <- err }()
+	if err := testkit.Await(t, read, "a clone's start"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestAFailedClonesErrorIsShortAndNamesTheRepository(t *testing.T) {
 	ctx := testkit.Context(t)
 	state := t.TempDir()
@@ -219,9 +242,8 @@ func TestAFailedClonesErrorIsShortAndNamesTheRepository(t *testing.T) {
 func TestACloneThatTakesLongerThanCheckoutTimeoutIsStoppedAndSaysSo(t *testing.T) {
 	ctx := testkit.Context(t)
 	state := t.TempDir()
-	// A clone that starts writing and never ends (its stdin is
-	// /dev/null: read blocks on nothing, so wait on a fifo nobody opens).
-	env := fakeGit(t, `for a; do last=$a; done; mkdir -p "$last" && echo partial > "$last/partial" && mkfifo "$last/fifo" && read x < "$last/fifo"`)
+	// A clone that starts writing and never ends (nobody reads started).
+	env, _, _ := slowGit(t)
 	p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1s")
 	for range 2 {
 		refusedCheckout(ctx, t, c, state, "https://git.example/slow.git", "cloning https://git.example/slow.git", "did not finish within --checkout-timeout (1s)")
@@ -270,20 +292,13 @@ func TestACloneDoesNotHoldUpTheConnectionAndGoesWithTheClientOrTheDaemon(t *test
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testkit.Context(t)
 			state, cwd := t.TempDir(), t.TempDir()
-			// A clone that says it started (on the fifo started, which
-			// the test reads) and then waits for its own fifo forever.
-			started := testkit.FIFO(t, t.TempDir(), "started")
-			env := fakeGit(t, `for a; do last=$a; done; mkdir -p "$last" && echo partial > "$last/partial" && mkfifo "$last/fifo" && echo > `+started+` && read x < "$last/fifo"`)
+			env, _, started := slowGit(t)
 			p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1h")
 			clone, err := c.start("session/new", checkoutParams("https://git.example/slow.git"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			read := make(chan error, 1)
-			go func() { _, err := os.ReadFile(started); read <- err }()
-			if err := testkit.Await(t, read, "the clone's start"); err != nil {
-				t.Fatal(err)
-			}
+			awaitClone(t, started)
 			// While it clones, the connection serves the client's other
 			// requests.
 			c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
@@ -306,23 +321,15 @@ func TestACloneDoesNotHoldUpTheConnectionAndGoesWithTheClientOrTheDaemon(t *test
 func TestAConnectionsClonesRunOneAtATime(t *testing.T) {
 	ctx := testkit.Context(t)
 	state, cwd := t.TempDir(), t.TempDir()
-	// Each clone writes a line to starts when it begins; the first says
-	// so on the fifo started and then waits forever.
-	dir := t.TempDir()
-	starts := filepath.Join(dir, "starts")
-	started := testkit.FIFO(t, dir, "started")
-	env := fakeGit(t, `echo "$*" >> `+starts+` && for a; do last=$a; done; mkdir -p "$last" && mkfifo "$last/fifo" && echo > `+started+` && read x < "$last/fifo"`)
+	// Each clone writes a line to starts when it begins.
+	env, starts, started := slowGit(t)
 	p, c := checkoutDaemon(ctx, t, state, []string{env}, "--checkout-timeout", "1h")
 	for range 2 {
 		if _, err := c.start("session/new", checkoutParams("https://git.example/slow.git")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	read := make(chan error, 1)
-	go func() { _, err := os.ReadFile(started); read <- err }()
-	if err := testkit.Await(t, read, "the first clone's start"); err != nil {
-		t.Fatal(err)
-	}
+	awaitClone(t, started)
 	// Both session/new were dispatched before this turn's.
 	c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
 	c.closer.Close()
