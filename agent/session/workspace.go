@@ -52,7 +52,9 @@ func (s *Store) CheckWorkspace(id string) error {
 // CountWorkspace checks session id's workspace, once filled, as
 // CheckWorkspace does, and adds what it holds to the count of the state
 // bound (if it counts). What the session writes there later is counted
-// when the store counts its directory again (see recountIfChanged).
+// when the store counts its directory again (see recountIfChanged); a
+// count taken between the clone's end and this call counts it twice
+// until the next, erring on the side of the bound.
 func (s *Store) CountWorkspace(id string) error {
 	size, err := s.checkWorkspace(id)
 	if err == nil {
