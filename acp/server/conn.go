@@ -56,6 +56,9 @@ type Conn struct {
 	// loggedDirs is set once a request's additionalDirectories were
 	// refused for their count (checkDirs), which is logged once.
 	loggedDirs atomic.Bool
+	// cloneSlot is held by the connection's one running checkout clone
+	// (checkout.go).
+	cloneSlot chan struct{}
 }
 
 var _ acp.Agent = (*Conn)(nil)
@@ -73,6 +76,7 @@ func newConn(s *Server, rwc io.ReadWriteCloser) *Conn {
 		idBase:     randomBase(),
 		trusted:    authenticatedByTransport(rwc),
 		peerName:   rpc.PeerName(rwc),
+		cloneSlot:  make(chan struct{}, 1),
 	}
 	c.authed = s.opts.Token == "" || c.trusted
 	// The handlers send session/update through c.peer, so it is set

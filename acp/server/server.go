@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshd/dshd/acp"
@@ -124,8 +125,12 @@ type Options struct {
 	// once (default DefaultMaxSessionsPerConn); one more is refused until
 	// one closes. Each open session holds its agent, journal and tools.
 	MaxSessionsPerConn int
-	// Settings name MaxSessionsPerConn where a hit is told.
+	// Settings name MaxSessionsPerConn and CheckoutTimeout where a hit is
+	// told.
 	Settings Settings
+	// CheckoutTimeout bounds the clone of a session on a checkout of its
+	// own (checkout.go; default DefaultCheckoutTimeout).
+	CheckoutTimeout time.Duration
 	// Tasks are the limits of each session's background tasks: how many
 	// run at once, the output each keeps, how long a settled one keeps
 	// its child (tools/tasks; zero values are its defaults). Their
@@ -189,6 +194,10 @@ type Server struct {
 	wg    sync.WaitGroup
 
 	ops ops // draining and running turns (transport.go)
+
+	// checkoutTimedOut is set once a checkout ran out of its time: the
+	// bound is logged once (checkout.go).
+	checkoutTimedOut atomic.Bool
 }
 
 // New returns a Server.
@@ -207,6 +216,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxSessionsPerConn <= 0 {
 		opts.MaxSessionsPerConn = DefaultMaxSessionsPerConn
+	}
+	if opts.CheckoutTimeout <= 0 {
+		opts.CheckoutTimeout = DefaultCheckoutTimeout
 	}
 	settingnames.Fill(&opts.Settings)
 	if opts.MaxDepth == 0 && !opts.NoDelegation {

@@ -18,7 +18,7 @@ import (
 )
 
 // NewSession creates a session in cwd.
-func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (_ *acp.NewSessionResponse, err error) {
 	if err := c.requireAuth(); err != nil {
 		return nil, err
 	}
@@ -28,18 +28,27 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp
 	if c.keyMissing() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 	}
-	// A session on a checkout of its own works there (checkout.go).
-	if dir, err := c.checkout(ctx, req.Meta); err != nil {
+	id := "s_" + uuid.NewString()
+	// A session on a checkout of its own works there (checkout.go). The
+	// clone is its workspace in the store: one that is not created after
+	// all does not keep it.
+	dir, err := c.checkout(ctx, id, req.Meta)
+	if err != nil {
 		return nil, err
-	} else if dir != "" {
+	}
+	if dir != "" {
 		req.Cwd, req.AdditionalDirectories = dir, nil
+		defer func() {
+			if err != nil {
+				c.removeCheckout(id)
+			}
+		}()
 	}
 	if err := c.checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}
 	depth, given := depthFromMeta(req.Meta)
 	dirs := dedupe(req.AdditionalDirectories)
-	id := "s_" + uuid.NewString()
 	stored, err := session.Create(c.srv.opts.Store, session.Meta{
 		SessionID:             id,
 		Cwd:                   req.Cwd,

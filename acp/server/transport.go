@@ -36,7 +36,7 @@ const DefaultMaxSessionsPerConn = 1024
 // a hit is logged or told to the client (the daemon's flags), one field
 // for each limit of the same name; an empty field is that name.
 type Settings struct {
-	MaxSessionsPerConn string
+	MaxSessionsPerConn, CheckoutTimeout string
 }
 
 // reserveSession takes one of the connection's session places for a

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -31,9 +32,9 @@ type DiskLimits struct {
 	// not checked; not checked either where the platform cannot say, see
 	// freeSpace).
 	MinFreeBytes int64
-	// MaxStateBytes: while the journals and sidecars in the store's
-	// directory hold this many bytes or more, no prompt runs and no
-	// journal is created (0: unbounded). It is what to set under a quota
+	// MaxStateBytes: while the journals, sidecars and workspaces (see
+	// Store.WorkspaceDir) in the store's directory hold this many bytes or
+	// more, no prompt runs and no journal is created (0: unbounded). It is what to set under a quota
 	// the file system's free space does not show (a Kubernetes emptyDir's
 	// sizeLimit). The store counts what it found at start, plus what its
 	// own journals and sidecars write, minus what its Delete removes; at
@@ -205,8 +206,8 @@ func (s *Store) countState() error {
 	return nil
 }
 
-// countDir sets the count to what the journals and sidecars in the
-// store's directory hold now, and notes the directory's modification
+// countDir sets the count to what the journals, sidecars and workspaces
+// in the store's directory hold now, and notes the directory's modification
 // time, read first so that a change during the read is seen next time.
 // The caller holds countMu.
 func (s *Store) countDir() error {
@@ -227,6 +228,9 @@ func (s *Store) countDir() error {
 			total += fi.Size()
 		}
 	}
+	// The sessions' checkouts are in the state directory too (see
+	// WorkspaceDir): a quota counts them.
+	total += treeSize(filepath.Join(s.dir, workspacesDir))
 	s.stateBytes.Store(total)
 	s.countedAt = di.ModTime()
 	return nil

@@ -157,8 +157,9 @@ type Store struct {
 	freeSpace func(dir string) (int64, error)
 	// lowDisk is set while the free-space bound refuses, statFailed once
 	// the free space could not be read, forkRefused once the journal bound
-	// refused a fork: each is logged once.
-	lowDisk, statFailed, forkRefused atomic.Bool
+	// refused a fork, workspaceRefused once the state bound refused a
+	// workspace: each is logged once.
+	lowDisk, statFailed, forkRefused, workspaceRefused atomic.Bool
 	// stateBytes counts the bytes of the journals and sidecars in dir
 	// while counting (the state bound is set; see countState); stateFull
 	// is set while that bound refuses.
@@ -424,7 +425,8 @@ func (s *Store) SetTitle(id, title string) error {
 	})
 }
 
-// Delete removes the journal and sidecar of session id. An unknown (or
+// Delete removes the journal and sidecar of session id, and its own
+// workspace if it has one (see [Store.WorkspaceDir]). An unknown (or
 // invalid) id is not an error. A session that is open, in this store or
 // in another process, is not deleted: the error is ErrHeld. The session
 // is locked while its files are removed, so no process opens it
@@ -441,7 +443,7 @@ func (s *Store) Delete(id string) error {
 	return s.removeSession(id)
 }
 
-// ForceDelete removes the journal and sidecar of session id even when a
+// ForceDelete removes the journal, sidecar and workspace of session id even when a
 // process has it open, and reports whether one had: that process's
 // journal finds its file gone when it next checks (at its next turn's
 // end at the latest) and saves nothing more of the session (see
@@ -468,8 +470,11 @@ func (s *Store) removeSession(id string) error {
 	delete(s.later, id)
 	err1 := s.remove(s.sidecarPath(id))
 	err2 := s.remove(JournalPath(s.dir, id))
+	// Its own workspace (a checkout) goes with it: it was kept past
+	// close only so that a load could work there again.
+	err3 := s.RemoveWorkspace(id)
 	var errs []error
-	for _, err := range []error{err1, err2} {
+	for _, err := range []error{err1, err2, err3} {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

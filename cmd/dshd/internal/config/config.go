@@ -135,6 +135,9 @@ type Settings struct {
 	// directory (0: unbounded): what to set under a quota the file
 	// system's free space does not show.
 	MaxStateBytes int `json:"maxStateBytes,omitempty"`
+	// CheckoutTimeout bounds the clone of a session on a checkout of its
+	// own (session/new's _meta "dshd.dev/checkout").
+	CheckoutTimeout time.Duration `json:"checkoutTimeout,omitempty"`
 
 	// The bounds of the files a workspace holds that dshd reads itself:
 	// how much of AGENTS.md the system prompt holds (the rest is cut),
@@ -305,6 +308,7 @@ var table = []setting{
 	{flag: "max-journal-bytes", file: "maxJournalBytes", usage: "journal size in bytes at which a session takes no new prompt (start a new session; a turn already running may finish past it) and a fork that would start there is not made; 0 unbounded", kind: kInt, def: "1073741824", ptr: func(s *Settings) any { return &s.MaxJournalBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "min-free-disk-bytes", file: "minFreeDiskBytes", usage: "bytes the state directory's file system must have free for a prompt to run or a session to be created; 0 does not check", kind: kInt, def: "268435456", ptr: func(s *Settings) any { return &s.MinFreeDiskBytes }, check: atLeast(0), only: agentCommands},
 	{flag: "max-state-bytes", file: "maxStateBytes", usage: "bytes the sessions in the state directory may hold (journals and sidecars: what it held at start plus what this daemon writes) before no prompt runs and no session is created; set it below a quota statfs does not show, such as an emptyDir sizeLimit; 0 unbounded", kind: kInt, def: "0", ptr: func(s *Settings) any { return &s.MaxStateBytes }, check: atLeast(0), only: agentCommands},
+	{flag: "checkout-timeout", file: "checkoutTimeout", usage: "how long the clone (and checkout of the revision) of a session on a checkout of its own may take before it is stopped and the session is not created", kind: kDuration, def: "5m", ptr: func(s *Settings) any { return &s.CheckoutTimeout }, only: Serve},
 	{flag: "log-level", file: "logLevel", usage: "debug, info, warn, error", def: "info", ptr: func(s *Settings) any { return &s.LogLevel }, check: oneOf("debug", "info", "warn", "error"), only: agentCommands | Sessions},
 	{flag: "log-format", file: "logFormat", usage: "text or json (logs always go to stderr)", def: "text", ptr: func(s *Settings) any { return &s.LogFormat }, check: oneOf("text", "json"), only: agentCommands | Sessions},
 	{flag: "listen", file: "listen", usage: "serve a socket instead of stdio: unix:PATH, tcp:HOST:PORT, or http://HOST:PORT / https://HOST:PORT for ACP's remote transport (WebSocket and Streamable HTTP on /acp)", ptr: func(s *Settings) any { return &s.Listen }, check: optional(address), only: Serve},

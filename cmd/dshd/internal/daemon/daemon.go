@@ -224,7 +224,8 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		Token:              st.Token,
 		Limits:             connLimits(st),
 		MaxSessionsPerConn: st.MaxSessionsPerConn,
-		Settings:           server.Settings{MaxSessionsPerConn: "--max-sessions-per-connection"},
+		Settings:           server.Settings{MaxSessionsPerConn: "--max-sessions-per-connection", CheckoutTimeout: "--checkout-timeout"},
+		CheckoutTimeout:    st.CheckoutTimeout,
 		ConnectMCP:         connectMCP(log, mcpSB, mcpLimits(st)),
 		MCPHTTP:            mcpCaps.HTTP,
 		MCPSSE:             mcpCaps.SSE,
@@ -267,7 +268,9 @@ func childArgs(st *config.Settings) []string {
 		flag string
 		d    time.Duration
 	}{{"model-timeout", st.ModelTimeout}, {"model-first-token-timeout", st.ModelFirstTokenTimeout},
-		{"model-idle-timeout", st.ModelIdleTimeout}, {"model-call-timeout", st.ModelCallTimeout}} {
+		{"model-idle-timeout", st.ModelIdleTimeout}, {"model-call-timeout", st.ModelCallTimeout},
+		// A child given a binding's repo= clones it itself.
+		{"checkout-timeout", st.CheckoutTimeout}} {
 		if st.IsSet(f.flag) {
 			add("--"+f.flag, f.d.String())
 		}
