@@ -68,19 +68,6 @@ func cutAtTheHeaderTimeout(t *testing.T, host, head string) string {
 	return nc.LocalAddr().String()
 }
 
-// linesWith returns the lines of l that hold every one of the words.
-func linesWith(l *lineLog, words ...string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var got []string
-	for _, line := range l.lines {
-		if containsAll(line, words...) {
-			got = append(got, line)
-		}
-	}
-	return got
-}
-
 // The first connection cut by --header-timeout is logged with the setting,
 // its value and the peer; the next ones are not, be it a part of a request
 // line or nothing at all, until a request head arrives in time again (as

@@ -199,6 +199,19 @@ func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stde
 	return code, string(b), p.stderr.String()
 }
 
+// linesWith returns the lines of l that hold every one of the words.
+func linesWith(l *lineLog, words ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var got []string
+	for _, line := range l.lines {
+		if containsAll(line, words...) {
+			got = append(got, line)
+		}
+	}
+	return got
+}
+
 // lineLog collects a process's stderr and lets a test wait for a line.
 type lineLog struct {
 	mu      sync.Mutex
