@@ -12,13 +12,11 @@ import (
 	"github.com/dshd/dshd/tools/subagent"
 )
 
-// TestBackground_ACommandInTheEditorsTerminalIsShownThereAndOutlivesItsTurn
-// runs a background command where the editor offers terminals: the call's
-// content embeds the terminal, which stays until the command ends after
-// the turn, and the task gets the terminal's output.
-func TestBackground_ACommandInTheEditorsTerminalIsShownThereAndOutlivesItsTurn(t *testing.T) {
-	exited := make(chan struct{})
-	model := st.Model(func(_ context.Context, req *llm.Request) st.Reply {
+// startThenWait is a model that starts a background command at the
+// prompt "go" and, at the prompt "wait", waits for it (task t1) and
+// answers "WAITED: " and the wait's result.
+func startThenWait() llm.Model {
+	return st.Model(func(_ context.Context, req *llm.Request) st.Reply {
 		res := st.ToolResults(req)
 		switch {
 		case len(res) == 0 && st.LastUser(req) == "go":
@@ -30,7 +28,15 @@ func TestBackground_ACommandInTheEditorsTerminalIsShownThereAndOutlivesItsTurn(t
 		}
 		return st.Reply{Text: "started"}
 	})
-	h := newHarness(t, hopts{model: model, caps: acp.ClientCapabilities{Terminal: true}, mode: permission.ModeYolo})
+}
+
+// TestBackground_ACommandInTheEditorsTerminalIsShownThereAndOutlivesItsTurn
+// runs a background command where the editor offers terminals: the call's
+// content embeds the terminal, which stays until the command ends after
+// the turn, and the task gets the terminal's output.
+func TestBackground_ACommandInTheEditorsTerminalIsShownThereAndOutlivesItsTurn(t *testing.T) {
+	exited := make(chan struct{})
+	h := newHarness(t, hopts{model: startThenWait(), caps: acp.ClientCapabilities{Terminal: true}, mode: permission.ModeYolo})
 	zero := uint32(0)
 	h.ed.set(func(e *editor) {
 		e.createTerminal = func(context.Context, *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/acp/server"
-	"github.com/dshd/dshd/agent/llm"
-	st "github.com/dshd/dshd/subagents/subagenttest"
 	"github.com/dshd/dshd/tools/permission"
 )
 
@@ -20,19 +18,7 @@ import (
 // that must still reach the task.
 func TestBackground_OutputPastTheLimitOfAnEditorThatCutsAsAskedReachesTheTask(t *testing.T) {
 	exited := make(chan struct{})
-	model := st.Model(func(_ context.Context, req *llm.Request) st.Reply {
-		res := st.ToolResults(req)
-		switch {
-		case len(res) == 0 && st.LastUser(req) == "go":
-			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "a", Name: "run_command", Arguments: `{"command":"make serve","background":true}`}}}
-		case len(res) == 0 && st.LastUser(req) == "wait":
-			return st.Reply{ToolCalls: []llm.ToolCall{{ID: "w", Name: "task_wait", Arguments: `{"id":"t1"}`}}}
-		case st.LastUser(req) == "wait":
-			return st.Reply{Text: "WAITED: " + res[0]}
-		}
-		return st.Reply{Text: "started"}
-	})
-	h := newHarness(t, hopts{model: model, caps: acp.ClientCapabilities{Terminal: true}, mode: permission.ModeYolo})
+	h := newHarness(t, hopts{model: startThenWait(), caps: acp.ClientCapabilities{Terminal: true}, mode: permission.ModeYolo})
 	zero := uint32(0)
 	var limit atomic.Int64
 	var polls atomic.Int32

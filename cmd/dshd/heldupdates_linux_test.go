@@ -6,7 +6,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,10 +17,7 @@ import (
 // all 300 are held and nothing is said. Before, the flag did not exist,
 // and the provider's count was a constant of 1024.
 func TestTheParentHoldsAtMostMaxHeldChildUpdatesForUnannouncedIds(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join("testdata", "ghostagent.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := testdataScript(t, "ghostagent.sh")
 	binding := "ghosty=acp,command=/bin/sh,args=" + script + ",env=GHOSTS=300"
 	const drop = "holding no more updates for session ids the agent has not announced"
 	for _, tc := range []struct {

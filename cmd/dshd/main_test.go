@@ -199,6 +199,17 @@ func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stde
 	return code, string(b), p.stderr.String()
 }
 
+// testdataScript is the absolute path of the script name in testdata,
+// which a daemon started elsewhere can run.
+func testdataScript(t *testing.T, name string) string {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
 // linesWith returns the lines of l that hold every one of the words.
 func linesWith(l *lineLog, words ...string) []string {
 	l.mu.Lock()

@@ -6,7 +6,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,10 +19,7 @@ import (
 // reads get the file. Before, the bound was a constant of 32 MiB that no
 // setting changed, and a refusal was -32603 naming no setting.
 func TestAChildsReadOverMaxReadBytesIsRefusedNamingTheSettingLoggedOnce(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join("testdata", "readagent.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := testdataScript(t, "readagent.sh")
 	ws := t.TempDir()
 	big := testkit.Write(t, ws, "big.txt", strings.Repeat("0123456789abcde\n", 8192))
 	binding := "reader=acp,command=/bin/sh,args=" + script + ",env=READ_PATH=" + big

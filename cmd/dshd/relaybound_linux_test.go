@@ -27,10 +27,7 @@ import (
 // once. Before, every update was recorded: the turn ended end_turn, the
 // child ran to its end and the journal grew past 4 MB.
 func TestAChildsFloodOfUpdatesStopsAtTheDiskBounds(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join("testdata", "floodagent.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := testdataScript(t, "floodagent.sh")
 	const (
 		limit = 64 << 10
 		count = 4000
@@ -68,6 +65,7 @@ func TestAChildsFloodOfUpdatesStopsAtTheDiskBounds(t *testing.T) {
 				}
 				// Read and write: the open does not wait for the child,
 				// and the line stays in the pipe until it reads it.
+				var err error
 				if fifo, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
 					t.Fatal(err)
 				}
