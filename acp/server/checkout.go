@@ -60,6 +60,9 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 	if repo == "" || strings.HasPrefix(repo, "-") || strings.HasPrefix(rev, "-") {
 		return "", acp.ErrInvalidParams.WithData(map[string]any{"reason": "_meta " + metaCheckout + " needs a repository URL (and optionally a revision) that do not start with -"})
 	}
+	if err := c.sessionsFull(); err != nil {
+		return "", err
+	}
 	// A clone may take minutes: the connection's later messages (other
 	// sessions' prompts and cancels) go on meanwhile. The connection's
 	// end still stops and removes it: acp/rpc cancels the handlers still
@@ -72,7 +75,7 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 	case c.cloneSlot <- struct{}{}:
 		defer func() { <-c.cloneSlot }()
 	case <-ctx.Done():
-		return "", acp.ErrInternal.WithData(map[string]any{"reason": "cloning " + repo + ": " + ctx.Err().Error()})
+		return "", acp.ErrInternal.WithData(map[string]any{"reason": "cloning " + hideCredentials(repo, repo) + ": " + ctx.Err().Error()})
 	}
 	store := c.srv.opts.Store
 	if err := store.CheckCreate(id); err != nil {
@@ -94,7 +97,7 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 		}
 		return "", err
 	}
-	c.log.Info("session workspace checked out", "session", id, "repo", repo, "rev", rev, "dir", dir)
+	c.log.Info("session workspace checked out", "session", id, "repo", hideCredentials(repo, repo), "rev", rev, "dir", dir)
 	return dir, nil
 }
 
@@ -147,7 +150,7 @@ func (c *Conn) clone(ctx context.Context, id, dir, repo, rev string) error {
 			return notCreated(le)
 		case errors.Is(cause, errCheckoutTimeout):
 			if !c.srv.checkoutTimedOut.Swap(true) {
-				c.log.Warn("a checkout took longer than its bound and was stopped", "setting", c.srv.opts.Settings.CheckoutTimeout, "timeout", timeout, "repo", repo)
+				c.log.Warn("a checkout took longer than its bound and was stopped", "setting", c.srv.opts.Settings.CheckoutTimeout, "timeout", timeout, "repo", hideCredentials(repo, repo))
 			}
 			return fmt.Errorf("git %s did not finish within %s (%s)", args[0], c.srv.opts.Settings.CheckoutTimeout, timeout)
 		}
@@ -161,14 +164,14 @@ func (c *Conn) clone(ctx context.Context, id, dir, repo, rev string) error {
 			}
 			status = fmt.Sprintf("exit code %d", *res.ExitCode)
 		}
-		out := strings.TrimSpace(res.Output)
+		out := hideCredentials(repo, strings.TrimSpace(res.Output))
 		if res.Truncated {
 			out = "…" + out
 		}
 		return fmt.Errorf("git %s failed (%s): %s", args[0], status, out)
 	}
 	if err := git("clone", "--quiet", "--", repo, dir); err != nil {
-		return failed(acp.ErrInternal, "cloning "+repo, err)
+		return failed(acp.ErrInternal, "cloning "+hideCredentials(repo, repo), err)
 	}
 	if rev != "" {
 		if err := git("-C", dir, "checkout", "--quiet", "--detach", rev, "--"); err != nil {
@@ -176,6 +179,32 @@ func (c *Conn) clone(ctx context.Context, id, dir, repo, rev string) error {
 		}
 	}
 	return nil
+}
+
+// hideCredentials is text with the credentials of the URL repo (its
+// user information, user:password@ or a token as the user, which is how
+// CI gives a clone its access) replaced by REDACTED: logs and answers
+// name the repository, never its secret. git gets repo as it is.
+func hideCredentials(repo, text string) string {
+	scheme, rest, ok := strings.Cut(repo, "://")
+	if !ok {
+		return text // scp-like user@host:path names a user, not a secret
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at <= 0 {
+		return text
+	}
+	info := authority[:at]
+	// ssh://git@host names an ssh user; a password or an http(s) user
+	// (a token) is a secret.
+	if !strings.Contains(info, ":") && !strings.HasPrefix(strings.ToLower(scheme), "http") {
+		return text
+	}
+	return strings.ReplaceAll(text, info+"@", "REDACTED@")
 }
 
 // failed is the answer of a checkout whose git failed: code, with a

@@ -44,16 +44,10 @@ type Settings struct {
 // must be followed by release once the session is open (or failed to
 // open). The first refusal on a connection is logged with the peer.
 func (c *Conn) reserveSession(id acp.SessionID) (release func(), err error) {
-	limit := c.srv.opts.MaxSessionsPerConn
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, open := c.sessions[id]; !open && len(c.sessions)+c.opening >= limit {
-		if !c.loggedSessions {
-			c.loggedSessions = true
-			c.log.Warn("refusing a session: the connection has the most sessions open it may have", "setting", c.srv.opts.Settings.MaxSessionsPerConn, "limit", limit, "peer", c.peerName)
-		}
-		return nil, acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
-			"this connection has %d sessions open, the most it may have (%s); close one with session/close, or open another connection", limit, c.srv.opts.Settings.MaxSessionsPerConn)})
+	if err := c.refuseSessionLocked(id); err != nil {
+		return nil, err
 	}
 	c.opening++
 	return func() {
@@ -61,6 +55,31 @@ func (c *Conn) reserveSession(id acp.SessionID) (release func(), err error) {
 		c.opening--
 		c.mu.Unlock()
 	}, nil
+}
+
+// sessionsFull is the refusal reserveSession would give a new session
+// now, or nil: a session/new with a checkout asks it before a clone that
+// may take minutes and gigabytes, and reserves its place after.
+func (c *Conn) sessionsFull() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refuseSessionLocked("")
+}
+
+// refuseSessionLocked refuses session id a place when the connection's
+// are all taken (an open session keeps its own), and logs the first
+// refusal with the peer.
+func (c *Conn) refuseSessionLocked(id acp.SessionID) error {
+	limit := c.srv.opts.MaxSessionsPerConn
+	if _, open := c.sessions[id]; open || len(c.sessions)+c.opening < limit {
+		return nil
+	}
+	if !c.loggedSessions {
+		c.loggedSessions = true
+		c.log.Warn("refusing a session: the connection has the most sessions open it may have", "setting", c.srv.opts.Settings.MaxSessionsPerConn, "limit", limit, "peer", c.peerName)
+	}
+	return acp.ErrInvalidRequest.WithData(map[string]any{"reason": fmt.Sprintf(
+		"this connection has %d sessions open, the most it may have (%s); close one with session/close, or open another connection", limit, c.srv.opts.Settings.MaxSessionsPerConn)})
 }
 
 // SessionExists reports whether id names a session of this daemon: open

@@ -239,6 +239,48 @@ func TestAFailedClonesErrorIsShortAndNamesTheRepository(t *testing.T) {
 	}
 }
 
+// A repository URL may carry credentials (https://user:token@host/…):
+// neither the answer nor the log shows them, even where git's own output
+// repeats the URL, and the clone still gets them.
+func TestACheckoutsCredentialsAreInNeitherTheAnswerNorTheLog(t *testing.T) {
+	ctx := testkit.Context(t)
+	state := t.TempDir()
+	got := filepath.Join(t.TempDir(), "args")
+	// A git that keeps its arguments and fails naming the URL, as a
+	// remote's error may.
+	env := fakeGit(t, `echo "$@" > `+got+`; echo "fatal: unable to access '$6': no such host" >&2; exit 128`)
+	for _, tc := range []struct{ repo, shown, secret string }{
+		{"https://ci-bot:s3cret-t0ken@git.example/private.git", "https://REDACTED@git.example/private.git", "s3cret-t0ken"},
+		{"https://ghp_s3cretT0ken@git.example/private.git", "https://REDACTED@git.example/private.git", "ghp_s3cretT0ken"},
+	} {
+		p, c := checkoutDaemon(ctx, t, state, []string{env})
+		e, reason := refusedCheckout(ctx, t, c, state, tc.repo, "cloning "+tc.shown, "fatal: unable to access '"+tc.shown+"'")
+		endsOnSIGTERM(ctx, t, p)
+		if said := e.Message + string(e.Data) + reason + p.stderr.String(); strings.Contains(said, tc.secret) {
+			t.Fatalf("the credentials of %s were shown:\n%s", tc.repo, said)
+		}
+		if args, err := os.ReadFile(got); err != nil || !strings.Contains(string(args), tc.repo) {
+			t.Fatalf("git was not given the URL with its credentials: %q (%v)", args, err)
+		}
+	}
+}
+
+// A connection with every session place taken is refused a checkout
+// before the clone starts: the clone would only be removed after it.
+func TestACheckoutIsNotClonedForAConnectionWithEverySessionPlaceTaken(t *testing.T) {
+	ctx := testkit.Context(t)
+	state := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	env := fakeGit(t, `echo "$@" > `+ran+`; exit 128`)
+	p, c := checkoutDaemon(ctx, t, state, []string{env}, "--max-sessions-per-connection", "1")
+	c.newSession(ctx, t.TempDir())
+	refusedCheckout(ctx, t, c, state, "https://git.example/one-too-many.git", "this connection has 1 sessions open", "--max-sessions-per-connection")
+	endsOnSIGTERM(ctx, t, p)
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("git ran for a session the connection had no place for")
+	}
+}
+
 func TestACloneThatTakesLongerThanCheckoutTimeoutIsStoppedAndSaysSo(t *testing.T) {
 	ctx := testkit.Context(t)
 	state := t.TempDir()
