@@ -56,8 +56,9 @@ type DirLimits struct {
 }
 
 // checkDirs validates cwd and additional directories before anything is
-// created or opened: cwd absolute; at most DirLimits.Max directories,
-// each non-empty, absolute, at most maxDirBytes long, and an existing
+// created or opened: cwd absolute and at most maxDirBytes long; at most
+// DirLimits.Max directories, each non-empty, absolute, at most
+// maxDirBytes long, and, unless the client serves the files, an existing
 // directory, since the session's tools are confined to its roots (a
 // root that is not there could never be used, and ACP forbids dropping
 // one silently). A refusal is -32602 naming the entry (its index) or the
@@ -65,6 +66,9 @@ type DirLimits struct {
 func (c *Conn) checkDirs(cwd string, dirs []string) error {
 	if !filepath.IsAbs(cwd) {
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": "must be absolute"})
+	}
+	if len(cwd) > maxDirBytes {
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": fmt.Sprintf("is %d bytes long, longer than a path may be (%d bytes, PATH_MAX)", len(cwd), maxDirBytes)})
 	}
 	limit, setting := c.srv.opts.Dirs.Max, c.srv.opts.Dirs.Setting
 	if limit <= 0 {
@@ -93,6 +97,12 @@ func (c *Conn) checkDirs(cwd string, dirs []string) error {
 		if reason != "" {
 			return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("additionalDirectories[%d]", i), "reason": reason})
 		}
+	}
+	// A client that serves the files (fs/*: an editor, or the parent dshd
+	// of a remote child, which passes its own directories on) names
+	// directories of its machine, which need not be this one.
+	if fs := c.clientCaps().FS; fs.ReadTextFile || fs.WriteTextFile {
+		return nil
 	}
 	for i, d := range dirs {
 		fi, err := os.Stat(d)

@@ -1,8 +1,9 @@
 // End-to-end test of the bounds on additionalDirectories: a real dshd on
 // stdio refuses a request naming more directories than
-// --max-additional-directories, one longer than a path may be, and one
-// that is not an existing directory, with -32602 naming the setting or
-// the entry, and takes a list at the bound.
+// --max-additional-directories, one longer than a path may be (and a cwd
+// that is), and one that is not an existing directory unless the client
+// serves the files, with -32602 naming the setting or the entry, and
+// takes a list at the bound.
 
 package main
 
@@ -109,8 +110,30 @@ func TestAdditionalDirectoriesAreBoundedInCountAndLengthAndMustExist(t *testing.
 		missing := filepath.Join(base, "missing")
 		refused(t, c, "session/new", newWith([]string{missing}), "additionalDirectories[0]", "there is no directory "+missing)
 		refused(t, c, "session/new", newWith([]string{dirs[0], file}), "additionalDirectories[1]", file+" is not a directory")
+		// A cwd is one path too: no longer than PATH_MAX.
+		e := c.callFail(ctx, "session/new", map[string]any{"cwd": long, "mcpServers": []any{}})
+		if e.Code != -32602 || !containsAll(string(e.Data), `"field":"cwd"`, "4097 bytes", "PATH_MAX") {
+			t.Fatalf("session/new in a cwd of 4097 bytes answered %v", e)
+		}
 		if n := sessions(t, state); n != 0 {
 			t.Fatalf("%d sessions on disk after refusals", n)
+		}
+	})
+
+	// A client that serves the files (fs/*: an editor, or a parent dshd
+	// whose remote child this is) names its own directories, on a machine
+	// that may not be this one: they need not exist here, and are still
+	// bounded in count and length.
+	t.Run("a client that serves the files", func(t *testing.T) {
+		state := t.TempDir()
+		_, c := daemon(t, state)
+		c.initialize(ctx, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
+		elsewhere := []string{"/on/the/clients/machine", "/and/another"}
+		c.call(ctx, "session/new", newWith(elsewhere), nil)
+		refused(t, c, "session/new", newWith(dirs), "more than --max-additional-directories (64)")
+		refused(t, c, "session/new", newWith([]string{"/" + strings.Repeat("d", 4096)}), "additionalDirectories[0]", "PATH_MAX")
+		if n := sessions(t, state); n != 1 {
+			t.Fatalf("%d sessions on disk, want the one made", n)
 		}
 	})
 }
