@@ -199,6 +199,15 @@ func runDshd(t testing.TB, env []string, args ...string) (code int, stdout, stde
 	return code, string(b), p.stderr.String()
 }
 
+// endsOnSIGTERM sends the daemon SIGTERM and checks that it exits 0.
+func endsOnSIGTERM(ctx context.Context, t *testing.T, p *proc) {
+	t.Helper()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(ctx); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, p.stderr)
+	}
+}
+
 // testdataScript is the absolute path of the script name in testdata,
 // which a daemon started elsewhere can run.
 func testdataScript(t *testing.T, name string) string {

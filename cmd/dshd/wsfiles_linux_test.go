@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
@@ -26,15 +25,6 @@ func warnedAbout(ctx context.Context, t *testing.T, c *wire, sid, file, want str
 	got := text(ups)
 	if !strings.Contains(got, "⚠ "+file) || !strings.Contains(got, want) {
 		t.Fatalf("no warning naming %s and saying %q: %q%s", file, want, got, c.stderrTail())
-	}
-}
-
-// endsOnSIGTERM sends the daemon SIGTERM and checks that it exits 0.
-func endsOnSIGTERM(ctx context.Context, t *testing.T, p *proc) {
-	t.Helper()
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(ctx); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, p.stderr)
 	}
 }
 
