@@ -58,8 +58,8 @@ type DirLimits struct {
 // checkDirs validates cwd and additional directories before anything is
 // created or opened: cwd absolute and at most maxDirBytes long; at most
 // DirLimits.Max directories, each non-empty, absolute, at most
-// maxDirBytes long, and, unless the client serves the files, an existing
-// directory, since the session's tools are confined to its roots (a
+// maxDirBytes long; and, unless the client serves the files, cwd and each
+// of them an existing directory, since the session's tools are confined to its roots (a
 // root that is not there could never be used, and ACP forbids dropping
 // one silently). A refusal is -32602 naming the entry (its index) or the
 // bound; the first of a connection's count refusals is logged.
@@ -104,22 +104,29 @@ func (c *Conn) checkDirs(cwd string, dirs []string) error {
 	if fs := c.clientCaps().FS; fs.ReadTextFile || fs.WriteTextFile {
 		return nil
 	}
+	if reason := notADirectory(cwd); reason != "" {
+		return acp.ErrInvalidParams.WithData(map[string]any{"field": "cwd", "reason": reason})
+	}
 	for i, d := range dirs {
-		fi, err := os.Stat(d)
-		reason := ""
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			reason = fmt.Sprintf("there is no directory %s", d)
-		case err != nil:
-			reason = fmt.Sprintf("cannot use %s: %v", d, err)
-		case !fi.IsDir():
-			reason = fmt.Sprintf("%s is not a directory", d)
-		}
-		if reason != "" {
+		if reason := notADirectory(d); reason != "" {
 			return acp.ErrInvalidParams.WithData(map[string]any{"field": fmt.Sprintf("additionalDirectories[%d]", i), "reason": reason})
 		}
 	}
 	return nil
+}
+
+// notADirectory says why d is not a directory dshd can work in, or "".
+func notADirectory(d string) string {
+	fi, err := os.Stat(d)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("there is no directory %s", d)
+	case err != nil:
+		return fmt.Sprintf("cannot use %s: %v", d, err)
+	case !fi.IsDir():
+		return fmt.Sprintf("%s is not a directory", d)
+	}
+	return ""
 }
 
 // dedupe keeps the first occurrence of each directory, in order.

@@ -1,8 +1,8 @@
 // End-to-end test of the bounds on additionalDirectories: a real dshd on
 // stdio refuses a request naming more directories than
 // --max-additional-directories, one longer than a path may be (and a cwd
-// that is), and one that is not an existing directory unless the client
-// serves the files, with -32602 naming the setting or the entry, and
+// that is), and one (or a cwd) that is not an existing directory unless
+// the client serves the files, with -32602 naming the setting or the entry, and
 // takes a list at the bound.
 
 package main
@@ -115,6 +115,12 @@ func TestAdditionalDirectoriesAreBoundedInCountAndLengthAndMustExist(t *testing.
 		if e.Code != -32602 || !containsAll(string(e.Data), `"field":"cwd"`, "4097 bytes", "PATH_MAX") {
 			t.Fatalf("session/new in a cwd of 4097 bytes answered %v", e)
 		}
+		// And it must be a directory here, as a root is: a typo in it is
+		// told at once, not by every tool the session runs.
+		e = c.callFail(ctx, "session/new", map[string]any{"cwd": missing, "mcpServers": []any{}})
+		if e.Code != -32602 || !containsAll(string(e.Data), `"field":"cwd"`, "there is no directory "+missing) {
+			t.Fatalf("session/new in a missing cwd answered %v", e)
+		}
 		if n := sessions(t, state); n != 0 {
 			t.Fatalf("%d sessions on disk after refusals", n)
 		}
@@ -130,10 +136,11 @@ func TestAdditionalDirectoriesAreBoundedInCountAndLengthAndMustExist(t *testing.
 		c.initialize(ctx, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
 		elsewhere := []string{"/on/the/clients/machine", "/and/another"}
 		c.call(ctx, "session/new", newWith(elsewhere), nil)
+		c.call(ctx, "session/new", map[string]any{"cwd": "/the/clients/project", "mcpServers": []any{}}, nil)
 		refused(t, c, "session/new", newWith(dirs), "more than --max-additional-directories (64)")
 		refused(t, c, "session/new", newWith([]string{"/" + strings.Repeat("d", 4096)}), "additionalDirectories[0]", "PATH_MAX")
-		if n := sessions(t, state); n != 1 {
-			t.Fatalf("%d sessions on disk, want the one made", n)
+		if n := sessions(t, state); n != 2 {
+			t.Fatalf("%d sessions on disk, want the two made", n)
 		}
 	})
 }
