@@ -86,6 +86,9 @@ func (s *Settings) IsSet(flag string) bool { return s.origins[flag].explicit }
 // FromFile reports whether setting flag came from the config file.
 func (s *Settings) FromFile(flag string) bool { return s.origins[flag].file }
 
+// FromEnv reports whether setting flag came from its DSHD_* variable.
+func (s *Settings) FromEnv(flag string) bool { return strings.HasPrefix(s.origins[flag].where, "env ") }
+
 // APIKeyEnvSet reports whether --api-key-env was given anywhere (an empty
 // value then means "no key needed", not "the backend's default").
 func (s *Settings) APIKeyEnvSet() bool { return s.IsSet("api-key-env") }

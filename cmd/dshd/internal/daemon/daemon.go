@@ -270,14 +270,24 @@ func childArgs(st *config.Settings) []string {
 	}{{"model-timeout", st.ModelTimeout}, {"model-first-token-timeout", st.ModelFirstTokenTimeout},
 		{"model-idle-timeout", st.ModelIdleTimeout}, {"model-call-timeout", st.ModelCallTimeout},
 		// A child given a binding's repo= clones it itself.
-		{"checkout-timeout", st.CheckoutTimeout}} {
+		{"checkout-timeout", st.CheckoutTimeout},
+		// Its commands run within our bounds.
+		{"command-timeout", st.CommandTimeout}, {"command-max-timeout", st.CommandMaxTimeout}} {
 		if st.IsSet(f.flag) {
 			add("--"+f.flag, f.d.String())
 		}
 	}
-	if st.IsSet("max-model-answer-bytes") {
-		add("--max-model-answer-bytes", strconv.Itoa(st.MaxModelAnswerBytes))
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"max-model-answer-bytes", st.MaxModelAnswerBytes}, {"command-output-bytes", st.CommandOutputBytes},
+		// Its own background tasks are bounded as ours.
+		{"max-tasks", st.MaxTasks}, {"max-kept-tasks", st.MaxKeptTasks}, {"task-output-limit", st.TaskOutput}} {
+		if st.IsSet(f.flag) {
+			add("--"+f.flag, strconv.Itoa(f.n))
+		}
 	}
+	args = append(args, commandEnvArgs(st)...)
 	if st.StateDir != "" {
 		if abs, err := filepath.Abs(st.StateDir); err == nil {
 			args = append(args, "--state-dir", abs)
@@ -323,6 +333,35 @@ func childArgs(st *config.Settings) []string {
 	// take.
 	if n := st.MaxAdditionalDirectories; n > 0 {
 		args = append(args, "--max-additional-directories", strconv.Itoa(n))
+	}
+	return args
+}
+
+// commandEnvArgs are the flags that give a child dshd's commands the
+// environment policy ours have, for what the parent was given. A child
+// inherits our environment and reads the config file we read when it is
+// the default one, but not our flags nor a --config file. A NAME=VALUE to
+// set is passed on unless it came from the environment, which the child
+// inherits: a value given there stays out of the child's arguments, which
+// any process on the machine may read.
+func commandEnvArgs(st *config.Settings) []string {
+	var args []string
+	if st.IsSet("command-env") {
+		args = append(args, "--command-env", st.CommandEnv)
+	}
+	if st.IsSet("command-env-keep-secret-names") {
+		args = append(args, "--command-env-keep-secret-names="+strconv.FormatBool(st.CommandEnvSecret))
+	}
+	for _, l := range []struct {
+		flag  string
+		items []string
+	}{{"--command-env-exclude", st.CommandEnvDrop}, {"--command-env-include-only", st.CommandEnvOnly}, {"--command-env-set", st.CommandEnvSet}} {
+		if l.flag == "--command-env-set" && st.FromEnv("command-env-set") {
+			continue
+		}
+		for _, it := range l.items {
+			args = append(args, l.flag, it)
+		}
 	}
 	return args
 }
