@@ -113,7 +113,9 @@ func modelAnswer(s *config.Settings) any { return s.MaxModelAnswerBytes }
 
 func addDirs(s *config.Settings) any { return s.MaxAdditionalDirectories }
 
-func disk(s *config.Settings) any { return [3]int{s.MaxJournalBytes, s.MinFreeDiskBytes, s.MaxStateBytes} }
+func disk(s *config.Settings) any {
+	return [3]int{s.MaxJournalBytes, s.MinFreeDiskBytes, s.MaxStateBytes}
+}
 
 func commandBounds(s *config.Settings) any {
 	return fmt.Sprint(s.CommandOutputBytes, " ", s.CommandTimeout, " ", s.CommandMaxTimeout)
