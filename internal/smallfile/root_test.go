@@ -1,0 +1,114 @@
+package smallfile_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshd/dshd/internal/smallfile"
+)
+
+// openRoot is the workspace of linkedRoot as a [smallfile.Root], with its
+// directory and the secret's directory outside it.
+func openRoot(t *testing.T) (r *smallfile.Root, dir, outside string) {
+	t.Helper()
+	root, outside := linkedRoot(t)
+	dir = root.Name()
+	if err := os.Symlink(outside, filepath.Join(dir, "outdir")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := smallfile.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, dir, outside
+}
+
+// isOutside fails t unless err is an *OutsideError of the workspace dir,
+// saying so.
+func isOutside(t *testing.T, what string, err error, dir string) {
+	t.Helper()
+	var oe *smallfile.OutsideError
+	if !errors.As(err, &oe) || oe.Root != dir || err.Error() != "leads outside the workspace "+dir {
+		t.Fatalf("%s: %v; want it to lead outside the workspace %s", what, err, dir)
+	}
+}
+
+// A path below the workspace is read, listed and stat'ed through it: a
+// link that stays inside is followed, and a path or a link that leads
+// out is an OutsideError, with nothing of the file outside read.
+// TestRoot_ALinkOutIsAnOutsideError also stands for the text of the os
+// package's error, which tells a link out from other failures.
+func TestRoot_ALinkOutIsAnOutsideError(t *testing.T) {
+	r, dir, outside := openRoot(t)
+	if data, err := r.Read(filepath.Join(dir, "link.txt"), bound); err != nil || string(data) != "inside" {
+		t.Fatalf("a link inside: %q, %v", data, err)
+	}
+	if info, err := r.Stat(filepath.Join(dir, "link.txt")); err != nil || info.Size() != 6 || !info.Mode().IsRegular() {
+		t.Fatalf("the stat of a link inside: %v, %v", info, err)
+	}
+	for _, path := range []string{
+		filepath.Join(dir, "out.txt"),
+		filepath.Join(dir, "outdir", "secret"),
+		filepath.Join(outside, "secret"),
+		dir + "/../" + filepath.Base(outside) + "/secret",
+	} {
+		data, err := r.Read(path, bound)
+		isOutside(t, "a read of "+path, err, dir)
+		if data != nil {
+			t.Fatalf("%s: read %q", path, data)
+		}
+		_, err = r.Stat(path)
+		isOutside(t, "a stat of "+path, err, dir)
+	}
+	_, err := r.ReadDir(filepath.Join(dir, "outdir"))
+	isOutside(t, "the listing of a link to a directory outside", err, dir)
+	_, err = smallfile.ReadBelow(dir, filepath.Join(dir, "out.txt"), bound)
+	isOutside(t, "ReadBelow the workspace", err, dir)
+	// The user's own file is read wherever its link leads.
+	if data, err := smallfile.ReadBelow("", filepath.Join(dir, "out.txt"), bound); err != nil || string(data) != "SECRET" {
+		t.Fatalf("ReadBelow no workspace: %q, %v", data, err)
+	}
+}
+
+// The other failures are the os package's, naming the path as given, and
+// Read's own: a file too large, or not regular.
+func TestRoot_OtherFailuresNameThePath(t *testing.T) {
+	r, dir, _ := openRoot(t)
+	gone := filepath.Join(dir, "gone.md")
+	for what, err := range map[string]error{
+		"a read":    func() error { _, err := r.Read(gone, bound); return err }(),
+		"a stat":    func() error { _, err := r.Stat(gone); return err }(),
+		"a listing": func() error { _, err := r.ReadDir(gone); return err }(),
+	} {
+		var pe *fs.PathError
+		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != gone {
+			t.Fatalf("%s of a missing file: %v", what, err)
+		}
+	}
+	var nr *smallfile.NotRegularError
+	if _, err := r.Read(filepath.Join(dir, "sub"), bound); !errors.As(err, &nr) || err.Error() != "a directory, not a regular file" {
+		t.Fatalf("a read of a directory: %v", err)
+	}
+	if _, err := r.ReadDir(filepath.Join(dir, "link.txt")); err == nil || err.Error() != "open "+filepath.Join(dir, "link.txt")+": not a directory" {
+		t.Fatalf("the listing of a file: %v", err)
+	}
+}
+
+func TestRoot_ReadDirListsByName(t *testing.T) {
+	r, dir, _ := openRoot(t)
+	entries, err := r.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := filepath.Join(names...); got != filepath.Join("link.txt", "out.txt", "outdir", "sub") {
+		t.Fatalf("listed %v", names)
+	}
+}
