@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dshd/dshd/internal/smallfile"
 )
 
 // File is a Markdown file of a directory as a stat of it found it; the
-// stat follows a symlink, so Info is the file's and not the link's.
+// stat follows a symlink (one of a workspace's only while it stays inside
+// the workspace: see [List]), so Info is the file's and not the link's.
 type File struct {
 	Path string
 	Info fs.FileInfo // nil when Err is set
@@ -37,11 +40,17 @@ func stampOf(path string, info fs.FileInfo) Stamp {
 }
 
 // StampOf stamps the file at path, following a symlink: a file a listed
-// one names (an agent definition's schema file). A file that cannot be
-// stat'ed has the stamp of no file, Size -1, so its coming back is a
-// change.
-func StampOf(path string) Stamp {
-	info, err := os.Stat(path)
+// one names (an agent definition's schema file). When root is not "",
+// path is a file of the workspace root, stat'ed through it as [List]
+// stats one. A file that cannot be stat'ed has the stamp of no file, Size
+// -1, so its coming back is a change.
+func StampOf(root, path string) Stamp {
+	var info fs.FileInfo
+	r, err := openRoot(root)
+	if err == nil {
+		defer r.close()
+		info, err = r.stat(path)
+	}
 	if err != nil {
 		return Stamp{Path: path, Size: -1}
 	}
@@ -64,15 +73,30 @@ func (s Stamp) Settled(now time.Time) bool { return now.UnixNano()-s.ModTime >= 
 // those are neither stat'ed nor kept, so a directory costs one pass over
 // its names and at most max stats, however many files a repository put
 // in it. A directory that does not exist has none; any other failure to
-// read it is the error (a FIFO in its place is one at once: os.ReadDir's
-// open takes only a directory, and does not wait).
+// read it is the error (a FIFO in its place is one at once: the open
+// takes only a directory, and does not wait).
 //
-// The names are os.ReadDir's, all of them at once: its open and reads
-// are the fewest system calls a listing takes, and this one is taken at
-// every turn of every session. Reading them a chunk at a time would hold
-// fewer at once, at two system calls more for each directory.
-func List(dir string, max int) (files []File, more int, err error) {
-	entries, err := os.ReadDir(dir)
+// When root is not "", dir is a directory of the workspace root (a
+// repository's), listed and its files stat'ed through root as an os.Root
+// (internal/smallfile): a directory or a file that leads outside root, by
+// a symbolic link, is a [*smallfile.OutsideError], as the error or as
+// the file's Err, and nothing outside is stat'ed. When root is "", dir
+// is the user's own, and a link is followed wherever it leads.
+//
+// The names are read all at once: one open and its reads are the fewest
+// system calls a listing takes, and this one is taken at every turn of
+// every session. Reading them a chunk at a time would hold fewer at
+// once, at two system calls more for each directory.
+func List(root, dir string, max int) (files []File, more int, err error) {
+	r, err := openRoot(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.close()
+	entries, err := r.readDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -88,8 +112,42 @@ func List(dir string, max int) (files []File, more int, err error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		info, err := os.Stat(path)
+		info, err := r.stat(path)
 		files = append(files, File{Path: path, Info: info, Err: err})
 	}
 	return files, more, nil
+}
+
+// tree is where [List] and [StampOf] look: a workspace through its root,
+// or (root nil) the user's own files, following links anywhere.
+type tree struct{ root *smallfile.Root }
+
+// openRoot is the tree of the workspace root, or of the user's files when
+// root is "".
+func openRoot(root string) (tree, error) {
+	if root == "" {
+		return tree{}, nil
+	}
+	r, err := smallfile.OpenRoot(root)
+	return tree{r}, err
+}
+
+func (t tree) close() {
+	if t.root != nil {
+		t.root.Close()
+	}
+}
+
+func (t tree) readDir(dir string) ([]fs.DirEntry, error) {
+	if t.root == nil {
+		return os.ReadDir(dir)
+	}
+	return t.root.ReadDir(dir)
+}
+
+func (t tree) stat(path string) (fs.FileInfo, error) {
+	if t.root == nil {
+		return os.Stat(path)
+	}
+	return t.root.Stat(path)
 }

@@ -34,11 +34,16 @@ const escapeText = "path escapes from parent"
 // command files, agent definitions and the schema files they name) by
 // their paths: a path not below the directory, or a symbolic link that
 // leads out of it, is an [*OutsideError], and nothing outside is opened
-// or stat'ed. A link that stays inside is followed.
+// or stat'ed. A link that stays inside is followed, also an absolute one
+// (which an os.Root alone refuses) that names a place inside.
 type Root struct {
 	dir  string
 	root *os.Root
 }
+
+// maxLinks is how many symbolic links [Root.resolve] follows in one path,
+// as Linux's open does (MAXSYMLINKS).
+const maxLinks = 40
 
 // OpenRoot opens the workspace directory dir.
 func OpenRoot(dir string) (*Root, error) {
@@ -55,11 +60,99 @@ func (r *Root) Close() error { return r.root.Close() }
 // name is path relative to r's directory, when it is that directory or
 // below it as written.
 func (r *Root) name(path string) (string, error) {
-	rel, err := filepath.Rel(r.dir, path)
-	if err != nil || !filepath.IsLocal(rel) {
+	rel, ok := below(r.dir, path)
+	if !ok {
 		return "", &OutsideError{Root: r.dir}
 	}
 	return rel, nil
+}
+
+// below is path relative to dir, and whether path is dir or below it as
+// written.
+func below(dir, path string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	return rel, err == nil && filepath.IsLocal(rel)
+}
+
+// do runs op on path's name below r. When r refused the name as leading
+// out of it, the name's links are resolved through r and op runs again on
+// the result, which r still confines: a link swapped in meanwhile cannot
+// lead out.
+func (r *Root) do(path string, op func(name string) error) error {
+	name, err := r.name(path)
+	if err != nil {
+		return err
+	}
+	err = op(name)
+	if escapes(err) {
+		if resolved, ok := r.resolve(name); ok {
+			err = op(resolved)
+		}
+	}
+	return err
+}
+
+// escapes reports whether err is an os.Root's refusal of a name that
+// leads out of it.
+func escapes(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err.Error() == escapeText
+}
+
+// resolve is name with its symbolic links resolved, each looked at
+// through r (nothing outside is), an absolute link taken as the place
+// below r's directory it names; ok is false when a link leads out of r,
+// or there are more than maxLinks. A part that does not exist ends the
+// resolving: the open that follows says so.
+func (r *Root) resolve(name string) (string, bool) {
+	pending := strings.Split(filepath.ToSlash(name), "/")
+	var done []string
+	for links := 0; len(pending) > 0; {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", false
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		p := filepath.Join(append(done, c)...)
+		info, err := r.root.Lstat(p)
+		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		target, err := r.root.Readlink(p)
+		if links++; err != nil || links > maxLinks {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			rel, ok := r.inside(target)
+			if !ok {
+				return "", false
+			}
+			target, done = rel, nil
+		}
+		pending = append(strings.Split(filepath.ToSlash(target), "/"), pending...)
+	}
+	return filepath.Join(done...), true
+}
+
+// inside is the absolute path target relative to r's directory, as
+// written or with its links resolved, when it is below it.
+func (r *Root) inside(target string) (string, bool) {
+	if rel, ok := below(r.dir, target); ok {
+		return rel, true
+	}
+	real, err := filepath.EvalSymlinks(r.dir) // the workspace's own path, which is trusted
+	if err != nil {
+		return "", false
+	}
+	return below(real, target)
 }
 
 // fail is err of an operation on path through r: an [*OutsideError]
@@ -67,22 +160,23 @@ func (r *Root) name(path string) (string, error) {
 // path, as the same operation without r would, not the name below r.
 func (r *Root) fail(path string, err error) error {
 	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	if pe.Err.Error() == escapeText {
+	var oe *OutsideError
+	switch {
+	case escapes(err):
 		return &OutsideError{Root: r.dir}
+	case errors.As(err, &oe) || !errors.As(err, &pe):
+		return err
 	}
 	return &fs.PathError{Op: pe.Op, Path: path, Err: pe.Err}
 }
 
 // Read is [Read] of the file at path, through r.
 func (r *Root) Read(path string, b Bound) ([]byte, error) {
-	name, err := r.name(path)
-	if err != nil {
-		return nil, err
-	}
-	data, err := ReadIn(r.root, name, b)
+	var data []byte
+	err := r.do(path, func(name string) (err error) {
+		data, err = ReadIn(r.root, name, b)
+		return err
+	})
 	if err != nil && !isReadErr(err) {
 		err = r.fail(path, err)
 	}
@@ -100,11 +194,11 @@ func isReadErr(err error) bool {
 // Stat is [os.Stat] of path, through r: a link is followed while it
 // stays inside.
 func (r *Root) Stat(path string) (fs.FileInfo, error) {
-	name, err := r.name(path)
-	if err != nil {
-		return nil, err
-	}
-	info, err := r.root.Stat(name)
+	var info fs.FileInfo
+	err := r.do(path, func(name string) (err error) {
+		info, err = r.root.Stat(name)
+		return err
+	})
 	if err != nil {
 		return nil, r.fail(path, err)
 	}
@@ -115,11 +209,11 @@ func (r *Root) Stat(path string) (fs.FileInfo, error) {
 // entries sorted by name. Like os.ReadDir's, its open does not wait for
 // a FIFO in the directory's place, which is refused as not a directory.
 func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
-	name, err := r.name(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := r.root.OpenFile(name, os.O_RDONLY|nonblock, 0)
+	var f *os.File
+	err := r.do(path, func(name string) (err error) {
+		f, err = r.root.OpenFile(name, os.O_RDONLY|nonblock, 0)
+		return err
+	})
 	if err != nil {
 		return nil, r.fail(path, err)
 	}

@@ -112,3 +112,38 @@ func TestRoot_ReadDirListsByName(t *testing.T) {
 		t.Fatalf("listed %v", names)
 	}
 }
+
+// An absolute link is followed when it names a place inside the
+// workspace, as written or through the links of the workspace's own path,
+// as read_file follows one; one that names a place outside, or a chain
+// of links that never ends, is still outside.
+func TestRoot_AnAbsoluteLinkInsideIsFollowed(t *testing.T) {
+	r, dir, outside := openRoot(t)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{
+		"abs.txt": filepath.Join(dir, "sub", "in.txt"), "absdir": filepath.Join(real, "sub"),
+		"absout.txt": filepath.Join(outside, "secret"), "loop1": filepath.Join(dir, "loop2"), "loop2": filepath.Join(dir, "loop1"),
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{filepath.Join(dir, "abs.txt"), filepath.Join(dir, "absdir", "in.txt")} {
+		if data, err := r.Read(path, bound); err != nil || string(data) != "inside" {
+			t.Fatalf("%s: %q, %v", path, data, err)
+		}
+		if info, err := r.Stat(path); err != nil || info.Size() != 6 {
+			t.Fatalf("the stat of %s: %v", path, err)
+		}
+	}
+	if entries, err := r.ReadDir(filepath.Join(dir, "absdir")); err != nil || len(entries) != 1 || entries[0].Name() != "in.txt" {
+		t.Fatalf("the listing of an absolute link to a directory inside: %v, %v", entries, err)
+	}
+	for _, name := range []string{"absout.txt", "loop1"} {
+		_, err := r.Read(filepath.Join(dir, name), bound)
+		isOutside(t, name, err, dir)
+	}
+}
