@@ -8,7 +8,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,17 +15,6 @@ import (
 
 	"github.com/dshd/dshd/internal/testkit"
 )
-
-// symlink makes name a symbolic link to target.
-func symlink(t *testing.T, target, name string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, name); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestConfine_AWorkspacesCommandAndAgentFilesThatLeadOutsideAreToldAndNeverSent(t *testing.T) {
 	ctx := testkit.Context(t)
@@ -36,14 +24,12 @@ func TestConfine_AWorkspacesCommandAndAgentFilesThatLeadOutsideAreToldAndNeverSe
 	secretAgent := testkit.Write(t, outside, "agent.md", "---\ndescription: "+marker+"-DESCRIPTION\n---\n"+marker+"-PROMPT\n")
 	secretSchema := testkit.Write(t, outside, "schema.json", `{"title": "`+marker+`-SCHEMA"}`)
 	commands, agents := filepath.Join(ws, ".dshd", "commands"), filepath.Join(ws, ".dshd", "agents")
-	leak, leaky := filepath.Join(commands, "leak.md"), filepath.Join(agents, "leaky.md")
-	symlink(t, secretCommand, leak)
-	symlink(t, secretAgent, leaky)
-	symlink(t, secretSchema, filepath.Join(agents, "answer.json"))
+	leak, leaky := testkit.Symlink(t, commands, "leak.md", secretCommand), testkit.Symlink(t, agents, "leaky.md", secretAgent)
+	testkit.Symlink(t, agents, "answer.json", secretSchema)
 	typed := testkit.Write(t, agents, "typed.md", "---\ndescription: Typed.\noutputSchema: answer.json\n---\n")
 	// A file linked from inside the workspace still works.
 	testkit.Write(t, ws, "docs/fine.md", "Say fine.\n")
-	symlink(t, "../../docs/fine.md", filepath.Join(commands, "fine.md"))
+	testkit.Symlink(t, commands, "fine.md", "../../docs/fine.md")
 
 	srv, p, c := modelDaemon(t, answer("ok"))
 	sid := c.openSession(ctx, ws)

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,17 +8,6 @@ import (
 
 	"github.com/dshd/dshd/internal/testkit"
 )
-
-// link makes name a symbolic link to target.
-func link(t *testing.T, target, name string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, name); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A workspace's command files are read from inside it: a link to a file
 // outside, or a command directory that is a link out, is a mistake naming
@@ -33,13 +21,11 @@ func TestLoad_AWorkspaceCommandFileThatLeadsOutsideIsAMistake(t *testing.T) {
 	dir := filepath.Join(ws, ".dshd", "commands")
 	testkit.Write(t, dir, "fine.md", "Still here.\n")
 	testkit.Write(t, ws, "docs/inside.md", "Linked from inside.\n")
-	link(t, "../../docs/inside.md", filepath.Join(dir, "inside.md"))
-	leak := filepath.Join(dir, "leak.md")
-	link(t, secret, leak)
-	up := filepath.Join(dir, "up.md")
-	link(t, "../../../"+filepath.Base(outside)+"/secret.md", up)
-	link(t, outside, filepath.Join(ws, ".claude"))
-	link(t, secret, filepath.Join(home, "dshd", "commands", "mine.md"))
+	testkit.Symlink(t, dir, "inside.md", "../../docs/inside.md")
+	leak := testkit.Symlink(t, dir, "leak.md", secret)
+	up := testkit.Symlink(t, dir, "up.md", "../../../"+filepath.Base(outside)+"/secret.md")
+	testkit.Symlink(t, ws, ".claude", outside)
+	testkit.Symlink(t, home, "dshd/commands/mine.md", secret)
 
 	for _, load := range []struct {
 		name string

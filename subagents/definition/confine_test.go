@@ -1,7 +1,6 @@
 package definition_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,17 +9,6 @@ import (
 	"github.com/dshd/dshd/internal/testkit"
 	"github.com/dshd/dshd/subagents/definition"
 )
-
-// link makes name a symbolic link to target.
-func link(t *testing.T, target, name string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, name); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A workspace's definition files are read from inside it: a link to a
 // file outside, or an agents directory that is a link out, is a mistake
@@ -34,11 +22,10 @@ func TestLoad_AWorkspaceDefinitionThatLeadsOutsideIsAMistake(t *testing.T) {
 	dir := filepath.Join(ws, ".dshd", "agents")
 	testkit.Write(t, dir, "fine.md", "---\ndescription: Fine.\n---\n")
 	testkit.Write(t, ws, "docs/agent.md", "---\ndescription: Linked from inside.\n---\n")
-	link(t, "../../docs/agent.md", filepath.Join(dir, "inside.md"))
-	leak := filepath.Join(dir, "leak.md")
-	link(t, secret, leak)
-	link(t, outside, filepath.Join(ws, ".claude"))
-	link(t, secret, filepath.Join(home, "dshd", "agents", "mine.md"))
+	testkit.Symlink(t, dir, "inside.md", "../../docs/agent.md")
+	leak := testkit.Symlink(t, dir, "leak.md", secret)
+	testkit.Symlink(t, ws, ".claude", outside)
+	testkit.Symlink(t, home, "dshd/agents/mine.md", secret)
 
 	defs, errs := definition.Load(append(definition.WorkspaceSources(ws), definition.UserSources(home)...))
 	var msgs []string
