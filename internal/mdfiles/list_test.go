@@ -219,8 +219,10 @@ func TestList_AWorkspacesFilesStayInside(t *testing.T) {
 	if st := mdfiles.StampOf("", files[2].Path); st.Size != 0 || st.Type != 0 {
 		t.Fatalf("the stamp of the user's link: %+v", st)
 	}
-	if _, _, err := mdfiles.List(ws, filepath.Join(ws, ".claude", "commands"), 3); !errors.As(err, &oe) {
-		t.Fatalf("a directory that leads out: %v", err)
+	for _, d := range []string{".claude", filepath.Join(".claude", "commands")} {
+		if _, _, err := mdfiles.List(ws, filepath.Join(ws, d), 3); !errors.As(err, &oe) {
+			t.Fatalf("a directory that leads out (%s): %v", d, err)
+		}
 	}
 	if files, _, err := mdfiles.List("", filepath.Join(ws, ".claude"), 3); err != nil || len(files) != 1 {
 		t.Fatalf("the user's directory, linked: %v, %v", baseNames(files), err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // OutsideError is a file of a workspace that leads outside it: its path,
@@ -205,31 +204,70 @@ func (r *Root) Stat(path string) (fs.FileInfo, error) {
 	return info, nil
 }
 
-// ReadDir is [os.ReadDir] of the directory at path, through r: its
-// entries sorted by name. Like os.ReadDir's, its open does not wait for
-// a FIFO in the directory's place, which is refused as not a directory.
-func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
-	var f *os.File
+// Dir is a directory of a workspace, opened through it as an os.Root of
+// its own, for listing it and stat'ing its entries by name: a listing
+// that is taken at every turn then stats an entry with one system call,
+// where [Root.Stat] of its path opens every directory on the way.
+type Dir struct {
+	r    *Root
+	path string
+	dir  *os.Root
+}
+
+// OpenDir opens the directory at path through r. Like os.ReadDir's, its
+// open does not wait for a FIFO in the directory's place, which is
+// refused as not a directory: the name is opened with a trailing
+// separator, which only a directory takes (os.Root.OpenRoot's open has
+// neither O_DIRECTORY nor O_NONBLOCK). The caller closes it.
+func (r *Root) OpenDir(path string) (*Dir, error) {
+	var dir *os.Root
 	err := r.do(path, func(name string) (err error) {
-		f, err = r.root.OpenFile(name, os.O_RDONLY|nonblock, 0)
+		dir, err = r.root.OpenRoot(name + string(filepath.Separator))
 		return err
 	})
 	if err != nil {
-		return nil, r.fail(path, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.IsDir() {
-		if err == nil {
-			err = syscall.ENOTDIR
+		err = r.fail(path, err)
+		// Said as os.ReadDir says it: "open <path>: not a directory".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open"
 		}
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	entries, err := f.ReadDir(-1)
+	return &Dir{r: r, path: path, dir: dir}, nil
+}
+
+// Close closes d.
+func (d *Dir) Close() error { return d.dir.Close() }
+
+// Names is the names of d's entries, sorted. They come without their
+// types: a directory opened in an os.Root lists its entries with a stat
+// of each (os.File.ReadDir), where the names alone are one pass.
+func (d *Dir) Names() ([]string, error) {
+	f, err := d.dir.Open(".")
+	if err == nil {
+		defer f.Close()
+		var names []string
+		if names, err = f.Readdirnames(-1); err == nil {
+			slices.Sort(names)
+			return names, nil
+		}
+	}
+	return nil, &fs.PathError{Op: "readdir", Path: d.path, Err: err}
+}
+
+// Stat is [Root.Stat] of d's entry name: through d, and through the
+// workspace only when a link leads out of d (it may still stay inside
+// the workspace).
+func (d *Dir) Stat(name string) (fs.FileInfo, error) {
+	info, err := d.dir.Stat(name)
+	if escapes(err) {
+		return d.r.Stat(filepath.Join(d.path, name))
+	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: path, Err: err}
+		return nil, d.r.fail(filepath.Join(d.path, name), err)
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, nil
+	return info, nil
 }
 
 // ReadBelow reads the file at path, within b, as [Read] does when root is

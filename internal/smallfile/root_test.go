@@ -27,6 +27,16 @@ func openRoot(t *testing.T) (r *smallfile.Root, dir, outside string) {
 	return r, dir, outside
 }
 
+// readDir lists the names in the directory at path through r.
+func readDir(r *smallfile.Root, path string) ([]string, error) {
+	d, err := r.OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Names()
+}
+
 // isOutside fails t unless err is an *OutsideError of the workspace dir,
 // saying so.
 func isOutside(t *testing.T, what string, err error, dir string) {
@@ -64,7 +74,7 @@ func TestRoot_ALinkOutIsAnOutsideError(t *testing.T) {
 		_, err = r.Stat(path)
 		isOutside(t, "a stat of "+path, err, dir)
 	}
-	_, err := r.ReadDir(filepath.Join(dir, "outdir"))
+	_, err := readDir(r, filepath.Join(dir, "outdir"))
 	isOutside(t, "the listing of a link to a directory outside", err, dir)
 	_, err = smallfile.ReadBelow(dir, filepath.Join(dir, "out.txt"), bound)
 	isOutside(t, "ReadBelow the workspace", err, dir)
@@ -82,7 +92,7 @@ func TestRoot_OtherFailuresNameThePath(t *testing.T) {
 	for what, err := range map[string]error{
 		"a read":    func() error { _, err := r.Read(gone, bound); return err }(),
 		"a stat":    func() error { _, err := r.Stat(gone); return err }(),
-		"a listing": func() error { _, err := r.ReadDir(gone); return err }(),
+		"a listing": func() error { _, err := readDir(r, gone); return err }(),
 	} {
 		var pe *fs.PathError
 		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != gone {
@@ -93,20 +103,16 @@ func TestRoot_OtherFailuresNameThePath(t *testing.T) {
 	if _, err := r.Read(filepath.Join(dir, "sub"), bound); !errors.As(err, &nr) || err.Error() != "a directory, not a regular file" {
 		t.Fatalf("a read of a directory: %v", err)
 	}
-	if _, err := r.ReadDir(filepath.Join(dir, "link.txt")); err == nil || err.Error() != "open "+filepath.Join(dir, "link.txt")+": not a directory" {
+	if _, err := readDir(r, filepath.Join(dir, "link.txt")); err == nil || err.Error() != "open "+filepath.Join(dir, "link.txt")+": not a directory" {
 		t.Fatalf("the listing of a file: %v", err)
 	}
 }
 
-func TestRoot_ReadDirListsByName(t *testing.T) {
+func TestRoot_ADirsNamesAreSorted(t *testing.T) {
 	r, dir, _ := openRoot(t)
-	entries, err := r.ReadDir(dir)
+	names, err := readDir(r, dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
 	}
 	if got := filepath.Join(names...); got != filepath.Join("link.txt", "out.txt", "outdir", "sub") {
 		t.Fatalf("listed %v", names)
@@ -139,11 +145,41 @@ func TestRoot_AnAbsoluteLinkInsideIsFollowed(t *testing.T) {
 			t.Fatalf("the stat of %s: %v", path, err)
 		}
 	}
-	if entries, err := r.ReadDir(filepath.Join(dir, "absdir")); err != nil || len(entries) != 1 || entries[0].Name() != "in.txt" {
+	if entries, err := readDir(r, filepath.Join(dir, "absdir")); err != nil || len(entries) != 1 || entries[0] != "in.txt" {
 		t.Fatalf("the listing of an absolute link to a directory inside: %v, %v", entries, err)
 	}
 	for _, name := range []string{"absout.txt", "loop1"} {
 		_, err := r.Read(filepath.Join(dir, name), bound)
 		isOutside(t, name, err, dir)
+	}
+}
+
+// An entry of a directory opened through the workspace is stat'ed through
+// that directory, and through the workspace when its link leads out of
+// the directory: one that stays inside the workspace is followed, one
+// that leads out of it is an OutsideError.
+func TestRoot_ADirsEntriesAreStatedWithinTheWorkspace(t *testing.T) {
+	r, dir, _ := openRoot(t)
+	sub := filepath.Join(dir, "sub")
+	for name, target := range map[string]string{"up.md": "../link.txt", "abs.md": filepath.Join(dir, "sub", "in.txt"), "out.md": "../out.txt", "here.md": "in.txt"} {
+		if err := os.Symlink(target, filepath.Join(sub, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := r.OpenDir(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, name := range []string{"in.txt", "here.md", "up.md", "abs.md"} {
+		if info, err := d.Stat(name); err != nil || info.Size() != 6 || !info.Mode().IsRegular() {
+			t.Fatalf("the stat of %s: %v, %v", name, info, err)
+		}
+	}
+	_, err = d.Stat("out.md")
+	isOutside(t, "the stat of a link out through a directory", err, dir)
+	var pe *fs.PathError
+	if _, err := d.Stat("gone.md"); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != filepath.Join(sub, "gone.md") {
+		t.Fatalf("the stat of a missing entry: %v", err)
 	}
 }
