@@ -31,11 +31,12 @@ type Quota struct {
 // Quota returns a quota of all of c.
 func (c Count) Quota() *Quota { return &Quota{count: c, left: c.Max} }
 
-// List lists dir as [List] does, within what is left of q, and takes from
-// q what it listed. A directory holding more than was left is listed up
-// to it and also returned as a [*TooManyError].
-func (q *Quota) List(dir string) ([]File, *TooManyError, error) {
-	files, more, err := List(dir, q.left)
+// List lists dir of the workspace root ("" for the user's) as [List]
+// does, within what is left of q, and takes from q what it listed. A
+// directory holding more than was left is listed up to it and also
+// returned as a [*TooManyError].
+func (q *Quota) List(root, dir string) ([]File, *TooManyError, error) {
+	files, more, err := List(root, dir, q.left)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,5 +7,6 @@
 // refused without being opened; the files themselves are read through
 // internal/smallfile.
 //
-// It imports only the standard library and starts no goroutines.
+// It imports only the standard library and internal/smallfile, and starts
+// no goroutines.
 package mdfiles

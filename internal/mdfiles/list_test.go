@@ -1,6 +1,7 @@
 package mdfiles_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dshd/dshd/internal/mdfiles"
+	"github.com/dshd/dshd/internal/smallfile"
 )
 
 func TestList_TheMarkdownFilesByNameWithTheirStatsAndStamps(t *testing.T) {
@@ -27,7 +29,7 @@ func TestList_TheMarkdownFilesByNameWithTheirStatsAndStamps(t *testing.T) {
 	if err := os.Symlink("gone", filepath.Join(dir, "d.md")); err != nil {
 		t.Fatal(err)
 	}
-	files, more, err := mdfiles.List(dir, 10)
+	files, more, err := mdfiles.List("", dir, 10)
 	if err != nil || more != 0 {
 		t.Fatal(more, err)
 	}
@@ -49,14 +51,14 @@ func TestList_TheMarkdownFilesByNameWithTheirStatsAndStamps(t *testing.T) {
 
 func TestList_AMissingDirectoryHasNoneAndAFileIsNoDirectory(t *testing.T) {
 	dir := t.TempDir()
-	if files, more, err := mdfiles.List(filepath.Join(dir, "none"), 10); files != nil || more != 0 || err != nil {
+	if files, more, err := mdfiles.List("", filepath.Join(dir, "none"), 10); files != nil || more != 0 || err != nil {
 		t.Fatalf("a missing dir: %v, %d, %v", files, more, err)
 	}
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := mdfiles.List(file, 10); err == nil {
+	if _, _, err := mdfiles.List("", file, 10); err == nil {
 		t.Fatal("listing a file: no error")
 	}
 }
@@ -66,18 +68,18 @@ func TestStampOf_AFileAsListedAndNoFileAsSizeMinusOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("text"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := mdfiles.List(dir, 10)
+	files, _, err := mdfiles.List("", dir, 10)
 	if err != nil || len(files) != 1 {
 		t.Fatal(files, err)
 	}
-	if got := mdfiles.StampOf(files[0].Path); got != files[0].Stamp() || got.Type != 0 {
+	if got := mdfiles.StampOf("", files[0].Path); got != files[0].Stamp() || got.Type != 0 {
 		t.Fatalf("StampOf = %+v, listed %+v", got, files[0].Stamp())
 	}
-	gone := mdfiles.StampOf(filepath.Join(dir, "gone.json"))
+	gone := mdfiles.StampOf("", filepath.Join(dir, "gone.json"))
 	if gone.Size != -1 || gone.Path != filepath.Join(dir, "gone.json") {
 		t.Fatalf("the stamp of no file: %+v", gone)
 	}
-	if got := mdfiles.StampOf(dir); !got.Type.IsDir() {
+	if got := mdfiles.StampOf("", dir); !got.Type.IsDir() {
 		t.Fatalf("a directory's stamp has the type %v", got.Type)
 	}
 }
@@ -120,7 +122,7 @@ func TestList_TheFirstMaxByNameAndHowManyMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, max := range []int{0, 1, 3, 600, 1501, 2000} {
-		files, more, err := mdfiles.List(dir, max)
+		files, more, err := mdfiles.List("", dir, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +169,7 @@ func TestQuota_DirectoriesShareACountInTheOrderTheyAreListed(t *testing.T) {
 		{first, nil, &mdfiles.TooManyError{Dir: first, Files: 3, Listed: 0, Count: count},
 			"3 command files, none read: at most 4 are read from a workspace (--max-command-files)"},
 	} {
-		files, over, err := q.List(tc.dir)
+		files, over, err := q.List("", tc.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,5 +179,52 @@ func TestQuota_DirectoriesShareACountInTheOrderTheyAreListed(t *testing.T) {
 		if over != nil && over.Error() != tc.says {
 			t.Fatalf("%s says %q, want %q", tc.dir, over.Error(), tc.says)
 		}
+	}
+}
+
+// A workspace's directory is listed and its files stat'ed through the
+// workspace: a file or a directory that a link leads outside is an
+// OutsideError, with no stat of what is outside, and one that stays
+// inside is stamped as its target; the count is as without a root.
+func TestList_AWorkspacesFilesStayInside(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	dir := filepath.Join(ws, ".dshd", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeNames(t, dir, "a.md", "z.md")
+	writeNames(t, outside, "secret.md")
+	for name, target := range map[string]string{
+		filepath.Join(dir, "in.md"): "a.md", filepath.Join(dir, "out.md"): filepath.Join(outside, "secret.md"),
+		filepath.Join(ws, ".claude"): outside,
+	} {
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, more, err := mdfiles.List(ws, dir, 3)
+	if err != nil || more != 1 || !slices.Equal(baseNames(files), []string{"a.md", "in.md", "out.md"}) {
+		t.Fatalf("List = %v, %d more, %v", baseNames(files), more, err)
+	}
+	var oe *smallfile.OutsideError
+	if f := files[2]; !errors.As(f.Err, &oe) || oe.Root != ws || f.Info != nil {
+		t.Fatalf("the link out: %+v", f)
+	}
+	if files[1].Err != nil || files[1].Stamp().ModTime != files[0].Stamp().ModTime {
+		t.Fatalf("the link inside: %+v", files[1])
+	}
+	if st := mdfiles.StampOf(ws, files[2].Path); st.Size != -1 {
+		t.Fatalf("the stamp of the link out: %+v", st)
+	}
+	if st := mdfiles.StampOf("", files[2].Path); st.Size != 0 || st.Type != 0 {
+		t.Fatalf("the stamp of the user's link: %+v", st)
+	}
+	for _, d := range []string{".claude", filepath.Join(".claude", "commands")} {
+		if _, _, err := mdfiles.List(ws, filepath.Join(ws, d), 3); !errors.As(err, &oe) {
+			t.Fatalf("a directory that leads out (%s): %v", d, err)
+		}
+	}
+	if files, _, err := mdfiles.List("", filepath.Join(ws, ".claude"), 3); err != nil || len(files) != 1 {
+		t.Fatalf("the user's directory, linked: %v, %v", baseNames(files), err)
 	}
 }

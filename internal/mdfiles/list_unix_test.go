@@ -15,7 +15,7 @@ import (
 func TestList_AFIFOInPlaceOfTheDirectoryIsRefusedAtOnce(t *testing.T) {
 	fifo := testkit.FIFO(t, t.TempDir(), ".dshd/commands")
 	testkit.Within(t, "the listing of a FIFO", func() {
-		files, more, err := mdfiles.List(fifo, 10)
+		files, more, err := mdfiles.List("", fifo, 10)
 		if err == nil || !strings.Contains(err.Error(), "not a directory") || files != nil || more != 0 {
 			t.Fatalf("List = %v, %d, %v; want not a directory", files, more, err)
 		}

@@ -8,5 +8,11 @@
 // judged), takes only a regular file, and reads at most a bound. It is the
 // one way those files are read.
 //
+// A workspace's files are read, stat'ed and listed through the workspace
+// as an os.Root ([ReadIn], [OpenIn], [Root]): neither a ".." nor a
+// symbolic link (even one swapped in during the open) leads outside it,
+// and [Root] says so as an [*OutsideError]. [Read] follows a link
+// anywhere: it is for the user's own files.
+//
 // It imports only the standard library and starts no goroutines.
 package smallfile

@@ -48,3 +48,20 @@ func TestRead_AFIFOOrADeviceIsRefusedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A FIFO in place of a workspace's directory is refused at once, as not
+// a directory, and not waited for.
+func TestRoot_AFIFOInPlaceOfADirectoryIsRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	fifo := testkit.FIFO(t, dir, ".dshd/commands")
+	r, err := smallfile.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	testkit.Within(t, "the listing of a FIFO", func() {
+		if entries, err := readDir(r, fifo); err == nil || err.Error() != "open "+fifo+": not a directory" || entries != nil {
+			t.Errorf("ReadDir = %v, %v; want not a directory", entries, err)
+		}
+	})
+}

@@ -13,6 +13,13 @@ func Write(t testing.TB, dir, rel, content string) string {
 	return create(t, dir, rel, func(p string) error { return os.WriteFile(p, []byte(content), 0o644) })
 }
 
+// Symlink creates dir/rel (slash-separated), and its parent directories,
+// as a symbolic link to target, and returns its path.
+func Symlink(t testing.TB, dir, rel, target string) string {
+	t.Helper()
+	return create(t, dir, rel, func(p string) error { return os.Symlink(target, p) })
+}
+
 // create makes dir/rel (slash-separated) with mk, after its parent
 // directories, and returns its path.
 func create(t testing.TB, dir, rel string, mk func(path string) error) string {

@@ -147,13 +147,19 @@ type Source struct {
 	// User marks the user's own directory, which has a count of files of
 	// its own ([Limits.MaxFiles]).
 	User bool
+	// Workspace is the directory a workspace's Dir is in, through which
+	// (as an os.Root, internal/smallfile) its files are listed and read:
+	// the repository is a peer, so a link that leads outside the
+	// workspace is a mistake, and nothing outside is read. The user's
+	// directory has none: the user's own files may link anywhere.
+	Workspace string
 }
 
 // WorkspaceSources are the workspace's directories, first wins.
 func WorkspaceSources(cwd string) []Source {
 	return []Source{
-		{Dir: filepath.Join(cwd, ".dshd", "commands")},
-		{Dir: filepath.Join(cwd, ".claude", "commands"), Dialect: ClaudeCode},
+		{Dir: filepath.Join(cwd, ".dshd", "commands"), Workspace: cwd},
+		{Dir: filepath.Join(cwd, ".claude", "commands"), Dialect: ClaudeCode, Workspace: cwd},
 	}
 }
 
@@ -258,10 +264,12 @@ type listing struct {
 	over []mdfiles.TooManyError
 }
 
-// listed is a command file as listed, with its source's dialect.
+// listed is a command file as listed, with its source's dialect and
+// workspace.
 type listed struct {
 	mdfiles.File
-	dialect Dialect
+	dialect   Dialect
+	workspace string
 }
 
 // list lists the command files of sources within limits, filled: a
@@ -274,7 +282,7 @@ func list(sources []Source, limits Limits) listing {
 		if src.User {
 			q = user
 		}
-		files, over, err := q.List(src.Dir)
+		files, over, err := q.List(src.Workspace, src.Dir)
 		if err != nil {
 			out.errs = append(out.errs, &Error{File: src.Dir, Err: err})
 			continue
@@ -284,7 +292,7 @@ func list(sources []Source, limits Limits) listing {
 		}
 		out.files = slices.Grow(out.files, len(files))
 		for _, f := range files {
-			out.files = append(out.files, listed{File: f, dialect: src.Dialect})
+			out.files = append(out.files, listed{File: f, dialect: src.Dialect, workspace: src.Workspace})
 		}
 	}
 	return out
@@ -311,7 +319,7 @@ func (l listing) load(bound smallfile.Bound) ([]Command, []*Error) {
 		errs = append(errs, &Error{File: over.Dir, Err: &over})
 	}
 	for _, f := range l.files {
-		c, err := readFile(f.File, f.dialect, bound)
+		c, err := readFile(f, bound)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -330,8 +338,10 @@ func (l listing) load(bound smallfile.Bound) ([]Command, []*Error) {
 // keys are the front matter keys a command file takes.
 var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
 
-func readFile(f mdfiles.File, dialect Dialect, bound smallfile.Bound) (Command, *Error) {
-	path, err := f.Path, f.Err
+// readFile reads the command file f within bound: a workspace's through
+// the workspace, so a link swapped in since the listing cannot lead out.
+func readFile(f listed, bound smallfile.Bound) (Command, *Error) {
+	path, err, dialect := f.Path, f.Err, f.dialect
 	var data []byte
 	switch {
 	case err != nil:
@@ -339,7 +349,7 @@ func readFile(f mdfiles.File, dialect Dialect, bound smallfile.Bound) (Command, 
 		// Not opened at all; the reader refuses one swapped in since.
 		err = &smallfile.NotRegularError{Mode: f.Info.Mode()}
 	default:
-		data, err = smallfile.Read(path, bound)
+		data, err = smallfile.ReadBelow(f.workspace, path, bound)
 	}
 	if err != nil {
 		return Command{}, &Error{File: path, Err: err}

@@ -18,7 +18,10 @@
 //
 // A command file is read through internal/smallfile: a FIFO or a link to a
 // device in a repository's command directory is a mistake naming it,
-// never waited for nor read.
+// never waited for nor read. A workspace's files are listed and read
+// through the workspace as an os.Root, so one that leads outside it (a
+// link to ~/.aws/credentials) is a mistake too, and nothing of it is read;
+// the user's own directory may link anywhere.
 //
 // The package imports only internal helpers of the project (frontmatter,
 // mdfiles, shellwords, smallfile, suggest) and starts no goroutines.

@@ -12,18 +12,20 @@ import (
 	"github.com/dshd/dshd/internal/testkit"
 )
 
-// A repository's command directory may hold a FIFO or a link to a device:
-// each is a mistake naming the file, read without a wait and without
-// reading the device, and the other commands load.
+// A repository's command directory may hold a FIFO or a link to a device
+// (which leads outside the workspace), and the user's a link to one: each
+// is a mistake naming the file, read without a wait and without reading
+// the device, and the other commands load.
 func TestLoad_AFIFOOrADeviceIsAMistakeNamingTheFile(t *testing.T) {
-	ws := t.TempDir()
+	ws, home := t.TempDir(), t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "commands")
 	testkit.Write(t, dir, "fine.md", "Still here.\n")
 	fifo, zero := testkit.FIFO(t, dir, "hang.md"), testkit.LinkToZero(t, dir, "zero.md")
+	userZero := testkit.LinkToZero(t, filepath.Join(home, "dshd", "commands"), "zero.md")
 	var cmds []Command
 	var errs []*Error
 	testkit.Within(t, "the commands of a directory with a FIFO and /dev/zero", func() {
-		cmds, errs = Load(WorkspaceSources(ws), Limits{})
+		cmds, errs = Load(append(WorkspaceSources(ws), UserSources(home)...), Limits{})
 	})
 	var msgs []string
 	for _, e := range errs {
@@ -31,7 +33,8 @@ func TestLoad_AFIFOOrADeviceIsAMistakeNamingTheFile(t *testing.T) {
 	}
 	want := []string{
 		fifo + ": a named pipe (FIFO), not a regular file",
-		zero + ": a character device, not a regular file",
+		zero + ": leads outside the workspace " + ws,
+		userZero + ": a character device, not a regular file",
 	}
 	if !slices.Equal(msgs, want) {
 		t.Fatalf("mistakes:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))

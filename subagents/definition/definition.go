@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -58,9 +57,11 @@ type Definition struct {
 	// modelGiven is the model named in the file ("" for inherit).
 	modelGiven string
 	// schemaStamp is the stamp of the schema file outputSchema names,
-	// taken before it was read (Path "" when it names none); schemaBound
-	// is how that file is read.
+	// taken before it was read (Path "" when it names none), through
+	// schemaRoot, the workspace of a workspace definition ("" for the
+	// user's); schemaBound is how that file is read.
 	schemaStamp mdfiles.Stamp
+	schemaRoot  string
 	schemaBound smallfile.Bound
 }
 
@@ -292,10 +293,21 @@ func (d *Definition) schema(f frontmatter.Field) error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(d.File), path)
 		}
-		d.schemaStamp = mdfiles.StampOf(path) // before the read: a change after it moves the stamp
-		raw, err := d.readSchema(path)
+		root, file, err := d.schemaFile(path)
 		if err != nil {
 			return f.Errorf("%v", err)
+		}
+		// Before the read: a change after it moves the stamp.
+		d.schemaStamp, d.schemaRoot = mdfiles.StampOf(root, file), root
+		raw, err := smallfile.ReadBelow(root, file, d.schemaBound)
+		if err != nil {
+			// The os package names the file as it was opened; the path
+			// as written says more.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return f.Errorf("%s: %v", path, err)
 		}
 		if !json.Valid(raw) {
 			return f.Errorf("%s is not JSON", path)
@@ -314,44 +326,22 @@ func (d *Definition) schema(f frontmatter.Field) error {
 	return nil
 }
 
-// readSchema reads the schema file at path. A workspace definition came
-// with the repository, so its file is read from the workspace only,
-// through the workspace as an os.Root (a link swapped in cannot lead
-// out); the user's may be anywhere.
-func (d *Definition) readSchema(path string) ([]byte, error) {
-	var raw []byte
-	var err error
-	if d.Scope == ScopeWorkspace {
-		root := workspaceOf(d.File)
-		rel, ok := relIn(path, root)
-		if !ok {
-			return nil, fmt.Errorf("%s is outside the workspace %s: %s name a file outside it", path, root, onlyTheUser)
-		}
-		raw, err = readIn(root, rel, d.schemaBound)
-	} else {
-		raw, err = smallfile.Read(path, d.schemaBound)
+// schemaFile is where the schema file at path is read from. A workspace
+// definition came with the repository, so its file is read from the
+// workspace only, through the workspace as an os.Root (a link swapped in
+// cannot lead out): root is the workspace, its links resolved, and file
+// the path below it, or path leads out and is an error. The user's may be
+// anywhere: root is "", and file is path.
+func (d *Definition) schemaFile(path string) (root, file string, err error) {
+	if d.Scope != ScopeWorkspace {
+		return "", path, nil
 	}
-	if err != nil {
-		// The os package names the file as it was opened, relative to
-		// the root for a workspace's; the path as written says more.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+	root = workspaceOf(d.File)
+	rel, ok := relIn(path, root)
+	if !ok {
+		return "", "", fmt.Errorf("%s is outside the workspace %s: %s name a file outside it", path, root, onlyTheUser)
 	}
-	return raw, nil
-}
-
-// readIn reads the schema file rel below the directory root, through it,
-// within bound.
-func readIn(root, rel string, bound smallfile.Bound) ([]byte, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return smallfile.ReadIn(r, rel, bound)
+	return root, filepath.Join(root, rel), nil
 }
 
 // acpFields are the keys only the acp provider takes, as read.

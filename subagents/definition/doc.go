@@ -36,6 +36,12 @@
 // file registers, re-derives or unregisters its tool, through
 // [subagent.Bind], which follows the provider's lifecycle.
 //
+// A workspace's definition files, and the schema files they name, are
+// listed and read through the workspace as an os.Root
+// (internal/smallfile): one that leads outside it, by a path or a
+// symbolic link, is a mistake naming it, and nothing of it is read; the
+// user's own directory may link anywhere.
+//
 // The package imports tools/subagent, subagents, tools and
 // internal/frontmatter, never a provider. Reading many files spreads the
 // parsing and checking over the cores, on goroutines that end before the

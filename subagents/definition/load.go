@@ -24,14 +24,20 @@ type Source struct {
 	Dir     string
 	Dialect Dialect
 	Scope   Scope
+	// Workspace is the directory a workspace's Dir is in, through which
+	// (as an os.Root, internal/smallfile) its files are listed and read:
+	// the repository is a peer, so a link that leads outside the
+	// workspace is a mistake, and nothing outside is read. The user's
+	// directory has none: the user's own files may link anywhere.
+	Workspace string
 }
 
 // WorkspaceSources are the workspace's directories, first wins:
 // .dshd/agents, then Claude Code's .claude/agents.
 func WorkspaceSources(cwd string) []Source {
 	return []Source{
-		{Dir: filepath.Join(cwd, ".dshd", "agents"), Dialect: DSHD, Scope: ScopeWorkspace},
-		{Dir: filepath.Join(cwd, ".claude", "agents"), Dialect: ClaudeCode, Scope: ScopeWorkspace},
+		{Dir: filepath.Join(cwd, ".dshd", "agents"), Dialect: DSHD, Scope: ScopeWorkspace, Workspace: cwd},
+		{Dir: filepath.Join(cwd, ".claude", "agents"), Dialect: ClaudeCode, Scope: ScopeWorkspace, Workspace: cwd},
 	}
 }
 
@@ -117,7 +123,7 @@ func scan(sources []Source, b bounds) scanned {
 		if src.Scope == ScopeUser {
 			q = user
 		}
-		files, over, err := q.List(src.Dir)
+		files, over, err := q.List(src.Workspace, src.Dir)
 		if err != nil {
 			out.errs = append(out.errs, &Error{File: src.Dir, Err: err, scope: src.Scope})
 			continue
@@ -163,8 +169,10 @@ type parsed struct {
 	err *Error
 	// schema is the stamp of the schema file the definition names, taken
 	// before that file was read (Path "" when it names none): a change of
-	// it is a change of the definition.
-	schema mdfiles.Stamp
+	// it is a change of the definition. schemaRoot is the workspace it
+	// was stat'ed through ("" for the user's definition's).
+	schema     mdfiles.Stamp
+	schemaRoot string
 	// recheck: the stamp (the file's or its schema's) was too new to
 	// trust when the file was read; text is what was read then.
 	recheck bool
@@ -173,7 +181,7 @@ type parsed struct {
 
 // schemaMoved reports whether p's schema file changed since it was read.
 func (p parsed) schemaMoved() bool {
-	return p.schema.Path != "" && mdfiles.StampOf(p.schema.Path) != p.schema
+	return p.schema.Path != "" && mdfiles.StampOf(p.schemaRoot, p.schema.Path) != p.schema
 }
 
 // schemasMoved reports whether the schema file of any definition it
@@ -261,13 +269,14 @@ func (c *cache) load(stamps []mdfiles.Stamp, from []Source, now time.Time) loade
 	return out
 }
 
-// readFile reads one definition file within bound; one whose stamp says
-// it is not a regular file is not opened.
+// readFile reads one definition file within bound, a workspace's through
+// the workspace (a link swapped in since the listing cannot lead out);
+// one whose stamp says it is not a regular file is not opened.
 func readFile(st mdfiles.Stamp, src Source, bound smallfile.Bound) ([]byte, *Error) {
 	var data []byte
 	var err error = &smallfile.NotRegularError{Mode: st.Type}
 	if st.Type.IsRegular() {
-		data, err = smallfile.Read(st.Path, bound)
+		data, err = smallfile.ReadBelow(src.Workspace, st.Path, bound)
 	}
 	if err != nil {
 		return nil, &Error{File: st.Path, Err: err, scope: src.Scope}
@@ -280,7 +289,7 @@ func readFile(st mdfiles.Stamp, src Source, bound smallfile.Bound) ([]byte, *Err
 func parseFile(st mdfiles.Stamp, src Source, data []byte, schemaBound smallfile.Bound) parsed {
 	d := newDefinition(st.Path, src.Dialect, src.Scope, schemaBound)
 	err := d.parse(data)
-	p := parsed{schema: d.schemaStamp}
+	p := parsed{schema: d.schemaStamp, schemaRoot: d.schemaRoot}
 	if err != nil {
 		var de *Error
 		if !errors.As(err, &de) {

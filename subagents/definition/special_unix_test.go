@@ -44,23 +44,25 @@ func TestSchema_AFIFOOrADeviceIsAMistakeOfTheDefinition(t *testing.T) {
 	}
 }
 
-// A definition file that is a FIFO or a link to a device is a mistake
-// naming it, not skipped in silence; the others load.
+// A definition file that is a FIFO or a link to a device (which, in a
+// workspace, leads outside it) is a mistake naming it, not skipped in
+// silence; the others load.
 func TestLoad_AFIFOOrADeviceAsADefinitionIsAMistakeNamingIt(t *testing.T) {
-	ws := t.TempDir()
+	ws, home := t.TempDir(), t.TempDir()
 	dir := filepath.Join(ws, ".dshd", "agents")
 	testkit.Write(t, dir, "fine.md", "---\ndescription: d\n---\n")
 	fifo, zero := testkit.FIFO(t, dir, "hang.md"), testkit.LinkToZero(t, dir, "zero.md")
+	userZero := testkit.LinkToZero(t, filepath.Join(home, "dshd", "agents"), "zero.md")
 	var defs []*definition.Definition
 	var errs []*definition.Error
 	testkit.Within(t, "the definitions of a directory with a FIFO and /dev/zero", func() {
-		defs, errs = definition.Load(definition.WorkspaceSources(ws))
+		defs, errs = definition.Load(append(definition.WorkspaceSources(ws), definition.UserSources(home)...))
 	})
 	var msgs []string
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
 	}
-	want := []string{fifo + ": a named pipe (FIFO), not a regular file", zero + ": a character device, not a regular file"}
+	want := []string{zero + ": leads outside the workspace " + ws, fifo + ": a named pipe (FIFO), not a regular file", userZero + ": a character device, not a regular file"}
 	if !slices.Equal(msgs, want) || len(defs) != 1 || defs[0].Name() != "fine" {
 		t.Fatalf("definitions %v, mistakes:\n%s\nwant:\n%s", defs, strings.Join(msgs, "\n"), strings.Join(want, "\n"))
 	}
