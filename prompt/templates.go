@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -167,12 +166,12 @@ func ProjectInstructions(cwd string, limits InstructionsLimits) (Instructions, e
 	settingnames.Fill(&limits.Settings)
 	bound := smallfile.Bound{Max: cmp.Or(limits.MaxBytes, DefaultMaxInstructionsBytes), What: ProjectInstructionsFile, Setting: limits.Settings.MaxBytes}
 	path := filepath.Join(cwd, ProjectInstructionsFile)
-	root, err := os.OpenRoot(cwd)
+	root, err := smallfile.OpenRoot(cwd)
 	if err != nil {
 		return missingOrError(path, err)
 	}
 	defer root.Close()
-	b, err := smallfile.ReadIn(root, ProjectInstructionsFile, bound)
+	b, err := root.Read(path, bound)
 	var tooLarge *smallfile.TooLargeError
 	var notRegular *smallfile.NotRegularError
 	switch {

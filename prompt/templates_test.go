@@ -152,18 +152,24 @@ func TestProjectInstructions(t *testing.T) {
 		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "AGENTS.md")); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err == nil || got != (Instructions{}) {
-			t.Fatalf("got %q, %v; want an error and nothing of the file", got, err)
+		want := "prompt: project instructions " + filepath.Join(dir, "AGENTS.md") + ": leads outside the workspace " + dir
+		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err == nil || got != (Instructions{}) || err.Error() != want {
+			t.Fatalf("got %q, %v; want nothing of the file and the error %q", got, err, want)
 		}
 	})
-	t.Run("a symlink to a file below cwd is read", func(t *testing.T) {
-		dir := t.TempDir()
-		testkit.Write(t, dir, "rules.md", "Be brief.")
-		if err := os.Symlink("rules.md", filepath.Join(dir, "AGENTS.md")); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := ProjectInstructions(dir, InstructionsLimits{}); err != nil || !strings.Contains(got.Section, "Be brief.") {
-			t.Fatalf("got %q, %v", got, err)
+	t.Run("a symlink to a file below cwd is read, an absolute one too", func(t *testing.T) {
+		for _, target := range []string{"rules.md", "ABS"} {
+			dir := t.TempDir()
+			rules := testkit.Write(t, dir, "rules.md", "Be brief.")
+			if target == "ABS" {
+				target = rules
+			}
+			if err := os.Symlink(target, filepath.Join(dir, "AGENTS.md")); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := ProjectInstructions(dir, InstructionsLimits{}); err != nil || !strings.Contains(got.Section, "Be brief.") {
+				t.Fatalf("a link to %s: got %q, %v", target, got, err)
+			}
 		}
 	})
 	t.Run("a missing cwd gives nothing", func(t *testing.T) {

@@ -18,9 +18,9 @@ func TestProjectInstructions_AFIFOOrADeviceIsAnErrorAtOnce(t *testing.T) {
 	testkit.FIFO(t, fifoDir, "AGENTS.md")
 	// A link to /dev/zero leads outside the cwd; one to a device below
 	// it cannot be made without privileges, so the root refuses this one
-	// before it is opened.
+	// before it is opened, saying so as for any file a workspace holds.
 	testkit.LinkToZero(t, zeroDir, "AGENTS.md")
-	for dir, want := range map[string]string{fifoDir: "a named pipe (FIFO), not a regular file", zeroDir: "escapes"} {
+	for dir, want := range map[string]string{fifoDir: "a named pipe (FIFO), not a regular file", zeroDir: "leads outside the workspace " + zeroDir} {
 		testkit.Within(t, "the instructions of "+dir, func() {
 			got, err := ProjectInstructions(dir, InstructionsLimits{})
 			if err == nil || got != (Instructions{}) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), filepath.Join(dir, "AGENTS.md")) {
