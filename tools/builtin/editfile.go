@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -35,21 +34,13 @@ type Edit struct {
 //go:embed editfile.md
 var editFileDescription string
 
-type editFile struct{ tools.Typed[EditFileParams] }
-
-// NewEditFile returns the edit_file tool.
+// NewEditFile returns the edit_file tool, titled "Edit <path>".
 func NewEditFile() tools.Tool {
-	t := &editFile{}
-	t.Typed = tools.NewTyped(tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
-	return t
+	return newFileTool(tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, ToolKind: tools.KindEdit,
+		ToolTitle: argTitle("path", "Edit ", "Edit file")}, editFile, writes)
 }
 
-// Title is "Edit <path>".
-func (t *editFile) Title(input json.RawMessage) string {
-	return argTitle(input, "path", "Edit ", "Edit file")
-}
-
-func (t *editFile) run(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
+func editFile(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll
 	switch {
@@ -78,7 +69,7 @@ func (t *editFile) run(ctx context.Context, call *tools.Call, p EditFileParams) 
 		return res, nil
 	}
 	c := &change{title: "Edit " + shown, path: path, shown: shown, old: old, text: text, line: firstLine}
-	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
+	if res, err := c.commit(ctx, call, EditFileName, file); res != nil || err != nil {
 		return res, err
 	}
 	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)

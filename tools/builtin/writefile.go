@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 
 	"github.com/dshd/dshd/tools"
@@ -23,21 +22,13 @@ type WriteFileParams struct {
 //go:embed writefile.md
 var writeFileDescription string
 
-type writeFile struct{ tools.Typed[WriteFileParams] }
-
-// NewWriteFile returns the write_file tool.
+// NewWriteFile returns the write_file tool, titled "Write <path>".
 func NewWriteFile() tools.Tool {
-	t := &writeFile{}
-	t.Typed = tools.NewTyped(tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
-	return t
+	return newFileTool(tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, ToolKind: tools.KindEdit,
+		ToolTitle: argTitle("path", "Write ", "Write file")}, writeFile, writes)
 }
 
-// Title is "Write <path>".
-func (t *writeFile) Title(input json.RawMessage) string {
-	return argTitle(input, "path", "Write ", "Write file")
-}
-
-func (t *writeFile) run(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
+func writeFile(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
 	env, path, file, res := targetOf(call, p.Path)
 	if res != nil {
 		return res, nil
@@ -56,7 +47,7 @@ func (t *writeFile) run(ctx context.Context, call *tools.Call, p WriteFileParams
 		verb = "Create"
 	}
 	c := &change{title: verb + " " + shown, path: path, shown: shown, old: old, text: p.Content}
-	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
+	if res, err := c.commit(ctx, call, WriteFileName, file); res != nil || err != nil {
 		return res, err
 	}
 	done := "Wrote"
