@@ -51,32 +51,20 @@ func editFile(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.R
 	case len(edits) == 0:
 		return tools.Errorf("nothing to do: give old_text and new_text, or edits"), nil
 	}
-	env, path, file, res := targetOf(call, p.Path)
-	if res != nil {
-		return res, nil
-	}
-	defer file.Close()
-	shown := env.Workspace.Display(path)
-	old, res, err := readOld(ctx, env, path, file, "edit with edit_file")
-	if res != nil || err != nil {
-		return res, err
-	}
-	if old == nil {
-		return tools.Errorf("%s does not exist; use write_file to create it", shown), nil
-	}
-	text, firstLine, replaced, res := applyEdits(*old, edits, shown)
-	if res != nil {
-		return res, nil
-	}
-	c := &change{title: "Edit " + shown, path: path, shown: shown, old: old, text: text, line: firstLine}
-	if res, err := c.commit(ctx, call, EditFileName, file); res != nil || err != nil {
-		return res, err
-	}
-	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)
-	if len(edits) > 1 {
-		out = fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", shown, len(edits), replaced)
-	}
-	return c.result(out), nil
+	return rewrite(ctx, call, EditFileName, p.Path, "edit with edit_file", func(c *change) (string, *tools.Result) {
+		if c.old == nil {
+			return "", tools.Errorf("%s does not exist; use write_file to create it", c.shown)
+		}
+		text, firstLine, replaced, res := applyEdits(*c.old, edits, c.shown)
+		if res != nil {
+			return "", res
+		}
+		c.title, c.text, c.line = "Edit "+c.shown, text, firstLine
+		if len(edits) > 1 {
+			return fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", c.shown, len(edits), replaced), nil
+		}
+		return fmt.Sprintf("Edited %s: %d replacement(s)", c.shown, replaced), nil
+	})
 }
 
 // applyEdits applies edits to text in order. It returns the new text, the
