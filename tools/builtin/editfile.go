@@ -40,6 +40,7 @@ func NewEditFile() tools.Tool {
 		ToolTitle: argTitle("path", "Edit ", "Edit file")}, editFile, writes)
 }
 
+// editFile runs a call of edit_file.
 func editFile(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll

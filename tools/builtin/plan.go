@@ -58,6 +58,7 @@ func NewPlan() tools.Tool {
 	return &t
 }
 
+// updatePlan runs a call of plan: the entries checked, then published.
 func updatePlan(ctx context.Context, call *tools.Call, p PlanParams) (*tools.Result, error) {
 	entries := make([]tools.PlanEntry, len(p.Entries))
 	var counts [3]int

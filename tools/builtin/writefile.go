@@ -28,6 +28,7 @@ func NewWriteFile() tools.Tool {
 		ToolTitle: argTitle("path", "Write ", "Write file")}, writeFile, writes)
 }
 
+// writeFile runs a call of write_file.
 func writeFile(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
 	return rewrite(ctx, call, WriteFileName, p.Path, "replace with write_file", func(c *change) (string, *tools.Result) {
 		if c.old != nil && *c.old == p.Content {
