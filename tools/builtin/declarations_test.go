@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -159,7 +158,7 @@ func TestDeclarations_TheModelSeesWhatItSawBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(b, want) {
+	if string(b) == string(want) {
 		return
 	}
 	var wantDecl []declaration
@@ -172,7 +171,7 @@ func TestDeclarations_TheModelSeesWhatItSawBefore(t *testing.T) {
 	for i, g := range got {
 		gj, _ := json.MarshalIndent(g, "", "  ")
 		wj, _ := json.MarshalIndent(wantDecl[i], "", "  ")
-		if !bytes.Equal(gj, wj) {
+		if string(gj) != string(wj) {
 			t.Errorf("%s is declared\n%s\nwant\n%s", g.Name, gj, wj)
 		}
 	}
