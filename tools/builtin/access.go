@@ -1,6 +1,7 @@
-// This file says which paths each built-in file tool's call reads or
-// writes (tools.Accessor), so the agent keeps a read after a write of the
-// same file in the model's order. run_command and plan go by their kind.
+// This file holds fileTool, what the built-in file tools are: a typed
+// tool that says which path its call reads or writes (tools.Accessor), so
+// the agent keeps a read after a write of the same file in the model's
+// order. run_command and plan go by their kind.
 
 package builtin
 
