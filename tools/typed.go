@@ -1,6 +1,6 @@
 // This file holds Typed, the half of a tool written against its params
 // struct: a call's arguments are decoded in this one place before the
-// tool's code sees them.
+// tool's code (its run, and its title: TitleOf) sees them.
 
 package tools
 
@@ -9,27 +9,26 @@ import (
 	"encoding/json"
 )
 
-// Typed implements [Tool] and [Titler] for a tool whose arguments are
-// the params struct P: [Typed.Execute] decodes them with [DecodeInput]
-// and runs the tool with them; arguments that do not decode are the
-// model's error result, and the tool does not run. The built-in tools
-// embed one, and a task tool bound to a session is one; [NewTyped] makes
-// it.
+// Typed implements [Tool], [Parallel] and [Titler] for a tool whose
+// arguments are the params struct P: [Typed.Execute] decodes them with
+// [DecodeInput] and runs the tool with them; arguments that do not decode
+// are the model's error result, and the tool does not run. Everything
+// else is its [Static] half's. The built-in tools are one, or embed one
+// (those with more methods), and a task tool bound to a session is one;
+// [NewTyped] makes it.
 type Typed[P any] struct {
 	Static
-	run   func(ctx context.Context, call *Call, p P) (*Result, error)
-	title func(p P) string
+	run func(ctx context.Context, call *Call, p P) (*Result, error)
 }
 
 // NewTyped returns the Typed half of a tool: s is its static half (a nil
-// s.Schema is P's, built on first use: [LazySchema] without edit), run
-// runs a call, and title, when not nil, is a call's title from its
-// arguments (the zero P when they do not decode).
-func NewTyped[P any](s Static, run func(ctx context.Context, call *Call, p P) (*Result, error), title func(p P) string) Typed[P] {
+// s.Schema is P's, built on first use: [LazySchema] without edit), and
+// run runs a call.
+func NewTyped[P any](s Static, run func(ctx context.Context, call *Call, p P) (*Result, error)) Typed[P] {
 	if s.Schema == nil {
 		s.Schema = LazySchema[P](nil)
 	}
-	return Typed[P]{Static: s, run: run, title: title}
+	return Typed[P]{Static: s, run: run}
 }
 
 // Execute decodes the call's arguments and runs the tool with them.
@@ -41,12 +40,12 @@ func (t *Typed[P]) Execute(ctx context.Context, call *Call) (*Result, error) {
 	return t.run(ctx, call, p)
 }
 
-// Title is the call's title from its arguments; "" (the tool's name)
-// when the tool has no title of its own.
-func (t *Typed[P]) Title(input json.RawMessage) string {
-	if t.title == nil {
-		return ""
+// TitleOf is a [Static.ToolTitle] written against the params struct P: a
+// call's title is title of its decoded arguments, of the zero P when they
+// do not decode (the call will fail, but is still shown).
+func TitleOf[P any](title func(p P) string) func(input json.RawMessage) string {
+	return func(input json.RawMessage) string {
+		p, _ := DecodeInput[P](input)
+		return title(p)
 	}
-	p, _ := DecodeInput[P](input)
-	return t.title(p)
 }

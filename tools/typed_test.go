@@ -12,13 +12,13 @@ type typedParams struct {
 	Lines int    `json:"lines,omitempty"`
 }
 
-// newTypedTool returns a Typed tool that answers the params it was run
-// with, and records them in ran.
-func newTypedTool(ran *[]typedParams, title func(typedParams) string) Typed[typedParams] {
-	return NewTyped(Static{ToolName: "typed", ToolKind: KindRead}, func(_ context.Context, _ *Call, p typedParams) (*Result, error) {
+// newTypedTool returns a Typed tool, titled by title (nil: none), that
+// answers the params it was run with, and records them in ran.
+func newTypedTool(ran *[]typedParams, title func(json.RawMessage) string) Typed[typedParams] {
+	return NewTyped(Static{ToolName: "typed", ToolKind: KindRead, ToolTitle: title}, func(_ context.Context, _ *Call, p typedParams) (*Result, error) {
 		*ran = append(*ran, p)
 		return &Result{Output: p.Path}, nil
-	}, title)
+	})
 }
 
 func TestTyped(t *testing.T) {
@@ -41,12 +41,12 @@ func TestTyped(t *testing.T) {
 		}
 	})
 	t.Run("the title comes from the decoded arguments, from none when they do not decode", func(t *testing.T) {
-		tool := newTypedTool(new([]typedParams), func(p typedParams) string {
+		tool := newTypedTool(new([]typedParams), TitleOf(func(p typedParams) string {
 			if p.Path == "" {
 				return "Look"
 			}
 			return "Look at " + p.Path
-		})
+		}))
 		for in, want := range map[string]string{
 			`{"path":"a.go"}`:             "Look at a.go",
 			`{}`:                          "Look",
@@ -64,13 +64,20 @@ func TestTyped(t *testing.T) {
 			t.Errorf("Title = %q", got)
 		}
 	})
+	t.Run("a tool made from another's static half (a bound copy) titles its calls the same", func(t *testing.T) {
+		tool := newTypedTool(new([]typedParams), func(in json.RawMessage) string { return "raw " + string(in) })
+		bound := NewTyped(tool.Static, func(context.Context, *Call, typedParams) (*Result, error) { return nil, nil })
+		if got := bound.Title(json.RawMessage(`{"x":1}`)); got != `raw {"x":1}` {
+			t.Errorf("Title = %q", got)
+		}
+	})
 	t.Run("the schema is the params struct's unless the static half has one", func(t *testing.T) {
 		tool := newTypedTool(new([]typedParams), nil)
 		if got, want := string(tool.InputSchema()), string(SchemaFor[typedParams](nil)); got != want {
 			t.Errorf("InputSchema = %s, want %s", got, want)
 		}
 		own := NewTyped(Static{Schema: func() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }},
-			func(context.Context, *Call, typedParams) (*Result, error) { return nil, nil }, nil)
+			func(context.Context, *Call, typedParams) (*Result, error) { return nil, nil })
 		if got := string(own.InputSchema()); got != `{"type":"object"}` {
 			t.Errorf("InputSchema = %s", got)
 		}

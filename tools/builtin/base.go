@@ -1,5 +1,6 @@
 // This file holds what every built-in tool shares besides its static half
-// (tools.Static): options, the permission round trip, and text helpers.
+// (tools.Static): options, the permission round trip, the title rule of
+// the tools named by one argument, and text helpers.
 
 package builtin
 
@@ -64,18 +65,23 @@ func pathError(err error) *tools.Result {
 	return tools.Errorf("%v", err)
 }
 
-// argTitle is the title of a call named by one argument: prefix and the
-// key argument of a raw input on one line, or fallback when there is none.
-func argTitle(input json.RawMessage, key, prefix, fallback string) string {
-	var m map[string]any
-	if json.Unmarshal(input, &m) != nil {
-		return fallback
+// argTitle is the title rule (tools.Static.ToolTitle) of a tool whose
+// calls are named by one argument: prefix and the key argument on one
+// line, or fallback when there is none. The argument is read from the raw
+// input, not the params struct, so a call whose other arguments are
+// wrong is still named by it.
+func argTitle(key, prefix, fallback string) func(input json.RawMessage) string {
+	return func(input json.RawMessage) string {
+		var m map[string]any
+		if json.Unmarshal(input, &m) != nil {
+			return fallback
+		}
+		s, _ := m[key].(string)
+		if s = oneLine(s, 80); s == "" {
+			return fallback
+		}
+		return prefix + s
 	}
-	s, _ := m[key].(string)
-	if s = oneLine(s, 80); s == "" {
-		return fallback
-	}
-	return prefix + s
 }
 
 // oneLine flattens s to its first line, at most n bytes.

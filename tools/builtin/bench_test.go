@@ -123,7 +123,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 		r.Register(t)
 	}
 	tool := &overheadTool{}
-	tool.Typed = tools.NewTyped(tools.Static{ToolName: "overhead", ToolKind: tools.KindEdit}, tool.run, nil)
+	tool.Typed = tools.NewTyped(tools.Static{ToolName: "overhead", ToolKind: tools.KindEdit}, tool.run)
 	r.Register(tool)
 	ws, err := workspace.New(b.TempDir(), nil)
 	if err != nil {

@@ -1,5 +1,6 @@
 // This file holds what the file tools share: the file a path argument
-// names, the text it has, and a prepared change asked for and written.
+// names, the text it has, and a prepared change asked for and written
+// (rewrite: the whole call of write_file and edit_file but the change).
 
 package builtin
 
@@ -46,6 +47,34 @@ func readOld(ctx context.Context, env *tools.Env, path string, file target, tooL
 		return nil, tools.Errorf("%s is too large to %s", env.Workspace.Display(path), tooLarge), nil
 	}
 	return nil, readError(env, path, err), nil
+}
+
+// rewrite runs a call of a tool that rewrites the file its path argument
+// arg names (write_file, edit_file): it opens the file and reads the text
+// it has (a file over the read limit is too large to tooLarge), prepare
+// makes the change from it, and the change is asked for, written and
+// answered with prepare's out. prepare gets the change with its path and
+// old text (nil: no such file) and sets its title, text and line; its
+// res, when not nil, answers the call instead, and nothing is written.
+func rewrite(ctx context.Context, call *tools.Call, tool, arg, tooLarge string, prepare func(c *change) (out string, res *tools.Result)) (*tools.Result, error) {
+	env, path, file, res := targetOf(call, arg)
+	if res != nil {
+		return res, nil
+	}
+	defer file.Close()
+	old, res, err := readOld(ctx, env, path, file, tooLarge)
+	if res != nil || err != nil {
+		return res, err
+	}
+	c := &change{path: path, shown: env.Workspace.Display(path), old: old}
+	out, res := prepare(c)
+	if res != nil {
+		return res, nil
+	}
+	if res, err := c.commit(ctx, call, tool, file); res != nil || err != nil {
+		return res, err
+	}
+	return c.result(out), nil
 }
 
 // change is a new text a file tool has prepared for one file.

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -35,21 +34,14 @@ type Edit struct {
 //go:embed editfile.md
 var editFileDescription string
 
-type editFile struct{ tools.Typed[EditFileParams] }
-
-// NewEditFile returns the edit_file tool.
+// NewEditFile returns the edit_file tool, titled "Edit <path>".
 func NewEditFile() tools.Tool {
-	t := &editFile{}
-	t.Typed = tools.NewTyped(tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
-	return t
+	return newFileTool(tools.Static{ToolName: EditFileName, ToolDescription: editFileDescription, ToolKind: tools.KindEdit,
+		ToolTitle: argTitle("path", "Edit ", "Edit file")}, editFile, writes)
 }
 
-// Title is "Edit <path>".
-func (t *editFile) Title(input json.RawMessage) string {
-	return argTitle(input, "path", "Edit ", "Edit file")
-}
-
-func (t *editFile) run(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
+// editFile runs a call of edit_file.
+func editFile(ctx context.Context, call *tools.Call, p EditFileParams) (*tools.Result, error) {
 	edits := p.Edits
 	single := p.OldText != "" || p.NewText != "" || p.ReplaceAll
 	switch {
@@ -60,32 +52,20 @@ func (t *editFile) run(ctx context.Context, call *tools.Call, p EditFileParams) 
 	case len(edits) == 0:
 		return tools.Errorf("nothing to do: give old_text and new_text, or edits"), nil
 	}
-	env, path, file, res := targetOf(call, p.Path)
-	if res != nil {
-		return res, nil
-	}
-	defer file.Close()
-	shown := env.Workspace.Display(path)
-	old, res, err := readOld(ctx, env, path, file, "edit with edit_file")
-	if res != nil || err != nil {
-		return res, err
-	}
-	if old == nil {
-		return tools.Errorf("%s does not exist; use write_file to create it", shown), nil
-	}
-	text, firstLine, replaced, res := applyEdits(*old, edits, shown)
-	if res != nil {
-		return res, nil
-	}
-	c := &change{title: "Edit " + shown, path: path, shown: shown, old: old, text: text, line: firstLine}
-	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
-		return res, err
-	}
-	out := fmt.Sprintf("Edited %s: %d replacement(s)", shown, replaced)
-	if len(edits) > 1 {
-		out = fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", shown, len(edits), replaced)
-	}
-	return c.result(out), nil
+	return rewrite(ctx, call, EditFileName, p.Path, "edit with edit_file", func(c *change) (string, *tools.Result) {
+		if c.old == nil {
+			return "", tools.Errorf("%s does not exist; use write_file to create it", c.shown)
+		}
+		text, firstLine, replaced, res := applyEdits(*c.old, edits, c.shown)
+		if res != nil {
+			return "", res
+		}
+		c.title, c.text, c.line = "Edit "+c.shown, text, firstLine
+		if len(edits) > 1 {
+			return fmt.Sprintf("Edited %s: %d edits, %d replacement(s)", c.shown, len(edits), replaced), nil
+		}
+		return fmt.Sprintf("Edited %s: %d replacement(s)", c.shown, replaced), nil
+	})
 }
 
 // applyEdits applies edits to text in order. It returns the new text, the

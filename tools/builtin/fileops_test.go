@@ -141,7 +141,10 @@ func TestWriteFile(t *testing.T) {
 		env := *env
 		env.Permission = perm
 		res := call(t, tool, &env, WriteFileParams{Path: "a/b/new.txt", Content: "hi\n"})
-		mustContain(t, res, false, "Created a/b/new.txt")
+		mustContain(t, res, false, "Created a/b/new.txt (1 line, 3 bytes)")
+		if res.Title != "Create a/b/new.txt" || perm.reqs[0].Title != res.Title {
+			t.Errorf("title = %q, asked as %q", res.Title, perm.reqs[0].Title)
+		}
 		if got := read(t, dir, "a/b/new.txt"); got != "hi\n" {
 			t.Errorf("content = %q", got)
 		}
@@ -159,6 +162,20 @@ func TestWriteFile(t *testing.T) {
 		mustContain(t, res, false, "Wrote old.txt")
 		if old := res.Content[0].OldText; old == nil || *old != "before" {
 			t.Errorf("oldText = %v", old)
+		}
+		if res.Title != "Write old.txt" {
+			t.Errorf("title = %q", res.Title)
+		}
+	})
+	t.Run("the content the file has already is not written, nor asked for", func(t *testing.T) {
+		write(t, dir, "same.txt", "same")
+		perm := &recordingPermission{decision: tools.Allowed}
+		env := *env
+		env.Permission = perm
+		res := call(t, tool, &env, WriteFileParams{Path: "same.txt", Content: "same"})
+		mustContain(t, res, false, "same.txt already has this content; nothing written")
+		if len(perm.reqs) != 0 || res.Content != nil || len(res.Locations) != 1 || res.Locations[0].Path != filepath.Join(dir, "same.txt") {
+			t.Errorf("asked %d times; result %+v", len(perm.reqs), res)
 		}
 	})
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
@@ -270,12 +287,12 @@ func TestEditFile(t *testing.T) {
 	t.Run("the location is the first changed line", func(t *testing.T) {
 		write(t, dir, "main.go", src)
 		res := call(t, tool, env, EditFileParams{Path: "main.go", OldText: "func b()", NewText: "func bb()"})
-		if res.Locations[0].Line != 4 {
-			t.Errorf("locations = %+v", res.Locations)
+		if res.Locations[0].Line != 4 || res.Title != "Edit main.go" {
+			t.Errorf("locations = %+v, title %q", res.Locations, res.Title)
 		}
 	})
 	t.Run("a missing file points to write_file", func(t *testing.T) {
-		mustContain(t, call(t, tool, env, EditFileParams{Path: "none.go", OldText: "a", NewText: "b"}), true, "write_file")
+		mustContain(t, call(t, tool, env, EditFileParams{Path: "none.go", OldText: "a", NewText: "b"}), true, "none.go does not exist; use write_file to create it")
 	})
 	t.Run("a rejection leaves the file alone", func(t *testing.T) {
 		write(t, dir, "main.go", src)

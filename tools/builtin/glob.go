@@ -35,17 +35,15 @@ type GlobOptions struct {
 //go:embed glob.md
 var globDescription string
 
-type globTool struct {
-	tools.Typed[GlobParams]
-	opts GlobOptions
-}
+// globTool is glob's options, which its calls run with.
+type globTool struct{ opts GlobOptions }
 
 // NewGlob returns the glob tool; opts may be nil.
 func NewGlob(opts *GlobOptions) tools.Tool {
 	t := &globTool{opts: optionsOf(opts)}
 	t.opts.MaxResults = choice.PositiveOr(t.opts.MaxResults, 1000)
-	t.Typed = tools.NewTyped(tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), ToolKind: tools.KindSearch, Parallel: true}, t.run, globTitle)
-	return t
+	return newFileTool(tools.Static{ToolName: GlobName, ToolDescription: withMax(globDescription, t.opts.MaxResults), ToolKind: tools.KindSearch, Parallel: true,
+		ToolTitle: tools.TitleOf(globTitle)}, t.run, reads("."))
 }
 
 // globTitle is "Find <pattern>", with the directory when one is given.

@@ -53,10 +53,8 @@ type GrepOptions struct {
 //go:embed grep.md
 var grepDescription string
 
-type grepTool struct {
-	tools.Typed[GrepParams]
-	opts GrepOptions
-}
+// grepTool is grep's options, which its calls run with.
+type grepTool struct{ opts GrepOptions }
 
 // NewGrep returns the grep tool; opts may be nil.
 func NewGrep(opts *GrepOptions) tools.Tool {
@@ -65,8 +63,8 @@ func NewGrep(opts *GrepOptions) tools.Tool {
 	t.opts.MaxContext = choice.PositiveOr(t.opts.MaxContext, 20)
 	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 500)
 	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 64<<10)
-	t.Typed = tools.NewTyped(tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), ToolKind: tools.KindSearch, Parallel: true}, t.run, grepTitle)
-	return t
+	return newFileTool(tools.Static{ToolName: GrepName, ToolDescription: withMax(grepDescription, t.opts.MaxMatches), ToolKind: tools.KindSearch, Parallel: true,
+		ToolTitle: tools.TitleOf(grepTitle)}, t.run, reads("."))
 }
 
 // grepTitle is "Search <pattern>", with the path and filter when given.

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -33,22 +32,16 @@ type ListDirOptions struct {
 //go:embed listdir.md
 var listDirDescription string
 
-type listDir struct {
-	tools.Typed[ListDirParams]
-	opts ListDirOptions
-}
+// listDir is list_dir's options, which its calls run with.
+type listDir struct{ opts ListDirOptions }
 
-// NewListDir returns the list_dir tool; opts may be nil.
+// NewListDir returns the list_dir tool, titled "List <path>"; opts may be
+// nil.
 func NewListDir(opts *ListDirOptions) tools.Tool {
 	t := &listDir{opts: optionsOf(opts)}
 	t.opts.MaxEntries = choice.PositiveOr(t.opts.MaxEntries, 1000)
-	t.Typed = tools.NewTyped(tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), ToolKind: tools.KindRead, Parallel: true}, t.run, nil)
-	return t
-}
-
-// Title is "List <path>".
-func (t *listDir) Title(input json.RawMessage) string {
-	return argTitle(input, "path", "List ", "List directory")
+	return newFileTool(tools.Static{ToolName: ListDirName, ToolDescription: withMax(listDirDescription, t.opts.MaxEntries), ToolKind: tools.KindRead, Parallel: true,
+		ToolTitle: argTitle("path", "List ", "List directory")}, t.run, reads("."))
 }
 
 func (t *listDir) run(ctx context.Context, call *tools.Call, p ListDirParams) (*tools.Result, error) {

@@ -50,19 +50,16 @@ func planEnums(s *jsonschema.Schema) {
 //go:embed plan.md
 var planDescription string
 
-type planTool struct{ tools.Typed[PlanParams] }
-
-// NewPlan returns the plan tool. It publishes through the call's Env.Plan.
+// NewPlan returns the plan tool, titled "Update plan". It publishes
+// through the call's Env.Plan.
 func NewPlan() tools.Tool {
-	t := &planTool{}
-	t.Typed = tools.NewTyped(tools.Static{ToolName: PlanName, ToolDescription: planDescription, Schema: tools.LazySchema[PlanParams](planEnums), ToolKind: tools.KindThink}, t.run, nil)
-	return t
+	t := tools.NewTyped(tools.Static{ToolName: PlanName, ToolDescription: planDescription, Schema: tools.LazySchema[PlanParams](planEnums), ToolKind: tools.KindThink,
+		ToolTitle: func(json.RawMessage) string { return "Update plan" }}, updatePlan)
+	return &t
 }
 
-// Title is "Update plan".
-func (t *planTool) Title(json.RawMessage) string { return "Update plan" }
-
-func (t *planTool) run(ctx context.Context, call *tools.Call, p PlanParams) (*tools.Result, error) {
+// updatePlan runs a call of plan: the entries checked, then published.
+func updatePlan(ctx context.Context, call *tools.Call, p PlanParams) (*tools.Result, error) {
 	entries := make([]tools.PlanEntry, len(p.Entries))
 	var counts [3]int
 	for i, e := range p.Entries {

@@ -42,10 +42,8 @@ type ReadFileOptions struct {
 //go:embed readfile.md
 var readFileDescription string
 
-type readFile struct {
-	tools.Typed[ReadFileParams]
-	opts ReadFileOptions
-}
+// readFile is read_file's options, which its calls run with.
+type readFile struct{ opts ReadFileOptions }
 
 // NewReadFile returns the read_file tool; opts may be nil.
 func NewReadFile(opts *ReadFileOptions) tools.Tool {
@@ -55,8 +53,8 @@ func NewReadFile(opts *ReadFileOptions) tools.Tool {
 	t.opts.MaxLineLength = choice.PositiveOr(t.opts.MaxLineLength, 2000)
 	t.opts.MaxOutputBytes = choice.PositiveOr(t.opts.MaxOutputBytes, 256<<10)
 	desc := strings.NewReplacer("{{limit}}", strconv.Itoa(t.opts.Limit), "{{line}}", strconv.Itoa(t.opts.MaxLineLength)).Replace(readFileDescription)
-	t.Typed = tools.NewTyped(tools.Static{ToolName: ReadFileName, ToolDescription: desc, ToolKind: tools.KindRead, Parallel: true}, t.run, readFileTitle)
-	return t
+	return newFileTool(tools.Static{ToolName: ReadFileName, ToolDescription: desc, ToolKind: tools.KindRead, Parallel: true,
+		ToolTitle: tools.TitleOf(readFileTitle)}, t.run, reads(""))
 }
 
 // readFileTitle is "Read <path>", with the line window when one is given.

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -85,13 +84,10 @@ func NewRunCommand(opts *RunCommandOptions) tools.Tool {
 		"{{max}}", strconv.Itoa(int(t.opts.MaxTimeout/time.Second)),
 		"{{output}}", strconv.Itoa(t.opts.OutputLimit),
 	).Replace(runCommandDescription)
-	t.Typed = tools.NewTyped(tools.Static{ToolName: RunCommandName, ToolDescription: desc, ToolKind: tools.KindExecute}, t.run, nil)
+	// The title is the command line itself.
+	t.Typed = tools.NewTyped(tools.Static{ToolName: RunCommandName, ToolDescription: desc, ToolKind: tools.KindExecute,
+		ToolTitle: argTitle("command", "", "Run command")}, t.run)
 	return t
-}
-
-// Title is the command line itself.
-func (t *runCommand) Title(input json.RawMessage) string {
-	return argTitle(input, "command", "", "Run command")
 }
 
 var defaultRunner = localrun.New(nil)
@@ -101,7 +97,7 @@ var defaultRunner = localrun.New(nil)
 // is built once.
 func (t *runCommand) BindTasks(set *tasks.Set) tools.Tool {
 	b := &runCommand{opts: t.opts, set: set}
-	b.Typed = tools.NewTyped(t.Static, b.run, nil)
+	b.Typed = tools.NewTyped(t.Static, b.run)
 	return b
 }
 

@@ -5,7 +5,6 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 
 	"github.com/dshd/dshd/tools"
@@ -23,48 +22,25 @@ type WriteFileParams struct {
 //go:embed writefile.md
 var writeFileDescription string
 
-type writeFile struct{ tools.Typed[WriteFileParams] }
-
-// NewWriteFile returns the write_file tool.
+// NewWriteFile returns the write_file tool, titled "Write <path>".
 func NewWriteFile() tools.Tool {
-	t := &writeFile{}
-	t.Typed = tools.NewTyped(tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, ToolKind: tools.KindEdit}, t.run, nil)
-	return t
+	return newFileTool(tools.Static{ToolName: WriteFileName, ToolDescription: writeFileDescription, ToolKind: tools.KindEdit,
+		ToolTitle: argTitle("path", "Write ", "Write file")}, writeFile, writes)
 }
 
-// Title is "Write <path>".
-func (t *writeFile) Title(input json.RawMessage) string {
-	return argTitle(input, "path", "Write ", "Write file")
-}
-
-func (t *writeFile) run(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
-	env, path, file, res := targetOf(call, p.Path)
-	if res != nil {
-		return res, nil
-	}
-	defer file.Close()
-	old, res, err := readOld(ctx, env, path, file, "replace with write_file")
-	if res != nil || err != nil {
-		return res, err
-	}
-	shown := env.Workspace.Display(path)
-	if old != nil && *old == p.Content {
-		return &tools.Result{Output: shown + " already has this content; nothing written", Locations: []tools.Location{{Path: path}}}, nil
-	}
-	verb := "Write"
-	if old == nil {
-		verb = "Create"
-	}
-	c := &change{title: verb + " " + shown, path: path, shown: shown, old: old, text: p.Content}
-	if res, err := c.commit(ctx, call, t.ToolName, file); res != nil || err != nil {
-		return res, err
-	}
-	done := "Wrote"
-	if old == nil {
-		done = "Created"
-	}
-	out := fmt.Sprintf("%s %s (%s, %s)", done, shown, plural(countLines(p.Content), "line"), plural(len(p.Content), "byte"))
-	return c.result(out), nil
+// writeFile runs a call of write_file.
+func writeFile(ctx context.Context, call *tools.Call, p WriteFileParams) (*tools.Result, error) {
+	return rewrite(ctx, call, WriteFileName, p.Path, "replace with write_file", func(c *change) (string, *tools.Result) {
+		if c.old != nil && *c.old == p.Content {
+			return "", &tools.Result{Output: c.shown + " already has this content; nothing written", Locations: []tools.Location{{Path: c.path}}}
+		}
+		c.title, c.text = "Write "+c.shown, p.Content
+		done := "Wrote"
+		if c.old == nil {
+			c.title, done = "Create "+c.shown, "Created"
+		}
+		return fmt.Sprintf("%s %s (%s, %s)", done, c.shown, plural(countLines(p.Content), "line"), plural(len(p.Content), "byte")), nil
+	})
 }
 
 // plural is "1 line", "2 lines", "0 lines".

@@ -54,7 +54,7 @@ func (t *tool[P]) BindTasks(s *Set) tools.Tool {
 			}
 		}
 		return t.run(ctx, s, p)
-	}, nil)
+	})
 	return &b
 }
 
