@@ -1,9 +1,12 @@
-// This file holds the two cuts: a prefix that fits, and the front of a
-// kept tail.
+// This file holds the cuts: a prefix that fits, the front of a kept
+// tail, and one line of a longer text.
 
 package utf8cut
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Prefix returns the longest prefix of s of at most n bytes that does not
 // end inside a character.
@@ -25,4 +28,19 @@ func TrimPartial[T ~string | ~[]byte](p T) T {
 		p = p[1:]
 	}
 	return p
+}
+
+// Line is s shown on one line of at most n bytes and the marks: its first
+// line, spaces trimmed, then " …" when more lines followed, and cut at n
+// bytes, marked "…", when longer. A title or a summary of a command, a
+// pattern or a task says so with it.
+func Line(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	if len(s) > n {
+		s = Prefix(s, n) + "…"
+	}
+	return s
 }

@@ -41,3 +41,24 @@ func TestTrimPartial(t *testing.T) {
 		})
 	}
 }
+
+// TestLine: the first line, trimmed (a CRLF's CR too), marked when more
+// followed or when cut, and cut on a character boundary.
+func TestLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  go test ./...  ", 80, "go test ./..."},
+		{"make\r\nmake install", 80, "make …"},
+		{"\n\nfirst\nsecond", 80, "first …"},
+		{"abcdef", 4, "abcd…"},
+		{"a日本", 3, "a…"},
+		{"", 80, ""},
+	} {
+		if got := Line(tc.in, tc.n); got != tc.want {
+			t.Errorf("Line(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/tasks"
 )
@@ -62,7 +63,7 @@ func (j *commandJob) Run(ctx context.Context, out *tasks.Output) tasks.Outcome {
 func (t *runCommand) background(ctx context.Context, set *tasks.Set, runner tools.Runner, cmd tools.Command) (*tools.Result, error) {
 	cmd.OutputLimit, cmd.OutputLimitSetting = set.OutputLimit()
 	job := &commandJob{runner: runner, cmd: cmd, first: make(chan struct{})}
-	info, err := set.Start(tasks.Spec{Kind: tasks.KindCommand, Title: oneLine(cmd.Command, 200)}, job)
+	info, err := set.Start(tasks.Spec{Kind: tasks.KindCommand, Title: utf8cut.Line(cmd.Command, 200)}, job)
 	if err != nil {
 		return tools.Errorf("cannot start the command in the background: %v", err), nil
 	}
@@ -78,7 +79,7 @@ func (t *runCommand) background(ctx context.Context, set *tasks.Set, runner tool
 		return tools.Errorf("%v", err), nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Started background task %s: %s\n", r.ID, oneLine(cmd.Command, 200))
+	fmt.Fprintf(&b, "Started background task %s: %s\n", r.ID, utf8cut.Line(cmd.Command, 200))
 	switch {
 	case r.New != "":
 		b.WriteString("First output:\n" + tools.Fence(r.New, "console") + "\n")

@@ -77,23 +77,11 @@ func argTitle(key, prefix, fallback string) func(input json.RawMessage) string {
 			return fallback
 		}
 		s, _ := m[key].(string)
-		if s = oneLine(s, 80); s == "" {
+		if s = utf8cut.Line(s, 80); s == "" {
 			return fallback
 		}
 		return prefix + s
 	}
-}
-
-// oneLine flattens s to its first line, at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > n {
-		s = utf8cut.Prefix(s, n) + "…"
-	}
-	return s
 }
 
 // countLines returns the number of lines of s, a last line without a

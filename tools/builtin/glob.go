@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
@@ -51,9 +52,9 @@ func globTitle(p GlobParams) string {
 	if p.Pattern == "" {
 		return "Find files"
 	}
-	title := "Find " + oneLine(p.Pattern, 80)
+	title := "Find " + utf8cut.Line(p.Pattern, 80)
 	if p.Path != "" {
-		title += " in " + oneLine(p.Path, 80)
+		title += " in " + utf8cut.Line(p.Path, 80)
 	}
 	return title
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
@@ -72,12 +73,12 @@ func grepTitle(p GrepParams) string {
 	if p.Pattern == "" {
 		return "Search files"
 	}
-	title := "Search " + strconv.Quote(oneLine(p.Pattern, 80))
+	title := "Search " + strconv.Quote(utf8cut.Line(p.Pattern, 80))
 	if p.Path != "" {
-		title += " in " + oneLine(p.Path, 80)
+		title += " in " + utf8cut.Line(p.Path, 80)
 	}
 	if p.Include != "" {
-		title += " (" + oneLine(p.Include, 40) + ")"
+		title += " (" + utf8cut.Line(p.Include, 40) + ")"
 	}
 	return title
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/internal/choice"
 	"github.com/dshd/dshd/tools/search"
@@ -62,7 +63,7 @@ func readFileTitle(p ReadFileParams) string {
 	if p.Path == "" {
 		return "Read file"
 	}
-	title := "Read " + oneLine(p.Path, 80)
+	title := "Read " + utf8cut.Line(p.Path, 80)
 	switch {
 	case p.Offset > 1 && p.Limit > 0:
 		title += fmt.Sprintf(" (lines %d-%d)", p.Offset, p.Offset+p.Limit-1)

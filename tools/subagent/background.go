@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/tasks"
@@ -42,7 +43,7 @@ func (t *tool) background(ctx context.Context, req subagents.StartRequest, in in
 	j.run = run
 	title := req.Description
 	if title == "" {
-		title = oneLine(in.Prompt, 80)
+		title = utf8cut.Line(in.Prompt, 80)
 	}
 	info, err := set.Start(tasks.Spec{Kind: tasks.KindSubagent, Title: t.b.ToolName + ": " + title}, j)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools"
 )
 
@@ -57,7 +58,7 @@ func describeBindings(bs []Binding, ownTools []bool) string {
 	b.WriteString("Agents this session can delegate to:\n")
 	for i, x := range bs {
 		fmt.Fprintf(&b, "\n- %s (provider %s)", x.ToolName, x.Provider)
-		if d := oneLine(x.Description, 160); d != "" {
+		if d := utf8cut.Line(x.Description, 160); d != "" {
 			b.WriteString(": " + d)
 		}
 		switch {

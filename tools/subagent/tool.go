@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dshd/dshd/agent/llm"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 )
@@ -77,7 +78,7 @@ type input struct {
 func (t *tool) Title(raw json.RawMessage) string {
 	var in input
 	_ = json.Unmarshal(raw, &in)
-	if d := oneLine(in.Description, 80); d != "" {
+	if d := utf8cut.Line(in.Description, 80); d != "" {
 		return "Subagent: " + d
 	}
 	return "Subagent"
@@ -152,7 +153,7 @@ func (t *tool) request(in input, scope *subagents.Scope, toolCallID string) suba
 	}
 	return subagents.StartRequest{
 		Prompt:          in.Prompt,
-		Description:     oneLine(in.Description, 200),
+		Description:     firstLine(in.Description),
 		Name:            t.b.ToolName,
 		Model:           t.b.AgentOptions.Model,
 		SystemPrompt:    t.b.AgentOptions.SystemPrompt,
@@ -310,18 +311,10 @@ func upperFirst(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-// oneLine flattens s to its first line, at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if len(s) > n {
-		i := n
-		for i > 0 && s[i]&0xC0 == 0x80 {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return s
+// firstLine is the description a child is given: the first line of the
+// model's, at most 200 bytes, with no mark of the lines left out (the
+// seam's description is a few words; the editor's title marks them).
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return utf8cut.Line(line, 200)
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/dshd/dshd/internal/utf8cut"
 )
 
 // Describe lists tasks, one line each: id, kind, state, how long it ran,
@@ -22,7 +24,7 @@ func Describe(list []Info, now time.Time) string {
 		if in.State == StateRunning || end.IsZero() {
 			end = now
 		}
-		fmt.Fprintf(&b, "- %s %s, %s for %s: %s", in.ID, in.Kind, in.State, round(end.Sub(in.Started)), oneLine(in.Title, 100))
+		fmt.Fprintf(&b, "- %s %s, %s for %s: %s", in.ID, in.Kind, in.State, round(end.Sub(in.Started)), utf8cut.Line(in.Title, 100))
 		if u := in.Usage; u.InputTokens+u.OutputTokens > 0 {
 			fmt.Fprintf(&b, " (%d tokens in, %d out)", u.InputTokens, u.OutputTokens)
 		}

@@ -216,15 +216,3 @@ func tailOf(s string, n int) string {
 	p := utf8cut.TrimPartial(s[len(s)-n:])
 	return fmt.Sprintf("[… %d bytes before]\n", len(s)-len(p)) + p
 }
-
-// oneLine flattens s to its first line, at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i]) + " …"
-	}
-	if len(s) > n {
-		s = utf8cut.Prefix(s, n) + "…"
-	}
-	return s
-}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshd/dshd/agent/llm"
 	"github.com/dshd/dshd/internal/settingnames"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/tools/internal/choice"
 )
 
@@ -525,7 +526,7 @@ func (s *Set) Continue(ctx context.Context, id, prompt string) (Info, error) {
 
 // continuedLine separates a continued run's output from the run before.
 func continuedLine(after bool, prompt string) string {
-	line := "--- continued: " + oneLine(prompt, 120) + " ---\n"
+	line := "--- continued: " + utf8cut.Line(prompt, 120) + " ---\n"
 	if after {
 		return "\n" + line
 	}
