@@ -365,11 +365,28 @@ func (c *Conn) open(ctx context.Context, id acp.SessionID, stored *session.Store
 		return nil, err
 	}
 	c.mu.Lock()
-	c.sessions[id] = s
-	c.workspaces[id] = ws
+	closing := c.closing
+	if !closing {
+		c.sessions[id] = s
+		c.workspaces[id] = ws
+	}
 	c.mu.Unlock()
+	if closing {
+		// The connection's shutdown closed the sessions it had before
+		// this one was done (it cancels the requests still running only
+		// after): registered now, nobody would close it, and it would
+		// stay open and claimed for the daemon's life. Nobody reads the
+		// answer either.
+		c.closeSession(s)
+		ws.close()
+		return nil, errConnClosing
+	}
 	return s, nil
 }
+
+// errConnClosing answers a request whose connection closed while it
+// opened a session; the answer is dropped with the connection.
+var errConnClosing = acp.ErrInternal.WithData(map[string]any{"reason": "the connection closed while the session was being opened"})
 
 func history(stored *session.Stored, hist *agent.History) agent.History {
 	if hist != nil {

@@ -48,8 +48,11 @@ const checkoutWatch = time.Second
 // that a refused session clones nothing; while it runs, so that a clone
 // stops once it would take the sessions to --max-state-bytes or the disk
 // below --min-free-disk-bytes; and once it is done, when it is counted
-// in the state bound. The clone refuses git's ext:: transport, which
-// would run a command named by the URL. A clone that fails is removed.
+// in the state bound. Each check counts every clone under way on the
+// daemon (the store's BeginWorkspace), so that clones of several
+// connections hold --max-state-bytes together. The clone refuses git's
+// ext:: transport, which would run a command named by the URL. A clone
+// that fails is removed.
 func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, error) {
 	raw, ok := meta[metaCheckout].(map[string]any)
 	if !ok {
@@ -67,9 +70,8 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 	// sessions' prompts and cancels) go on meanwhile. The connection's
 	// end still stops and removes it: acp/rpc cancels the handlers still
 	// running and waits for them. Its clones run one at a time, as when
-	// each held up the connection: each is checked against the disk
-	// bounds with the ones before it counted, and a client cannot start
-	// one git per message.
+	// each held up the connection: a client cannot start one git per
+	// message.
 	rpc.Detach(ctx)
 	select {
 	case c.cloneSlot <- struct{}{}:
@@ -78,21 +80,20 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 		return "", acp.ErrInternal.WithData(map[string]any{"reason": "cloning " + hideCredentials(repo, repo) + ": " + ctx.Err().Error()})
 	}
 	store := c.srv.opts.Store
-	if err := store.CheckCreate(id); err != nil {
+	if err := store.BeginWorkspace(id); err != nil {
 		return "", notCreated(err)
 	}
 	dir := store.WorkspaceDir(id)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return "", acp.ErrInternal.Errorf("creating the workspace: %v", err)
-	}
-	err := c.clone(ctx, id, dir, repo, rev)
-	if err == nil {
+	err := os.MkdirAll(filepath.Dir(dir), 0o700)
+	if err != nil {
+		err = acp.ErrInternal.Errorf("creating the workspace: %v", err)
+	} else if err = c.clone(ctx, id, dir, repo, rev); err == nil {
 		if cerr := store.CountWorkspace(id); cerr != nil {
 			err = notCreated(cerr)
 		}
 	}
 	if err != nil {
-		if rerr := os.RemoveAll(dir); rerr != nil {
+		if rerr := store.DropWorkspace(id); rerr != nil {
 			c.log.Warn("cannot remove a failed checkout", "dir", dir, "err", rerr)
 		}
 		return "", err

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -230,7 +229,7 @@ func (s *Store) countDir() error {
 	}
 	// The sessions' checkouts are in the state directory too (see
 	// WorkspaceDir): a quota counts them.
-	total += treeSize(filepath.Join(s.dir, workspacesDir))
+	total += s.settledWorkspaces()
 	s.stateBytes.Store(total)
 	s.countedAt = di.ModTime()
 	return nil

@@ -171,6 +171,10 @@ type Store struct {
 	// process) changes it, and the bound counts again before it refuses.
 	countMu   sync.Mutex
 	countedAt time.Time
+	// filling holds the workspaces being filled (BeginWorkspace) by
+	// session id, with the bytes each held at its last check, 0 once
+	// refused; guarded by countMu.
+	filling map[string]int64
 	// mu serialises sidecar read-modify-writes within this process.
 	mu sync.Mutex
 	// later holds, per session, the sidecar changes a failed rewrite (a
@@ -218,7 +222,7 @@ func NewStore(dir string, opts *StoreOptions) (*Store, error) {
 		o.freeSpace = freeSpace
 	}
 	s := &Store{dir: abs, logger: o.Logger, now: o.Now, files: newFileCache(o.OpenJournals), open: o.open, limits: o.Limits.named(), freeSpace: o.freeSpace,
-		later: map[string][]func(*Info){}, cache: make(map[string]cachedInfo), locks: newLocks(abs, o.Logger)}
+		later: map[string][]func(*Info){}, filling: map[string]int64{}, cache: make(map[string]cachedInfo), locks: newLocks(abs, o.Logger)}
 	if err := s.countState(); err != nil {
 		return nil, err
 	}

@@ -216,12 +216,13 @@ func slowGit(t *testing.T) (env, starts, started string) {
 	return env, starts, started
 }
 
-// awaitClone waits until a slowGit says on started that it began.
-func awaitClone(t *testing.T, started string) {
+// awaitFIFO waits until a child process says on the FIFO at path that
+// what happened (a slowGit that it began, say).
+func awaitFIFO(t *testing.T, path, what string) {
 	t.Helper()
 	read := make(chan error, 1)
-	go func() { _, err := os.ReadFile(started); read <- err }()
-	if err := testkit.Await(t, read, "a clone's start"); err != nil {
+	go func() { _, err := os.ReadFile(path); read <- err }()
+	if err := testkit.Await(t, read, what); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -340,7 +341,7 @@ func TestACloneDoesNotHoldUpTheConnectionAndGoesWithTheClientOrTheDaemon(t *test
 			if err != nil {
 				t.Fatal(err)
 			}
-			awaitClone(t, started)
+			awaitFIFO(t, started, "a clone's start")
 			// While it clones, the connection serves the client's other
 			// requests.
 			c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
@@ -371,7 +372,7 @@ func TestAConnectionsClonesRunOneAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	awaitClone(t, started)
+	awaitFIFO(t, started, "a clone's start")
 	// Both session/new were dispatched before this turn's.
 	c.endTurn(ctx, c.newSession(ctx, cwd), "hello")
 	c.closer.Close()
