@@ -24,24 +24,6 @@ import (
 	"github.com/dshd/dshd/tools/sandbox"
 )
 
-// toolResults are the contents of every tool message the model was sent.
-func toolResults(srv *openaitest.Server) []string {
-	var out []string
-	for _, r := range srv.Requests() {
-		if r.Chat == nil {
-			continue
-		}
-		for _, m := range r.Chat.Messages {
-			if m.Role == "tool" {
-				var s string
-				_ = json.Unmarshal(m.Content, &s)
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // hasToolResult reports whether a chat request already carries a tool
 // result: the model's turn after its tool call.
 func hasToolResult(c *openaitest.ChatRequest) bool {

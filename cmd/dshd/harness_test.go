@@ -273,3 +273,21 @@ func childToolResult(srv *openaitest.Server) string {
 	}
 	return ""
 }
+
+// toolResults are the contents of every tool message the model was sent.
+func toolResults(srv *openaitest.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if r.Chat == nil {
+			continue
+		}
+		for _, m := range r.Chat.Messages {
+			if m.Role == "tool" {
+				var s string
+				_ = json.Unmarshal(m.Content, &s)
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

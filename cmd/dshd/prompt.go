@@ -48,6 +48,10 @@ type promptOpts struct {
 	cwd         string
 	resume      string // a session id, "" for a new session
 	continueCwd bool   // continue the latest session of cwd
+	addDirs     []string
+	mcpConfig   string
+	// servers are the MCP servers --mcp-config names.
+	servers []acp.McpServer
 }
 
 func newPromptCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -101,8 +105,18 @@ waiting for.`,
 				return &usageError{"prompt: the prompt is empty (give TEXT, or - to read it from stdin)"}
 			}
 			cwdGiven := po.cwd != ""
-			if po.cwd, err = promptCwd(po.cwd); err != nil {
+			if po.cwd, err = promptDir("--cwd", po.cwd); err != nil {
 				return err
+			}
+			for i, dir := range po.addDirs {
+				if po.addDirs[i], err = promptDir("--add-dir", dir); err != nil {
+					return err
+				}
+			}
+			if po.mcpConfig != "" {
+				if po.servers, err = readMCPConfig(po.mcpConfig); err != nil {
+					return err
+				}
 			}
 			d, err := daemon.New(st, log, os.LookupEnv)
 			if err != nil {
@@ -133,28 +147,30 @@ waiting for.`,
 	cmd.Flags().StringVar(&po.cwd, "cwd", "", "the session's working directory (default: the current directory; with --resume, the session's)")
 	cmd.Flags().StringVar(&po.resume, "resume", "", "run the turn in the stored session `ID` (dshd sessions list shows them)")
 	cmd.Flags().BoolVar(&po.continueCwd, "continue", false, "run the turn in the latest session of the working directory")
+	cmd.Flags().StringArrayVar(&po.addDirs, "add-dir", nil, "another directory the session may read and write (repeatable), as an editor's additionalDirectories")
+	cmd.Flags().StringVar(&po.mcpConfig, "mcp-config", "", "the session's MCP servers, from a JSON `FILE` {\"mcpServers\": {NAME: {\"command\", \"args\", \"env\"} or {\"type\": \"http\"|\"sse\", \"url\", \"headers\"}}} (Claude Code's format)")
 	return cmd
 }
 
-// promptCwd is the session's working directory: the current one when
-// --cwd is not given, else --cwd made absolute against it. A --cwd that
-// is not a directory is a mistake in the command line: a session there
-// could not read or run anything.
-func promptCwd(given string) (string, error) {
+// promptDir is a directory given by flag (--cwd, --add-dir) made
+// absolute against the current directory, which is what --cwd is when
+// not given. One that is not a directory is a mistake in the command
+// line: a session there could not read or run anything.
+func promptDir(flag, given string) (string, error) {
 	if given == "" {
 		return os.Getwd()
 	}
 	abs, err := filepath.Abs(given)
 	if err != nil {
-		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+		return "", &config.Error{Where: flag, Value: fmt.Sprintf("%q", given), Problem: err.Error()}
 	}
 	switch fi, err := os.Stat(abs); {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "no such directory"}
+		return "", &config.Error{Where: flag, Value: fmt.Sprintf("%q", given), Problem: "no such directory"}
 	case err != nil:
-		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: err.Error()}
+		return "", &config.Error{Where: flag, Value: fmt.Sprintf("%q", given), Problem: err.Error()}
 	case !fi.IsDir():
-		return "", &config.Error{Where: "--cwd", Value: fmt.Sprintf("%q", given), Problem: "not a directory"}
+		return "", &config.Error{Where: flag, Value: fmt.Sprintf("%q", given), Problem: "not a directory"}
 	}
 	return abs, nil
 }
@@ -309,13 +325,13 @@ func (p *promptRun) session(ctx context.Context) (id acp.SessionID, fresh bool, 
 		}
 		id = list.Sessions[0].SessionID
 	default:
-		sess, err := p.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+		sess, err := p.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, McpServers: p.opts.servers, AdditionalDirectories: p.opts.addDirs})
 		if err != nil {
 			return "", false, err
 		}
 		return sess.SessionID, true, nil
 	}
-	if _, err := p.conn.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: cwd}); err != nil {
+	if _, err := p.conn.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: cwd, McpServers: p.opts.servers, AdditionalDirectories: p.opts.addDirs}); err != nil {
 		if errors.Is(err, acp.ErrResourceNotFound) {
 			return "", false, fmt.Errorf("no session %s (dshd sessions list shows them)", id)
 		}
