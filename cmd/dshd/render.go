@@ -129,7 +129,8 @@ func (r *renderer) beforeTools() {
 }
 
 // failureText is the reason in a failed tool call's content: its first
-// text, first line, cut to reasonWidth.
+// text on one line, its lines joined (a reason often ends a line with
+// "its stderr ends with:" and gives it on the next), cut to reasonWidth.
 func failureText(content []acp.ToolCallContent) string {
 	for _, c := range content {
 		tc, ok := c.(*acp.ToolContent)
@@ -140,7 +141,7 @@ func failureText(content []acp.ToolCallContent) string {
 		if !ok {
 			continue
 		}
-		s, _, _ := strings.Cut(strings.TrimSpace(t.Text), "\n")
+		s := strings.Join(strings.Fields(t.Text), " ")
 		if utf8.RuneCountInString(s) > reasonWidth {
 			s = string([]rune(s)[:reasonWidth-1]) + "…"
 		}
