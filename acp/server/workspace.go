@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/dshd/dshd/acp"
@@ -151,6 +152,13 @@ func slashCommand(ws *wsState, in agent.Input) (out agent.Input, run func(ctx co
 	}
 	cmd, ok := ws.cmds.Lookup(name)
 	if !ok {
+		if bad, ok := ws.cmds.Rejected(name); ok {
+			// The user's command could not be used: said, not sent to
+			// the model as text.
+			return in, func(context.Context, *session.Session, func(string), func(agent.Event)) (agent.Result, error) {
+				return agent.Result{}, fmt.Errorf("/%s could not be used: %w", name, bad)
+			}
+		}
 		return in, nil
 	}
 	switch {

@@ -135,3 +135,24 @@ func TestCommands_AgentsListsTheAgentsAndTheirTools(t *testing.T) {
 		t.Fatal("/agents asked the model")
 	}
 }
+
+// /name of a command file that was refused is the user's command that
+// could not be used: the prompt fails naming the file's mistake, and the
+// model gets nothing; an unknown /word still goes to the model.
+func TestCommands_ARejectedCommandFileIsAnErrorNotTextForTheModel(t *testing.T) {
+	ctx := testkit.Context(t)
+	ws := t.TempDir()
+	bad := testkit.Write(t, filepath.Join(ws, ".dshd", "commands"), "fix.md", "---\ndescripton: Fix it\n---\nFix issue $1.\n")
+	srv, c, sid := modelSession(ctx, t, ws, answer("ok"))
+	_, err := c.callErr(ctx, "session/prompt", promptParams(sid, "/fix 12"))
+	if err == nil || !strings.Contains(err.Error(), "/fix could not be used") || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "descripton") {
+		t.Fatalf("/fix answered %v, want an error naming %s and its mistake", err, bad)
+	}
+	if n := len(srv.ChatRequests()); n != 0 {
+		t.Fatalf("the model was called %d times for a command that could not be used", n)
+	}
+	c.endTurn(ctx, sid, "/other stays as typed")
+	if got := srv.ChatRequests()[0].LastUserText(); got != "/other stays as typed" {
+		t.Fatalf("the model got %q", got)
+	}
+}

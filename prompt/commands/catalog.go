@@ -3,6 +3,7 @@
 package commands
 
 import (
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -86,4 +87,19 @@ func (c *Catalog) Lookup(name string) (Command, bool) {
 		}
 	}
 	return Command{}, false
+}
+
+// Rejected returns the mistake of the command file that would be the
+// command called name, when that file was refused and no command of the
+// name loaded: /name is then the user's command that could not be used,
+// not text for the model.
+func (c *Catalog) Rejected(name string) (*Error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.errs {
+		if filepath.Base(e.File) == name+".md" {
+			return e, true
+		}
+	}
+	return nil, false
 }
