@@ -163,12 +163,21 @@ func ParseBinding(s string) (Binding, error) {
 // set applies one option of the flag syntax.
 func (b *Binding) set(k, v string, hasValue bool) error {
 	switch k {
-	case KeyDescription:
-		b.Description = v
-	case KeyModel:
-		b.AgentOptions.Model = v
-	case KeySystemPrompt:
-		b.AgentOptions.SystemPrompt = v
+	case KeyDescription, KeyModel, KeySystemPrompt:
+		// Empty, the option would say nothing and the default would
+		// stand in silently: a value lost in quoting, most likely.
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("%s=%q: want %s", k, v, map[string]string{KeyDescription: "the tool's description for the model",
+				KeyModel: "a model id (leave the option out for the parent's model)", KeySystemPrompt: "the child's system prompt"}[k])
+		}
+		switch k {
+		case KeyDescription:
+			b.Description = v
+		case KeyModel:
+			b.AgentOptions.Model = v
+		default:
+			b.AgentOptions.SystemPrompt = v
+		}
 	case KeyDenyPermissions, KeyBackground:
 		on := true
 		if hasValue {

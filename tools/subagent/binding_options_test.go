@@ -47,6 +47,9 @@ func TestParseBinding_RejectsBadOptionValues(t *testing.T) {
 		"a=spawn,max-tokens=lots":          "max-tokens=\"lots\": want a whole number from 1",
 		"a=spawn,max-depth=-1":             "max-depth=\"-1\": want a whole number from 0",
 		"a=spawn,output-schema=":           "want the path of a JSON Schema file",
+		"a=spawn,description=":             `description="": want the tool's description`,
+		"a=spawn,model= ":                  `model=" ": want a model id`,
+		"a=spawn,system-prompt":            `system-prompt="": want the child's system prompt`,
 		"a=spawn,output-schema=/no/such":   "no such file",
 		"a=spawn,output-schema=" + notJSON: "the file is not JSON",
 	} {
