@@ -78,6 +78,11 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (_ *a
 		Modes:         c.modeState(s),
 		ConfigOptions: c.configOptions(s),
 	}
+	if dir != "" {
+		// The parent learns that the session is on the checkout it asked
+		// for: an agent that does not answer so ignored it.
+		resp.Meta = acp.Meta{metaCheckout: map[string]any{"cwd": dir}}
+	}
 	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
