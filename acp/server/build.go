@@ -11,13 +11,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/agent"
 	"github.com/dshd/dshd/agent/budget"
 	"github.com/dshd/dshd/agent/session"
+	"github.com/dshd/dshd/internal/suggest"
+	"github.com/dshd/dshd/internal/utf8cut"
 	"github.com/dshd/dshd/subagents"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/permission"
@@ -173,38 +179,143 @@ func (c *Conn) usableMCP(servers []acp.McpServer) (usable []acp.McpServer, warni
 	return usable, warnings
 }
 
-// depthFromMeta reads the delegation depth and limit a parent dshd
-// passed. given is the parent's limit, recorded with the session so that
-// it still binds when the session is loaded or resumed; nil when there is
-// none.
-func depthFromMeta(meta acp.Meta) (depth int, given *int) {
-	if v, ok := meta[metaDepth].(float64); ok && v > 0 {
-		depth = int(v)
+// newSessionMeta are the dshd.dev/ _meta keys session/new takes, each
+// with the check of its value: what it must be, or "" when it is good.
+// session/load, resume and fork take none: the session keeps the depth,
+// budget and checkout it was created with.
+var newSessionMeta = map[string]func(v any) string{
+	metaDepth:     wholeMeta(0, "the session's delegation depth"),
+	metaMaxDepth:  wholeMeta(0, "the depth limit of its subtree"),
+	metaMaxTokens: wholeMeta(1, "the tokens the session may spend"),
+	metaMaxTurns:  wholeMeta(1, "the model round trips the session may make"),
+	metaCheckout:  checkoutMeta,
+}
+
+// metaPrefix is dshd's own namespace of _meta keys.
+const metaPrefix = "dshd.dev/"
+
+// checkMeta refuses (-32602) the _meta of a method's request when it holds
+// a key of dshd's namespace the method does not take (a typo is answered
+// with the closest key it takes), or a value it cannot use, naming what
+// it got and what it takes. Read as best it could be, such a value would
+// change the session without a word: a maxTokens of "50000" read as a
+// spent budget, a maxDepth of "0" as none. Keys of other namespaces are
+// left alone: _meta is open to any extension.
+func checkMeta(method string, meta acp.Meta) error {
+	var takes map[string]func(any) string
+	if method == acp.MethodSessionNew {
+		takes = newSessionMeta
 	}
-	if v, ok := meta[metaMaxDepth].(float64); ok && v >= 0 {
-		limit := int(v)
+	known := slices.Sorted(maps.Keys(takes))
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		if !strings.HasPrefix(k, metaPrefix) {
+			continue
+		}
+		check, ok := takes[k]
+		if !ok && len(known) == 0 {
+			return metaError(k, fmt.Sprintf("is not a key %s takes: it takes no %s keys (the session keeps the depth, budget and checkout it was created with)", method, metaPrefix))
+		}
+		if !ok {
+			return metaError(k, fmt.Sprintf("is not a key %s takes (it takes %s)%s", method, strings.Join(known, ", "), suggest.DidYouMean(k, known)))
+		}
+		if want := check(meta[k]); want != "" {
+			return metaError(k, fmt.Sprintf("must be %s, not %s", want, describeJSON(meta[k])))
+		}
+	}
+	return nil
+}
+
+// metaError is the -32602 answer naming the _meta key at fault.
+func metaError(key, reason string) error {
+	return acp.ErrInvalidParams.WithData(map[string]any{"field": "_meta." + key, "reason": reason})
+}
+
+// wholeMeta checks a _meta value that must be a JSON whole number of at
+// least lowest, which counts what.
+func wholeMeta(lowest int, what string) func(any) string {
+	return func(v any) string {
+		if n, ok := v.(float64); !ok || n != math.Trunc(n) || n < float64(lowest) {
+			return fmt.Sprintf("a whole number from %d up (%s)", lowest, what)
+		}
+		return ""
+	}
+}
+
+// checkoutMeta checks the value of dshd.dev/checkout (checkout.go):
+// {"repo": URL, "rev": revision}, rev optional.
+func checkoutMeta(v any) string {
+	const want = `an object {"repo": URL, "rev": revision} (rev optional)`
+	m, ok := v.(map[string]any)
+	if !ok {
+		return want
+	}
+	if repo, ok := m["repo"].(string); !ok || repo == "" {
+		return want + ` whose repo is a non-empty string`
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch k {
+		case "repo":
+		case "rev":
+			if _, ok := m[k].(string); !ok {
+				return want + ` whose rev is a string`
+			}
+		default:
+			return want + fmt.Sprintf(" with no other key (it has %q)", k)
+		}
+	}
+	return ""
+}
+
+// describeJSON says what a decoded JSON value a client sent is: its kind
+// and, cut short, the value itself.
+func describeJSON(v any) string {
+	var kind string
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		kind = "the string"
+	case float64:
+		kind = "the number"
+	case bool:
+		kind = "the boolean"
+	case []any:
+		kind = "the array"
+	default:
+		kind = "the object"
+	}
+	b, _ := json.Marshal(v)
+	return kind + " " + utf8cut.Line(string(b), 80)
+}
+
+// depthFromMeta reads the delegation depth and limit a parent dshd
+// passed (checked by checkMeta). given is the parent's limit, recorded
+// with the session so that it still binds when the session is loaded or
+// resumed; nil when there is none.
+func depthFromMeta(meta acp.Meta) (depth int, given *int) {
+	// Beyond any depth a daemon's limit allows, and within an int.
+	const most = math.MaxInt32
+	if v, ok := meta[metaDepth].(float64); ok {
+		depth = int(min(v, most))
+	}
+	if v, ok := meta[metaMaxDepth].(float64); ok {
+		limit := int(min(v, most))
 		given = &limit
 	}
 	return depth, given
 }
 
-// budgetFromMeta reads the budget a parent dshd gave a child session: the
-// tokens and model round trips the session and everything it delegates
-// may spend, over its whole life. Nil when the parent set none. A value
-// that is not a positive number is a spent budget (1 token, 1 round trip
-// gives one call at most), never an unbounded one: a child may only lower
-// what it was given.
+// budgetFromMeta reads the budget a parent dshd gave a child session
+// (checked by checkMeta: whole numbers from 1 up): the tokens and model
+// round trips the session and everything it delegates may spend, over
+// its whole life. Nil when the parent set none.
 func budgetFromMeta(meta acp.Meta) *budget.Limits {
 	var l budget.Limits
 	read := func(key string) int64 {
-		v, ok := meta[key]
-		if !ok {
-			return 0
-		}
-		if n, ok := v.(float64); ok && n >= 1 {
+		if n, ok := meta[key].(float64); ok {
 			return int64(min(n, 1<<62))
 		}
-		return 1
+		return 0
 	}
 	l.Tokens, l.Turns = read(metaMaxTokens), read(metaMaxTurns)
 	if l.IsZero() {

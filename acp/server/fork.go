@@ -48,6 +48,9 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 	if isChildID(req.SessionID) {
 		return nil, childRefused(req.SessionID)
 	}
+	if err := checkMeta(acp.MethodSessionFork, req.Meta); err != nil {
+		return nil, err
+	}
 	if err := c.checkDirs(req.Cwd, req.AdditionalDirectories); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (_ *a
 	if c.keyMissing() {
 		return nil, acp.ErrAuthRequired.WithData(map[string]any{"reason": c.keyHelp()})
 	}
+	if err := checkMeta(acp.MethodSessionNew, req.Meta); err != nil {
+		return nil, err
+	}
 	id := "s_" + uuid.NewString()
 	// A session on a checkout of its own works there (checkout.go). The
 	// clone is its workspace in the store: one that is not created after
@@ -75,6 +78,11 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (_ *a
 		Modes:         c.modeState(s),
 		ConfigOptions: c.configOptions(s),
 	}
+	if dir != "" {
+		// The parent learns that the session is on the checkout it asked
+		// for: an agent that does not answer so ignored it.
+		resp.Meta = acp.Meta{metaCheckout: map[string]any{"cwd": dir}}
+	}
 	c.afterSetup(ctx, s, resp.ConfigOptions)
 	return resp, nil
 }
@@ -111,6 +119,9 @@ func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.Se
 // LoadSession reopens a session and replays its conversation before
 // answering.
 func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	if err := checkMeta(acp.MethodSessionLoad, req.Meta); err != nil {
+		return nil, err
+	}
 	s, updates, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return nil, err
@@ -123,6 +134,9 @@ func (c *Conn) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*a
 
 // ResumeSession reopens a session without replaying anything.
 func (c *Conn) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	if err := checkMeta(acp.MethodSessionResume, req.Meta); err != nil {
+		return nil, err
+	}
 	s, _, err := c.reopen(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return nil, err

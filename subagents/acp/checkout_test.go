@@ -67,3 +67,18 @@ func TestCheckout_AChildOnItsOwnCheckoutReadsTheRepositoryNotTheParentsFiles(t *
 		t.Fatalf("a revision that does not exist: %+v", res)
 	}
 }
+
+// An agent that does not clone the repository (only a dshd child does)
+// would work in the parent's cwd, unconfined and unseen by the parent's
+// gate: the run fails before any prompt, naming repo=.
+func TestCheckout_AnAgentThatMakesNoCheckoutFailsTheRunBeforeAnyPrompt(t *testing.T) {
+	p := newProvider(t, nil)
+	parent := newParent(t, parentOpts{})
+	opts := fakeBinding(modeAgent)
+	opts["repo"] = "https://example.com/r.git"
+	// "session" would answer with the parent's cwd the agent was given.
+	res := ask(t, p, parent, "session", opts)
+	if res.StopReason != subagents.StopError || res.Output != "" || !strings.Contains(res.Diagnostic, "made no checkout of its own for the binding's repo=") || !strings.Contains(res.Diagnostic, parent.Scope.Cwd) {
+		t.Fatalf("a repo= run on an agent that ignores it: %+v", res)
+	}
+}

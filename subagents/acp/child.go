@@ -291,6 +291,13 @@ func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left
 	if resp.SessionID == "" {
 		return "", fmt.Errorf("the agent answered session/new without a session id")
 	}
+	if c.t.repo != "" && !madeCheckout(resp.Meta) {
+		// The agent took the session in the parent's cwd, which it would
+		// work on unconfined and unseen by the parent's gate (it is
+		// offered no fs/*): it does not start.
+		c.closeSession(pr, resp.SessionID)
+		return "", fmt.Errorf("it made no checkout of its own for the binding's repo= (only a dshd agent clones the repository; this one would work in the parent's cwd %s instead)", c.cwd)
+	}
 	if model == "" {
 		return resp.SessionID, nil
 	}
@@ -299,6 +306,15 @@ func (c *child) newSession(ctx context.Context, pr *peer, depth, limit int, left
 		return "", err
 	}
 	return resp.SessionID, nil
+}
+
+// madeCheckout reports whether a session/new answer's _meta confirms the
+// checkout the request asked for, as a dshd agent's does
+// (acp/server/session.go): {"dshd.dev/checkout": {"cwd": DIR}}.
+func madeCheckout(meta acp.Meta) bool {
+	m, _ := meta[metaCheckout].(map[string]any)
+	cwd, _ := m["cwd"].(string)
+	return cwd != ""
 }
 
 // setModel selects model through the agent's model config option.

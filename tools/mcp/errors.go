@@ -31,6 +31,9 @@ var (
 	// ErrTool reports a tool that could not be registered (its name is taken
 	// by another tool of the session).
 	ErrTool = errors.New("mcp: tool not registered")
+	// ErrToolRenamed reports a tool the model is offered under another
+	// name than the server's (one model APIs take, or one not taken).
+	ErrToolRenamed = errors.New("mcp: tool renamed")
 )
 
 // Error is an error of this package: a sentinel Kind and a message that

@@ -22,6 +22,8 @@ import (
 //	bigdesc N     the call tools, the first one's description N bytes
 //	bigschema N   the call tools, the first one's inputSchema N bytes
 //	deepschema N  the call tools, the first one's inputSchema nested N deep
+//	badschemas    the tools of badSchemas: one good, the others' schemas
+//	              no model API takes, and a name it does not take
 //	(empty)       the call tools below
 const hostileListEnv = "HOSTILE_LIST"
 
@@ -116,6 +118,11 @@ func hostileListResult(params json.RawMessage) map[string]any {
 			list = append(list, tool("t"+strconv.Itoa(i), "tool number "+strconv.Itoa(i), obj))
 		}
 		return map[string]any{"tools": list}
+	case "badschemas":
+		for _, b := range badSchemas {
+			list = append(list, tool(b.name, "does "+b.name, b.schema))
+		}
+		return map[string]any{"tools": list}
 	case "endless":
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -143,6 +150,23 @@ func hostileListResult(params json.RawMessage) map[string]any {
 		list = append(list, tool(name, desc, schema))
 	}
 	return map[string]any{"tools": list}
+}
+
+// badSchemas are the tools of the badschemas list, with the fault each
+// schema must be refused for ("" for a good one).
+var badSchemas = []struct {
+	name   string
+	schema any
+	fault  string
+}{
+	{"good", map[string]any{"type": "object", "properties": map[string]any{}}, ""},
+	{"arr", map[string]any{"type": "array"}, `not of type "object" (it has type "array")`},
+	{"notype", map[string]any{"properties": map[string]any{}}, `not of type "object" (it has type none)`},
+	{"banana", map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "banana"}}}, `the type "banana", which is not a JSON type`},
+	{"deepbanana", map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "array", "items": map[string]any{"anyOf": []any{map[string]any{"type": []any{"string", "banana"}}}}}}}, `the type "banana"`},
+	{"dangling", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/nope"}}}, "not a valid JSON Schema"},
+	{"required", map[string]any{"type": "object", "required": "x"}, "not a JSON Schema"},
+	{"bad name with spaces", map[string]any{"type": "object"}, ""},
 }
 
 func hostileCall(m rpcMsg, reply func(json.RawMessage, any), send func(any), raw func(string), answers chan rpcMsg) {

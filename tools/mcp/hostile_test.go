@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -254,4 +255,51 @@ func TestACallThatIsNeverAnsweredEndsAtTheCallTimeout(t *testing.T) {
 		t.Errorf("the server is not usable after a call ran out of time: %+v", res)
 	}
 	checkOneWarning(t, &buf, "ran out of time", "mcp-call-timeout")
+}
+
+// A tool whose input schema no model API takes would fail every request
+// of the session: it is left out, with one warning naming the server, the
+// tool and the fault; a name the model APIs do not take is changed, with
+// a warning naming both.
+func TestAnInvalidInputSchemaLeavesTheToolOutAndARenameIsTold(t *testing.T) {
+	var buf testkit.SyncBuffer
+	set, _, warnings := connect(t, &Options{Logger: logTo(&buf), Settings: flags}, hostile(t, "badschemas"))
+	var left []string
+	for _, b := range badSchemas {
+		if b.fault == "" {
+			continue
+		}
+		left = append(left, b.name)
+		var got []string
+		for _, w := range warnings {
+			if strings.Contains(w.Error(), fmt.Sprintf("tool %q:", b.name)) {
+				got = append(got, w.Error())
+			}
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], `MCP server "h": `) || !strings.Contains(got[0], b.fault) || !errors.Is(warnings[0], ErrTool) {
+			t.Errorf("tool %q: want one warning naming the server and saying %q, got %q", b.name, b.fault, got)
+		}
+	}
+	renamed := `tool "bad name with spaces": offered to the model as mcp__h__bad_name_with_spaces`
+	var got []Warning
+	for _, w := range warnings {
+		if strings.Contains(w.Error(), renamed) {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || !errors.Is(got[0], ErrToolRenamed) {
+		t.Errorf("want one warning %q, got %v", renamed, warnings)
+	}
+	if len(warnings) != len(left)+1 {
+		t.Errorf("want %d warnings, got %d: %v", len(left)+1, len(warnings), warnings)
+	}
+	if s := set.Servers(); len(s) != 1 || !slices.Equal(s[0].Tools, []string{"mcp__h__bad_name_with_spaces", "mcp__h__good"}) {
+		t.Fatalf("servers %+v, want only the good tools", s)
+	}
+	if n := len(warnLines(&buf, "mcp tool skipped")); n != len(left) {
+		t.Errorf("%d tools skipped logged, want %d:\n%s", n, len(left), buf.String())
+	}
+	if n := len(warnLines(&buf, "mcp tool renamed")); n != 1 {
+		t.Errorf("%d renames logged, want 1:\n%s", n, buf.String())
+	}
 }

@@ -294,6 +294,10 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 			warn("tool %q: its input schema has %d bytes, over the limit of %d (%s)", d.Name, n, s.opts.MaxSchemaBytes, s.opts.Settings.MaxSchemaBytes)
 			continue
 		}
+		if fault := inputSchemaFault(d.InputSchema); fault != "" {
+			warn("tool %q: %s", d.Name, fault)
+			continue
+		}
 		name := toolName(s.cfg.Name, d.Name)
 		if _, taken := desired[name]; taken {
 			name = hashedName(s.cfg.Name, d.Name)
@@ -334,6 +338,14 @@ func (s *server) sync(defs []*sdk.Tool) []Warning {
 			continue
 		}
 		s.tools[name] = &registered{tool: t, def: w.json, unregister: unregister}
+		if t.name != namePrefix+sanitize(s.cfg.Name)+"__"+w.def.Name {
+			// The server part is the user's own name, shown as they wrote
+			// it; a tool's is the server's, which the model now calls by
+			// another.
+			w := Warning{Server: s.cfg.Name, Err: s.red.errorf(ErrToolRenamed, "tool %q: offered to the model as %s (model APIs take names of letters, digits, _ and -, up to %d characters, and one tool a name)", w.def.Name, t.name, maxNameLen)}
+			s.log.Warn("mcp tool renamed", "err", w.Err)
+			warnings = append(warnings, w)
+		}
 	}
 	return warnings
 }

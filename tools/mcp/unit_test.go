@@ -59,11 +59,14 @@ func TestToolNames(t *testing.T) {
 			{Name: "a.b", InputSchema: objectSchema},
 			{Name: "a_b", InputSchema: objectSchema},
 		}
-		if w := s.sync(defs); len(w) != 0 {
+		want := []string{"mcp__s__a_b", hashedName("s", "a_b")}
+		// Neither keeps its own name: the model is told of both.
+		w := s.sync(defs)
+		if len(w) != 2 || !errors.Is(w[0], ErrToolRenamed) || !strings.Contains(w[0].Error(), `tool "a.b": offered to the model as `+want[0]) ||
+			!errors.Is(w[1], ErrToolRenamed) || !strings.Contains(w[1].Error(), `tool "a_b": offered to the model as `+want[1]) {
 			t.Fatalf("warnings %v", w)
 		}
 		names := s.reg.Names()
-		want := []string{"mcp__s__a_b", hashedName("s", "a_b")}
 		if len(names) != 2 || !contains(names, want[0]) || !contains(names, want[1]) {
 			t.Errorf("names %v, want %v", names, want)
 		}
