@@ -71,6 +71,16 @@ func TestABudgetFromTheParentBoundsTheSessionOverAllItsTurns(t *testing.T) {
 	if got := turnTotals(t, h.ed.of(sid)); len(got) != 4 {
 		t.Fatalf("resumed, turn totals %v, want four calls", got)
 	}
+	// A fork of it is bound by the same budget: forking is no way out of
+	// what the parent gave.
+	fork, err := h.client.ForkSession(h.ctx, &acp.ForkSessionRequest{SessionID: sid, Cwd: h.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(fork.SessionID, "spend", acp.StopReasonMaxTokens)
+	if got := turnTotals(t, h.ed.of(fork.SessionID)); len(got) != 4 {
+		t.Fatalf("the fork's turn totals %v, want four calls", got)
+	}
 }
 
 func TestAChildKeepsItsOwnLowerTurnLimitWhenItsParentGivesMore(t *testing.T) {

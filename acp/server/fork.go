@@ -68,7 +68,10 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 		CreatedAt:             c.srv.opts.Now(),
 		Depth:                 src.meta.Depth,
 		MaxDepth:              src.meta.MaxDepth,
-		Hidden:                src.meta.Hidden,
+		// A fork is bound by what a parent gave its source, as a load of
+		// the source is: forking is no way out of a budget.
+		Budget: src.meta.Budget,
+		Hidden: src.meta.Hidden,
 	}
 	// The fork takes the source's mode, model and thinking; it titles
 	// itself from its own first prompt.
