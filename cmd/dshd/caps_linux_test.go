@@ -5,13 +5,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshd/dshd/agent/llm/openai/openaitest"
 	"github.com/dshd/dshd/internal/testkit"
@@ -117,5 +120,78 @@ func TestARootCommandAndMCPServerGetNoCapabilityNorDshdsSecretsNorTheMachinesNam
 		}
 		checkProbe(t, "the MCP server", string(out), hostBefore, token, key)
 	})
+	p.stop(t)
+}
+
+// capless is argv run as root without any capability, and without
+// Landlock: under the sandbox helper given only noCaps.
+func capless(t *testing.T, argv ...string) *exec.Cmd {
+	return exec.Command(testkit.Executable(t), append([]string{"sandbox", `{"noCaps": true}`, "--"}, argv...)...)
+}
+
+// childOf waits for the child of pid running the program named comm (a
+// capless helper's command, once it is exec'd).
+func childOf(ctx context.Context, t *testing.T, pid int, comm string) int {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for child, p := range testkit.Descendants(t, pid) {
+			if p.PPID == pid && p.Comm == comm {
+				return child
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("process %d started no %s", pid, comm)
+		}
+	}
+}
+
+// dshd run as root without capabilities (docker run --user 0 --cap-drop
+// ALL), past the sandbox (off, or a kernel without Landlock whose fallback
+// runs commands unconfined): a process of its uid with no capability
+// either passes every ptrace check but one, dshd being non-dumpable.
+func TestARootDshdsEnvironmentAndMemoryAreClosedToItsUidWithoutCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("dshd makes itself non-dumpable only as root (see README, Security)")
+	}
+	const token = "tok-dump-0123456789abcdef"
+	ctx := testkit.Context(t)
+	script := writeScript(t, `{"rules": [{"text": "fine"}]}`)
+	p := start(t, opts{env: []string{"DSHD_TOKEN=" + token}, prefix: capless(t).Args},
+		"serve", "--model", "scripted:"+script, "--state-dir", t.TempDir())
+	c := stdioWire(p)
+	c.initialize(ctx, nil) // dshd is up and past its start
+	dshd := childOf(ctx, t, p.cmd.Process.Pid, filepath.Base(testkit.Executable(t)))
+	// A dumpable process in the same state, as a control: the probe does
+	// read what the kernel lets it.
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sibling := capless(t, sleep, "300")
+	sibling.Env = []string{"SIBLING_MARK=readable"}
+	if err := sibling.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sibling.Process.Signal(syscall.SIGTERM)
+		_ = sibling.Wait()
+	})
+	read := func(path string) string {
+		out, _ := capless(t, "/bin/sh", "-c", `grep ^CapEff /proc/self/status; tr '\0' '\n' < `+path+` 2>&1`).CombinedOutput()
+		return string(out)
+	}
+	if out := read(fmt.Sprintf("/proc/%d/environ", childOf(ctx, t, sibling.Process.Pid, "sleep"))); !strings.Contains(out, "CapEff:\t0000000000000000") || !strings.Contains(out, "SIBLING_MARK=readable") {
+		t.Fatalf("the capability-less probe does not read a dumpable process's environment:\n%s", out)
+	}
+	for _, file := range []string{"environ", "maps", "mem"} {
+		out := read(fmt.Sprintf("/proc/%d/%s", dshd, file))
+		if !strings.Contains(out, "Permission denied") || strings.Contains(out, token) {
+			t.Errorf("/proc/<dshd>/%s is open to its uid without capabilities:\n%.600s", file, out)
+		}
+	}
 	p.stop(t)
 }
