@@ -35,6 +35,7 @@ func (e *usageError) Error() string { return e.msg }
 // conformance). A mistake in the command line or the configuration is one
 // line on stderr and exit 2.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	hideFromOwnUID()
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

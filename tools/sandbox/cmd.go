@@ -63,6 +63,9 @@ type policy struct {
 	// Loopback brings up lo: the helper is in a network namespace of its
 	// own.
 	Loopback bool `json:"loopback,omitempty"`
+	// NoCaps has the helper drop every capability before it starts the
+	// command: a confining mode, whatever dshd's uid.
+	NoCaps bool `json:"noCaps,omitempty"`
 	// GraceMs is the time leftovers get between SIGTERM and SIGKILL.
 	GraceMs int64 `json:"graceMs,omitempty"`
 }
@@ -109,7 +112,9 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	if !sup.helper {
 		return direct()
 	}
-	p := policy{GraceMs: s.cfg.Grace.Milliseconds()}
+	// Even where Landlock is missing and the fallback runs the command
+	// unconfined, dropping capabilities needs no Landlock.
+	p := policy{GraceMs: s.cfg.Grace.Milliseconds(), NoCaps: s.confines()}
 	env := spec.Env
 	c.confined = s.confines() && why == ""
 	if c.confined {

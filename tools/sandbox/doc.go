@@ -13,6 +13,9 @@
 //     few device files (/dev/null, /dev/pts, /dev/shm, ...). Removing and
 //     renaming inside the writable roots is allowed (git checkout works).
 //     Processes outside the sandbox cannot be signalled (ABI 6).
+//   - drops every capability before it starts the command (in a
+//     confining mode): a command of a root dshd is uid 0 without any
+//     capability, in a UTS namespace of its own where one can be made.
 //   - takes the network away, when asked, by starting in a network
 //     namespace of its own with only loopback up; where no namespace can
 //     be made, Landlock denies TCP bind and connect instead (ABI 4; UDP

@@ -74,13 +74,18 @@ func Main(args []string) int {
 			report("error sandbox: bringing up loopback: %v", err)
 			return 126
 		}
-		// The capability dshd passed for it (as non-root) is not the
-		// command's.
-		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	}
 	if p.Confine {
 		if err := restrict(&p); err != nil {
 			report("error sandbox: %v", err)
+			return 126
+		}
+	}
+	// Last: loopback needed CAP_NET_ADMIN (the ambient one dshd passed as
+	// non-root), and none of the command's may be left.
+	if p.NoCaps {
+		if err := dropCaps(); err != nil {
+			report("error sandbox: dropping capabilities: %v", err)
 			return 126
 		}
 	}
@@ -239,6 +244,57 @@ func restrict(p *policy) error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	return llsys.LandlockRestrictSelf(fd, flags)
+}
+
+// dropCaps leaves the calling thread, which must be locked to its
+// goroutine, and so every process it forks, without any capability, even
+// as root: a root command stays uid 0 (the owner of root's files) but
+// cannot read dshd's memory or environment (CAP_SYS_PTRACE), configure
+// the network (CAP_NET_ADMIN) or override file permissions. With the
+// bounding set empty an exec grants root nothing, and under no_new_privs
+// an exec gains nothing the thread does not hold.
+func dropCaps() error {
+	// The kernel's last capability is the last one PR_CAPBSET_READ
+	// accepts (what /proc/sys/kernel/cap_last_cap says, with no file to
+	// read in a confined helper).
+	for c := 0; ; c++ {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading the bounding set: %w", err)
+		}
+		if in == 0 {
+			continue
+		}
+		err = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EPERM {
+			// No CAP_SETPCAP (not root, or a container that took it):
+			// the bounding set stays, and under no_new_privs with the
+			// sets below empty it grants nothing.
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing the ambient set: %w", err)
+	}
+	// Lowering the permitted, effective and inheritable sets needs no
+	// privilege.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData // version 3 takes two 32-bit halves
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	// Already set where Landlock applied; not where the fallback runs the
+	// command unconfined.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return nil
 }
 
 // loopbackUp brings up lo in the helper's fresh network namespace, so a

@@ -26,7 +26,8 @@ const selfExe = "/proc/self/exe"
 // to play a kernel without Landlock.
 var landlockABI = llsys.LandlockGetABIVersion
 
-// setNamespaces puts the helper in a PID namespace of its own, and a
+// setNamespaces puts the helper in a PID namespace of its own, a UTS
+// namespace when confined (a hostname the command sets is its own), and a
 // network namespace when the network is off. Without CAP_SYS_ADMIN that
 // takes a user namespace (mapping only our own uid and gid), which is
 // used only for confined commands: those run with no_new_privs anyway, so
@@ -38,6 +39,9 @@ func setNamespaces(cmd *exec.Cmd, confined, network bool) bool {
 		return false
 	}
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if confined {
+		attr.Cloneflags |= syscall.CLONE_NEWUTS
+	}
 	if network {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -103,7 +107,7 @@ func probe(cfg *Config) support {
 // tryHelper starts the helper once with no command and reports whether it
 // came up as asked.
 func tryHelper(cfg *Config, namespaces, confine, network bool) error {
-	p := policy{Loopback: namespaces && network}
+	p := policy{Loopback: namespaces && network, NoCaps: confine}
 	enc, _ := json.Marshal(&p)
 	cmd := exec.Command(cfg.Helper[0], append(append([]string(nil), cfg.Helper[1:]...), string(enc), "--")...)
 	r, w, err := os.Pipe()

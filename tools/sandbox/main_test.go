@@ -16,10 +16,11 @@ import (
 	"github.com/dshd/dshd/tools/internal/tooltest"
 )
 
-// The test binary plays three parts besides running the tests (the TestMain
+// The test binary plays four parts besides running the tests (the TestMain
 // trick): the helper itself (`sandbox POLICY -- ARGV`), a network probe
-// (`dial ADDR`, `serve-self`) and a parent to kill (`parent`, see
-// lifetime_linux_test.go).
+// (`dial ADDR`, `serve-self`), a parent to kill (`parent`, see
+// lifetime_linux_test.go) and a would-be renamer of the machine
+// (`sethostname NAME`, see caps_linux_test.go).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 			os.Exit(serveSelf())
 		case "parent":
 			os.Exit(parentMain(os.Args[2:]))
+		case "sethostname":
+			os.Exit(setHostname(os.Args[2]))
 		}
 	}
 	// A race-enabled helper otherwise sleeps a second at exit.
