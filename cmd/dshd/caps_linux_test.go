@@ -21,8 +21,8 @@ import (
 )
 
 // capsProbe is a script that prints the capability sets it holds, what it
-// reads of dshd's /proc/PID/environ, and whether hostname could rename
-// the machine.
+// reads of dshd's /proc/PID/environ, and whether hostname could set the
+// hostname: to the one it has, so that a regression renames nothing.
 func capsProbe(t *testing.T, dshd int) string {
 	t.Helper()
 	hostname, err := exec.LookPath("hostname")
@@ -31,7 +31,7 @@ func capsProbe(t *testing.T, dshd int) string {
 	}
 	return fmt.Sprintf(`grep ^Cap /proc/self/status
 echo "--environ of dshd:"; tr '\0' '\n' < /proc/%d/environ 2>&1
-echo "--hostname:"; %s dshd-probe-renamed 2>&1; echo "hostname exit $?"`, dshd, hostname)
+echo "--hostname:"; %[2]s "$(%[2]s)" 2>&1; echo "hostname exit $?"`, dshd, hostname)
 }
 
 // checkProbe checks what capsProbe printed, and that the machine kept its
