@@ -563,12 +563,27 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	if st.APIKeyEnvSet() {
 		keyEnv = st.APIKeyEnv
 	}
+	switch {
+	case keyEnv != "":
+		// The keyed client says which (key.go).
+	case opts.APIKey != "":
+		opts.KeySource = "the " + presetName(st) + " backend's fixed key; --api-key-env names a variable holding another"
+	case st.APIKeyEnvSet():
+		opts.KeySource = `--api-key-env is ""`
+	default:
+		opts.KeySource = "the " + presetName(st) + " backend sends none unless --api-key-env names the variable holding one"
+	}
 	switch st.Thinking {
 	case "off":
 		opts.DisableThinking = true
 	case "", "on":
 	default:
 		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
+	}
+	if st.IsSet("thinking") && !opts.SwitchesThinking() {
+		// Accepted, it would change nothing: the request has no field
+		// for it, and the session offers no thinking option.
+		return opts, "", st.Invalid("thinking", fmt.Errorf("the %s backend has no thinking switch (only deepseek sends one); leave thinking unset", presetName(st)))
 	}
 	opts.FirstByteTimeout = st.ModelTimeout
 	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
@@ -578,6 +593,15 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	opts.Settings = openai.Settings{FirstByteTimeout: "--model-timeout", FirstTokenTimeout: "--model-first-token-timeout",
 		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout", MaxAnswerBytes: "--max-model-answer-bytes"}
 	return opts, keyEnv, nil
+}
+
+// presetName is the name of st's backend preset (openai.PresetName).
+func presetName(st *config.Settings) string {
+	name := ""
+	if st.IsSet("backend") {
+		name = st.Backend
+	}
+	return openai.PresetName(name, st.ModelURL)
 }
 
 // never is a timeout setting as the model client takes it: the setting's
