@@ -106,6 +106,7 @@ func (c *Conn) afterSetup(ctx context.Context, s *session.Session, sent []acp.Se
 		}
 		c.warnInstructions(s)
 		if ws != nil {
+			ws.checkTools(s)
 			c.reportMistakes(s, ws.pending)
 			ws.pending = nil
 			c.send(nil, id, commandsUpdate(ws))

@@ -40,9 +40,33 @@ func (c *Conn) openWorkspace(cwd string) (*wsState, []mistake) {
 	if o.Definitions != nil {
 		ws.defs, errs = o.Definitions.Open(cwd)
 	}
-	mistakes := ws.mistakes(errs)
+	mistakes := ws.mistakes(errs, nil)
 	ws.shown = joinMistakes(mistakes)
 	return ws, mistakes
+}
+
+// checkTools adds to the mistakes found at setup those of the command
+// files' allowed-tools, which need s's tools.
+func (ws *wsState) checkTools(s *session.Session) {
+	ws.pending = append(ws.pending, ws.toolMistakes(s)...)
+	ws.shown = joinMistakes(ws.pending)
+}
+
+// toolMistakes are the command files' allowed-tools names that name none
+// of s's tools; none without s.
+func (ws *wsState) toolMistakes(s *session.Session) []mistake {
+	if s == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range s.OfferedTools() {
+		names = append(names, t.Name())
+	}
+	var out []mistake
+	for _, e := range ws.cmds.ToolErrors(names) {
+		out = append(out, mistake{"command file", e.Error()})
+	}
+	return out
 }
 
 // close releases the session's hold on its workspace's definitions.
@@ -81,8 +105,9 @@ func (c *Conn) warnInstructions(s *session.Session) {
 type mistake struct{ kind, text string }
 
 // mistakes lists the workspace's mistakes: its definitions' errs, then
-// its command files'.
-func (ws *wsState) mistakes(errs []*definition.Error) []mistake {
+// its command files', then (with the session s) the names of its command
+// files' allowed-tools that name no tool of s.
+func (ws *wsState) mistakes(errs []*definition.Error, s *session.Session) []mistake {
 	var out []mistake
 	for _, e := range errs {
 		out = append(out, mistake{"agent definition", e.Error()})
@@ -90,7 +115,7 @@ func (ws *wsState) mistakes(errs []*definition.Error) []mistake {
 	for _, e := range ws.cmds.Errors() {
 		out = append(out, mistake{"command file", e.Error()})
 	}
-	return out
+	return append(out, ws.toolMistakes(s)...)
 }
 
 func joinMistakes(ms []mistake) string {
@@ -129,7 +154,7 @@ func (c *Conn) refreshWorkspace(s *session.Session, ws *wsState) {
 		_, errs = ws.defs.Refresh()
 	}
 	changed := ws.cmds.Refresh()
-	mistakes := ws.mistakes(errs)
+	mistakes := ws.mistakes(errs, s)
 	if joined := joinMistakes(mistakes); joined != ws.shown {
 		ws.shown = joined
 		c.reportMistakes(s, mistakes)

@@ -235,7 +235,7 @@ func TestAValidConfigFileWithAgentsAndBindingsStarts(t *testing.T) {
   "maxDepth": 2,
   "subagents": ["subagent=spawn", "codex=acp,agent=codex,timeout=90s", "remote=acp,address=unix:`+filepath.Join(dir, "d.sock")+`"],
   "agents": {
-    "codex": {"command": "codex-acp", "args": ["--x"], "env": {"A": "1"}, "unsetEnv": ["B"], "cwd": "session",
+    "codex": {"command": "sh", "args": ["--x"], "env": {"A": "1"}, "unsetEnv": ["B"], "cwd": "session",
               "timeoutSeconds": 900, "startTimeoutSeconds": 60, "forwardMcpServers": true}
   }
 }`)

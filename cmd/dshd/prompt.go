@@ -91,6 +91,7 @@ waiting for.`,
 			}
 			// The failures the prompt prints itself would be logged too.
 			log = slog.New(quietReported{log.Handler()})
+			warnUnknownEnv(st, log)
 			text := args[0]
 			if text == "-" {
 				b, err := io.ReadAll(stdin)

@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,8 +71,23 @@ func TestEveryConfigExampleInTheReadmeLoads(t *testing.T) {
 		}
 		n++
 		file := testkit.Write(t, t.TempDir(), "config.json", block)
+		// The agents' programs are looked up at start: the examples' are
+		// installed, as stubs that are never run, on the PATH.
+		var cfg struct {
+			Agents map[string]struct{ Command string } `json:"agents"`
+		}
+		_ = json.Unmarshal([]byte(block), &cfg)
+		bin := t.TempDir()
+		for _, a := range cfg.Agents {
+			if a.Command != "" && !strings.Contains(a.Command, "/") {
+				if err := os.WriteFile(filepath.Join(bin, a.Command), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		env := []string{"PATH=" + bin + string(filepath.ListSeparator) + os.Getenv("PATH")}
 		// The flag's model wins over the file's, so no key is needed.
-		code, stdout, stderr := runDshd(t, nil, "prompt", "--config", file, "--model", "scripted", "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "hi")
+		code, stdout, stderr := runDshd(t, env, "prompt", "--config", file, "--model", "scripted", "--state-dir", t.TempDir(), "--cwd", t.TempDir(), "hi")
 		if code != 0 || stdout != "You said: hi\n" {
 			t.Errorf("README config example %d: exit %d, stdout %q; stderr:\n%s\n%s", n, code, stdout, stderr, block)
 		}

@@ -58,6 +58,7 @@ file ($XDG_CONFIG_HOME/dshd/config.json), then the defaults shown here.`,
 			if err != nil {
 				return err
 			}
+			warnUnknownEnv(st, log)
 			if fileListen {
 				log.Info("serving stdio: the config file's listen is for `dshd serve`")
 			}

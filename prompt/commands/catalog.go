@@ -77,6 +77,17 @@ func (c *Catalog) Errors() []*Error {
 	return slices.Clone(c.errs)
 }
 
+// ToolErrors returns a mistake for each tool a command's allowed-tools
+// names that is not among known (a session's tools), as the commands were
+// last read.
+func (c *Catalog) ToolErrors(known []string) []*Error {
+	var out []*Error
+	for _, cmd := range c.Commands() {
+		out = append(out, cmd.unknownTools(known)...)
+	}
+	return out
+}
+
 // Lookup returns the command called name.
 func (c *Catalog) Lookup(name string) (Command, bool) {
 	c.mu.Lock()

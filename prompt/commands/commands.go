@@ -38,6 +38,12 @@ type Command struct {
 	Body string
 	// File is the command file; "" for a built-in.
 	File string
+
+	// toolsAt is the allowed-tools key, where a mistake in it is told;
+	// written maps a tool name that was mapped (a Claude Code name) to
+	// the name as written.
+	toolsAt frontmatter.Field
+	written map[string]string
 }
 
 // Builtin reports whether c is one of dshd's own commands.
@@ -131,19 +137,9 @@ func validName(s string) bool {
 	return true
 }
 
-// Dialect says how a file's tool names are read.
-type Dialect int
-
-const (
-	DSHD Dialect = iota
-	// ClaudeCode maps Claude Code's tool names (Read, Bash(git:*), …).
-	ClaudeCode
-)
-
 // Source is a directory of command files.
 type Source struct {
-	Dir     string
-	Dialect Dialect
+	Dir string
 	// User marks the user's own directory, which has a count of files of
 	// its own ([Limits.MaxFiles]).
 	User bool
@@ -159,7 +155,7 @@ type Source struct {
 func WorkspaceSources(cwd string) []Source {
 	return []Source{
 		{Dir: filepath.Join(cwd, ".dshd", "commands"), Workspace: cwd},
-		{Dir: filepath.Join(cwd, ".claude", "commands"), Dialect: ClaudeCode, Workspace: cwd},
+		{Dir: filepath.Join(cwd, ".claude", "commands"), Workspace: cwd},
 	}
 }
 
@@ -264,11 +260,9 @@ type listing struct {
 	over []mdfiles.TooManyError
 }
 
-// listed is a command file as listed, with its source's dialect and
-// workspace.
+// listed is a command file as listed, with its source's workspace.
 type listed struct {
 	mdfiles.File
-	dialect   Dialect
 	workspace string
 }
 
@@ -292,7 +286,7 @@ func list(sources []Source, limits Limits) listing {
 		}
 		out.files = slices.Grow(out.files, len(files))
 		for _, f := range files {
-			out.files = append(out.files, listed{File: f, dialect: src.Dialect, workspace: src.Workspace})
+			out.files = append(out.files, listed{File: f, workspace: src.Workspace})
 		}
 	}
 	return out
@@ -341,7 +335,7 @@ var keys = []string{"description", "argument-hint", "allowed-tools", "model"}
 // readFile reads the command file f within bound: a workspace's through
 // the workspace, so a link swapped in since the listing cannot lead out.
 func readFile(f listed, bound smallfile.Bound) (Command, *Error) {
-	path, err, dialect := f.Path, f.Err, f.dialect
+	path, err := f.Path, f.Err
 	var data []byte
 	switch {
 	case err != nil:
@@ -374,10 +368,8 @@ func readFile(f listed, bound smallfile.Bound) (Command, *Error) {
 		case "allowed-tools":
 			var names []string
 			if names, ferr = f.List(); ferr == nil {
-				c.AllowedTools, ferr = mapTools(names, dialect)
-				if ferr != nil {
-					ferr = f.Errorf("%v", ferr)
-				}
+				c.AllowedTools, c.written = mapTools(names)
+				c.toolsAt = f
 			}
 		default:
 			ferr = f.Errorf("unknown key (a command file takes %s)%s", strings.Join(keys, ", "), suggest.DidYouMean(f.Key, keys))
@@ -400,25 +392,61 @@ var claudeTools = map[string]string{
 	"Grep": "grep", "Glob": "glob", "LS": "list_dir", "TodoWrite": "plan", "Task": "subagent", "Agent": "subagent",
 }
 
-func mapTools(names []string, dialect Dialect) ([]string, error) {
-	var out []string
+// mapTools turns a file's tool names into dshd's, in every directory (the
+// README promises Claude Code's names map in command files): a Claude
+// Code name, with or without a permission pattern, means its counterpart;
+// any other name is taken as written, and [Catalog.ToolErrors] tells of
+// one that names no tool. written maps each name that was mapped to the
+// name as the file wrote it.
+func mapTools(names []string) (out []string, written map[string]string) {
 	for _, n := range names {
-		if dialect == ClaudeCode {
-			base, _, _ := strings.Cut(n, "(")
-			m, ok := claudeTools[base]
-			switch {
-			case ok:
-				n = m
-			case strings.HasPrefix(n, "mcp__") || !strings.ContainsAny(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
-			default:
-				return nil, fmt.Errorf("the Claude Code tool %s has no counterpart in dshd", base)
+		base, _, _ := strings.Cut(n, "(")
+		if m, ok := claudeTools[base]; ok {
+			if written == nil {
+				written = map[string]string{}
 			}
+			if _, seen := written[m]; !seen {
+				written[m] = n
+			}
+			n = m
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
-	return out, nil
+	return out, written
+}
+
+// unknownTools returns a mistake for each tool c's allowed-tools names
+// that is not in known, with the closest name (dshd's, or a Claude Code
+// name that maps onto a known tool). c still runs with the named tools
+// that exist: a mistake never widens a list meant to narrow.
+func (c Command) unknownTools(known []string) []*Error {
+	var out []*Error
+	for _, n := range c.AllowedTools {
+		if slices.Contains(known, n) {
+			continue
+		}
+		what := fmt.Sprintf("%q", n)
+		if w, ok := c.written[n]; ok {
+			what = fmt.Sprintf("%q (%s)", n, w)
+		}
+		hint := suggest.DidYouMean(n, known)
+		if hint == "" {
+			var claude []string
+			for name, m := range claudeTools {
+				if slices.Contains(known, m) {
+					claude = append(claude, name)
+				}
+			}
+			slices.Sort(claude)
+			if cl := suggest.Closest(n, claude); cl != "" {
+				hint = fmt.Sprintf("; did you mean %q (%s)?", cl, claudeTools[cl])
+			}
+		}
+		out = append(out, &Error{File: c.File, Err: c.toolsAt.Errorf("there is no tool named %s (the command runs with the other tools it names)%s", what, hint)})
+	}
+	return out
 }
 
 func firstLine(s string) string {

@@ -8,7 +8,9 @@
 // ($XDG_CONFIG_HOME/dshd/commands/*.md); the file's name is the command's
 // name, and the workspace wins on a clash. Front matter: description,
 // argument-hint, allowed-tools (a list, or Claude Code's comma-separated
-// string, of tool names: Claude Code's map onto dshd's), model. The body
+// string, of tool names: Claude Code's map onto dshd's in every
+// directory; a name that is no tool of the session is a mistake the
+// session tells, and the command runs with the others), model. The body
 // is the prompt: "/name some words" sends it with $ARGUMENTS replaced by
 // "some words" and $1, $2, … by the words one by one. A built-in command's
 // name cannot be taken by a file.

@@ -289,7 +289,9 @@ func TestE2E_ASocketDaemonsDefaultChildServesItsStdio(t *testing.T) {
 // shown a child that did not exist.
 func TestE2E_ANonexistentCommandIsAFailedToolCallTheModelReads(t *testing.T) {
 	cl := &topClient{answer: "allow_once", running: make(chan acp.SessionID, 10)}
-	pd := startParentDshdWith(t, cl, "subagent_acp=acp,command=/nonexistent/acp-agent-binary")
+	// A relative path: the parent looks a program up at start, and this
+	// one is missing only in the session's cwd, where the run starts it.
+	pd := startParentDshdWith(t, cl, "subagent_acp=acp,command=./nonexistent/acp-agent-binary")
 	pd.endTurn(t, "go do the thing")
 	out := toolResult(cl, pd.session)
 	for _, want := range []string{"The subagent run failed", "could not be started", "/nonexistent/acp-agent-binary"} {

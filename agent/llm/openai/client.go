@@ -493,8 +493,7 @@ func (c *Client) httpError(resp *http.Response) error {
 	retryable := false
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		// The server's text may quote part of the key; say nothing of it.
-		msg = "authentication failed: the API key is missing or wrong"
+		msg = c.refusedKey(c.redactPieces(msg))
 	case http.StatusPaymentRequired:
 		msg = "insufficient balance: the account's balance is exhausted, top it up to continue (server: " + msg + ")"
 	case http.StatusTooManyRequests:
@@ -533,6 +532,53 @@ func retryAfter(h http.Header, now time.Time) float64 {
 		return max(t.Sub(now).Seconds(), 0.001)
 	}
 	return 0
+}
+
+// refusedKey is the message of a 401 whose server said reason: whether
+// a key was sent and where it came from (Options.KeySource), so the user
+// knows which setting to fix, and the server's own words.
+func (c *Client) refusedKey(reason string) string {
+	var b strings.Builder
+	b.WriteString("authentication failed: ")
+	switch src := c.opts.KeySource; {
+	case c.opts.APIKey == "" && src != "":
+		b.WriteString("no API key was sent (" + src + ")")
+	case c.opts.APIKey == "":
+		b.WriteString("no API key was sent")
+	case src != "":
+		b.WriteString("the server refused the API key from " + src)
+	default:
+		b.WriteString("the server refused the API key")
+	}
+	b.WriteString(" (server: " + reason + ")")
+	return b.String()
+}
+
+// minKeyPiece is the shortest run of the key's characters a refusal's
+// text is searched for: shorter runs ("sk-", a masked "****abcd") say
+// nothing a thief could use.
+const minKeyPiece = 8
+
+// redactPieces takes out of s, which redact has already cleared of the
+// whole key, each word that quotes a piece of the key of minKeyPiece
+// bytes or more: a server that refuses a key may quote its start.
+func (c *Client) redactPieces(s string) string {
+	k := c.opts.APIKey.Reveal()
+	if len(k) < minKeyPiece {
+		return s
+	}
+	words := strings.Fields(s)
+	changed := false
+	for i, w := range words {
+		core := strings.TrimFunc(w, func(r rune) bool { return strings.ContainsRune(".,;:()[]\"'`…", r) })
+		if len(core) >= minKeyPiece && strings.Contains(k, core) {
+			words[i], changed = strings.Replace(w, core, redacted, 1), true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(words, " ")
 }
 
 func (c *Client) redact(s string) string {

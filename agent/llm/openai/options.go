@@ -133,6 +133,10 @@ type Options struct {
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer"; empty sends no header.
 	APIKey APIKey
+	// KeySource says where APIKey came from ("DEEPSEEK_API_KEY"), or why
+	// none is sent; a refused key (HTTP 401) names it, so the user knows
+	// which setting to fix. Empty names nothing.
+	KeySource string
 	// DefaultModel is used when a request names no model. Zero: with a nil
 	// Compat (DeepSeek) "deepseek-flash"; otherwise the first id of
 	// GET /models, fetched once (local servers serve what they loaded).
@@ -346,12 +350,7 @@ func PresetNames() []string {
 // since nothing says that server is DeepSeek. A non-empty baseURL replaces
 // the preset's.
 func PresetFor(name, baseURL string) (opts Options, keyEnv string, err error) {
-	if name == "" {
-		name = "deepseek"
-		if baseURL != "" && !deepSeekHost(baseURL) {
-			name = GenericPreset
-		}
-	}
+	name = PresetName(name, baseURL)
 	for _, p := range presets {
 		if p.name != name {
 			continue
@@ -366,6 +365,25 @@ func PresetFor(name, baseURL string) (opts Options, keyEnv string, err error) {
 		return opts, p.keyEnv, nil
 	}
 	return Options{}, "", fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(PresetNames(), ", "))
+}
+
+// SwitchesThinking reports whether a client of o can turn thinking on
+// and off per request (DeepSeek's thinking object), as
+// [Client.ThinkingSwitch] does, before any client exists: a thinking
+// setting for a server without the switch would change nothing.
+func (o Options) SwitchesThinking() bool { return resolve(o).compat.Thinking == ThinkingObject }
+
+// PresetName is the preset [PresetFor] uses for name and baseURL: name
+// when given, else deepseek, or [GenericPreset] for a URL off DeepSeek's
+// host.
+func PresetName(name, baseURL string) string {
+	switch {
+	case name != "":
+		return name
+	case baseURL != "" && !deepSeekHost(baseURL):
+		return GenericPreset
+	}
+	return "deepseek"
 }
 
 // deepSeekHost reports whether rawURL points at DeepSeek's own API.

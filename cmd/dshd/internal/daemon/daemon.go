@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -444,7 +446,7 @@ func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acp
 		}
 	}
 	if len(st.Subagents) == 0 {
-		return subagent.DefaultBindings(), nil
+		return subagent.DefaultBindings(), checkPrograms(st, nil)
 	}
 	var out []subagent.Binding
 	for i, f := range st.Subagents {
@@ -457,7 +459,54 @@ func parseBindings(st *config.Settings, svc *subagents.Service, acpProvider *acp
 		}
 		out = append(out, b)
 	}
-	return out, nil
+	return out, checkPrograms(st, out)
+}
+
+// checkPrograms holds the named agents' and the acp bindings' own
+// programs to what is there, last, so that every other mistake is told
+// first: a program that is on no PATH, or not at its path, would fail
+// only at the first delegation. A relative path with a slash is the
+// child's cwd's (the session's) and a socket agent has no program:
+// neither is looked up. A workspace's definitions are checked when read.
+func checkPrograms(st *config.Settings, bindings []subagent.Binding) error {
+	for _, name := range slices.Sorted(maps.Keys(st.Agents)) {
+		if err := programError(st.Agents[name].Command); err != nil {
+			return st.Invalid("agents."+name, err)
+		}
+	}
+	for i, b := range bindings {
+		if b.Provider != acpprovider.Name {
+			continue
+		}
+		if err := programError(b.Options[acpprovider.KeyCommand]); err != nil {
+			return bindingError(st, i, b, err)
+		}
+	}
+	return nil
+}
+
+// programError says why command cannot start, or nil when it can or when
+// it cannot be known at start ("": a child dshd; a relative path).
+func programError(command string) error {
+	if command == "" || !filepath.IsAbs(command) && strings.ContainsRune(command, filepath.Separator) {
+		return nil
+	}
+	_, err := exec.LookPath(command)
+	var ee *exec.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("command %q: not found in PATH", command)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("command %q: no such file", command)
+	case errors.As(err, &ee):
+		if fi, serr := os.Stat(command); serr == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("command %q: not a program", command)
+		}
+		return fmt.Errorf("command %q: %w", command, ee.Err)
+	}
+	return fmt.Errorf("command %q: %w", command, err)
 }
 
 // SessionsDir is where the session journals live: <root>/sessions, root
@@ -563,12 +612,27 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	if st.APIKeyEnvSet() {
 		keyEnv = st.APIKeyEnv
 	}
+	switch {
+	case keyEnv != "":
+		// The keyed client says which (key.go).
+	case opts.APIKey != "":
+		opts.KeySource = "the " + presetName(st) + " backend's fixed key; --api-key-env names a variable holding another"
+	case st.APIKeyEnvSet():
+		opts.KeySource = `--api-key-env is ""`
+	default:
+		opts.KeySource = "the " + presetName(st) + " backend sends none unless --api-key-env names the variable holding one"
+	}
 	switch st.Thinking {
 	case "off":
 		opts.DisableThinking = true
 	case "", "on":
 	default:
 		return opts, "", fmt.Errorf("thinking %q: want on or off", st.Thinking)
+	}
+	if st.IsSet("thinking") && !opts.SwitchesThinking() {
+		// Accepted, it would change nothing: the request has no field
+		// for it, and the session offers no thinking option.
+		return opts, "", st.Invalid("thinking", fmt.Errorf("the %s backend has no thinking switch (only deepseek sends one); leave thinking unset", presetName(st)))
 	}
 	opts.FirstByteTimeout = st.ModelTimeout
 	opts.FirstTokenTimeout = never(st.ModelFirstTokenTimeout)
@@ -578,6 +642,15 @@ func modelOptions(st *config.Settings) (openai.Options, string, error) {
 	opts.Settings = openai.Settings{FirstByteTimeout: "--model-timeout", FirstTokenTimeout: "--model-first-token-timeout",
 		IdleTimeout: "--model-idle-timeout", CallTimeout: "--model-call-timeout", MaxAnswerBytes: "--max-model-answer-bytes"}
 	return opts, keyEnv, nil
+}
+
+// presetName is the name of st's backend preset (openai.PresetName).
+func presetName(st *config.Settings) string {
+	name := ""
+	if st.IsSet("backend") {
+		name = st.Backend
+	}
+	return openai.PresetName(name, st.ModelURL)
 }
 
 // never is a timeout setting as the model client takes it: the setting's

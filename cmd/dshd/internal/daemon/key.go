@@ -37,7 +37,7 @@ func CheckKey(ctx context.Context, st *config.Settings, key string, log *slog.Lo
 	if err != nil {
 		return err
 	}
-	opts.APIKey = openai.APIKey(key)
+	opts.APIKey, opts.KeySource = openai.APIKey(key), "the key given to `dshd auth`"
 	opts.Logger = log
 	c, err := openai.New(opts)
 	if err != nil {
@@ -111,6 +111,7 @@ var (
 
 func newKeyedClient(opts openai.Options, keys *keySource, log *slog.Logger) (*keyedClient, error) {
 	k := &keyedClient{opts: opts, keys: keys, log: log}
+	opts.KeySource = keys.name + " is not set and `dshd auth` stored no key for it"
 	c, err := openai.New(opts)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,10 @@ func (k *keyedClient) current() (*openai.Client, string) {
 		return k.client, ""
 	}
 	opts := k.opts
-	opts.APIKey = openai.APIKey(key)
+	opts.APIKey, opts.KeySource = openai.APIKey(key), k.keys.name
+	if stored {
+		opts.KeySource = "the key `dshd auth` stored for " + k.keys.name + " (" + k.keys.store.Path(k.keys.name) + ")"
+	}
 	c, err := openai.New(opts)
 	if err != nil {
 		// The same options built the keyless client, so only the key
