@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/internal/testkit"
 )
 
@@ -66,8 +67,8 @@ func TestTheReadmesZedEntryIsOneZedReads(t *testing.T) {
 func TestEveryConfigExampleInTheReadmeLoads(t *testing.T) {
 	n := 0
 	for _, block := range readmeJSON(t) {
-		if strings.Contains(block, "agent_servers") {
-			continue
+		if strings.Contains(block, "agent_servers") || strings.Contains(block, `"mcpServers"`) {
+			continue // Zed's settings; dshd prompt --mcp-config's file
 		}
 		n++
 		file := testkit.Write(t, t.TempDir(), "config.json", block)
@@ -94,5 +95,33 @@ func TestEveryConfigExampleInTheReadmeLoads(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("README has no config example")
+	}
+}
+
+// The README's --mcp-config example reads as the servers it shows, its
+// command found on the PATH.
+func TestTheMCPConfigExampleInTheReadmeReads(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	n := 0
+	for _, block := range readmeJSON(t) {
+		if !strings.Contains(block, `"mcpServers"`) {
+			continue
+		}
+		n++
+		servers, err := readMCPConfig(testkit.Write(t, t.TempDir(), "mcp.json", block))
+		if err != nil || len(servers) != 2 {
+			t.Fatalf("the README's MCP config: %d servers, %v\n%s", len(servers), err, block)
+		}
+		stdio, ok := servers[1].(*acp.McpServerStdio)
+		if _, isHTTP := servers[0].(*acp.McpServerHTTP); !isHTTP || !ok || stdio.Command != filepath.Join(bin, "npx") || len(stdio.Env) != 1 {
+			t.Fatalf("the README's MCP config reads as %#v", servers)
+		}
+	}
+	if n == 0 {
+		t.Fatal("README has no MCP config example")
 	}
 }
