@@ -4,6 +4,7 @@
 package session
 
 import (
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,4 +110,34 @@ func TestAStateChangeIsMadeOnlyOnceSaved(t *testing.T) {
 			t.Fatalf("the session saves again, but its next turn: %+v, %v", res, err)
 		}
 	})
+}
+
+func TestASessionWhoseStateCannotBeSavedIsNotCreated(t *testing.T) {
+	fl := &faults{}
+	store, err := NewStore(t.TempDir(), &StoreOptions{open: fl.open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The meta record and the sidecar are written (the journal's and the
+	// sidecar's writes go through fl alike); the state record's write fails.
+	fl.mu.Lock()
+	fl.failNth = 3
+	fl.mu.Unlock()
+	_, err = Create(store, Meta{SessionID: "s1", Cwd: t.TempDir()}, State{Mode: "yolo"})
+	wantTurnNotSaved(t, "Create", err, false)
+	if store.Exists("s1") {
+		t.Fatal("a session whose state could not be saved is left in the store")
+	}
+	entries, err := os.ReadDir(store.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "s1.") {
+			t.Fatalf("the refused session left %s", e.Name())
+		}
+	}
+	if _, err := Create(store, Meta{SessionID: "s1", Cwd: t.TempDir()}, State{Mode: "yolo"}); err != nil {
+		t.Fatalf("creating the session again once the disk works = %v", err)
+	}
 }
