@@ -224,9 +224,12 @@ func newSessionsDeleteCmd(stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete ID...",
 		Short: "Delete sessions for good",
-		Long: `Delete each named session: its journal and its index entry. A session a
-running dshd has open is left alone, said on stderr, and the exit code is 3
-(the others named are deleted): close it there first. With --force it is
+		Long: `Delete each named session: its journal and its index entry (or an index
+entry left without a journal, which sessions list warns of). A path of a
+session's files that is not a file (a directory) is refused, and nothing of
+that session is deleted. A session a running dshd has open is left alone,
+said on stderr, and the exit code is 3 (the others named are deleted): close
+it there first. With --force it is
 deleted all the same, and that dshd answers its next prompt of the session
 with an error, since nothing more of it can be saved.`,
 		Args: cobra.MinimumNArgs(1),
@@ -237,7 +240,8 @@ with an error, since nothing more of it can be saved.`,
 			}
 			held := false
 			for _, id := range args {
-				if !store.Exists(id) {
+				leftover := store.Leftover(id)
+				if !store.Exists(id) && leftover == "" {
 					return noSession(store, id)
 				}
 				if force {
@@ -255,6 +259,11 @@ with an error, since nothing more of it can be saved.`,
 					continue
 				} else if err != nil {
 					return err
+				}
+				if leftover != "" {
+					// What `sessions list` warned of: removed, said as what it was.
+					fmt.Fprintf(stderr, "dshd: deleted %s: its index entry %s, which had no journal\n", id, leftover)
+					continue
 				}
 				fmt.Fprintf(stderr, "dshd: deleted %s\n", id)
 			}
