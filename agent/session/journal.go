@@ -319,19 +319,14 @@ func (j *Journal) Path() string { return j.path }
 // returns a [*NotSavedError] and keeps the record for the Sync that
 // writes everything again.
 func (j *Journal) Append(kind string, data any) error {
-	if kind == "" {
-		return errors.New("session: append: empty record kind")
+	k, now, err := j.stamp(kind)
+	if err != nil {
+		return err
 	}
-	k := kindJSON(kind)
-	now := j.now().UTC()
-
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
+	if !j.lockOpen() {
 		return ErrClosed
 	}
 	written := false
-	var err error
 	if j.lost == nil && j.err == nil {
 		var werr error
 		if err, werr = j.writeRecord(k, now, data); err == nil && werr != nil {
@@ -358,6 +353,25 @@ func (j *Journal) Append(kind string, data any) error {
 	return err
 }
 
+// stamp returns a record's kind as JSON and its time, now.
+func (j *Journal) stamp(kind string) ([]byte, time.Time, error) {
+	if kind == "" {
+		return nil, time.Time{}, errors.New("session: append: empty record kind")
+	}
+	return kindJSON(kind), j.now().UTC(), nil
+}
+
+// lockOpen locks j and reports true, unless j is closed: then it leaves
+// it unlocked and reports false.
+func (j *Journal) lockOpen() bool {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // AppendSaved appends a record and makes it durable, or leaves no trace of
 // it: when the journal cannot save (records it holds since a failure that
 // a sync cannot write yet, or this record's own write or sync failing),
@@ -365,18 +379,14 @@ func (j *Journal) Append(kind string, data any) error {
 // [*NotSavedError]. It is for a change the caller makes only once it is
 // saved (a session's mode): a change refused must not be loaded later.
 func (j *Journal) AppendSaved(kind string, data any) error {
-	if kind == "" {
-		return errors.New("session: append: empty record kind")
+	k, now, err := j.stamp(kind)
+	if err != nil {
+		return err
 	}
-	k := kindJSON(kind)
-	now := j.now().UTC()
-
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
+	if !j.lockOpen() {
 		return ErrClosed
 	}
-	err := j.appendSaved(k, now, data)
+	err = j.appendSaved(k, now, data)
 	last, onSync := j.last, j.onSync
 	victim := j.use()
 	j.mu.Unlock()
