@@ -104,12 +104,7 @@ func (c *Conn) checkout(ctx context.Context, id string, meta acp.Meta) (string, 
 
 // notCreated is the answer of a session/new refused by the store: a disk
 // bound, or an error of the store's.
-func notCreated(err error) error {
-	if le := limitError("The session was not created", "", err); le != nil {
-		return le
-	}
-	return acp.ErrInternal.Errorf("creating the session: %v", err)
-}
+func notCreated(err error) error { return storeRefused("The session was not created", "", err) }
 
 // clone clones repo into dir, at rev if given, within the checkout
 // timeout, and stops when the disk bounds refuse dir's growth (the

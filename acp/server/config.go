@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -117,7 +118,7 @@ func (c *Conn) setThinking(s *session.Session, v acp.ConfigValue) error {
 		}
 	}
 	if err := s.SetThinking(on); err != nil {
-		return changeRefused(s, err)
+		return changeRefused(s, "Thinking was not changed", err)
 	}
 	c.send(s, acp.SessionID(s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(s)})
 	return nil
@@ -141,10 +142,10 @@ func (c *Conn) setMode(s *session.Session, id, field string) error {
 		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": fmt.Sprintf("unknown mode %q", id)})
 	}
 	if err := s.SetMode(mode); err != nil {
-		if le := limitError("The mode was not changed", acp.SessionID(s.ID()), err); le != nil {
-			return le
+		if errors.Is(err, session.ErrNoPolicy) {
+			return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": err.Error()})
 		}
-		return acp.ErrInvalidParams.WithData(map[string]any{"field": field, "reason": err.Error()})
+		return changeRefused(s, "The mode was not changed", err)
 	}
 	sid := acp.SessionID(s.ID())
 	c.send(s, sid, &acp.CurrentModeUpdate{CurrentModeID: string(mode)})
@@ -185,7 +186,7 @@ func (c *Conn) SetSessionConfigOption(ctx context.Context, req *acp.SetSessionCo
 			return nil, acp.ErrInvalidParams.WithData(map[string]any{"field": "value", "reason": fmt.Sprintf("unknown model %q", value)})
 		}
 		if err := s.SetModel(string(value)); err != nil {
-			return nil, changeRefused(s, err)
+			return nil, changeRefused(s, "The model was not changed", err)
 		}
 		c.send(s, acp.SessionID(s.ID()), &acp.ConfigOptionUpdate{ConfigOptions: c.configOptions(s)})
 	default:

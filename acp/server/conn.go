@@ -107,10 +107,12 @@ func (c *Conn) shutdown() {
 }
 
 // closeSession cancels the session's turn, waits for it, then frees the
-// session's resources.
-func (c *Conn) closeSession(s *session.Session) {
-	if err := s.Close(); err != nil {
-		c.log.Warn("closing session journal", "session", s.ID(), "err", err)
+// session's resources. The error says what of the session could not be
+// saved (see [session.Session.Close]): it is closed all the same.
+func (c *Conn) closeSession(s *session.Session) error {
+	err := s.Close()
+	if err != nil {
+		c.log.Warn("session closed without saving its last records; a load has it as last saved", "session", s.ID(), "err", err)
 	}
 	c.mu.Lock()
 	ws := c.workspaces[acp.SessionID(s.ID())]
@@ -118,6 +120,7 @@ func (c *Conn) closeSession(s *session.Session) {
 	c.mu.Unlock()
 	ws.close()
 	c.srv.release(acp.SessionID(s.ID()), c)
+	return err
 }
 
 // optedIn reports whether the client asked to see subagent sessions.

@@ -78,11 +78,8 @@ func (c *Conn) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*a
 	state := src.state
 	state.Title = ""
 	stored, err := session.CreateFork(c.srv.opts.Store, meta, state, src.hist.Messages(), forkUpdates(req.SessionID, id, src.updates))
-	if le := limitError("The session was not forked", req.SessionID, err); le != nil {
-		return nil, le
-	}
 	if err != nil {
-		return nil, acp.ErrInternal.Errorf("creating the fork: %v", err)
+		return nil, storeRefused("The session was not forked", req.SessionID, err)
 	}
 	s, err := c.open(ctx, id, stored, req.Cwd, dirs, req.McpServers, meta.Depth, c.depthLimit(meta.MaxDepth), &src.hist)
 	if err != nil {

@@ -103,21 +103,20 @@ func (c *Conn) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 // (!ran): acknowledged means durable, so such a prompt never answers a
 // stop reason. data.saved says whether the session saves again.
 func notSavedError(ns *session.NotSavedError, ran bool) error {
+	if !ran {
+		return unsavedError("The prompt was not run", ns)
+	}
 	cause := ns.Err.Error()
 	var msg string
 	switch {
-	case errors.Is(ns.Err, session.ErrJournalGone) && ran:
-		msg = "The turn was not saved: " + cause + "; nothing more of this session can be saved, start a new one"
 	case errors.Is(ns.Err, session.ErrJournalGone):
-		msg = "The prompt was not run: " + cause + "; nothing more of this session can be saved, start a new one"
+		msg = "The turn was not saved: " + cause + "; nothing more of this session can be saved, start a new one"
 	case ns.Lost:
-		msg = "The session cannot be saved any more, records were lost (" + cause + "); close it and load it again to continue from what was saved"
+		msg = "The turn was not saved: " + cannotSave(ns)
 	case ns.Recovered:
 		msg = "The turn was stopped because it could not be saved (" + cause + "); the session saves again, what the turn did so far is saved"
-	case ran:
-		msg = "The turn was not saved: " + cause + "; the session refuses new prompts until it can save again"
 	default:
-		msg = "The prompt was not run: the session cannot save (" + cause + ")"
+		msg = "The turn was not saved: " + cause + "; the session refuses new prompts until it can save again"
 	}
 	return &acp.Error{Code: acp.ErrInternal.Code, Message: msg, Data: map[string]any{"reason": cause, "saved": ns.Recovered}}
 }
@@ -144,15 +143,6 @@ func limitError(what string, id acp.SessionID, err error) error {
 		data["dir"], data["bytes"] = le.Sessions, le.Held
 	}
 	return &acp.Error{Code: acp.ErrInternal.Code, Message: what + ": " + le.Error(), Data: data}
-}
-
-// changeRefused is the error of a model or thinking change the session
-// refused (the disk bounds).
-func changeRefused(s *session.Session, err error) error {
-	if le := limitError("The change was not made", acp.SessionID(s.ID()), err); le != nil {
-		return le
-	}
-	return acp.ErrInternal.Errorf("%v", err)
 }
 
 // turnError is the JSON-RPC error for a failed turn: a clear message, the

@@ -62,11 +62,8 @@ func (c *Conn) NewSession(ctx context.Context, req *acp.NewSessionRequest) (_ *a
 		Budget:                budgetFromMeta(req.Meta),
 		Hidden:                depth > 0,
 	}, session.State{Mode: string(c.srv.opts.Mode), Model: c.srv.opts.DefaultModel})
-	if le := limitError("The session was not created", "", err); le != nil {
-		return nil, le
-	}
 	if err != nil {
-		return nil, acp.ErrInternal.Errorf("creating the session: %v", err)
+		return nil, notCreated(err)
 	}
 	s, err := c.open(ctx, acp.SessionID(id), stored, req.Cwd, dirs, req.McpServers, depth, c.depthLimit(given), nil)
 	if err != nil {
@@ -269,7 +266,9 @@ func (c *Conn) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (
 	// Waiting for the turn to end must not hold up later messages.
 	rpc.Detach(ctx)
 	s.CloseTasks()
-	c.closeSession(s)
+	if err := closedUnsaved(c.closeSession(s)); err != nil {
+		return nil, err
+	}
 	return &acp.CloseSessionResponse{}, nil
 }
 

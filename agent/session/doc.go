@@ -27,11 +27,12 @@
 // logs and skips a torn or corrupt line, and the next append starts on a
 // fresh line. [Journal.Sync] makes everything appended so far durable; a
 // session calls it once per turn, when the turn ends ([Turn.Run]), before
-// the turn's answer is sent, and closing the journal syncs it too; nothing
-// else syncs (not a tool's completion, not a mode change). A daemon
-// killed mid-turn therefore keeps
-// every record whose append returned, and loses to a machine
-// crash at most what was appended since the last turn ended.
+// the turn's answer is sent, and closing the journal syncs it too; a
+// change of mode, model or thinking is synced on its own
+// ([Journal.AppendSaved]); nothing else syncs (not a tool's completion). A
+// daemon killed mid-turn therefore keeps every record whose append
+// returned, and loses to a machine crash at most what was appended since
+// the last turn ended.
 //
 // Acknowledged means durable. A record that cannot be written, or a sync
 // that fails (a full disk), makes the journal return a [*NotSavedError]
@@ -41,6 +42,10 @@
 // checked against their checksum. Such a record stops the running turn,
 // [Turn.Run] then returns the NotSavedError instead of a result, and
 // [Session.BeginTurn] refuses new turns until the journal is saved again.
+// A change of mode, model or thinking is made only once its record is
+// written and synced; while the journal cannot save it is refused with
+// the NotSavedError and nothing of it is kept, so that no crash undoes a
+// change the client was told of.
 // So that a full disk is rare, a store's [DiskLimits] bound how much it
 // writes: a journal that reached its bound takes no new turn, a fork that
 // would start there is not made, and while the state directory's file

@@ -319,19 +319,14 @@ func (j *Journal) Path() string { return j.path }
 // returns a [*NotSavedError] and keeps the record for the Sync that
 // writes everything again.
 func (j *Journal) Append(kind string, data any) error {
-	if kind == "" {
-		return errors.New("session: append: empty record kind")
+	k, now, err := j.stamp(kind)
+	if err != nil {
+		return err
 	}
-	k := kindJSON(kind)
-	now := j.now().UTC()
-
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
+	if !j.lockOpen() {
 		return ErrClosed
 	}
 	written := false
-	var err error
 	if j.lost == nil && j.err == nil {
 		var werr error
 		if err, werr = j.writeRecord(k, now, data); err == nil && werr != nil {
@@ -356,6 +351,110 @@ func (j *Journal) Append(kind string, data any) error {
 	j.mu.Unlock()
 	victim.release()
 	return err
+}
+
+// stamp returns a record's kind as JSON and its time, now.
+func (j *Journal) stamp(kind string) ([]byte, time.Time, error) {
+	if kind == "" {
+		return nil, time.Time{}, errors.New("session: append: empty record kind")
+	}
+	return kindJSON(kind), j.now().UTC(), nil
+}
+
+// lockOpen locks j and reports true, unless j is closed: then it leaves
+// it unlocked and reports false.
+func (j *Journal) lockOpen() bool {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// AppendSaved appends a record and makes it durable, or leaves no trace of
+// it: when the journal cannot save (records it holds since a failure that
+// a sync cannot write yet, or this record's own write or sync failing),
+// the record is neither kept nor left in the file, and the error is a
+// [*NotSavedError]. It is for a change the caller makes only once it is
+// saved (a session's mode): a change refused must not be loaded later.
+func (j *Journal) AppendSaved(kind string, data any) error {
+	k, now, err := j.stamp(kind)
+	if err != nil {
+		return err
+	}
+	if !j.lockOpen() {
+		return ErrClosed
+	}
+	err = j.appendSaved(k, now, data)
+	last, onSync := j.last, j.onSync
+	victim := j.use()
+	j.mu.Unlock()
+	victim.release()
+	if err != nil {
+		return fmt.Errorf("session: append %s: %w", kind, err)
+	}
+	if onSync != nil {
+		onSync(last, false)
+	}
+	return nil
+}
+
+// appendSaved is AppendSaved with j.mu held.
+func (j *Journal) appendSaved(kind []byte, now time.Time, data any) error {
+	// What could not be written before goes first: a record after a gap
+	// would be loaded out of order.
+	if j.lost != nil || j.err != nil {
+		if _, err := j.sync(); err != nil {
+			return err
+		}
+	}
+	size, sum, freshLine := j.size, j.sum, j.freshLine
+	err, werr := j.writeRecord(kind, now, data)
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		// The file ends where it did (finish cut the line off), and
+		// nothing before this record is missing: the journal is not
+		// failed by it.
+		if j.lost != nil {
+			return j.notSaved()
+		}
+		return &NotSavedError{Err: werr}
+	}
+	if _, err := j.sync(); err != nil {
+		if j.lost == nil {
+			j.cut(size, sum, freshLine)
+		}
+		return j.notSaved()
+	}
+	j.last = now
+	return nil
+}
+
+// cut takes the records after size off the end of the file, after a
+// failed sync: the journal's state goes back to what it was there (its
+// checksum sum, its torn line), so that the sync that writes the unsynced
+// bytes again checks and writes only those before size. A file that
+// cannot be cut would have a record nobody meant to keep: the journal is
+// then lost. j.mu is held.
+func (j *Journal) cut(size int64, sum uint32, freshLine bool) {
+	err := j.ensureOpen()
+	if j.lost != nil {
+		return // the file is gone: nothing of it is loaded
+	}
+	if err == nil {
+		err = j.f.Truncate(size)
+	}
+	if err != nil {
+		j.lose(fmt.Errorf("a record that could not be synced could not be cut off the journal (%w): %w", err, j.err))
+		return
+	}
+	if j.grew != nil {
+		j.grew(size - j.size)
+	}
+	j.size, j.sum, j.freshLine = size, sum, freshLine
 }
 
 // kindsJSON holds the session's own record kinds as JSON strings, so that

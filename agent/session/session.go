@@ -103,6 +103,10 @@ type Session struct {
 	// (RecordRelayed).
 	outputLeftOut, relayLeftOut atomic.Bool
 
+	// changing orders the changes of mode, model and thinking with their
+	// records (see change).
+	changing sync.Mutex
+
 	mu   sync.Mutex
 	turn *Turn
 	// answering is the last turn begun until its answer reached the
@@ -143,12 +147,37 @@ func (s *Session) MCPServers() json.RawMessage { return s.cfg.MCPServers }
 // servers that could not be used), for the client.
 func (s *Session) Warnings() []string { return s.warnings }
 
-// setState records a change of mode, model or title (zero fields are
-// unchanged) in the journal, where Load finds the last of each.
-func (s *Session) setState(st State) {
+// setTitle records the session's title, where Load finds the last one. It
+// is a record of the turn that titles the session: one that cannot be
+// saved stops that turn, whose answer says so.
+func (s *Session) setTitle(title string) {
 	if s.stored != nil {
-		s.record(KindState, st)
+		s.record(KindState, State{Title: title})
 	}
+}
+
+// change makes a change of the session's state (apply) that st records,
+// unless the disk bounds refuse it (see [Session.checkChange]), and only
+// once its record is saved: acknowledged means durable, and a change
+// (ask to yolo) that a crash could undo must not be answered as made.
+// When the journal cannot save, nothing changes, nothing of the record is
+// kept, and the error is the journal's [*NotSavedError].
+func (s *Session) change(st State, apply func()) error {
+	if err := s.checkChange(); err != nil {
+		return err
+	}
+	// Records and changes in one order: the last change made is the last
+	// a load finds.
+	s.changing.Lock()
+	defer s.changing.Unlock()
+	if s.stored != nil {
+		if err := s.stored.journal.AppendSaved(KindState, st); err != nil {
+			s.log.Warn("session state change not saved, so not made", "session", s.id, "change", st, "err", err)
+			return err
+		}
+	}
+	apply()
+	return nil
 }
 
 // Mode returns the permission mode of the session's own policy, or ""
@@ -160,32 +189,26 @@ func (s *Session) Mode() permission.Mode {
 	return s.policy.Mode()
 }
 
-// SetMode changes the permission mode from the next permission check on
-// and records it. An unknown mode is an error and changes nothing, and so
-// is a change the disk bounds refuse (see [Session.checkChange]).
+// SetMode changes the permission mode from the next permission check on,
+// once it is saved (see [Session.change]). An unknown mode is an error and
+// changes nothing, and so is a change the disk bounds refuse or the
+// journal cannot save.
 func (s *Session) SetMode(m permission.Mode) error {
 	if s.policy == nil {
 		return ErrNoPolicy
 	}
-	if err := s.checkChange(); err != nil {
+	if _, err := permission.ParseMode(string(m)); err != nil {
 		return err
 	}
-	if err := s.policy.SetMode(m); err != nil {
-		return err
-	}
-	s.setState(State{Mode: string(m)})
-	return nil
+	return s.change(State{Mode: string(m)}, func() {
+		_ = s.policy.SetMode(m) // m parsed above
+	})
 }
 
-// SetModel changes the model from the next model call on and records it,
-// unless the disk bounds refuse the change (see [Session.checkChange]).
+// SetModel changes the model from the next model call on, once it is
+// saved (see [Session.change]).
 func (s *Session) SetModel(id string) error {
-	if err := s.checkChange(); err != nil {
-		return err
-	}
-	s.agent.SetModelID(id)
-	s.setState(State{Model: id})
-	return nil
+	return s.change(State{Model: id}, func() { s.agent.SetModelID(id) })
 }
 
 // Thinking returns the session's thinking setting: nil when it is the
@@ -193,15 +216,9 @@ func (s *Session) SetModel(id string) error {
 func (s *Session) Thinking() *bool { return s.agent.Thinking() }
 
 // SetThinking turns the model's thinking on or off from the next model
-// call on and records it, unless the disk bounds refuse the change (see
-// [Session.checkChange]).
+// call on, once it is saved (see [Session.change]).
 func (s *Session) SetThinking(on bool) error {
-	if err := s.checkChange(); err != nil {
-		return err
-	}
-	s.agent.SetThinking(&on)
-	s.setState(State{Thinking: ThinkingValue(&on)})
-	return nil
+	return s.change(State{Thinking: ThinkingValue(&on)}, func() { s.agent.SetThinking(&on) })
 }
 
 // RecordUpdate appends a session/update params object to the journal; a

@@ -374,6 +374,20 @@ func (s *Store) Exists(id string) bool {
 	return err == nil
 }
 
+// Leftover returns the sidecar of id when it has one but no journal: no
+// session (List warns of it and skips it), an index entry that Delete
+// removes. "" otherwise.
+func (s *Store) Leftover(id string) string {
+	if !ValidID(id) || s.Exists(id) {
+		return ""
+	}
+	path := s.sidecarPath(id)
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	return path
+}
+
 // Info returns the sidecar of session id.
 func (s *Store) Info(id string) (Info, error) {
 	if err := checkID(id); err != nil {
@@ -464,8 +478,22 @@ func (s *Store) ForceDelete(id string) (held bool, err error) {
 	return held, s.removeSession(id)
 }
 
+// ErrNotSessionFile is a Delete refused because a path of the session's
+// files holds what dshd never writes there (a directory): it is left
+// alone, and so is the rest of the session.
+var ErrNotSessionFile = errors.New("session: not a session's file")
+
 // removeSession removes the files of session id.
 func (s *Store) removeSession(id string) error {
+	for _, path := range []string{s.sidecarPath(id), JournalPath(s.dir, id)} {
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			what := "not a regular file"
+			if fi.IsDir() {
+				what = "a directory"
+			}
+			return fmt.Errorf("%w: %s is %s; nothing of %s was deleted", ErrNotSessionFile, path, what, id)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The sidecar goes first: a crash in between leaves a journal that

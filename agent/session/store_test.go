@@ -271,6 +271,37 @@ func TestStoreDelete(t *testing.T) {
 			t.Fatalf("the refused delete removed the sidecar: %v", err)
 		}
 	})
+	t.Run("a directory where a journal would be is not deleted, nor the rest", func(t *testing.T) {
+		mustCreate(t, s, Meta{SessionID: "odd", Cwd: "/w"})
+		journal := JournalPath(s.Dir(), "odd")
+		if err := os.Rename(journal, journal+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(journal, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Delete("odd")
+		if !errors.Is(err, ErrNotSessionFile) || !strings.Contains(err.Error(), journal+" is a directory") {
+			t.Fatalf("Delete = %v, want ErrNotSessionFile naming %s", err, journal)
+		}
+		if fi, err := os.Stat(journal); err != nil || !fi.IsDir() {
+			t.Fatalf("the directory was removed: %v", err)
+		}
+		if _, err := s.Info("odd"); err != nil {
+			t.Fatalf("the refused delete removed the sidecar: %v", err)
+		}
+		if s.Leftover("odd") != "" {
+			t.Fatal("a sidecar with a directory for a journal is reported as left over")
+		}
+		os.Remove(journal)
+		if got := s.Leftover("odd"); got != filepath.Join(s.Dir(), "odd.json") {
+			t.Fatalf("Leftover of a sidecar without a journal = %q", got)
+		}
+		if err := s.Delete("odd"); err != nil || s.Leftover("odd") != "" {
+			t.Fatalf("Delete of a sidecar without a journal = %v, left over %q", err, s.Leftover("odd"))
+		}
+		os.Remove(journal + ".moved")
+	})
 	t.Run("deleting an unknown or invalid id is not an error", func(t *testing.T) {
 		for _, id := range []string{"gone", "never", "../keep", ""} {
 			if err := s.Delete(id); err != nil {

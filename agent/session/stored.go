@@ -45,14 +45,27 @@ type Stored struct {
 func (st *Stored) Close() error { return st.journal.Close() }
 
 // Create starts the journal of a new session in store: meta, then its
-// initial state. A title in state is listed at once.
+// initial state, synced before it returns. A title in state is listed at
+// once. A session whose state cannot be saved is not created: nothing of
+// it is left in the store.
 func Create(store *Store, meta Meta, state State) (*Stored, error) {
+	return create(store, meta, state, true)
+}
+
+// create is Create; without sync the caller syncs the journal (a fork,
+// once it has copied the conversation).
+func create(store *Store, meta Meta, state State, sync bool) (*Stored, error) {
 	j, err := store.Create(meta)
 	if err != nil {
 		return nil, err
 	}
-	if err := j.Append(KindState, state); err != nil {
+	err = j.Append(KindState, state)
+	if err == nil && sync {
+		err = j.Sync()
+	}
+	if err != nil {
 		j.Close()
+		_ = store.Delete(meta.SessionID)
 		return nil, err
 	}
 	if state.Title != "" {
@@ -112,7 +125,7 @@ func CreateFork(store *Store, meta Meta, state State, msgs []llm.Message, update
 	if err := store.refuseFork(meta.SessionID, least); err != nil {
 		return nil, err
 	}
-	st, err := Create(store, meta, state)
+	st, err := create(store, meta, state, false)
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (s *Session) TitleFromPrompt(text string) string {
 	if title == "" {
 		return ""
 	}
-	s.setState(State{Title: title})
+	s.setTitle(title)
 	if s.stored != nil {
 		_ = s.stored.store.SetTitle(s.id, title)
 	}

@@ -224,41 +224,56 @@ func newSessionsDeleteCmd(stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete ID...",
 		Short: "Delete sessions for good",
-		Long: `Delete each named session: its journal and its index entry. A session a
-running dshd has open is left alone, said on stderr, and the exit code is 3
-(the others named are deleted): close it there first. With --force it is
-deleted all the same, and that dshd answers its next prompt of the session
-with an error, since nothing more of it can be saved.`,
+		Long: `Delete each named session: its journal and its index entry (or an index
+entry left without a journal, which sessions list warns of). A path of a
+session's files that is not a file (a directory) is refused and nothing of
+that session is deleted, said on stderr; the others named are deleted and
+the exit code is 1. A session a running dshd has open is left alone, said on
+stderr, and the exit code is 3 (the others named are deleted): close it
+there first. With --force it is deleted all the same, and that dshd answers
+its next prompt of the session with an error, since nothing more of it can
+be saved.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := openStore(cmd, stderr)
 			if err != nil {
 				return err
 			}
-			held := false
+			held, refused := false, false
 			for _, id := range args {
-				if !store.Exists(id) {
+				leftover := store.Leftover(id)
+				if !store.Exists(id) && leftover == "" {
 					return noSession(store, id)
 				}
+				var err error
+				wasHeld := false
 				if force {
-					wasHeld, err := store.ForceDelete(id)
-					if err != nil {
-						return err
-					}
-					if wasHeld {
-						fmt.Fprintf(stderr, "dshd: deleted %s, which a running dshd has open: it saves nothing more of it\n", id)
-						continue
-					}
-				} else if err := store.Delete(id); errors.Is(err, session.ErrHeld) {
+					wasHeld, err = store.ForceDelete(id)
+				} else {
+					err = store.Delete(id)
+				}
+				switch {
+				case errors.Is(err, session.ErrHeld):
 					fmt.Fprintf(stderr, "dshd: %s is open in a running dshd, not deleted: close it there first (or --force)\n", id)
 					held = true
-					continue
-				} else if err != nil {
+				case errors.Is(err, session.ErrNotSessionFile):
+					fmt.Fprintf(stderr, "dshd: %v\n", err)
+					refused = true
+				case err != nil:
 					return err
+				case wasHeld:
+					fmt.Fprintf(stderr, "dshd: deleted %s, which a running dshd has open: it saves nothing more of it\n", id)
+				case leftover != "":
+					// What `sessions list` warned of, said as what it was.
+					fmt.Fprintf(stderr, "dshd: deleted %s: its index entry %s, which had no journal\n", id, leftover)
+				default:
+					fmt.Fprintf(stderr, "dshd: deleted %s\n", id)
 				}
-				fmt.Fprintf(stderr, "dshd: deleted %s\n", id)
 			}
-			if held {
+			switch {
+			case refused:
+				return &exitError{code: exitFailed}
+			case held:
 				return &exitError{code: exitHeld}
 			}
 			return nil
