@@ -63,16 +63,6 @@ func peakRSS(t testing.TB, p *proc) int64 {
 	return peak
 }
 
-// rssFileEnv, when set, makes the test binary a wrapper that runs the
-// command in its arguments and writes that command's peak RSS (bytes)
-// to the file it names. A process started by the test binary cannot be
-// measured by its own rusage: Go starts children with vfork, and Linux
-// counts in a child's ru_maxrss the high-water mark of the memory it
-// ran in before exec, the test process's, which under -race after many
-// tests is past every bound here. Started by the fresh, small wrapper,
-// the daemon's ru_maxrss is its own.
-const rssFileEnv = "DSHD_E2E_RSS_FILE"
-
 func init() { asWrapper = rssWrapper }
 
 // rssWrapper is the wrapper's main: it passes its stdio to the command,

@@ -30,6 +30,18 @@ const asDshd = "DSHD_E2E_RUN_AS_DSHD"
 // wrapper around dshd if the environment asks for one (ok).
 var asWrapper func() (code int, ok bool)
 
+// rssFileEnv, when set, makes the test binary a wrapper that runs the
+// command in its arguments and writes that command's peak RSS (bytes)
+// to the file it names. A process started by the test binary cannot be
+// measured by its own rusage: Go starts children with vfork, and Linux
+// counts in a child's ru_maxrss the high-water mark of the memory it
+// ran in before exec, the test process's, which under -race after many
+// tests is past every bound here. Started by the fresh, small wrapper,
+// the daemon's ru_maxrss is its own.
+// (The wrapper, rssWrapper, is Linux-only; the name is every build's,
+// for testVars.)
+const rssFileEnv = "DSHD_E2E_RSS_FILE"
+
 func TestMain(m *testing.M) {
 	// The variables that run this binary as something else are no
 	// mistake of the dshd it runs.

@@ -8,6 +8,8 @@ import (
 	"testing"
 )
 
+func init() { osHelpers["sethostname"] = func(args []string) int { return setHostname(args[0]) } }
+
 // setHostname tries to rename the machine (or the UTS namespace it runs
 // in) and prints the outcome.
 func setHostname(name string) int {

@@ -32,14 +32,19 @@ func TestMain(m *testing.M) {
 			os.Exit(serveSelf())
 		case "parent":
 			os.Exit(parentMain(os.Args[2:]))
-		case "sethostname":
-			os.Exit(setHostname(os.Args[2]))
+		}
+		if helper, ok := osHelpers[os.Args[1]]; ok {
+			os.Exit(helper(os.Args[2:]))
 		}
 	}
 	// A race-enabled helper otherwise sleeps a second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	goleak.VerifyTestMain(m)
 }
+
+// osHelpers are the test binary's lives that only some systems have
+// (sethostname, on Linux), by their first argument.
+var osHelpers = map[string]func(args []string) int{}
 
 // dial connects to addr over TCP and prints the outcome.
 func dial(addr string) int {
