@@ -566,6 +566,12 @@ func (s *Store) List(cwd, cursor string, pageSize int) (infos []Info, nextCursor
 		info, err := s.listInfo(id, e)
 		if err != nil {
 			if info, err = s.repairInfo(id, err); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					// An index entry whose journal is gone: `dshd sessions
+					// delete ID` removes it, and the warning says so.
+					s.logger.Warn("skipping a session sidecar without a journal", "session", id, "err", err, "remove", "dshd sessions delete "+id)
+					continue
+				}
 				s.logger.Warn("skipping unreadable session sidecar", "session", id, "err", err)
 				continue
 			}

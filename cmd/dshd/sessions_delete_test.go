@@ -24,8 +24,9 @@ func TestSessionsDeleteRefusesWhatIsNotAJournalAndRemovesAnIndexEntryWithout(t *
 		t.Fatal(err)
 	}
 
-	if code, _, stderr := sessionsCmd(t, state, "list"); code != 0 || !strings.Contains(stderr, "s_orphan") {
-		t.Fatalf("list: exit %d, want 0 and a warning naming s_orphan; stderr:\n%s", code, stderr)
+	// The warning says how to remove the entry.
+	if code, _, stderr := sessionsCmd(t, state, "list"); code != 0 || !strings.Contains(stderr, "s_orphan") || !strings.Contains(stderr, "dshd sessions delete s_orphan") {
+		t.Fatalf("list: exit %d, want 0 and a warning naming s_orphan and how to remove it; stderr:\n%s", code, stderr)
 	}
 
 	// The directory is refused, named; the other id named is deleted all
