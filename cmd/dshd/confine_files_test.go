@@ -57,10 +57,14 @@ func TestConfine_AWorkspacesCommandAndAgentFilesThatLeadOutsideAreToldAndNeverSe
 		t.Fatalf("advertised %v", names)
 	}
 
-	c.endTurn(ctx, sid, "/leak")
+	// /leak is a command file that was refused: the prompt fails naming
+	// it, and the model gets nothing.
+	if _, err := c.callErr(ctx, "session/prompt", promptParams(sid, "/leak")); err == nil || !strings.Contains(err.Error(), "leak.md: leads outside the workspace") {
+		t.Fatalf("/leak answered %v, want the file's mistake", err)
+	}
 	c.endTurn(ctx, sid, "/fine")
 	reqs := srv.ChatRequests()
-	if len(reqs) != 2 || reqs[0].LastUserText() != "/leak" || reqs[1].LastUserText() != "Say fine." {
+	if len(reqs) != 1 || reqs[0].LastUserText() != "Say fine." {
 		t.Fatalf("the model got %d requests", len(reqs))
 	}
 	if tools := toolNames(reqs[0]); slices.Contains(tools, "leaky") || slices.Contains(tools, "typed") {

@@ -191,14 +191,23 @@ func TestWorkspaceFileBounds_ACommandFileOverItsBoundIsAWarningNamingTheSetting(
 			t.Fatalf("warned: %q", got)
 		}
 		c.endTurn(ctx, sid, "/fits now")
-		c.endTurn(ctx, sid, "/over now")
-		reqs := srv.ChatRequests()
-		wantOver := "Say over: now\n"
-		if lowered {
-			wantOver = "/over now" // no such command: the prompt as it is
+		if fits := srv.ChatRequests()[0].LastUserText(); !strings.HasPrefix(fits, "Say fits: now\n") {
+			t.Fatalf("the command sent %q", fits)
 		}
-		if fits, got := reqs[0].LastUserText(), reqs[1].LastUserText(); !strings.HasPrefix(fits, "Say fits: now\n") || !strings.HasPrefix(got, wantOver) {
-			t.Fatalf("the commands sent %q and %q", fits, got)
+		if lowered {
+			// A refused command file: the prompt fails naming it, and
+			// nothing reaches the model.
+			if _, err := c.callErr(ctx, "session/prompt", promptParams(sid, "/over now")); err == nil || !strings.Contains(err.Error(), "--max-command-file-bytes") {
+				t.Fatalf("/over answered %v, want the file's mistake", err)
+			}
+			if n := len(srv.ChatRequests()); n != 1 {
+				t.Fatalf("the model got %d requests", n)
+			}
+		} else {
+			c.endTurn(ctx, sid, "/over now")
+			if got := srv.ChatRequests()[1].LastUserText(); !strings.HasPrefix(got, "Say over: now\n") {
+				t.Fatalf("the command sent %q", got)
+			}
 		}
 		endsOnSIGTERM(ctx, t, p)
 	})
