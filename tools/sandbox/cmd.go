@@ -66,6 +66,10 @@ type policy struct {
 	// NoCaps has the helper drop every capability before it starts the
 	// command: a confining mode, whatever dshd's uid.
 	NoCaps bool `json:"noCaps,omitempty"`
+	// Hidden are paths the helper mounts over, in a mount namespace of
+	// its own, before it confines itself: an empty read-only tmpfs on a
+	// directory, /dev/null on a file.
+	Hidden []string `json:"hidden,omitempty"`
 	// GraceMs is the time leftovers get between SIGTERM and SIGKILL.
 	GraceMs int64 `json:"graceMs,omitempty"`
 }
@@ -132,6 +136,9 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) (*Cmd, error) {
 			p.Read = existingDirs(slices.Concat(s.reads, SystemDirs, cleanAll(spec.Roots), s.writes))
 			p.Read = append(p.Read, tmp)
 		}
+		if sup.namespaces {
+			p.Hidden = s.hidden
+		}
 		if s.cfg.NoNetwork {
 			p.ScopeUnix = true
 			if sup.namespaces {
@@ -154,7 +161,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) (*Cmd, error) {
 		return nil, err
 	}
 	c.ExtraFiles = []*os.File{c.statusW}
-	if sup.namespaces && setNamespaces(c.Cmd, c.confined, p.Loopback) {
+	if sup.namespaces && setNamespaces(c.Cmd, c.confined, p.Loopback, len(p.Hidden) > 0) {
 		// The kernel ends the whole namespace when the helper dies.
 		c.opts.DeathSignal = subproc.Kill
 	} else {

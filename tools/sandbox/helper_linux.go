@@ -6,7 +6,9 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -72,6 +74,13 @@ func Main(args []string) int {
 	if p.Loopback {
 		if err := loopbackUp(); err != nil {
 			report("error sandbox: bringing up loopback: %v", err)
+			return 126
+		}
+	}
+	// Before Landlock, which forbids mounting.
+	if len(p.Hidden) > 0 {
+		if err := hide(p.Hidden); err != nil {
+			report("error sandbox: %v", err)
 			return 126
 		}
 	}
@@ -201,6 +210,49 @@ func signalDescendants(sig syscall.Signal) {
 	for _, pid := range subproc.Descendants(os.Getpid()) {
 		_ = syscall.Kill(pid, sig)
 	}
+}
+
+// hide mounts over each path that exists, in the helper's own mount
+// namespace: an empty read-only tmpfs on a directory, /dev/null (read
+// only) on a file. The mounts are made private first, so none of this
+// reaches dshd's namespace. A path that cannot be hidden is an error: the
+// command must not run and read it.
+func hide(paths []string) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private to hide %s: %w", paths[0], err)
+	}
+	for _, path := range paths {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = hideOne(path, fi.IsDir())
+		}
+		if err != nil {
+			return fmt.Errorf("hiding %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// hideOne mounts over one existing path.
+func hideOne(path string, dir bool) error {
+	if dir {
+		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	// A bind mount takes the flags of /dev's mount, which a user
+	// namespace may not clear on remount; /dev/null stays a device (no
+	// nodev), and read only.
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return err
+	}
+	keep := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
+	return unix.Mount("", path, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|keep, "")
 }
 
 // restrict applies the policy's Landlock rules to the calling thread, which

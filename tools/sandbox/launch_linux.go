@@ -28,12 +28,13 @@ var landlockABI = llsys.LandlockGetABIVersion
 
 // setNamespaces puts the helper in a PID namespace of its own, a UTS
 // namespace when confined (a hostname the command sets is its own), and a
-// network namespace when the network is off. Without CAP_SYS_ADMIN that
+// network namespace when the network is off, and a mount namespace when
+// it hides paths (mounts). Without CAP_SYS_ADMIN that
 // takes a user namespace (mapping only our own uid and gid), which is
 // used only for confined commands: those run with no_new_privs anyway, so
 // setuid programs do nothing for them either way. It reports whether it
 // set any.
-func setNamespaces(cmd *exec.Cmd, confined, network bool) bool {
+func setNamespaces(cmd *exec.Cmd, confined, network, mounts bool) bool {
 	root := os.Geteuid() == 0
 	if !root && !confined {
 		return false
@@ -44,6 +45,9 @@ func setNamespaces(cmd *exec.Cmd, confined, network bool) bool {
 	}
 	if network {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if mounts {
+		attr.Cloneflags |= syscall.CLONE_NEWNS
 	}
 	if !root {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
@@ -56,6 +60,10 @@ func setNamespaces(cmd *exec.Cmd, confined, network bool) bool {
 			// is ambient; the helper clears it before it forks the
 			// command.
 			attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+		}
+		if mounts {
+			// Mounting, likewise, takes CAP_SYS_ADMIN in it.
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
 	}
 	cmd.SysProcAttr = attr
@@ -74,12 +82,12 @@ func probe(cfg *Config) support {
 	network := confine && cfg.NoNetwork
 	var errNS, errPlain error
 	if !cfg.NoNamespaces {
-		if errNS = tryHelper(cfg, true, confine, network); errNS == nil {
+		if errNS = tryHelper(cfg, true, confine, network, confine && len(cfg.Hidden) > 0); errNS == nil {
 			sup.helper, sup.namespaces = true, true
 		}
 	}
 	if !sup.helper {
-		if errPlain = tryHelper(cfg, false, confine, false); errPlain == nil {
+		if errPlain = tryHelper(cfg, false, confine, false, false); errPlain == nil {
 			sup.helper = true
 		}
 	}
@@ -105,8 +113,10 @@ func probe(cfg *Config) support {
 }
 
 // tryHelper starts the helper once with no command and reports whether it
-// came up as asked.
-func tryHelper(cfg *Config, namespaces, confine, network bool) error {
+// came up as asked. With mounts it gets its mount namespace but mounts
+// nothing: a hidden path that cannot be mounted over refuses the command
+// that would read it, rather than every command losing its namespaces.
+func tryHelper(cfg *Config, namespaces, confine, network, mounts bool) error {
 	p := policy{Loopback: namespaces && network, NoCaps: confine}
 	enc, _ := json.Marshal(&p)
 	cmd := exec.Command(cfg.Helper[0], append(append([]string(nil), cfg.Helper[1:]...), string(enc), "--")...)
@@ -118,7 +128,7 @@ func tryHelper(cfg *Config, namespaces, confine, network bool) error {
 	cmd.ExtraFiles = []*os.File{w}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if namespaces && !setNamespaces(cmd, confine, network) {
+	if namespaces && !setNamespaces(cmd, confine, network, mounts) {
 		w.Close()
 		return fmt.Errorf("no namespaces for unconfined commands without root")
 	}

@@ -13,7 +13,7 @@ import (
 // selfExe names this binary for a helper that is never started here.
 const selfExe = "dshd"
 
-func setNamespaces(*exec.Cmd, bool, bool) bool { return false }
+func setNamespaces(*exec.Cmd, bool, bool, bool) bool { return false }
 
 func probe(*Config) support {
 	return support{why: "commands cannot be confined on " + runtime.GOOS + " (Landlock is Linux only)"}

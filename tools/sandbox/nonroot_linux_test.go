@@ -41,7 +41,7 @@ func TestAsNonRoot_TheSandboxWorksThroughAUserNamespace(t *testing.T) {
 	if err := os.Chown(home, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.count=1", "-test.run", "^(TestWorkspaceWrite|TestReadOnly|TestNetworkOff|TestLifetime|TestStatus)")
+	cmd := exec.Command(bin, "-test.count=1", "-test.run", "^(TestWorkspaceWrite|TestReadOnly|TestNetworkOff|TestLifetime|TestStatus|TestHidden)")
 	cmd.Dir = home
 	cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+home, "SANDBOX_TEST_NONROOT=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, NoSetGroups: true}}

@@ -77,6 +77,14 @@ type Config struct {
 	// these directories, the workspace, the writable roots and the system
 	// directories ([SystemDirs]); empty means reads everywhere.
 	ReadableRoots []string
+	// Hidden are files and directories of dshd's that hold secrets (its
+	// stored keys, its token file), absolute paths: a confined command in
+	// the helper's namespaces sees each directory empty and each file
+	// empty, whatever the read roots. Paths that do not exist are skipped.
+	// Without namespaces (NoNamespaces, or a kernel without user
+	// namespaces) they stay readable: Landlock only allows, it cannot
+	// subtract.
+	Hidden []string
 	// NoCaches keeps the toolchain caches read-only.
 	NoCaches bool
 	// Caches are the toolchain caches writable in workspace-write mode;
@@ -131,6 +139,7 @@ type Sandbox struct {
 	log     *slog.Logger
 	writes  []string // extra writable roots and caches, cleaned
 	reads   []string // nil: everywhere
+	hidden  []string // cleaned
 	probe   sync.Once
 	support support // set by probe
 }
@@ -180,6 +189,12 @@ func New(cfg *Config) (*Sandbox, error) {
 			}
 		}
 	}
+	for _, p := range s.cfg.Hidden {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: hidden paths must be absolute: %q", p)
+		}
+	}
+	s.hidden = cleanAll(s.cfg.Hidden)
 	s.writes = cleanAll(s.cfg.WritableRoots)
 	if !s.cfg.NoCaches {
 		caches := s.cfg.Caches
