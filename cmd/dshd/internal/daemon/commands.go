@@ -6,11 +6,13 @@ package daemon
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dshd/dshd/acp"
 	"github.com/dshd/dshd/acp/server"
 	"github.com/dshd/dshd/cmd/dshd/internal/config"
+	"github.com/dshd/dshd/cmd/dshd/internal/keystore"
 	acpprovider "github.com/dshd/dshd/subagents/acp"
 	"github.com/dshd/dshd/tools"
 	"github.com/dshd/dshd/tools/cmdenv"
@@ -23,7 +25,7 @@ import (
 // of the terminals acp children ask for): the configured sandbox, and the
 // configured environment policy applied to dshd's own environment once.
 func commandRunner(st *config.Settings, keyEnv, key string, bindings []subagent.Binding, log *slog.Logger, lookupEnv func(string) (string, bool)) (*localrun.Runner, error) {
-	sb, err := sandbox.New(commandSandbox(st, log))
+	sb, err := sandbox.New(commandSandbox(st, log, lookupEnv))
 	if err != nil {
 		return nil, err
 	}
@@ -35,9 +37,11 @@ func commandRunner(st *config.Settings, keyEnv, key string, bindings []subagent.
 }
 
 // commandSandbox is the configured sandbox of commands, which the acp
-// provider also derives its child processes' sandboxes from.
-func commandSandbox(st *config.Settings, log *slog.Logger) *sandbox.Config {
+// provider also derives its child processes' sandboxes from (and stdio
+// MCP servers run in by default). lookupEnv finds the key store.
+func commandSandbox(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, bool)) *sandbox.Config {
 	return &sandbox.Config{
+		Hidden:        secretFiles(st, lookupEnv),
 		Mode:          sandbox.Mode(st.Sandbox),
 		NoNetwork:     !st.SandboxNetwork,
 		WritableRoots: st.SandboxWritable,
@@ -52,6 +56,24 @@ func commandSandbox(st *config.Settings, log *slog.Logger) *sandbox.Config {
 			ReadableRoots: "--sandbox-readable (sandboxReadableRoots in the config file)",
 		},
 	}
+}
+
+// secretFiles are dshd's files that hold secrets, which confined commands
+// see empty: the key store's directory and the token file. A child dshd
+// gets its key through its environment (childEnv), not the store.
+func secretFiles(st *config.Settings, lookupEnv func(string) (string, bool)) []string {
+	var out []string
+	if store, err := keystore.Default(lookupEnv); err == nil {
+		if dir, err := filepath.Abs(store.Dir); err == nil {
+			out = append(out, dir)
+		}
+	}
+	if st.TokenFile != "" {
+		if file, err := filepath.Abs(st.TokenFile); err == nil {
+			out = append(out, file)
+		}
+	}
+	return out
 }
 
 // commandEnv is the environment policy of commands: the configured one,

@@ -103,7 +103,7 @@ func New(st *config.Settings, log *slog.Logger, lookupEnv func(string) (string, 
 		DefaultEnv:  childEnv(b),
 		Agents:      namedAgents(st.Agents),
 		// A child process runs in a sandbox derived from the commands'.
-		Sandbox:        commandSandbox(st, log),
+		Sandbox:        commandSandbox(st, log, lookupEnv),
 		StateDirOf:     childStateDir,
 		MaxOutputBytes: st.MaxChildOutput,
 		MaxTerminals:   st.MaxTasks,
