@@ -106,19 +106,8 @@ func TestARootCommandAndMCPServerGetNoCapabilityNorDshdsSecretsNorTheMachinesNam
 	})
 
 	t.Run("a stdio MCP server", func(t *testing.T) {
-		ws := t.TempDir()
-		report := filepath.Join(ws, "report.txt")
-		server := map[string]any{"name": "probe", "command": "/bin/sh", "env": []any{},
-			"args": []any{"-c", "{ " + probe + "\n} > " + report + " 2>&1; echo probed >&2; exit 1"}}
-		var res newResult
-		c.call(ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{server}}, &res)
-		// The server exits after its probe: dshd warns that it failed.
-		c.waitUpdates(ctx, res.SessionID, func(ns []note) bool { return strings.Contains(dump(ns), `MCP server \"probe\"`) })
-		out, err := os.ReadFile(report)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkProbe(t, "the MCP server", string(out), hostBefore, token, key)
+		out := mcpProbe(ctx, t, c, probe)
+		checkProbe(t, "the MCP server", out, hostBefore, token, key)
 	})
 	p.stop(t)
 }

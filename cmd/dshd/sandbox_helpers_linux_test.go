@@ -3,6 +3,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,4 +38,23 @@ func delegateOnce(t *testing.T, tool string, env []string, ws string, args ...st
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 	}
 	return strings.Join(toolResults(srv), "\n"), stderr
+}
+
+// mcpProbe starts a session whose one stdio MCP server runs the shell
+// script probe and exits, and returns what the script printed.
+func mcpProbe(ctx context.Context, t *testing.T, c *wire, probe string) string {
+	t.Helper()
+	ws := t.TempDir()
+	report := filepath.Join(ws, "report.txt")
+	server := map[string]any{"name": "probe", "command": "/bin/sh", "env": []any{},
+		"args": []any{"-c", "{ " + probe + "\n} > " + report + " 2>&1; echo probed >&2; exit 1"}}
+	var res newResult
+	c.call(ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{server}}, &res)
+	// The server exits after its probe: dshd warns that it failed.
+	c.waitUpdates(ctx, res.SessionID, func(ns []note) bool { return strings.Contains(dump(ns), `MCP server \"probe\"`) })
+	out, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
