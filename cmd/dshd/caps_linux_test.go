@@ -115,7 +115,10 @@ func TestARootCommandAndMCPServerGetNoCapabilityNorDshdsSecretsNorTheMachinesNam
 // capless is argv run as root without any capability, and without
 // Landlock: under the sandbox helper given only noCaps.
 func capless(t *testing.T, argv ...string) *exec.Cmd {
-	return exec.Command(testkit.Executable(t), append([]string{"sandbox", `{"noCaps": true}`, "--"}, argv...)...)
+	// A grace for the command to end on the SIGTERM the helper passes on:
+	// with none, the helper's SIGKILL follows at once, and a dshd that
+	// stops on SIGTERM (p.stop) is killed when it is not quick enough.
+	return exec.Command(testkit.Executable(t), append([]string{"sandbox", `{"noCaps": true, "graceMs": 10000}`, "--"}, argv...)...)
 }
 
 // childOf waits for the child of pid running the program named comm (a
